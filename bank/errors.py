@@ -1,0 +1,80 @@
+"""Domain errors of the wetland bank.
+
+Each error has a stable machine-readable ``code`` (API.md "Error codes") and structured fields; none
+knows about HTTP.  ``api/problems.py`` alone maps codes to statuses.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ledger.errors import LedgerError
+
+
+class BankError(LedgerError):
+    """A refused request: nothing was written."""
+
+    code = "conflict"
+
+
+class NotFound(BankError):
+    code = "not_found"
+
+
+class Forbidden(BankError):
+    code = "forbidden"
+
+
+class Conflict(BankError):
+    """The resource's state does not allow the action (deciding twice, releasing a released security)."""
+
+    code = "conflict"
+
+
+class ValidationFailed(BankError):
+    """A field is well-formed but not acceptable (a date in the future, an expiry before issue)."""
+
+    code = "validation_error"
+
+    def __init__(self, detail: str, errors: dict[str, Any] | None = None) -> None:
+        super().__init__(detail, errors=errors or {})
+
+
+class CapExceeded(BankError):
+    code = "cap_exceeded"
+
+
+class NotEligible(BankError):
+    code = "not_eligible"
+
+
+class RestrictedCreditMisuse(BankError):
+    code = "restricted_credit_misuse"
+
+
+class RatioTooLow(BankError):
+    code = "ratio_too_low"
+
+
+class CommentPeriodOpen(BankError):
+    code = "comment_period_open"
+
+
+class DeadlinePassed(BankError):
+    code = "deadline_passed"
+
+
+class AppealWindowClosed(BankError):
+    code = "appeal_window_closed"
+
+
+class InvalidFee(BankError):
+    code = "invalid_fee"
+
+
+class SecurityRequired(BankError):
+    code = "security_required"
+
+
+class AccountFrozen(BankError):
+    code = "account_frozen"

@@ -1,0 +1,75 @@
+"""A generic multi-asset double-entry ledger engine (LEDGER.md).  Knows nothing about wetlands.
+
+Python API, used by ``bank``::
+
+    db = Database.from_url(url); sealer.attach(db)
+    with db.transaction() as session:            # or db.run(fn) to retry deadlocks
+        a = create_account(session, code="a", asset="X", name="A", no_overdraft=True)
+        posted = transfer(session, "deposit", [Leg(b, a, 100)], Meta("key-1", date.today()))
+        hold = reserve(session, "reservation", [Leg(a, b, 40)], Meta("key-2", day), expires_at=t)
+        post_pending(session, hold.transaction_id, Meta("key-3", day), amount=30)
+        void_pending(...); reverse(session, posted.transaction_id, Meta("key-4", day))
+    balances(session, [a])[a].available; balances_as_of(session, [a], day)
+    verify(connection) -> Report (chain and stored balances recomputed, first break named)
+"""
+
+from ledger.accounts import (
+    Balance,
+    account_by_code,
+    balances,
+    balances_as_of,
+    create_account,
+)
+from ledger.chain import Report, verify
+from ledger.db import Database
+from ledger.errors import (
+    AlreadyResolved,
+    AlreadyReversed,
+    IdempotencyConflict,
+    InsufficientFunds,
+    LedgerError,
+    PendingExpired,
+    UnbalancedTransaction,
+    UnknownAccount,
+    UnknownTransaction,
+)
+from ledger.posting import (
+    Leg,
+    Meta,
+    Posted,
+    pending_state,
+    post_pending,
+    reserve,
+    reverse,
+    transfer,
+    void_pending,
+)
+
+__all__ = [
+    "AlreadyResolved",
+    "AlreadyReversed",
+    "Balance",
+    "Database",
+    "IdempotencyConflict",
+    "InsufficientFunds",
+    "Leg",
+    "LedgerError",
+    "Meta",
+    "PendingExpired",
+    "Posted",
+    "Report",
+    "UnbalancedTransaction",
+    "UnknownAccount",
+    "UnknownTransaction",
+    "account_by_code",
+    "balances",
+    "balances_as_of",
+    "create_account",
+    "pending_state",
+    "post_pending",
+    "reserve",
+    "reverse",
+    "transfer",
+    "verify",
+    "void_pending",
+]

@@ -1,0 +1,360 @@
+"""The SHA-256 hash chain and the verifier (LEDGER.md guarantee 8).
+
+Writers never wait on a global chain head: each only adds its transaction id to a queue inside its
+own transaction.  A sealer, one at a time (a PostgreSQL advisory lock; SQLite has one writer
+anyway), gives queued transactions consecutive ``seq`` numbers in commit order, each link hashing
+the previous link's hash with the transaction's canonical content.  The verifier recomputes every
+link and every stored balance from the entries, streaming, and names the first break.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from datetime import date, datetime
+from typing import Any
+
+from sqlalchemy import Connection, delete, func, insert, select, text
+from sqlalchemy.orm import Session
+
+from ledger import clock
+from ledger.schema import (
+    PHASE_POSTED,
+    PHASE_RELEASE,
+    LedgerBalance,
+    LedgerChainLink,
+    LedgerChainQueue,
+    LedgerEntry,
+    LedgerTransaction,
+)
+
+GENESIS = "0" * 64
+SEAL_BATCH = 2000
+_ADVISORY_KEY = 0x1ED6E7  # one sealer at a time across every process
+
+T = LedgerTransaction.__table__.c
+E = LedgerEntry.__table__.c
+C = LedgerChainLink.__table__.c
+
+HEADER_COLUMNS = (
+    "id kind state pending expires_at resolves_id resolution reverses_id idempotency_key "
+    "request_hash effective_on recorded_at actor request_id memo"
+).split()
+ENTRY_COLUMNS = "id account_id asset amount phase balance_after account_version effective_on".split()
+
+
+def enqueue(session: Session, transaction_id: int) -> None:
+    """Queue a transaction for sealing; SQLite seals at once (its writers are serial anyway)."""
+    session.execute(insert(LedgerChainQueue).values(transaction_id=transaction_id))
+    if session.bind.dialect.name == "sqlite":  # type: ignore[union-attr]
+        seal(session.connection())
+
+
+def seal(connection: Connection, *, wait: bool = False) -> int:
+    """Chain every queued transaction, oldest id first; returns how many were sealed.
+
+    On PostgreSQL only one sealer runs at a time (an advisory lock).  Without ``wait`` it gives up
+    when another holds it: that sealer, or the next one, will chain these transactions too.
+    """
+    if connection.dialect.name == "postgresql":
+        if wait:
+            connection.execute(text(f"SELECT pg_advisory_xact_lock({_ADVISORY_KEY})"))
+        else:
+            got = connection.execute(
+                text(f"SELECT pg_try_advisory_xact_lock({_ADVISORY_KEY})")
+            )
+            if not got.scalar():
+                return 0
+    sealed = 0
+    while True:
+        ids = list(
+            connection.execute(
+                select(LedgerChainQueue.transaction_id)
+                .order_by(LedgerChainQueue.transaction_id)
+                .limit(SEAL_BATCH)
+            ).scalars()
+        )
+        if not ids:
+            return sealed
+        _seal_batch(connection, ids)
+        sealed += len(ids)
+
+
+def _seal_batch(connection: Connection, ids: list[int]) -> None:
+    head = connection.execute(
+        select(C.seq, C.hash).order_by(C.seq.desc()).limit(1)
+    ).one_or_none()
+    seq, prev = (head.seq, head.hash) if head else (0, GENESIS)
+    now = clock.utcnow()
+    links = []
+    for tx_id, content in _contents(connection, ids):
+        seq += 1
+        digest = link_hash(prev, content)
+        links.append(
+            {
+                "seq": seq,
+                "transaction_id": tx_id,
+                "prev_hash": prev,
+                "hash": digest,
+                "chained_at": now,
+            }
+        )
+        prev = digest
+    connection.execute(insert(LedgerChainLink), links)
+    connection.execute(
+        delete(LedgerChainQueue).where(LedgerChainQueue.transaction_id.in_(ids))
+    )
+
+
+def _contents(connection: Connection, ids: list[int]) -> Iterator[tuple[int, bytes]]:
+    rows = connection.execute(
+        select(
+            *[T[c] for c in HEADER_COLUMNS],
+            *[E[c].label(f"e_{c}") for c in ENTRY_COLUMNS],
+        )
+        .select_from(LedgerTransaction.__table__.outerjoin(LedgerEntry.__table__))
+        .where(T.id.in_(ids))
+        .order_by(T.id, E.id)
+    ).mappings()
+    for _tx_id, header, entries in _group(rows):
+        yield int(header["id"]), canonical(header, entries)
+
+
+def _group(
+    rows: Any, key: str = "id"
+) -> Iterator[tuple[Any, dict[str, Any], list[dict[str, Any]]]]:
+    current: Any = object()
+    header: dict[str, Any] = {}
+    entries: list[dict[str, Any]] = []
+    for row in rows:
+        if row[key] != current:
+            if entries or header:
+                yield current, header, entries
+            current, header, entries = row[key], dict(row), []
+        if row.get("e_id") is not None:
+            entries.append({c: row[f"e_{c}"] for c in ENTRY_COLUMNS})
+    if entries or header:
+        yield current, header, entries
+
+
+def canonical(header: dict[str, Any], entries: list[dict[str, Any]]) -> bytes:
+    """The bytes a link hashes: every header column and every entry, in a fixed form."""
+    body = {
+        "tx": [_plain(header.get(c)) for c in HEADER_COLUMNS],
+        "entries": [[_plain(e[c]) for c in ENTRY_COLUMNS] for e in entries],
+    }
+    return json.dumps(body, separators=(",", ":")).encode()
+
+
+def _plain(value: Any) -> Any:
+    if isinstance(value, datetime):
+        return clock.as_utc(value).strftime("%Y-%m-%dT%H:%M:%S.%f")
+    if isinstance(value, date):
+        return value.isoformat()
+    if isinstance(value, bool):
+        return int(value)
+    return value
+
+
+def link_hash(prev_hash: str, content: bytes) -> str:
+    """SHA-256 over the previous link's hash and this transaction's canonical content."""
+    return hashlib.sha256(prev_hash.encode() + b"\n" + content).hexdigest()
+
+
+# --- verification -----------------------------------------------------------------------------
+
+
+@dataclass
+class Break:
+    """The first place where the stored ledger disagrees with what its entries say."""
+
+    kind: str
+    detail: str
+    transaction_id: int | None = None
+    seq: int | None = None
+    account_id: int | None = None
+
+    def as_dict(self) -> dict[str, Any]:
+        return {k: v for k, v in self.__dict__.items() if v is not None}
+
+
+@dataclass
+class Report:
+    """What ``verify`` found: ``ok`` when the chain and every balance recompute exactly."""
+
+    transactions_checked: int = 0
+    accounts_checked: int = 0
+    first_broken: Break | None = None
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def ok(self) -> bool:
+        return self.first_broken is None
+
+
+Progress = Callable[[int], None]
+
+
+def verify(connection: Connection, progress: Progress | None = None) -> Report:
+    """Recompute the chain and every stored balance; stop at the first break.
+
+    Streams both passes with server-side cursors, so memory stays flat however long the ledger.
+    ``progress(n)`` is called with the number of transactions checked so far.
+    """
+    report = Report()
+    _verify_chain(connection, report, progress)
+    if report.ok:
+        _verify_unchained(connection, report)
+    if report.ok:
+        _verify_balances(connection, report)
+    return report
+
+
+def _verify_chain(
+    connection: Connection, report: Report, progress: Progress | None
+) -> None:
+    rows = (
+        connection.execution_options(stream_results=True, yield_per=10_000)
+        .execute(
+            select(
+                C.seq,
+                C.prev_hash.label("link_prev"),
+                C.hash.label("link_hash"),
+                C.transaction_id.label("link_tx"),
+                *[T[c] for c in HEADER_COLUMNS],
+                *[E[c].label(f"e_{c}") for c in ENTRY_COLUMNS],
+            )
+            .select_from(
+                LedgerChainLink.__table__.outerjoin(
+                    LedgerTransaction.__table__, T.id == C.transaction_id
+                ).outerjoin(LedgerEntry.__table__, E.transaction_id == T.id)
+            )
+            .order_by(C.seq, E.id)
+        )
+        .mappings()
+    )
+    expected_seq, prev = 1, GENESIS
+    for seq, header, entries in _group(rows, key="seq"):
+        problem = _check_link(seq, expected_seq, prev, header, entries)
+        if problem:
+            report.first_broken = problem
+            return
+        prev = header["link_hash"]
+        expected_seq += 1
+        report.transactions_checked += 1
+        if progress and report.transactions_checked % 10_000 == 0:
+            progress(report.transactions_checked)
+    if progress:
+        progress(report.transactions_checked)
+
+
+def _check_link(
+    seq: int,
+    expected: int,
+    prev: str,
+    header: dict[str, Any],
+    entries: list[dict[str, Any]],
+) -> Break | None:
+    tx_id = header["link_tx"]
+    if seq != expected:
+        return Break("chain_gap", f"chain link {expected} is missing", seq=expected)
+    if header["id"] is None:
+        return Break(
+            "missing_transaction", f"transaction {tx_id} was deleted", tx_id, seq
+        )
+    if header["link_prev"] != prev:
+        return Break(
+            "chain_link", "previous hash does not match the link before", tx_id, seq
+        )
+    if link_hash(prev, canonical(header, entries)) != header["link_hash"]:
+        return Break(
+            "hash_mismatch",
+            f"transaction {tx_id} differs from what was sealed",
+            tx_id,
+            seq,
+        )
+    sums: dict[tuple[str, str], int] = {}
+    for e in entries:
+        sums[(e["asset"], e["phase"])] = (
+            sums.get((e["asset"], e["phase"]), 0) + e["amount"]
+        )
+    if len(entries) < 2 or any(sums.values()):
+        return Break("unbalanced", f"transaction {tx_id} is unbalanced", tx_id, seq)
+    return None
+
+
+def _verify_unchained(connection: Connection, report: Report) -> None:
+    """A transaction that is neither chained nor queued was written behind the engine's back."""
+    stray = connection.execute(
+        select(func.min(T.id)).where(
+            ~select(C.seq).where(C.transaction_id == T.id).exists(),
+            ~select(LedgerChainQueue.transaction_id)
+            .where(LedgerChainQueue.transaction_id == T.id)
+            .exists(),
+        )
+    ).scalar()
+    if stray is not None:
+        report.first_broken = Break(
+            "unchained_transaction", f"transaction {stray} is not in the chain", stray
+        )
+
+
+def _verify_balances(connection: Connection, report: Report) -> None:
+    stored = {
+        r.account_id: r
+        for r in connection.execute(
+            select(LedgerBalance.__table__).order_by("account_id")
+        )
+    }
+    rows = connection.execution_options(stream_results=True, yield_per=20_000).execute(
+        select(
+            E.account_id,
+            E.transaction_id,
+            E.amount,
+            E.phase,
+            E.balance_after,
+            E.account_version,
+        ).order_by(E.account_id, E.id)
+    )
+    sums: dict[int, list[int]] = {}
+    posted = 0
+    current = None
+    for r in rows:
+        if r.account_id != current:
+            current, posted = r.account_id, 0
+            sums[current] = [0, 0, 0, 0]
+        acc = sums[current]
+        magnitude = abs(r.amount)
+        if r.phase == PHASE_POSTED:
+            acc[0 if r.amount < 0 else 1] += magnitude
+            posted += r.amount
+        else:
+            sign = -1 if r.phase == PHASE_RELEASE else 1
+            acc[2 if r.amount < 0 else 3] += sign * magnitude
+        if r.balance_after != posted:
+            report.first_broken = Break(
+                "balance_after",
+                f"an entry of transaction {r.transaction_id} says the balance after it is "
+                f"{r.balance_after}, the entries say {posted}",
+                r.transaction_id,
+                account_id=r.account_id,
+            )
+            return
+    for account_id, row in stored.items():
+        report.accounts_checked += 1
+        expected = sums.get(account_id, [0, 0, 0, 0])
+        have = [
+            row.debits_posted,
+            row.credits_posted,
+            row.debits_pending,
+            row.credits_pending,
+        ]
+        if have != expected:
+            report.first_broken = Break(
+                "stored_balance",
+                f"account {account_id} stores {have} but its entries sum to {expected}",
+                account_id=account_id,
+            )
+            return

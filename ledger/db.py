@@ -1,0 +1,133 @@
+"""Connections, units of work and retries for both dialects (LEDGER.md "Concurrency").
+
+``Database.transaction()`` opens one unit of work; nested calls on the same thread join the outer
+one, so a caller (the HTTP layer's idempotency record, a batch) can widen a use case's transaction
+without the use case knowing.  ``Database.run(fn)`` retries the whole unit of work on a deadlock,
+a serialization failure or a busy SQLite database, with bounded jittered backoff.
+"""
+
+from __future__ import annotations
+
+import random
+import threading
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from typing import Any, ParamSpec, TypeVar
+
+from sqlalchemy import Engine, create_engine, event
+from sqlalchemy.exc import DBAPIError, OperationalError
+from sqlalchemy.orm import Session, sessionmaker
+
+P = ParamSpec("P")
+T = TypeVar("T")
+
+RETRYABLE_SQLSTATES = frozenset({"40001", "40P01"})  # serialization failure, deadlock
+MAX_ATTEMPTS = 8
+
+
+def make_engine(url: str, **kwargs: Any) -> Engine:
+    """An engine configured for the ledger: WAL and ``BEGIN IMMEDIATE`` on SQLite."""
+    if url.startswith("sqlite"):
+        engine = create_engine(url, connect_args={"timeout": 30}, **kwargs)
+        _configure_sqlite(engine)
+        return engine
+    kwargs.setdefault("pool_pre_ping", True)
+    kwargs.setdefault("pool_size", 10)
+    kwargs.setdefault("max_overflow", 20)
+    return create_engine(url, **kwargs)
+
+
+def _configure_sqlite(engine: Engine) -> None:
+    @event.listens_for(engine, "connect")
+    def _on_connect(dbapi_connection: Any, _record: Any) -> None:
+        # Take transaction control from the driver so that BEGIN IMMEDIATE is ours to emit.
+        dbapi_connection.isolation_level = None
+        cursor = dbapi_connection.cursor()
+        cursor.execute("PRAGMA foreign_keys=ON")
+        cursor.execute("PRAGMA journal_mode=WAL")
+        cursor.execute("PRAGMA busy_timeout=30000")
+        cursor.execute("PRAGMA synchronous=NORMAL")
+        cursor.close()
+
+    @event.listens_for(engine, "begin")
+    def _on_begin(connection: Any) -> None:
+        # One writer at a time, decided at BEGIN, so no transaction upgrades its lock and deadlocks.
+        connection.exec_driver_sql("BEGIN IMMEDIATE")
+
+
+def is_retryable(error: BaseException) -> bool:
+    """Deadlocks, serialization failures and a busy SQLite file are worth one more try."""
+    if not isinstance(error, DBAPIError):
+        return False
+    sqlstate = getattr(error.orig, "sqlstate", None)
+    if sqlstate in RETRYABLE_SQLSTATES:
+        return True
+    return isinstance(error, OperationalError) and "database is locked" in str(
+        error.orig
+    )
+
+
+class Database:
+    """An engine, its session factory and the current unit of work of each thread."""
+
+    def __init__(self, engine: Engine) -> None:
+        self.engine = engine
+        self.dialect = engine.dialect.name
+        self.sessions = sessionmaker(engine, expire_on_commit=False)
+        self._local = threading.local()
+        self._after_commit: list[Callable[[Database], None]] = []
+
+    @classmethod
+    def from_url(cls, url: str, **kwargs: Any) -> Database:
+        """Build a Database for ``url`` (``sqlite:///...`` or ``postgresql+psycopg://...``)."""
+        return cls(make_engine(url, **kwargs))
+
+    def on_commit(self, hook: Callable[[Database], None]) -> None:
+        """Run ``hook(db)`` after every outermost commit (the hash-chain sealer uses it)."""
+        self._after_commit.append(hook)
+
+    @property
+    def in_transaction(self) -> bool:
+        """Whether this thread is inside a unit of work."""
+        return getattr(self._local, "session", None) is not None
+
+    @contextmanager
+    def transaction(self) -> Iterator[Session]:
+        """One unit of work: commit at the end of the outermost block, roll back on any error."""
+        current: Session | None = getattr(self._local, "session", None)
+        if current is not None:
+            yield current
+            return
+        session = self.sessions()
+        self._local.session = session
+        try:
+            with session.begin():
+                yield session
+        finally:
+            self._local.session = None
+            session.close()
+        for hook in self._after_commit:
+            hook(self)
+
+    def run(self, fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
+        """Call ``fn(session, *args, **kwargs)`` in a unit of work, retrying transient failures.
+
+        Nested inside another unit of work it simply joins it: the outermost ``run`` retries.
+        """
+        if self.in_transaction:
+            with self.transaction() as session:
+                return fn(session, *args, **kwargs)
+        for attempt in range(1, MAX_ATTEMPTS + 1):
+            try:
+                with self.transaction() as session:
+                    return fn(session, *args, **kwargs)
+            except DBAPIError as error:
+                if attempt == MAX_ATTEMPTS or not is_retryable(error):
+                    raise
+                time.sleep(random.uniform(0, 0.005 * 2**attempt))
+        raise AssertionError("unreachable")  # pragma: no cover
+
+    def dispose(self) -> None:
+        """Close every pooled connection."""
+        self.engine.dispose()

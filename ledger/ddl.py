@@ -1,0 +1,159 @@
+"""Database-side invariants the ORM cannot be trusted with (LEDGER.md guarantees 1 and 2).
+
+PostgreSQL checks balance with a deferred constraint trigger, so a transaction's header and entries
+can be inserted in any order and the check runs at COMMIT.  SQLite has no deferred triggers: a
+transaction is inserted ``open``, its entries added, then ``sealed`` by an UPDATE whose trigger
+checks the sums; a sealed transaction accepts no more entries.  On both, entries, chain links and
+sealed transactions refuse UPDATE and DELETE.
+"""
+
+from __future__ import annotations
+
+from sqlalchemy import Connection, text
+
+_BALANCED_SQL = """
+    (SELECT count(*) FROM ledger_entries WHERE transaction_id = {tx}) >= 2
+    AND NOT EXISTS (
+        SELECT 1 FROM ledger_entries WHERE transaction_id = {tx}
+        GROUP BY asset, phase HAVING sum(amount) <> 0
+    )
+"""
+
+POSTGRESQL_INSTALL = [
+    """
+    CREATE OR REPLACE FUNCTION ledger_refuse_change() RETURNS trigger AS $$
+    BEGIN
+        RAISE EXCEPTION 'ledger rows are immutable: % on % refused', TG_OP, TG_TABLE_NAME
+            USING ERRCODE = 'integrity_constraint_violation';
+    END $$ LANGUAGE plpgsql
+    """,
+    """
+    CREATE OR REPLACE FUNCTION ledger_check_balanced() RETURNS trigger AS $$
+    DECLARE tx bigint;
+    BEGIN
+        IF TG_TABLE_NAME = 'ledger_entries' THEN tx := NEW.transaction_id; ELSE tx := NEW.id; END IF;
+        IF NOT ("""
+    + _BALANCED_SQL.format(tx="tx")
+    + """) THEN
+            RAISE EXCEPTION 'ledger transaction % is unbalanced or has fewer than 2 entries', tx
+                USING ERRCODE = 'check_violation';
+        END IF;
+        RETURN NULL;
+    END $$ LANGUAGE plpgsql
+    """,
+    """
+    CREATE CONSTRAINT TRIGGER ledger_entries_balanced AFTER INSERT ON ledger_entries
+        DEFERRABLE INITIALLY DEFERRED FOR EACH ROW EXECUTE FUNCTION ledger_check_balanced()
+    """,
+    """
+    CREATE CONSTRAINT TRIGGER ledger_transactions_balanced AFTER INSERT ON ledger_transactions
+        DEFERRABLE INITIALLY DEFERRED FOR EACH ROW EXECUTE FUNCTION ledger_check_balanced()
+    """,
+    """
+    CREATE TRIGGER ledger_entries_immutable BEFORE UPDATE OR DELETE ON ledger_entries
+        FOR EACH ROW EXECUTE FUNCTION ledger_refuse_change()
+    """,
+    """
+    CREATE TRIGGER ledger_transactions_immutable BEFORE UPDATE OR DELETE ON ledger_transactions
+        FOR EACH ROW EXECUTE FUNCTION ledger_refuse_change()
+    """,
+    """
+    CREATE TRIGGER ledger_chain_immutable BEFORE UPDATE OR DELETE ON ledger_chain
+        FOR EACH ROW EXECUTE FUNCTION ledger_refuse_change()
+    """,
+    """
+    CREATE TRIGGER ledger_no_truncate BEFORE TRUNCATE ON ledger_entries
+        FOR EACH STATEMENT EXECUTE FUNCTION ledger_refuse_change()
+    """,
+]
+
+POSTGRESQL_UNINSTALL = [
+    "DROP TRIGGER IF EXISTS ledger_no_truncate ON ledger_entries",
+    "DROP TRIGGER IF EXISTS ledger_chain_immutable ON ledger_chain",
+    "DROP TRIGGER IF EXISTS ledger_transactions_immutable ON ledger_transactions",
+    "DROP TRIGGER IF EXISTS ledger_entries_immutable ON ledger_entries",
+    "DROP TRIGGER IF EXISTS ledger_transactions_balanced ON ledger_transactions",
+    "DROP TRIGGER IF EXISTS ledger_entries_balanced ON ledger_entries",
+    "DROP FUNCTION IF EXISTS ledger_check_balanced()",
+    "DROP FUNCTION IF EXISTS ledger_refuse_change()",
+]
+
+_TX_COLUMNS = (
+    "id kind pending expires_at resolves_id resolution reverses_id idempotency_key request_hash "
+    "effective_on recorded_at actor request_id memo"
+).split()
+_UNCHANGED = " AND ".join(f"NEW.{c} IS OLD.{c}" for c in _TX_COLUMNS)
+
+SQLITE_INSTALL = [
+    """
+    CREATE TRIGGER ledger_entries_no_update BEFORE UPDATE ON ledger_entries
+    BEGIN SELECT RAISE(ABORT, 'ledger rows are immutable: UPDATE on ledger_entries refused'); END
+    """,
+    """
+    CREATE TRIGGER ledger_entries_no_delete BEFORE DELETE ON ledger_entries
+    BEGIN SELECT RAISE(ABORT, 'ledger rows are immutable: DELETE on ledger_entries refused'); END
+    """,
+    """
+    CREATE TRIGGER ledger_entries_only_while_open BEFORE INSERT ON ledger_entries
+    WHEN (SELECT state FROM ledger_transactions WHERE id = NEW.transaction_id) IS NOT 'open'
+    BEGIN SELECT RAISE(ABORT, 'ledger transaction is sealed or missing: entry refused'); END
+    """,
+    f"""
+    CREATE TRIGGER ledger_transactions_seal_only BEFORE UPDATE ON ledger_transactions
+    WHEN NOT (OLD.state = 'open' AND NEW.state = 'sealed' AND {_UNCHANGED})
+    BEGIN SELECT RAISE(ABORT, 'ledger rows are immutable: UPDATE on ledger_transactions refused');
+    END
+    """,
+    """
+    CREATE TRIGGER ledger_transactions_seal_balanced BEFORE UPDATE OF state ON ledger_transactions
+    WHEN NEW.state = 'sealed' AND NOT ("""
+    + _BALANCED_SQL.format(tx="NEW.id")
+    + """)
+    BEGIN SELECT RAISE(ABORT, 'ledger transaction is unbalanced or has fewer than 2 entries'); END
+    """,
+    """
+    CREATE TRIGGER ledger_transactions_no_delete BEFORE DELETE ON ledger_transactions
+    BEGIN SELECT RAISE(ABORT, 'ledger rows are immutable: DELETE on ledger_transactions refused');
+    END
+    """,
+    """
+    CREATE TRIGGER ledger_chain_no_update BEFORE UPDATE ON ledger_chain
+    BEGIN SELECT RAISE(ABORT, 'ledger rows are immutable: UPDATE on ledger_chain refused'); END
+    """,
+    """
+    CREATE TRIGGER ledger_chain_no_delete BEFORE DELETE ON ledger_chain
+    BEGIN SELECT RAISE(ABORT, 'ledger rows are immutable: DELETE on ledger_chain refused'); END
+    """,
+]
+
+SQLITE_UNINSTALL = [
+    f"DROP TRIGGER IF EXISTS {name}"
+    for name in (
+        "ledger_entries_no_update",
+        "ledger_entries_no_delete",
+        "ledger_entries_only_while_open",
+        "ledger_transactions_seal_only",
+        "ledger_transactions_seal_balanced",
+        "ledger_transactions_no_delete",
+        "ledger_chain_no_update",
+        "ledger_chain_no_delete",
+    )
+]
+
+
+def install_triggers(connection: Connection) -> None:
+    """Create the ledger's triggers for the connection's dialect."""
+    for statement in _statements(connection, install=True):
+        connection.execute(text(statement))
+
+
+def drop_triggers(connection: Connection) -> None:
+    """Drop the ledger's triggers (migrations' downgrade, and tamper tests)."""
+    for statement in _statements(connection, install=False):
+        connection.execute(text(statement))
+
+
+def _statements(connection: Connection, *, install: bool) -> list[str]:
+    if connection.dialect.name == "postgresql":
+        return POSTGRESQL_INSTALL if install else POSTGRESQL_UNINSTALL
+    return SQLITE_INSTALL if install else SQLITE_UNINSTALL

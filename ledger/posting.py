@@ -1,0 +1,664 @@
+"""Writing to the ledger: transfers, pending transfers and their resolution, reversals.
+
+Every write runs inside the caller's unit of work (``Database.transaction``) and follows one path:
+
+1. an idempotency look-up (same key and request: the original result, nothing written);
+2. the no-overdraft / no-overcredit balance rows it touches are locked ``FOR UPDATE`` in ascending
+   account id, the one global order, so two writers never deadlock on them;
+3. pending transfers on those accounts whose expiry has passed are expired first (lazy expiry:
+   no sweeper is needed for them to stop reserving);
+4. the request is checked against the locked balances and refused with a domain error;
+5. header, entries (with balance-after) and balance increments are written; accounts with no
+   limit (hot issuance accounts) are updated last, by increment, so their row lock is brief.
+
+The database re-checks all of it (CHECK constraints, balance triggers, unique indexes).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections import defaultdict
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from datetime import date, datetime, timedelta
+from typing import Any
+
+from sqlalchemy import delete, insert, select, update
+from sqlalchemy.dialects import postgresql, sqlite
+from sqlalchemy.exc import IntegrityError
+from sqlalchemy.orm import Session
+
+from ledger import chain, clock
+from ledger.errors import (
+    AlreadyResolved,
+    AlreadyReversed,
+    IdempotencyConflict,
+    InsufficientFunds,
+    LedgerError,
+    PendingExpired,
+    UnbalancedTransaction,
+    UnknownAccount,
+    UnknownTransaction,
+)
+from ledger.schema import (
+    PHASE_PENDING,
+    PHASE_POSTED,
+    PHASE_RELEASE,
+    LedgerBalance,
+    LedgerEntry,
+    LedgerOpenPending,
+    LedgerTransaction,
+)
+
+B = LedgerBalance.__table__.c
+T = LedgerTransaction.__table__.c
+
+
+@dataclass(frozen=True)
+class Leg:
+    """``amount`` moves from ``debit_account_id`` to ``credit_account_id`` (same asset)."""
+
+    debit_account_id: int
+    credit_account_id: int
+    amount: int
+
+
+@dataclass(frozen=True)
+class Meta:
+    """What every write records besides its entries."""
+
+    idempotency_key: str
+    effective_on: date
+    memo: str | None = None
+    actor: str | None = None
+    request_id: str | None = None
+
+
+@dataclass(frozen=True)
+class Posted:
+    """The result of a write: its transaction id, and whether it was a replay of an earlier one."""
+
+    transaction_id: int
+    replayed: bool = False
+    entries: tuple[tuple[int, int, str], ...] = field(
+        default=()
+    )  # (account, amount, phase)
+
+
+@dataclass
+class _Line:
+    account_id: int
+    amount: int
+    phase: str
+
+
+def transfer(session: Session, kind: str, legs: Sequence[Leg], meta: Meta) -> Posted:
+    """Post ``legs`` as one balanced, all-or-nothing transaction (LEDGER.md guarantees 1, 9)."""
+    lines = _lines_for(legs, PHASE_POSTED)
+    request = {"op": "transfer", "kind": kind, "legs": _legs_json(legs)}
+    return _write(session, kind, lines, meta, request)
+
+
+def reserve(
+    session: Session,
+    kind: str,
+    legs: Sequence[Leg],
+    meta: Meta,
+    *,
+    expires_at: datetime | None,
+) -> Posted:
+    """A pending transfer: reserves ``legs`` until posted, voided or ``expires_at`` (guarantee 4)."""
+    lines = _lines_for(legs, PHASE_PENDING)
+    expiry = clock.as_utc(expires_at) if expires_at else None
+    request = {
+        "op": "reserve",
+        "kind": kind,
+        "legs": _legs_json(legs),
+        "expires_at": expiry.isoformat() if expiry else None,
+    }
+    return _write(session, kind, lines, meta, request, pending=True, expires_at=expiry)
+
+
+def post_pending(
+    session: Session,
+    pending_id: int,
+    meta: Meta,
+    *,
+    amount: int | None = None,
+    kind: str = "post",
+) -> Posted:
+    """Post a pending transfer in full, or ``amount`` of a one-leg one (the rest is released)."""
+    request = {"op": "post", "pending_id": pending_id, "amount": amount, "kind": kind}
+    return _resolve(
+        session, pending_id, "posted", meta, request, kind=kind, amount=amount
+    )
+
+
+def void_pending(
+    session: Session, pending_id: int, meta: Meta, *, kind: str = "void"
+) -> Posted:
+    """Release everything a pending transfer reserved."""
+    request = {"op": "void", "pending_id": pending_id, "kind": kind}
+    return _resolve(session, pending_id, "voided", meta, request, kind=kind)
+
+
+def reverse(
+    session: Session, transaction_id: int, meta: Meta, *, kind: str = "reversal"
+) -> Posted:
+    """A compensating transaction for a posted one; a transaction is reversed at most once."""
+    request = {"op": "reverse", "transaction_id": transaction_id, "kind": kind}
+    replay = _replay(session, meta.idempotency_key, _hash(request, meta))
+    if replay:
+        return replay
+    original = session.get(LedgerTransaction, transaction_id)
+    if original is None:
+        raise UnknownTransaction(f"transaction {transaction_id} does not exist")
+    if original.pending:
+        raise LedgerError(
+            "a pending transfer is voided, not reversed", transaction_id=transaction_id
+        )
+    lines = [
+        _Line(e.account_id, -e.amount, PHASE_POSTED)
+        for e in _entries_of(session, transaction_id)
+        if e.phase == PHASE_POSTED
+    ]
+    if not lines:
+        raise LedgerError(
+            "the transaction moved nothing to reverse", transaction_id=transaction_id
+        )
+    if _reversed_by(session, transaction_id) is not None:
+        raise AlreadyReversed(f"transaction {transaction_id} was already reversed")
+    return _write(session, kind, lines, meta, request, reverses_id=transaction_id)
+
+
+def pending_state(
+    session: Session, pending_id: int, now: datetime | None = None
+) -> str:
+    """``pending``, ``posted``, ``voided`` or ``expired`` (expired the moment its expiry passes)."""
+    resolution = session.execute(
+        select(T.resolution).where(T.resolves_id == pending_id)
+    ).scalar_one_or_none()
+    if resolution:
+        return resolution
+    header = session.get(LedgerTransaction, pending_id)
+    if header is None or not header.pending:
+        raise UnknownTransaction(f"pending transfer {pending_id} does not exist")
+    if _is_expired(header.expires_at, now or clock.utcnow()):
+        return "expired"
+    return "pending"
+
+
+# --- resolution -------------------------------------------------------------------------------
+
+
+def _resolve(
+    session: Session,
+    pending_id: int,
+    resolution: str,
+    meta: Meta,
+    request: dict[str, Any],
+    *,
+    kind: str,
+    amount: int | None = None,
+) -> Posted:
+    replay = _replay(session, meta.idempotency_key, _hash(request, meta))
+    if replay:
+        return replay
+    header = session.get(LedgerTransaction, pending_id)
+    if header is None or not header.pending:
+        raise UnknownTransaction(f"pending transfer {pending_id} does not exist")
+    pending_lines = [
+        e for e in _entries_of(session, pending_id) if e.phase == PHASE_PENDING
+    ]
+    _lock(session, {e.account_id for e in pending_lines})
+    state = pending_state(session, pending_id)
+    if state == "expired":
+        raise PendingExpired(
+            f"pending transfer {pending_id} expired", pending_id=pending_id
+        )
+    if state != "pending":
+        raise AlreadyResolved(
+            f"pending transfer {pending_id} was already {state}", state=state
+        )
+    lines = [_Line(e.account_id, e.amount, PHASE_RELEASE) for e in pending_lines]
+    if resolution == "posted":
+        lines += _posted_part(pending_lines, amount)
+    return _write(
+        session,
+        kind,
+        lines,
+        meta,
+        request,
+        resolves_id=pending_id,
+        resolution=resolution,
+    )
+
+
+def _posted_part(
+    pending_lines: Sequence[LedgerEntry], amount: int | None
+) -> list[_Line]:
+    if amount is None:
+        return [_Line(e.account_id, e.amount, PHASE_POSTED) for e in pending_lines]
+    if len(pending_lines) != 2:
+        raise LedgerError("only a one-leg pending transfer can be posted in part")
+    full = abs(pending_lines[0].amount)
+    if not 0 < amount <= full:
+        raise LedgerError(
+            f"a partial post must be between 1 and {full}",
+            amount=amount,
+            pending_amount=full,
+        )
+    return [
+        _Line(e.account_id, amount if e.amount > 0 else -amount, PHASE_POSTED)
+        for e in pending_lines
+    ]
+
+
+def _expire_due(session: Session, account_ids: Iterable[int], now: datetime) -> None:
+    """Expire, with a resolution transaction each, the due pending transfers on these accounts."""
+    P = LedgerOpenPending.__table__.c
+    due = session.execute(
+        select(P.transaction_id)
+        .where(P.account_id.in_(list(account_ids)), P.expires_at <= now)
+        .distinct()
+        .order_by(P.transaction_id)
+    ).scalars()
+    for pending_id in list(due):
+        header = session.get(LedgerTransaction, pending_id)
+        assert header is not None and header.expires_at is not None
+        lines = [
+            _Line(e.account_id, e.amount, PHASE_RELEASE)
+            for e in _entries_of(session, pending_id)
+            if e.phase == PHASE_PENDING
+        ]
+        # it stopped reserving at the end of its last day: that day is the expiry's business date
+        expired_on = clock.business_date(
+            clock.as_utc(header.expires_at) - timedelta(microseconds=1)
+        )
+        meta = Meta(
+            idempotency_key=f"ledger:expire:{pending_id}", effective_on=expired_on
+        )
+        request = {"op": "expire", "pending_id": pending_id}
+        _write(
+            session,
+            "expire",
+            lines,
+            meta,
+            request,
+            resolves_id=pending_id,
+            resolution="expired",
+            expire_first=False,
+        )
+
+
+# --- the one write path -----------------------------------------------------------------------
+
+
+def _write(
+    session: Session,
+    kind: str,
+    lines: list[_Line],
+    meta: Meta,
+    request: dict[str, Any],
+    *,
+    pending: bool = False,
+    expires_at: datetime | None = None,
+    resolves_id: int | None = None,
+    resolution: str | None = None,
+    reverses_id: int | None = None,
+    expire_first: bool = True,
+) -> Posted:
+    request_hash = _hash(request, meta)
+    replay = _replay(session, meta.idempotency_key, request_hash)
+    if replay:
+        return replay
+    now = clock.utcnow()
+    balances = _balances_for(session, {line.account_id for line in lines})
+    _check_balanced(lines, balances)
+    locked = _lock(session, balances)
+    if locked:
+        # a concurrent twin may have committed while we waited for the locks
+        replay = _replay(session, meta.idempotency_key, request_hash)
+        if replay:
+            return replay
+    if expire_first and locked:
+        _expire_due(session, locked, now)
+        locked = _lock(session, balances)
+    _check_limits(lines, locked)
+    tx_id = _insert_header(
+        session,
+        {
+            "kind": kind,
+            "state": "open" if session.bind.dialect.name == "sqlite" else "sealed",  # type: ignore[union-attr]
+            "pending": pending,
+            "expires_at": expires_at,
+            "resolves_id": resolves_id,
+            "resolution": resolution,
+            "reverses_id": reverses_id,
+            "idempotency_key": meta.idempotency_key,
+            "request_hash": request_hash,
+            "effective_on": meta.effective_on,
+            "recorded_at": now,
+            "actor": meta.actor,
+            "request_id": meta.request_id,
+            "memo": meta.memo,
+        },
+    )
+    if tx_id is None:
+        replay = _replay(session, meta.idempotency_key, request_hash)
+        assert replay is not None
+        return replay
+    _insert_entries(session, tx_id, lines, meta.effective_on, balances)
+    _track_pending(session, tx_id, lines, pending, expires_at, resolves_id)
+    if session.bind.dialect.name == "sqlite":  # type: ignore[union-attr]
+        session.execute(
+            update(LedgerTransaction).where(T.id == tx_id).values(state="sealed")
+        )
+    chain.enqueue(session, tx_id)
+    return Posted(
+        tx_id, entries=tuple((x.account_id, x.amount, x.phase) for x in lines)
+    )
+
+
+def _insert_header(session: Session, values: dict[str, Any]) -> int | None:
+    """Insert a transaction header; ``None`` when a concurrent twin took its idempotency key."""
+    dialect = session.bind.dialect.name  # type: ignore[union-attr]
+    table = LedgerTransaction.__table__
+    stmt: Any = (
+        postgresql.insert(table) if dialect == "postgresql" else sqlite.insert(table)
+    )
+    stmt = stmt.values(**values).on_conflict_do_nothing(
+        index_elements=["idempotency_key"]
+    )
+    try:
+        return session.execute(stmt.returning(T.id)).scalar_one_or_none()
+    except IntegrityError as error:
+        if "resolves_id" in str(error.orig) or "reverses_id" in str(error.orig):
+            raise AlreadyResolved(
+                "the transaction was already resolved or reversed"
+            ) from error
+        raise
+
+
+def _insert_entries(
+    session: Session,
+    tx_id: int,
+    lines: list[_Line],
+    effective_on: date,
+    balances: dict[int, LedgerBalanceRow],
+) -> None:
+    deltas = _deltas(lines)
+    after: dict[int, tuple[int, int]] = {}
+    for account_id in sorted(deltas):
+        after[account_id] = _apply_delta(session, account_id, deltas[account_id])
+    rows = []
+    remaining = {a: after[a][0] for a in after}
+    # balance-after per line: walk each account's lines backwards from its final balance
+    per_line: list[int] = [0] * len(lines)
+    for index in range(len(lines) - 1, -1, -1):
+        line = lines[index]
+        per_line[index] = remaining[line.account_id]
+        if line.phase == PHASE_POSTED:
+            remaining[line.account_id] -= line.amount
+    for index, line in enumerate(lines):
+        rows.append(
+            {
+                "transaction_id": tx_id,
+                "account_id": line.account_id,
+                "asset": balances[line.account_id].asset,
+                "amount": line.amount,
+                "phase": line.phase,
+                "balance_after": per_line[index],
+                "account_version": after[line.account_id][1],
+                "effective_on": effective_on,
+            }
+        )
+    session.execute(insert(LedgerEntry), rows)
+
+
+def _apply_delta(
+    session: Session, account_id: int, d: dict[str, int]
+) -> tuple[int, int]:
+    stmt = (
+        update(LedgerBalance)
+        .where(B.account_id == account_id)
+        .values(
+            debits_posted=B.debits_posted + d["debits_posted"],
+            credits_posted=B.credits_posted + d["credits_posted"],
+            debits_pending=B.debits_pending + d["debits_pending"],
+            credits_pending=B.credits_pending + d["credits_pending"],
+            version=B.version + 1,
+        )
+        .returning(B.credits_posted - B.debits_posted, B.version)
+    )
+    try:
+        row = session.execute(stmt).one()
+    except IntegrityError as error:
+        raise InsufficientFunds(
+            "the balance would break its account's limit", account_id=account_id
+        ) from error
+    return int(row[0]), int(row[1])
+
+
+def _deltas(lines: Iterable[_Line]) -> dict[int, dict[str, int]]:
+    deltas: dict[int, dict[str, int]] = defaultdict(
+        lambda: dict.fromkeys(
+            ("debits_posted", "credits_posted", "debits_pending", "credits_pending"), 0
+        )
+    )
+    for line in lines:
+        side = "credits" if line.amount > 0 else "debits"
+        magnitude = abs(line.amount)
+        if line.phase == PHASE_POSTED:
+            deltas[line.account_id][f"{side}_posted"] += magnitude
+        elif line.phase == PHASE_PENDING:
+            deltas[line.account_id][f"{side}_pending"] += magnitude
+        else:
+            deltas[line.account_id][f"{side}_pending"] -= magnitude
+    return deltas
+
+
+def _track_pending(
+    session: Session,
+    tx_id: int,
+    lines: list[_Line],
+    pending: bool,
+    expires_at: datetime | None,
+    resolves_id: int | None,
+) -> None:
+    P = LedgerOpenPending.__table__
+    if resolves_id is not None:
+        session.execute(delete(P).where(P.c.transaction_id == resolves_id))
+    if not pending:
+        return
+    per_account: dict[int, dict[str, Any]] = {}
+    for line in lines:
+        row = per_account.setdefault(
+            line.account_id,
+            {
+                "transaction_id": tx_id,
+                "account_id": line.account_id,
+                "debits": 0,
+                "credits": 0,
+                "expires_at": expires_at,
+            },
+        )
+        row["credits" if line.amount > 0 else "debits"] += abs(line.amount)
+    session.execute(insert(P), list(per_account.values()))
+
+
+# --- balances, locks and checks ---------------------------------------------------------------
+
+
+@dataclass
+class LedgerBalanceRow:
+    """A balance row as read (and, for limited accounts, locked) by a writer."""
+
+    account_id: int
+    asset: str
+    no_overdraft: bool
+    no_overcredit: bool
+    debits_posted: int = 0
+    credits_posted: int = 0
+    debits_pending: int = 0
+    credits_pending: int = 0
+
+    @property
+    def limited(self) -> bool:
+        return self.no_overdraft or self.no_overcredit
+
+
+def _balances_for(
+    session: Session, account_ids: set[int]
+) -> dict[int, LedgerBalanceRow]:
+    rows = session.execute(
+        select(B.account_id, B.asset, B.no_overdraft, B.no_overcredit).where(
+            B.account_id.in_(sorted(account_ids))
+        )
+    ).all()
+    found = {r.account_id: LedgerBalanceRow(*r) for r in rows}
+    missing = account_ids - set(found)
+    if missing:
+        raise UnknownAccount(f"unknown ledger account(s) {sorted(missing)}")
+    return found
+
+
+def _lock(
+    session: Session, accounts: Iterable[int] | dict[int, LedgerBalanceRow]
+) -> dict[int, LedgerBalanceRow]:
+    """Lock the limited accounts among ``accounts`` in ascending id and read their balances."""
+    ids = sorted(accounts)
+    if not ids:
+        return {}
+    stmt = (
+        select(LedgerBalance.__table__)
+        .where(B.account_id.in_(ids), (B.no_overdraft | B.no_overcredit))
+        .order_by(B.account_id)
+    )
+    if session.bind.dialect.name == "postgresql":  # type: ignore[union-attr]
+        stmt = stmt.with_for_update()
+    locked = {}
+    for r in session.execute(stmt).mappings():
+        locked[r["account_id"]] = LedgerBalanceRow(
+            r["account_id"],
+            r["asset"],
+            r["no_overdraft"],
+            r["no_overcredit"],
+            r["debits_posted"],
+            r["credits_posted"],
+            r["debits_pending"],
+            r["credits_pending"],
+        )
+    if isinstance(accounts, dict):
+        accounts.update(locked)
+    return locked
+
+
+def _check_balanced(lines: list[_Line], balances: dict[int, LedgerBalanceRow]) -> None:
+    if len(lines) < 2:
+        raise UnbalancedTransaction("a transaction needs at least two entries")
+    sums: dict[tuple[str, str], int] = defaultdict(int)
+    for line in lines:
+        if line.amount == 0:
+            raise UnbalancedTransaction("an entry cannot move zero")
+        sums[(balances[line.account_id].asset, line.phase)] += line.amount
+    unbalanced = {f"{asset}/{phase}": s for (asset, phase), s in sums.items() if s}
+    if unbalanced:
+        raise UnbalancedTransaction("debits and credits differ", sums=unbalanced)
+
+
+def _check_limits(lines: list[_Line], locked: dict[int, LedgerBalanceRow]) -> None:
+    deltas = _deltas(lines)
+    for account_id, row in locked.items():
+        d = deltas.get(account_id)
+        if d is None:
+            continue
+        debits = (
+            row.debits_posted
+            + d["debits_posted"]
+            + row.debits_pending
+            + d["debits_pending"]
+        )
+        credits = row.credits_posted + d["credits_posted"]
+        if row.no_overdraft and debits > credits:
+            available = row.credits_posted - row.debits_posted - row.debits_pending
+            raise InsufficientFunds(
+                f"account {account_id} has {available} available",
+                account_id=account_id,
+                available=available,
+                requested=d["debits_posted"]
+                + d["debits_pending"]
+                - d["credits_posted"],
+            )
+        over = (
+            row.credits_posted
+            + d["credits_posted"]
+            + row.credits_pending
+            + d["credits_pending"]
+        )
+        if row.no_overcredit and over > row.debits_posted + d["debits_posted"]:
+            raise InsufficientFunds(
+                f"account {account_id} would be credited past its debits",
+                account_id=account_id,
+            )
+
+
+# --- helpers ----------------------------------------------------------------------------------
+
+
+def _lines_for(legs: Sequence[Leg], phase: str) -> list[_Line]:
+    lines: list[_Line] = []
+    for leg in legs:
+        if leg.amount <= 0:
+            raise UnbalancedTransaction(
+                "a leg moves a positive amount", amount=leg.amount
+            )
+        if leg.debit_account_id == leg.credit_account_id:
+            raise UnbalancedTransaction("a leg moves between two different accounts")
+        lines.append(_Line(leg.debit_account_id, -leg.amount, phase))
+        lines.append(_Line(leg.credit_account_id, leg.amount, phase))
+    return lines
+
+
+def _legs_json(legs: Sequence[Leg]) -> list[list[int]]:
+    return [[leg.debit_account_id, leg.credit_account_id, leg.amount] for leg in legs]
+
+
+def _hash(request: dict[str, Any], meta: Meta) -> str:
+    body = dict(request, effective_on=meta.effective_on.isoformat(), memo=meta.memo)
+    canonical = json.dumps(body, sort_keys=True, separators=(",", ":"), default=str)
+    return hashlib.sha256(canonical.encode()).hexdigest()
+
+
+def _replay(session: Session, key: str, request_hash: str) -> Posted | None:
+    row = session.execute(
+        select(T.id, T.request_hash).where(T.idempotency_key == key)
+    ).one_or_none()
+    if row is None:
+        return None
+    if row.request_hash != request_hash:
+        raise IdempotencyConflict(
+            "this idempotency key was used for a different request", idempotency_key=key
+        )
+    return Posted(row.id, replayed=True)
+
+
+def _entries_of(session: Session, tx_id: int) -> list[LedgerEntry]:
+    return list(
+        session.execute(
+            select(LedgerEntry)
+            .where(LedgerEntry.transaction_id == tx_id)
+            .order_by(LedgerEntry.id)
+        ).scalars()
+    )
+
+
+def _reversed_by(session: Session, tx_id: int) -> int | None:
+    return session.execute(
+        select(T.id).where(T.reverses_id == tx_id)
+    ).scalar_one_or_none()
+
+
+def _is_expired(expires_at: datetime | None, now: datetime) -> bool:
+    return expires_at is not None and clock.as_utc(expires_at) <= now

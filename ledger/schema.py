@@ -1,0 +1,212 @@
+"""The ledger's tables (LEDGER.md).  ``Base.metadata`` is the one metadata Alembic migrates.
+
+Quantities are signed 64-bit integers; an entry's ``amount`` is positive for a credit to its
+account and negative for a debit, so every transaction's amounts sum to zero per asset.
+"""
+
+from __future__ import annotations
+
+from datetime import date, datetime
+
+from sqlalchemy import (
+    BigInteger,
+    Boolean,
+    CheckConstraint,
+    Date,
+    DateTime,
+    ForeignKey,
+    Index,
+    Integer,
+    MetaData,
+    String,
+    Text,
+)
+from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
+
+NAMING_CONVENTION = {
+    "ix": "ix_%(column_0_label)s",
+    "uq": "uq_%(table_name)s_%(column_0_name)s",
+    "ck": "ck_%(table_name)s_%(constraint_name)s",
+    "fk": "fk_%(table_name)s_%(column_0_name)s_%(referred_table_name)s",
+    "pk": "pk_%(table_name)s",
+}
+
+#: an auto-incrementing 64-bit key (SQLite only auto-increments an INTEGER PRIMARY KEY)
+BigId = BigInteger().with_variant(Integer(), "sqlite")
+
+PHASE_POSTED, PHASE_PENDING, PHASE_RELEASE = "posted", "pending", "release"
+
+
+class Base(DeclarativeBase):
+    """Declarative base shared by ``ledger`` and ``bank`` tables."""
+
+    metadata = MetaData(naming_convention=NAMING_CONVENTION)
+
+
+class LedgerAccount(Base):
+    """An account holding one asset.  Immutable once created."""
+
+    __tablename__ = "ledger_accounts"
+
+    id: Mapped[int] = mapped_column(BigId, primary_key=True, autoincrement=True)
+    code: Mapped[str] = mapped_column(String(200), unique=True)
+    asset: Mapped[str] = mapped_column(String(100))
+    name: Mapped[str] = mapped_column(String(300))
+    #: "debits must not exceed credits": every holder account
+    no_overdraft: Mapped[bool] = mapped_column(Boolean, default=False)
+    #: "credits must not exceed debits"
+    no_overcredit: Mapped[bool] = mapped_column(Boolean, default=False)
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
+
+
+class LedgerBalance(Base):
+    """The stored balance of one account, changed only with its entries, in the same transaction.
+
+    The flags are copied here so that CHECK constraints (which cannot look at another table) refuse
+    an overdraft even from a raw UPDATE.
+    """
+
+    __tablename__ = "ledger_balances"
+    __table_args__ = (
+        CheckConstraint(
+            "debits_posted >= 0 AND credits_posted >= 0 AND debits_pending >= 0 "
+            "AND credits_pending >= 0",
+            name="non_negative",
+        ),
+        CheckConstraint(
+            "NOT no_overdraft OR debits_posted + debits_pending <= credits_posted",
+            name="no_overdraft",
+        ),
+        CheckConstraint(
+            "NOT no_overcredit OR credits_posted + credits_pending <= debits_posted",
+            name="no_overcredit",
+        ),
+    )
+
+    account_id: Mapped[int] = mapped_column(
+        ForeignKey("ledger_accounts.id"), primary_key=True
+    )
+    asset: Mapped[str] = mapped_column(String(100))
+    no_overdraft: Mapped[bool] = mapped_column(Boolean)
+    no_overcredit: Mapped[bool] = mapped_column(Boolean)
+    debits_posted: Mapped[int] = mapped_column(BigInteger, default=0)
+    credits_posted: Mapped[int] = mapped_column(BigInteger, default=0)
+    debits_pending: Mapped[int] = mapped_column(BigInteger, default=0)
+    credits_pending: Mapped[int] = mapped_column(BigInteger, default=0)
+    version: Mapped[int] = mapped_column(BigInteger, default=0)
+
+
+class LedgerTransaction(Base):
+    """A balanced set of entries.  Never updated (on SQLite it is sealed once, see ddl.py)."""
+
+    __tablename__ = "ledger_transactions"
+    __table_args__ = (
+        CheckConstraint("state IN ('open', 'sealed')", name="state"),
+        CheckConstraint(
+            "resolution IS NULL OR resolution IN ('posted', 'voided', 'expired')",
+            name="resolution",
+        ),
+        CheckConstraint(
+            "(resolves_id IS NULL) = (resolution IS NULL)", name="resolves"
+        ),
+    )
+
+    id: Mapped[int] = mapped_column(BigId, primary_key=True, autoincrement=True)
+    kind: Mapped[str] = mapped_column(String(64))
+    state: Mapped[str] = mapped_column(String(8))
+    pending: Mapped[bool] = mapped_column(Boolean, default=False)
+    expires_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+    #: the pending transaction this one posts, voids or expires: at most once (unique)
+    resolves_id: Mapped[int | None] = mapped_column(
+        ForeignKey("ledger_transactions.id"), unique=True
+    )
+    resolution: Mapped[str | None] = mapped_column(String(8))
+    #: the transaction this one reverses: at most once (unique)
+    reverses_id: Mapped[int | None] = mapped_column(
+        ForeignKey("ledger_transactions.id"), unique=True
+    )
+    idempotency_key: Mapped[str] = mapped_column(String(300), unique=True)
+    request_hash: Mapped[str] = mapped_column(String(64))
+    effective_on: Mapped[date] = mapped_column(Date)
+    recorded_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
+    actor: Mapped[str | None] = mapped_column(String(300))
+    request_id: Mapped[str | None] = mapped_column(String(200))
+    memo: Mapped[str | None] = mapped_column(Text)
+
+
+class LedgerEntry(Base):
+    """One line of a transaction.  Immutable: triggers refuse UPDATE and DELETE."""
+
+    __tablename__ = "ledger_entries"
+    __table_args__ = (
+        CheckConstraint("amount <> 0", name="non_zero"),
+        CheckConstraint("phase IN ('posted', 'pending', 'release')", name="phase"),
+        Index(
+            "ix_ledger_entries_account_effective", "account_id", "effective_on", "id"
+        ),
+        Index("ix_ledger_entries_account_id_id", "account_id", "id"),
+    )
+
+    id: Mapped[int] = mapped_column(BigId, primary_key=True, autoincrement=True)
+    transaction_id: Mapped[int] = mapped_column(
+        ForeignKey("ledger_transactions.id"), index=True
+    )
+    account_id: Mapped[int] = mapped_column(ForeignKey("ledger_accounts.id"))
+    asset: Mapped[str] = mapped_column(String(100))
+    #: signed: + credit to the account, − debit
+    amount: Mapped[int] = mapped_column(BigInteger)
+    #: posted changes the posted balance; pending reserves; release undoes a pending reservation
+    phase: Mapped[str] = mapped_column(String(8))
+    #: the account's posted balance (credits − debits) after this entry
+    balance_after: Mapped[int] = mapped_column(BigInteger)
+    #: the account's balance version after this entry
+    account_version: Mapped[int] = mapped_column(BigInteger)
+    effective_on: Mapped[date] = mapped_column(Date)
+
+
+class LedgerOpenPending(Base):
+    """Index of unresolved pending transactions per account (derived; rebuilt by verify).
+
+    It lets a read subtract reservations whose expiry has passed without any sweeper, and lets a
+    writer expire them lazily, in O(open pendings) rather than O(history).
+    """
+
+    __tablename__ = "ledger_open_pending"
+
+    transaction_id: Mapped[int] = mapped_column(
+        ForeignKey("ledger_transactions.id"), primary_key=True
+    )
+    account_id: Mapped[int] = mapped_column(
+        ForeignKey("ledger_accounts.id"), primary_key=True
+    )
+    debits: Mapped[int] = mapped_column(BigInteger, default=0)
+    credits: Mapped[int] = mapped_column(BigInteger, default=0)
+    expires_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+
+    __table_args__ = (
+        Index("ix_ledger_open_pending_account", "account_id", "expires_at"),
+    )
+
+
+class LedgerChainLink(Base):
+    """A transaction's place in the SHA-256 hash chain, sealed after commit in seal order."""
+
+    __tablename__ = "ledger_chain"
+
+    seq: Mapped[int] = mapped_column(BigInteger, primary_key=True, autoincrement=False)
+    transaction_id: Mapped[int] = mapped_column(
+        ForeignKey("ledger_transactions.id"), unique=True
+    )
+    prev_hash: Mapped[str] = mapped_column(String(64))
+    hash: Mapped[str] = mapped_column(String(64))
+    chained_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
+
+
+class LedgerChainQueue(Base):
+    """Committed transactions waiting for their place in the chain (written by each writer)."""
+
+    __tablename__ = "ledger_chain_queue"
+
+    transaction_id: Mapped[int] = mapped_column(
+        ForeignKey("ledger_transactions.id"), primary_key=True, autoincrement=False
+    )
