@@ -1,0 +1,49 @@
+"""The HTTP API (API.md): app factory, configuration, views, problem details, command line."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Mapping
+from typing import Any
+
+from flask import Flask
+from flask_smorest import Api
+
+from api import auth, problems
+from api.config import build_config
+from api.schema_check import SchemaGuard
+from ledger import sealer
+from ledger.db import Database
+
+
+def create_app(config: Mapping[str, Any] | None = None) -> Flask:
+    """Build the app: defaults, then the environment, then ``config``.  Connects lazily."""
+    app = Flask(__name__, instance_relative_config=True)
+    app.config.update(build_config(app.instance_path, config))
+    app.json.sort_keys = False  # type: ignore[attr-defined]
+    logging.basicConfig(level=logging.INFO)
+
+    db = Database.from_url(app.config["DATABASE_URL"])
+    sealer.attach(db)
+    app.extensions["wetbank.db"] = db
+
+    api = Api(app, spec_kwargs={"components": {"securitySchemes": _security()}})
+    api.spec.options["security"] = [{"bearer": []}]
+    _register_blueprints(api)
+    problems.register(app)  # after Api, so our handlers replace flask-smorest's
+    app.before_request(auth.assign_request_id)
+    if app.config["WETBANK_CHECK_SCHEMA"]:
+        SchemaGuard(db).register(app)
+    auth.register(app)
+    return app
+
+
+def _security() -> dict[str, Any]:
+    return {"bearer": {"type": "http", "scheme": "bearer"}}
+
+
+def _register_blueprints(api: Api) -> None:
+    from api.views import service
+
+    for module in (service,):
+        api.register_blueprint(module.blp)

@@ -26,7 +26,7 @@ class Forbidden(BankError):
 
 
 class Conflict(BankError):
-    """The resource's state does not allow the action (deciding twice, releasing a released security)."""
+    """The state does not allow the action (deciding twice, releasing a released security)."""
 
     code = "conflict"
 

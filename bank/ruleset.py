@@ -104,9 +104,7 @@ MINNESOTA_HOLIDAYS = HolidayCalendar(
         WeekdayHoliday("Thanksgiving Day", 11, THURSDAY, 4),
     ),
     optional={
-        "indigenous_peoples_day": WeekdayHoliday(
-            "Indigenous Peoples Day", 10, MONDAY, 2
-        ),
+        "indigenous_peoples_day": WeekdayHoliday("Indigenous Peoples Day", 10, MONDAY, 2),
         "friday_after_thanksgiving": WeekdayHoliday(
             "Friday after Thanksgiving", 11, THURSDAY, 4, days_after=1
         ),

@@ -135,9 +135,7 @@ def balances(
     return result
 
 
-def balances_as_of(
-    session: Session, account_ids: Iterable[int], day: date
-) -> dict[int, Balance]:
+def balances_as_of(session: Session, account_ids: Iterable[int], day: date) -> dict[int, Balance]:
     """Balances at the end of ``day`` (by effective date), recomputed from the entries."""
     ids = sorted(set(account_ids))
     if not ids:
@@ -161,9 +159,7 @@ def balances_as_of(
     _subtract_expired_unresolved(session, ids, day, sums)
     assets = dict(
         session.execute(
-            select(LedgerAccount.id, LedgerAccount.asset).where(
-                LedgerAccount.id.in_(ids)
-            )
+            select(LedgerAccount.id, LedgerAccount.asset).where(LedgerAccount.id.in_(ids))
         ).all()
     )
     return {

@@ -42,7 +42,9 @@ HEADER_COLUMNS = (
     "id kind state pending expires_at resolves_id resolution reverses_id idempotency_key "
     "request_hash effective_on recorded_at actor request_id memo"
 ).split()
-ENTRY_COLUMNS = "id account_id asset amount phase balance_after account_version effective_on".split()
+ENTRY_COLUMNS = (
+    "id account_id asset amount phase balance_after account_version effective_on".split()
+)
 
 
 def enqueue(session: Session, transaction_id: int) -> None:
@@ -62,9 +64,7 @@ def seal(connection: Connection, *, wait: bool = False) -> int:
         if wait:
             connection.execute(text(f"SELECT pg_advisory_xact_lock({_ADVISORY_KEY})"))
         else:
-            got = connection.execute(
-                text(f"SELECT pg_try_advisory_xact_lock({_ADVISORY_KEY})")
-            )
+            got = connection.execute(text(f"SELECT pg_try_advisory_xact_lock({_ADVISORY_KEY})"))
             if not got.scalar():
                 return 0
     sealed = 0
@@ -83,9 +83,7 @@ def seal(connection: Connection, *, wait: bool = False) -> int:
 
 
 def _seal_batch(connection: Connection, ids: list[int]) -> None:
-    head = connection.execute(
-        select(C.seq, C.hash).order_by(C.seq.desc()).limit(1)
-    ).one_or_none()
+    head = connection.execute(select(C.seq, C.hash).order_by(C.seq.desc()).limit(1)).one_or_none()
     seq, prev = (head.seq, head.hash) if head else (0, GENESIS)
     now = clock.utcnow()
     links = []
@@ -103,9 +101,7 @@ def _seal_batch(connection: Connection, ids: list[int]) -> None:
         )
         prev = digest
     connection.execute(insert(LedgerChainLink), links)
-    connection.execute(
-        delete(LedgerChainQueue).where(LedgerChainQueue.transaction_id.in_(ids))
-    )
+    connection.execute(delete(LedgerChainQueue).where(LedgerChainQueue.transaction_id.in_(ids)))
 
 
 def _contents(connection: Connection, ids: list[int]) -> Iterator[tuple[int, bytes]]:
@@ -212,9 +208,7 @@ def verify(connection: Connection, progress: Progress | None = None) -> Report:
     return report
 
 
-def _verify_chain(
-    connection: Connection, report: Report, progress: Progress | None
-) -> None:
+def _verify_chain(connection: Connection, report: Report, progress: Progress | None) -> None:
     rows = (
         connection.execution_options(stream_results=True, yield_per=10_000)
         .execute(
@@ -261,13 +255,9 @@ def _check_link(
     if seq != expected:
         return Break("chain_gap", f"chain link {expected} is missing", seq=expected)
     if header["id"] is None:
-        return Break(
-            "missing_transaction", f"transaction {tx_id} was deleted", tx_id, seq
-        )
+        return Break("missing_transaction", f"transaction {tx_id} was deleted", tx_id, seq)
     if header["link_prev"] != prev:
-        return Break(
-            "chain_link", "previous hash does not match the link before", tx_id, seq
-        )
+        return Break("chain_link", "previous hash does not match the link before", tx_id, seq)
     if link_hash(prev, canonical(header, entries)) != header["link_hash"]:
         return Break(
             "hash_mismatch",
@@ -277,9 +267,7 @@ def _check_link(
         )
     sums: dict[tuple[str, str], int] = {}
     for e in entries:
-        sums[(e["asset"], e["phase"])] = (
-            sums.get((e["asset"], e["phase"]), 0) + e["amount"]
-        )
+        sums[(e["asset"], e["phase"])] = sums.get((e["asset"], e["phase"]), 0) + e["amount"]
     if len(entries) < 2 or any(sums.values()):
         return Break("unbalanced", f"transaction {tx_id} is unbalanced", tx_id, seq)
     return None
@@ -304,9 +292,7 @@ def _verify_unchained(connection: Connection, report: Report) -> None:
 def _verify_balances(connection: Connection, report: Report) -> None:
     stored = {
         r.account_id: r
-        for r in connection.execute(
-            select(LedgerBalance.__table__).order_by("account_id")
-        )
+        for r in connection.execute(select(LedgerBalance.__table__).order_by("account_id"))
     }
     rows = connection.execution_options(stream_results=True, yield_per=20_000).execute(
         select(
@@ -320,7 +306,7 @@ def _verify_balances(connection: Connection, report: Report) -> None:
     )
     sums: dict[int, list[int]] = {}
     posted = 0
-    current = None
+    current = -1
     for r in rows:
         if r.account_id != current:
             current, posted = r.account_id, 0

@@ -33,7 +33,5 @@ def today() -> date:
 
 def end_of_day(day: date) -> datetime:
     """Midnight at the end of ``day`` in Minnesota, as UTC: when an ``expires_on`` date ends."""
-    local_midnight = datetime.combine(
-        day + timedelta(days=1), time(0), tzinfo=BUSINESS_TZ
-    )
+    local_midnight = datetime.combine(day + timedelta(days=1), time(0), tzinfo=BUSINESS_TZ)
     return local_midnight.astimezone(UTC)

@@ -33,8 +33,9 @@ def make_engine(url: str, **kwargs: Any) -> Engine:
         _configure_sqlite(engine)
         return engine
     kwargs.setdefault("pool_pre_ping", True)
-    kwargs.setdefault("pool_size", 10)
-    kwargs.setdefault("max_overflow", 20)
+    if "poolclass" not in kwargs:
+        kwargs.setdefault("pool_size", 10)
+        kwargs.setdefault("max_overflow", 20)
     return create_engine(url, **kwargs)
 
 
@@ -63,9 +64,7 @@ def is_retryable(error: BaseException) -> bool:
     sqlstate = getattr(error.orig, "sqlstate", None)
     if sqlstate in RETRYABLE_SQLSTATES:
         return True
-    return isinstance(error, OperationalError) and "database is locked" in str(
-        error.orig
-    )
+    return isinstance(error, OperationalError) and "database is locked" in str(error.orig)
 
 
 class Database:
@@ -77,6 +76,7 @@ class Database:
         self.sessions = sessionmaker(engine, expire_on_commit=False)
         self._local = threading.local()
         self._after_commit: list[Callable[[Database], None]] = []
+        self._on_dispose: list[Callable[[], None]] = []
 
     @classmethod
     def from_url(cls, url: str, **kwargs: Any) -> Database:
@@ -128,6 +128,12 @@ class Database:
                 time.sleep(random.uniform(0, 0.005 * 2**attempt))
         raise AssertionError("unreachable")  # pragma: no cover
 
+    def on_dispose(self, hook: Callable[[], None]) -> None:
+        """Run ``hook()`` before the engine is disposed (background threads stop there)."""
+        self._on_dispose.append(hook)
+
     def dispose(self) -> None:
-        """Close every pooled connection."""
+        """Stop background work and close every pooled connection."""
+        for hook in self._on_dispose:
+            hook()
         self.engine.dispose()

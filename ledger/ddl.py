@@ -31,7 +31,8 @@ POSTGRESQL_INSTALL = [
     CREATE OR REPLACE FUNCTION ledger_check_balanced() RETURNS trigger AS $$
     DECLARE tx bigint;
     BEGIN
-        IF TG_TABLE_NAME = 'ledger_entries' THEN tx := NEW.transaction_id; ELSE tx := NEW.id; END IF;
+        IF TG_TABLE_NAME = 'ledger_entries' THEN tx := NEW.transaction_id;
+        ELSE tx := NEW.id; END IF;
         IF NOT ("""
     + _BALANCED_SQL.format(tx="tx")
     + """) THEN

@@ -81,9 +81,7 @@ class Posted:
 
     transaction_id: int
     replayed: bool = False
-    entries: tuple[tuple[int, int, str], ...] = field(
-        default=()
-    )  # (account, amount, phase)
+    entries: tuple[tuple[int, int, str], ...] = field(default=())  # (account, amount, phase)
 
 
 @dataclass
@@ -108,7 +106,7 @@ def reserve(
     *,
     expires_at: datetime | None,
 ) -> Posted:
-    """A pending transfer: reserves ``legs`` until posted, voided or ``expires_at`` (guarantee 4)."""
+    """A pending transfer: reserves ``legs`` until posted, voided or expired (guarantee 4)."""
     lines = _lines_for(legs, PHASE_PENDING)
     expiry = clock.as_utc(expires_at) if expires_at else None
     request = {
@@ -130,22 +128,16 @@ def post_pending(
 ) -> Posted:
     """Post a pending transfer in full, or ``amount`` of a one-leg one (the rest is released)."""
     request = {"op": "post", "pending_id": pending_id, "amount": amount, "kind": kind}
-    return _resolve(
-        session, pending_id, "posted", meta, request, kind=kind, amount=amount
-    )
+    return _resolve(session, pending_id, "posted", meta, request, kind=kind, amount=amount)
 
 
-def void_pending(
-    session: Session, pending_id: int, meta: Meta, *, kind: str = "void"
-) -> Posted:
+def void_pending(session: Session, pending_id: int, meta: Meta, *, kind: str = "void") -> Posted:
     """Release everything a pending transfer reserved."""
     request = {"op": "void", "pending_id": pending_id, "kind": kind}
     return _resolve(session, pending_id, "voided", meta, request, kind=kind)
 
 
-def reverse(
-    session: Session, transaction_id: int, meta: Meta, *, kind: str = "reversal"
-) -> Posted:
+def reverse(session: Session, transaction_id: int, meta: Meta, *, kind: str = "reversal") -> Posted:
     """A compensating transaction for a posted one; a transaction is reversed at most once."""
     request = {"op": "reverse", "transaction_id": transaction_id, "kind": kind}
     replay = _replay(session, meta.idempotency_key, _hash(request, meta))
@@ -164,23 +156,19 @@ def reverse(
         if e.phase == PHASE_POSTED
     ]
     if not lines:
-        raise LedgerError(
-            "the transaction moved nothing to reverse", transaction_id=transaction_id
-        )
+        raise LedgerError("the transaction moved nothing to reverse", transaction_id=transaction_id)
     if _reversed_by(session, transaction_id) is not None:
         raise AlreadyReversed(f"transaction {transaction_id} was already reversed")
     return _write(session, kind, lines, meta, request, reverses_id=transaction_id)
 
 
-def pending_state(
-    session: Session, pending_id: int, now: datetime | None = None
-) -> str:
+def pending_state(session: Session, pending_id: int, now: datetime | None = None) -> str:
     """``pending``, ``posted``, ``voided`` or ``expired`` (expired the moment its expiry passes)."""
     resolution = session.execute(
         select(T.resolution).where(T.resolves_id == pending_id)
     ).scalar_one_or_none()
     if resolution:
-        return resolution
+        return str(resolution)
     header = session.get(LedgerTransaction, pending_id)
     if header is None or not header.pending:
         raise UnknownTransaction(f"pending transfer {pending_id} does not exist")
@@ -208,19 +196,13 @@ def _resolve(
     header = session.get(LedgerTransaction, pending_id)
     if header is None or not header.pending:
         raise UnknownTransaction(f"pending transfer {pending_id} does not exist")
-    pending_lines = [
-        e for e in _entries_of(session, pending_id) if e.phase == PHASE_PENDING
-    ]
+    pending_lines = [e for e in _entries_of(session, pending_id) if e.phase == PHASE_PENDING]
     _lock(session, {e.account_id for e in pending_lines})
     state = pending_state(session, pending_id)
     if state == "expired":
-        raise PendingExpired(
-            f"pending transfer {pending_id} expired", pending_id=pending_id
-        )
+        raise PendingExpired(f"pending transfer {pending_id} expired", pending_id=pending_id)
     if state != "pending":
-        raise AlreadyResolved(
-            f"pending transfer {pending_id} was already {state}", state=state
-        )
+        raise AlreadyResolved(f"pending transfer {pending_id} was already {state}", state=state)
     lines = [_Line(e.account_id, e.amount, PHASE_RELEASE) for e in pending_lines]
     if resolution == "posted":
         lines += _posted_part(pending_lines, amount)
@@ -235,9 +217,7 @@ def _resolve(
     )
 
 
-def _posted_part(
-    pending_lines: Sequence[LedgerEntry], amount: int | None
-) -> list[_Line]:
+def _posted_part(pending_lines: Sequence[LedgerEntry], amount: int | None) -> list[_Line]:
     if amount is None:
         return [_Line(e.account_id, e.amount, PHASE_POSTED) for e in pending_lines]
     if len(pending_lines) != 2:
@@ -276,9 +256,7 @@ def _expire_due(session: Session, account_ids: Iterable[int], now: datetime) -> 
         expired_on = clock.business_date(
             clock.as_utc(header.expires_at) - timedelta(microseconds=1)
         )
-        meta = Meta(
-            idempotency_key=f"ledger:expire:{pending_id}", effective_on=expired_on
-        )
+        meta = Meta(idempotency_key=f"ledger:expire:{pending_id}", effective_on=expired_on)
         request = {"op": "expire", "pending_id": pending_id}
         _write(
             session,
@@ -352,32 +330,23 @@ def _write(
     _insert_entries(session, tx_id, lines, meta.effective_on, balances)
     _track_pending(session, tx_id, lines, pending, expires_at, resolves_id)
     if session.bind.dialect.name == "sqlite":  # type: ignore[union-attr]
-        session.execute(
-            update(LedgerTransaction).where(T.id == tx_id).values(state="sealed")
-        )
+        session.execute(update(LedgerTransaction).where(T.id == tx_id).values(state="sealed"))
     chain.enqueue(session, tx_id)
-    return Posted(
-        tx_id, entries=tuple((x.account_id, x.amount, x.phase) for x in lines)
-    )
+    return Posted(tx_id, entries=tuple((x.account_id, x.amount, x.phase) for x in lines))
 
 
 def _insert_header(session: Session, values: dict[str, Any]) -> int | None:
     """Insert a transaction header; ``None`` when a concurrent twin took its idempotency key."""
     dialect = session.bind.dialect.name  # type: ignore[union-attr]
-    table = LedgerTransaction.__table__
-    stmt: Any = (
-        postgresql.insert(table) if dialect == "postgresql" else sqlite.insert(table)
+    stmt: Any = (postgresql.insert if dialect == "postgresql" else sqlite.insert)(
+        LedgerTransaction
     )
-    stmt = stmt.values(**values).on_conflict_do_nothing(
-        index_elements=["idempotency_key"]
-    )
+    stmt = stmt.values(**values).on_conflict_do_nothing(index_elements=["idempotency_key"])
     try:
         return session.execute(stmt.returning(T.id)).scalar_one_or_none()
     except IntegrityError as error:
         if "resolves_id" in str(error.orig) or "reverses_id" in str(error.orig):
-            raise AlreadyResolved(
-                "the transaction was already resolved or reversed"
-            ) from error
+            raise AlreadyResolved("the transaction was already resolved or reversed") from error
         raise
 
 
@@ -417,9 +386,7 @@ def _insert_entries(
     session.execute(insert(LedgerEntry), rows)
 
 
-def _apply_delta(
-    session: Session, account_id: int, d: dict[str, int]
-) -> tuple[int, int]:
+def _apply_delta(session: Session, account_id: int, d: dict[str, int]) -> tuple[int, int]:
     stmt = (
         update(LedgerBalance)
         .where(B.account_id == account_id)
@@ -467,9 +434,10 @@ def _track_pending(
     expires_at: datetime | None,
     resolves_id: int | None,
 ) -> None:
-    P = LedgerOpenPending.__table__
     if resolves_id is not None:
-        session.execute(delete(P).where(P.c.transaction_id == resolves_id))
+        session.execute(
+            delete(LedgerOpenPending).where(LedgerOpenPending.transaction_id == resolves_id)
+        )
     if not pending:
         return
     per_account: dict[int, dict[str, Any]] = {}
@@ -485,7 +453,7 @@ def _track_pending(
             },
         )
         row["credits" if line.amount > 0 else "debits"] += abs(line.amount)
-    session.execute(insert(P), list(per_account.values()))
+    session.execute(insert(LedgerOpenPending), list(per_account.values()))
 
 
 # --- balances, locks and checks ---------------------------------------------------------------
@@ -509,9 +477,7 @@ class LedgerBalanceRow:
         return self.no_overdraft or self.no_overcredit
 
 
-def _balances_for(
-    session: Session, account_ids: set[int]
-) -> dict[int, LedgerBalanceRow]:
+def _balances_for(session: Session, account_ids: set[int]) -> dict[int, LedgerBalanceRow]:
     rows = session.execute(
         select(B.account_id, B.asset, B.no_overdraft, B.no_overcredit).where(
             B.account_id.in_(sorted(account_ids))
@@ -574,12 +540,7 @@ def _check_limits(lines: list[_Line], locked: dict[int, LedgerBalanceRow]) -> No
         d = deltas.get(account_id)
         if d is None:
             continue
-        debits = (
-            row.debits_posted
-            + d["debits_posted"]
-            + row.debits_pending
-            + d["debits_pending"]
-        )
+        debits = row.debits_posted + d["debits_posted"] + row.debits_pending + d["debits_pending"]
         credits = row.credits_posted + d["credits_posted"]
         if row.no_overdraft and debits > credits:
             available = row.credits_posted - row.debits_posted - row.debits_pending
@@ -587,16 +548,9 @@ def _check_limits(lines: list[_Line], locked: dict[int, LedgerBalanceRow]) -> No
                 f"account {account_id} has {available} available",
                 account_id=account_id,
                 available=available,
-                requested=d["debits_posted"]
-                + d["debits_pending"]
-                - d["credits_posted"],
+                requested=d["debits_posted"] + d["debits_pending"] - d["credits_posted"],
             )
-        over = (
-            row.credits_posted
-            + d["credits_posted"]
-            + row.credits_pending
-            + d["credits_pending"]
-        )
+        over = row.credits_posted + d["credits_posted"] + row.credits_pending + d["credits_pending"]
         if row.no_overcredit and over > row.debits_posted + d["debits_posted"]:
             raise InsufficientFunds(
                 f"account {account_id} would be credited past its debits",
@@ -611,9 +565,7 @@ def _lines_for(legs: Sequence[Leg], phase: str) -> list[_Line]:
     lines: list[_Line] = []
     for leg in legs:
         if leg.amount <= 0:
-            raise UnbalancedTransaction(
-                "a leg moves a positive amount", amount=leg.amount
-            )
+            raise UnbalancedTransaction("a leg moves a positive amount", amount=leg.amount)
         if leg.debit_account_id == leg.credit_account_id:
             raise UnbalancedTransaction("a leg moves between two different accounts")
         lines.append(_Line(leg.debit_account_id, -leg.amount, phase))
@@ -647,17 +599,13 @@ def _replay(session: Session, key: str, request_hash: str) -> Posted | None:
 def _entries_of(session: Session, tx_id: int) -> list[LedgerEntry]:
     return list(
         session.execute(
-            select(LedgerEntry)
-            .where(LedgerEntry.transaction_id == tx_id)
-            .order_by(LedgerEntry.id)
+            select(LedgerEntry).where(LedgerEntry.transaction_id == tx_id).order_by(LedgerEntry.id)
         ).scalars()
     )
 
 
 def _reversed_by(session: Session, tx_id: int) -> int | None:
-    return session.execute(
-        select(T.id).where(T.reverses_id == tx_id)
-    ).scalar_one_or_none()
+    return session.execute(select(T.id).where(T.reverses_id == tx_id)).scalar_one_or_none()
 
 
 def _is_expired(expires_at: datetime | None, now: datetime) -> bool:

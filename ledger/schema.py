@@ -83,9 +83,7 @@ class LedgerBalance(Base):
         ),
     )
 
-    account_id: Mapped[int] = mapped_column(
-        ForeignKey("ledger_accounts.id"), primary_key=True
-    )
+    account_id: Mapped[int] = mapped_column(ForeignKey("ledger_accounts.id"), primary_key=True)
     asset: Mapped[str] = mapped_column(String(100))
     no_overdraft: Mapped[bool] = mapped_column(Boolean)
     no_overcredit: Mapped[bool] = mapped_column(Boolean)
@@ -106,9 +104,7 @@ class LedgerTransaction(Base):
             "resolution IS NULL OR resolution IN ('posted', 'voided', 'expired')",
             name="resolution",
         ),
-        CheckConstraint(
-            "(resolves_id IS NULL) = (resolution IS NULL)", name="resolves"
-        ),
+        CheckConstraint("(resolves_id IS NULL) = (resolution IS NULL)", name="resolves"),
     )
 
     id: Mapped[int] = mapped_column(BigId, primary_key=True, autoincrement=True)
@@ -141,16 +137,12 @@ class LedgerEntry(Base):
     __table_args__ = (
         CheckConstraint("amount <> 0", name="non_zero"),
         CheckConstraint("phase IN ('posted', 'pending', 'release')", name="phase"),
-        Index(
-            "ix_ledger_entries_account_effective", "account_id", "effective_on", "id"
-        ),
+        Index("ix_ledger_entries_account_effective", "account_id", "effective_on", "id"),
         Index("ix_ledger_entries_account_id_id", "account_id", "id"),
     )
 
     id: Mapped[int] = mapped_column(BigId, primary_key=True, autoincrement=True)
-    transaction_id: Mapped[int] = mapped_column(
-        ForeignKey("ledger_transactions.id"), index=True
-    )
+    transaction_id: Mapped[int] = mapped_column(ForeignKey("ledger_transactions.id"), index=True)
     account_id: Mapped[int] = mapped_column(ForeignKey("ledger_accounts.id"))
     asset: Mapped[str] = mapped_column(String(100))
     #: signed: + credit to the account, − debit
@@ -176,16 +168,12 @@ class LedgerOpenPending(Base):
     transaction_id: Mapped[int] = mapped_column(
         ForeignKey("ledger_transactions.id"), primary_key=True
     )
-    account_id: Mapped[int] = mapped_column(
-        ForeignKey("ledger_accounts.id"), primary_key=True
-    )
+    account_id: Mapped[int] = mapped_column(ForeignKey("ledger_accounts.id"), primary_key=True)
     debits: Mapped[int] = mapped_column(BigInteger, default=0)
     credits: Mapped[int] = mapped_column(BigInteger, default=0)
     expires_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
 
-    __table_args__ = (
-        Index("ix_ledger_open_pending_account", "account_id", "expires_at"),
-    )
+    __table_args__ = (Index("ix_ledger_open_pending_account", "account_id", "expires_at"),)
 
 
 class LedgerChainLink(Base):
@@ -194,9 +182,7 @@ class LedgerChainLink(Base):
     __tablename__ = "ledger_chain"
 
     seq: Mapped[int] = mapped_column(BigInteger, primary_key=True, autoincrement=False)
-    transaction_id: Mapped[int] = mapped_column(
-        ForeignKey("ledger_transactions.id"), unique=True
-    )
+    transaction_id: Mapped[int] = mapped_column(ForeignKey("ledger_transactions.id"), unique=True)
     prev_hash: Mapped[str] = mapped_column(String(64))
     hash: Mapped[str] = mapped_column(String(64))
     chained_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))

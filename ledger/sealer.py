@@ -26,30 +26,40 @@ class BackgroundSealer:
         self._event = threading.Event()
         self._pid: int | None = None
         self._lock = threading.Lock()
+        self._stopped = False
+        self._thread: threading.Thread | None = None
 
     def wake(self, _db: Database | None = None) -> None:
         """Ask the sealer to run soon (starting it in this process if needed: gunicorn forks)."""
+        if self._stopped:
+            return
         if self._pid != os.getpid():
             with self._lock:
                 if self._pid != os.getpid():
                     self._event = threading.Event()
-                    thread = threading.Thread(
-                        target=self._loop, name="ledger-sealer", daemon=True
-                    )
+                    thread = threading.Thread(target=self._loop, name="ledger-sealer", daemon=True)
                     thread.start()
+                    self._thread = thread
                     self._pid = os.getpid()
         self._event.set()
 
+    def stop(self) -> None:
+        """Stop the thread (it finishes the batch it is sealing first)."""
+        self._stopped = True
+        self._event.set()
+        if self._thread is not None and self._pid == os.getpid():
+            self._thread.join(timeout=10)
+
     def _loop(self) -> None:
-        while True:
+        while not self._stopped:
             self._event.wait(self.idle_seconds)
             self._event.clear()
+            if self._stopped:
+                return
             try:
                 with self.db.engine.begin() as connection:
                     chain.seal(connection)
-            except (
-                Exception
-            ):  # the queue is durable: log, and try again on the next wake
+            except Exception:  # the queue is durable: log, and try again on the next wake
                 log.exception("sealing the hash chain failed; will retry")
 
 
@@ -62,4 +72,6 @@ def seal_all(db: Database) -> int:
 def attach(db: Database) -> None:
     """On PostgreSQL, seal after commits in the background (SQLite seals inside each write)."""
     if db.dialect == "postgresql":
-        db.on_commit(BackgroundSealer(db).wake)
+        background = BackgroundSealer(db)
+        db.on_commit(background.wake)
+        db.on_dispose(background.stop)

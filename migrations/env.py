@@ -1,4 +1,4 @@
-"""Alembic environment: migrates the ledger's and the bank's tables (never imports the Flask app)."""
+"""Alembic environment: migrates the ledger and bank tables (never imports the Flask app)."""
 
 from __future__ import annotations
 

@@ -1,0 +1,40 @@
+# The two commands that matter are `make run` and `make test` (see README.md).
+PY ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed
+PORT ?= 8000
+export PYTHONDONTWRITEBYTECODE := 1
+
+.PHONY: run test check bench reliability clean
+
+$(STAMP): pyproject.toml
+	test -x $(BIN)/python || $(PY) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet -e '.[dev]'
+	touch $(STAMP)
+
+## Serve the API on embedded SQLite: migrate, load demo data, print a board token, serve.
+run: $(STAMP)
+	$(BIN)/wetbank db upgrade
+	$(BIN)/wetbank demo
+	@echo "API: http://127.0.0.1:$(PORT)/api/v1  (OpenAPI: /api/v1/openapi.json)"
+	$(BIN)/wetbank serve --host 127.0.0.1 --port $(PORT) --workers 2
+
+## The whole test suite, every database test on SQLite and PostgreSQL.
+test: $(STAMP)
+	$(BIN)/lint-imports
+	$(BIN)/python -m pytest -p no:cacheprovider $(PYTEST_ARGS)
+
+## Static checks.
+check: $(STAMP)
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
+	$(BIN)/mypy bank ledger api
+	$(BIN)/lint-imports
+
+bench: $(STAMP)
+	$(BIN)/python -m bench $(BENCH_ARGS)
+
+clean:
+	rm -rf $(VENV) instance .pytest_cache .mypy_cache .ruff_cache

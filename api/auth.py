@@ -1,0 +1,85 @@
+"""Bearer-token authentication, request ids, content-type checks and the access audit trail."""
+
+from __future__ import annotations
+
+import logging
+import re
+import uuid
+
+from flask import Flask, Response, g, request
+
+from api.context import database
+from api.problems import ApiProblem
+from bank import access
+
+log = logging.getLogger("wetbank.api")
+
+#: endpoints anyone may call (API.md): health, the OpenAPI document, the availability report
+PUBLIC_PATHS = re.compile(
+    r"^/api/v1/(health|openapi\.json|reports/credit-availability)/?$"
+    r"|^/api/v1/(swagger|redoc|docs)"
+    r"|^/(?!api/)"  # the read-only web pages authenticate their own way
+)
+_SAFE_REQUEST_ID = re.compile(r"^[A-Za-z0-9._:\-]{1,200}$")
+JSON_TYPES = ("application/json", "application/problem+json")
+
+
+def register(app: Flask) -> None:
+    """Install the request hooks (``assign_request_id`` is installed first, by the factory)."""
+    app.before_request(_authenticate)
+    app.before_request(_require_json_body)
+    app.after_request(_finish)
+
+
+def assign_request_id() -> None:
+    """Use the client's ``X-Request-Id`` when it is sane, else a new one."""
+    sent = request.headers.get("X-Request-Id", "")
+    g.request_id = sent if _SAFE_REQUEST_ID.match(sent) else uuid.uuid4().hex
+
+
+def _authenticate() -> None:
+    g.actor = None
+    header = request.headers.get("Authorization", "")
+    scheme, _, secret = header.partition(" ")
+    if scheme.lower() == "bearer" and secret.strip():
+        with database().transaction() as session:
+            g.actor = access.authenticate(session, secret.strip())
+        if g.actor is None:
+            raise ApiProblem(401, "unauthorized", "The bearer token is unknown or revoked.")
+    elif not PUBLIC_PATHS.match(request.path) and request.method != "OPTIONS":
+        raise ApiProblem(401, "unauthorized", "A bearer token is required.")
+
+
+def _require_json_body() -> None:
+    if request.method not in ("POST", "PUT", "PATCH"):
+        return
+    if not request.content_length and not request.headers.get("Transfer-Encoding"):
+        return  # bodiless actions (freeze, void) need no content type
+    if request.mimetype not in JSON_TYPES:
+        raise ApiProblem(
+            415, "unsupported_media_type", "Send the request body as application/json."
+        )
+
+
+def _finish(response: Response) -> Response:
+    response.headers["X-Request-Id"] = g.get("request_id", "")
+    if response.status_code in (401, 403) and request.path.startswith("/api/"):
+        _record_refusal(response.status_code)
+    return response
+
+
+def _record_refusal(status: int) -> None:
+    """Refused requests are audited in their own transaction: the request's own rolled back."""
+    who = g.get("actor")
+    try:
+        with database().transaction() as session:
+            access.record_event(
+                session,
+                kind="unauthorized" if status == 401 else "forbidden",
+                path=f"{request.method} {request.path}",
+                status=status,
+                actor=who.label if who else None,
+                request_id=g.get("request_id"),
+            )
+    except Exception:  # never turn a 401/403 into a 500 because the audit write failed
+        log.exception("could not record a refused request in the audit trail")

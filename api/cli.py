@@ -1,0 +1,166 @@
+"""The ``wetbank`` command: a Flask CLI group bound to the app (API.md "Command line")."""
+
+from __future__ import annotations
+
+import os
+import sys
+import time
+from typing import Any
+
+import click
+from alembic import command
+from flask import Flask, current_app
+from flask.cli import FlaskGroup
+
+from api import create_app
+from api.context import database
+from api.schema_check import alembic_config, schema_problem
+from bank import access
+from ledger import chain, sealer
+
+
+def _app(*_args: Any) -> Flask:
+    # the CLI migrates the database itself, so it must not refuse a schema that is behind
+    return create_app({"WETBANK_CHECK_SCHEMA": False})
+
+
+@click.group(cls=FlaskGroup, create_app=_app, add_default_commands=False)
+def main() -> None:
+    """Wetland bank ledger service."""
+
+
+@main.group()
+def db() -> None:
+    """Database schema."""
+
+
+@db.command("upgrade")
+def db_upgrade() -> None:
+    """Migrate the database to the latest revision."""
+    engine = database().engine
+    url = engine.url.render_as_string(hide_password=False)
+    with engine.begin() as connection:
+        config = alembic_config(url)
+        config.attributes["connection"] = connection
+        command.upgrade(config, "head")
+    click.echo(f"database at {engine.url.render_as_string()} is up to date")
+
+
+@main.group()
+def token() -> None:
+    """API tokens."""
+
+
+@token.command("create")
+@click.option("--role", type=click.Choice(access.ROLES), required=True)
+@click.option("--name", required=True)
+@click.option("--lgu", "lgu_id", default=None, help="the LGU an lgu token acts for")
+@click.option("--holder", "holder_id", default=None, help="the holder a holder token acts for")
+def token_create(role: str, name: str, lgu_id: str | None, holder_id: str | None) -> None:
+    """Create a token; prints it alone on the last line."""
+    from bank import parties
+
+    with database().transaction() as session:
+        parties.check_token_party(session, role, lgu_id, holder_id)
+        row, secret = access.create_token(
+            session, role=role, name=name, lgu_id=lgu_id, holder_id=holder_id, created_by="cli"
+        )
+    click.echo(f"token {row.id} ({role}, {name}) created; it is shown only once:")
+    click.echo(secret)
+
+
+@main.group()
+def audit() -> None:
+    """Audit the ledger."""
+
+
+@audit.command("verify")
+def audit_verify() -> None:
+    """Recompute the hash chain and every stored balance; exit 1 on any break."""
+    db_ = database()
+    sealer.seal_all(db_)
+    show = sys.stderr.isatty()
+    total = _transaction_count(db_)
+    started = time.monotonic()
+
+    def progress(done: int) -> None:
+        if show:
+            _progress_line(done, total, started)
+
+    with db_.engine.connect() as connection:
+        report = chain.verify(connection, progress)
+    if show:
+        click.echo("", err=True)
+    if report.ok:
+        click.echo(
+            f"ok: {report.transactions_checked} transactions and "
+            f"{report.accounts_checked} balances verified"
+        )
+        return
+    broken = report.first_broken
+    assert broken is not None
+    click.echo(f"BROKEN: {broken.detail} ({broken.as_dict()})", err=True)
+    sys.exit(1)
+
+
+def _transaction_count(db_: Any) -> int:
+    from sqlalchemy import func, select
+
+    from ledger.schema import LedgerChainLink
+
+    with db_.engine.connect() as connection:
+        return int(connection.execute(select(func.count()).select_from(LedgerChainLink)).scalar())
+
+
+def _progress_line(done: int, total: int, started: float) -> None:
+    elapsed = max(time.monotonic() - started, 1e-6)
+    rate = done / elapsed
+    left = (total - done) / rate if rate and total > done else 0
+    width = 30
+    filled = int(width * done / total) if total else width
+    bar = "#" * filled + "-" * (width - filled)
+    click.echo(
+        f"\r[{bar}] {done}/{total} tx  {rate:,.0f} tx/s  {left:,.0f}s left", err=True, nl=False
+    )
+
+
+@main.command("serve")
+@click.option("--host", default="127.0.0.1", show_default=True)
+@click.option("--port", default=8000, show_default=True, type=int)
+@click.option("--workers", default=2, show_default=True, type=int)
+def serve(host: str, port: int, workers: int) -> None:
+    """Serve the API with gunicorn (a production WSGI server)."""
+    reason = schema_problem(database())
+    if reason:
+        raise click.ClickException(reason)
+    os.environ.setdefault("DATABASE_URL", current_app.config["DATABASE_URL"])
+    args = [
+        "gunicorn",
+        "--bind",
+        f"{host}:{port}",
+        "--workers",
+        str(workers),
+        "--worker-class",
+        "gthread",
+        "--threads",
+        "4",
+        "--keep-alive",
+        "30",
+        "--access-logfile",
+        "-",
+        "wsgi:app",
+    ]
+    click.echo(f"serving on http://{host}:{port}/api/v1 with {workers} workers")
+    os.execvp(sys.executable, [sys.executable, "-m", *args])
+
+
+@main.command("demo")
+def demo() -> None:
+    """Load the demo data (once) and print a new token for each role."""
+    from bank import demo as demo_data
+
+    tokens = demo_data.load(database())
+    click.echo("demo data loaded; tokens (shown once):")
+    click.echo(f"  holder token: {tokens.holder}")
+    click.echo(f"  lgu token:    {tokens.lgu}")
+    click.echo(f"  board token:  {tokens.board}")

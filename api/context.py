@@ -1,0 +1,39 @@
+"""Per-app and per-request state: the database, the request id, the authenticated actor."""
+
+from __future__ import annotations
+
+from flask import current_app, g
+
+from api.problems import ApiProblem
+from bank.access import Actor
+from ledger.db import Database
+
+
+def database() -> Database:
+    """The app's ledger database."""
+    db: Database = current_app.extensions["wetbank.db"]
+    return db
+
+
+def actor() -> Actor:
+    """The authenticated caller (every non-public endpoint has one)."""
+    current: Actor | None = g.get("actor")
+    if current is None:
+        raise ApiProblem(401, "unauthorized", "A bearer token is required.")
+    return current
+
+
+def require_board() -> Actor:
+    """The caller, who must be board staff (403 otherwise)."""
+    current = actor()
+    if not current.is_board:
+        raise ApiProblem(403, "forbidden", "Only board staff may do this.")
+    return current
+
+
+def require_role(*roles: str) -> Actor:
+    """The caller, whose role must be one of ``roles`` (403 otherwise)."""
+    current = actor()
+    if current.role not in roles:
+        raise ApiProblem(403, "forbidden", f"Only {' or '.join(roles)} tokens may do this.")
+    return current

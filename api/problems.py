@@ -1,0 +1,175 @@
+"""RFC 9457 problem details: the one place where errors become HTTP statuses and bodies."""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from flask import Flask, Response, g, json, request
+from werkzeug.exceptions import HTTPException
+
+from ledger.errors import LedgerError
+
+log = logging.getLogger("wetbank.api")
+
+PROBLEM_JSON = "application/problem+json"
+
+#: domain error code → HTTP status (API.md "Error codes")
+STATUS_BY_CODE = {
+    "bad_request": 400,
+    "unauthorized": 401,
+    "forbidden": 403,
+    "not_found": 404,
+    "validation_error": 422,
+    "idempotency_conflict": 409,
+    "conflict": 409,
+    "insufficient_credits": 422,
+    "cap_exceeded": 422,
+    "not_eligible": 422,
+    "restricted_credit_misuse": 422,
+    "ratio_too_low": 422,
+    "comment_period_open": 422,
+    "deadline_passed": 422,
+    "appeal_window_closed": 422,
+    "invalid_fee": 422,
+    "security_required": 422,
+    "account_frozen": 422,
+    "unbalanced": 422,
+}
+
+#: HTTP status → code, for errors raised by Flask/Werkzeug rather than by the domain
+CODE_BY_STATUS = {
+    400: "bad_request",
+    401: "unauthorized",
+    403: "forbidden",
+    404: "not_found",
+    405: "method_not_allowed",
+    409: "conflict",
+    413: "payload_too_large",
+    415: "unsupported_media_type",
+    422: "validation_error",
+    429: "rate_limited",
+    503: "service_unavailable",
+}
+
+TITLES = {
+    "validation_error": "The request is not valid",
+    "not_found": "Not found",
+    "unauthorized": "Authentication required",
+    "forbidden": "Not allowed",
+}
+
+
+class ApiProblem(Exception):
+    """An error raised by the HTTP layer itself (auth, content type, rate limit)."""
+
+    def __init__(
+        self,
+        status: int,
+        code: str,
+        detail: str,
+        headers: dict[str, str] | None = None,
+        **extra: Any,
+    ) -> None:
+        super().__init__(detail)
+        self.status, self.code, self.detail = status, code, detail
+        self.headers = headers or {}
+        self.extra = extra
+
+
+def problem(
+    status: int,
+    code: str,
+    detail: str,
+    headers: dict[str, str] | None = None,
+    **extra: Any,
+) -> Response:
+    """A problem-details response."""
+    body = {
+        "type": f"https://wetland-bank.example/problems/{code}",
+        "title": TITLES.get(code, code.replace("_", " ").capitalize()),
+        "status": status,
+        "detail": detail,
+        "code": code,
+        **{k: v for k, v in extra.items() if v is not None},
+    }
+    if getattr(g, "request_id", None):
+        body["request_id"] = g.request_id
+    response = Response(json.dumps(body), status=status, mimetype=PROBLEM_JSON)
+    for name, value in (headers or {}).items():
+        response.headers[name] = value
+    return response
+
+
+def register(app: Flask) -> None:
+    """Install handlers so that every error leaves as problem details."""
+    app.register_error_handler(LedgerError, _domain_error)
+    app.register_error_handler(ApiProblem, _api_problem)
+    app.register_error_handler(HTTPException, _http_error)
+    app.register_error_handler(Exception, _unexpected)
+
+
+def _domain_error(error: LedgerError) -> Response:
+    status = STATUS_BY_CODE.get(error.code, 409)
+    fields = {k: _jsonable(v) for k, v in error.fields.items()}
+    errors = fields.pop("errors", None)
+    return problem(status, error.code, error.detail, errors=errors, **fields)
+
+
+def _api_problem(error: ApiProblem) -> Response:
+    return problem(error.status, error.code, error.detail, error.headers, **error.extra)
+
+
+def _http_error(error: HTTPException) -> Response:
+    status = error.code or 500
+    code = CODE_BY_STATUS.get(status, "error")
+    detail = error.description or ""
+    errors = None
+    data = getattr(error, "data", None) or {}
+    messages = data.get("messages")
+    if status == 400 and messages:
+        detail = "The request body is not valid JSON."
+    elif status == 422 and messages:
+        errors = _flatten_locations(messages)
+        detail = "Some fields are missing or not valid: see errors."
+    headers = {}
+    if status == 405 and error.valid_methods:  # type: ignore[attr-defined]
+        headers["Allow"] = ", ".join(error.valid_methods)  # type: ignore[attr-defined]
+    return problem(status, code, detail, headers, errors=errors)
+
+
+def _unexpected(error: Exception) -> Response:
+    log.exception("unexpected error (request %s %s)", request.path, getattr(g, "request_id", ""))
+    return problem(500, "internal_error", "An unexpected error occurred; it has been logged.")
+
+
+def _flatten_locations(messages: dict[str, Any]) -> dict[str, Any]:
+    """webargs groups errors by location (json, query); the contract maps field paths."""
+    flat: dict[str, Any] = {}
+    for location, fields in messages.items():
+        if isinstance(fields, dict):
+            flat.update(_paths(fields))
+        else:
+            flat[location] = fields
+    return flat
+
+
+def _paths(tree: dict[Any, Any], prefix: str = "") -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for key, value in tree.items():
+        path = f"{prefix}.{key}" if prefix else str(key)
+        if isinstance(value, dict):
+            out.update(_paths(value, path))
+        else:
+            out[path] = value
+    return out
+
+
+def _jsonable(value: Any) -> Any:
+    if isinstance(value, (str, int, float, bool)) or value is None:
+        return value
+    if isinstance(value, dict):
+        return {str(k): _jsonable(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_jsonable(v) for v in value]
+    return str(value)

@@ -1,0 +1,1 @@
+"""Marshmallow schemas of the HTTP contract, one module per area."""

@@ -1,0 +1,251 @@
+"""Who may act: bearer tokens, the audit trail of access, and stored results of idempotent writes.
+
+Tokens are random, shown once and stored only as a SHA-256 hash; a token is found by its hash and
+the match re-checked in constant time.  Revoking one stops it at once.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import secrets
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from typing import Any
+
+from sqlalchemy import (
+    DateTime,
+    ForeignKey,
+    Integer,
+    String,
+    Text,
+    insert,
+    select,
+    update,
+)
+from sqlalchemy.dialects import postgresql, sqlite
+from sqlalchemy.orm import Mapped, Session, mapped_column
+
+from bank.errors import NotFound, ValidationFailed
+from bank.ids import new_id
+from ledger import clock
+from ledger.schema import Base
+
+ROLES = ("board", "lgu", "holder")
+TOKEN_PREFIX = "wbt_"
+#: last-used time is refreshed at most this often, so reads do not all become writes
+LAST_USED_RESOLUTION = timedelta(minutes=1)
+
+
+class ApiToken(Base):
+    """A bearer token: its hash, role, and the LGU or holder it acts for."""
+
+    __tablename__ = "api_tokens"
+
+    id: Mapped[str] = mapped_column(String(40), primary_key=True)
+    token_hash: Mapped[str] = mapped_column(String(64), unique=True)
+    role: Mapped[str] = mapped_column(String(16))
+    name: Mapped[str] = mapped_column(String(200))
+    lgu_id: Mapped[str | None] = mapped_column(String(40))
+    holder_id: Mapped[str | None] = mapped_column(String(40))
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
+    created_by: Mapped[str | None] = mapped_column(String(40))
+    last_used_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+    revoked_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+
+
+class AuditEvent(Base):
+    """A refused request (401/403) or a token created or revoked (API.md ``/audit/events``)."""
+
+    __tablename__ = "audit_events"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
+    at: Mapped[datetime] = mapped_column(DateTime(timezone=True), index=True)
+    actor: Mapped[str | None] = mapped_column(String(300))
+    kind: Mapped[str] = mapped_column(String(40))
+    path: Mapped[str] = mapped_column(String(500))
+    request_id: Mapped[str | None] = mapped_column(String(200))
+    status: Mapped[int] = mapped_column(Integer)
+
+
+class IdempotencyRecord(Base):
+    """The stored result of a successful write, under the key its caller sent."""
+
+    __tablename__ = "idempotency_records"
+
+    token_id: Mapped[str] = mapped_column(ForeignKey("api_tokens.id"), primary_key=True)
+    key: Mapped[str] = mapped_column(String(300), primary_key=True)
+    request_hash: Mapped[str] = mapped_column(String(64))
+    status: Mapped[int | None] = mapped_column(Integer)
+    body: Mapped[str | None] = mapped_column(Text)
+    content_type: Mapped[str | None] = mapped_column(String(100))
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
+
+
+@dataclass(frozen=True)
+class Actor:
+    """The authenticated caller."""
+
+    token_id: str
+    role: str
+    name: str
+    lgu_id: str | None = None
+    holder_id: str | None = None
+
+    @property
+    def label(self) -> str:
+        """How the ledger records this actor: ``name (token id)``."""
+        return f"{self.name} ({self.token_id})"
+
+    @property
+    def is_board(self) -> bool:
+        return self.role == "board"
+
+
+#: the actor of command-line and demo writes
+SYSTEM = Actor(token_id="system", role="board", name="system")
+
+
+def hash_token(token: str) -> str:
+    """The stored form of a token."""
+    return hashlib.sha256(token.encode()).hexdigest()
+
+
+def create_token(
+    session: Session,
+    *,
+    role: str,
+    name: str,
+    lgu_id: str | None = None,
+    holder_id: str | None = None,
+    created_by: str | None = None,
+) -> tuple[ApiToken, str]:
+    """Create a token; returns the row and the secret, which is never stored or shown again."""
+    _check_token_fields(role, name, lgu_id, holder_id)
+    secret = TOKEN_PREFIX + secrets.token_urlsafe(32)
+    row = ApiToken(
+        id=new_id("tok"),
+        token_hash=hash_token(secret),
+        role=role,
+        name=name,
+        lgu_id=lgu_id if role == "lgu" else None,
+        holder_id=holder_id if role == "holder" else None,
+        created_at=clock.utcnow(),
+        created_by=created_by,
+    )
+    session.add(row)
+    session.flush()
+    return row, secret
+
+
+def _check_token_fields(role: str, name: str, lgu_id: str | None, holder_id: str | None) -> None:
+    if role not in ROLES:
+        raise ValidationFailed("unknown role", {"role": [f"must be one of {', '.join(ROLES)}"]})
+    if not name.strip():
+        raise ValidationFailed("a token needs a name", {"name": ["must not be blank"]})
+    if role == "lgu" and not lgu_id:
+        raise ValidationFailed("an lgu token needs lgu_id", {"lgu_id": ["required for role lgu"]})
+    if role == "holder" and not holder_id:
+        raise ValidationFailed(
+            "a holder token needs holder_id", {"holder_id": ["required for role holder"]}
+        )
+
+
+def revoke_token(session: Session, token_id: str) -> ApiToken:
+    """Revoke a token: it stops working at once.  Revoking twice is harmless."""
+    row = session.get(ApiToken, token_id)
+    if row is None:
+        raise NotFound(f"token {token_id} does not exist")
+    if row.revoked_at is None:
+        row.revoked_at = clock.utcnow()
+    return row
+
+
+def authenticate(session: Session, secret: str) -> Actor | None:
+    """The actor a bearer secret stands for, or ``None`` if it is unknown or revoked."""
+    digest = hash_token(secret)
+    row = session.execute(
+        select(ApiToken).where(ApiToken.token_hash == digest)
+    ).scalar_one_or_none()
+    if row is None or row.revoked_at is not None:
+        return None
+    if not hmac.compare_digest(row.token_hash, digest):
+        return None
+    now = clock.utcnow()
+    if row.last_used_at is None or clock.as_utc(row.last_used_at) < now - LAST_USED_RESOLUTION:
+        session.execute(update(ApiToken).where(ApiToken.id == row.id).values(last_used_at=now))
+    return Actor(row.id, row.role, row.name, row.lgu_id, row.holder_id)
+
+
+def record_event(
+    session: Session,
+    *,
+    kind: str,
+    path: str,
+    status: int,
+    actor: str | None,
+    request_id: str | None,
+) -> None:
+    """Append one access event to the audit trail."""
+    session.execute(
+        insert(AuditEvent).values(
+            at=clock.utcnow(),
+            actor=actor,
+            kind=kind,
+            path=path[:500],
+            request_id=request_id,
+            status=status,
+        )
+    )
+
+
+# --- idempotent writes ------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class StoredResult:
+    """What a key holds: its request hash and, once the write succeeded, its response."""
+
+    request_hash: str
+    status: int | None
+    body: str | None
+    content_type: str | None
+
+
+def claim_key(session: Session, token_id: str, key: str, request_hash: str) -> StoredResult | None:
+    """Claim ``key`` for this request inside the current transaction.
+
+    Returns ``None`` when the claim is ours (go ahead and write), or the earlier request's stored
+    result.  On PostgreSQL a concurrent twin's claim blocks here until that twin commits (we then
+    replay it) or rolls back (the claim becomes ours): the in-flight duplicate waits.
+    """
+    existing = _stored(session, token_id, key)
+    if existing is not None:
+        return existing
+    dialect = session.bind.dialect.name  # type: ignore[union-attr]
+    insert_ = postgresql.insert if dialect == "postgresql" else sqlite.insert
+    stmt: Any = insert_(IdempotencyRecord).values(
+        token_id=token_id, key=key, request_hash=request_hash, created_at=clock.utcnow()
+    )
+    claimed = session.execute(
+        stmt.on_conflict_do_nothing().returning(IdempotencyRecord.key)
+    ).scalar_one_or_none()
+    return None if claimed is not None else _stored(session, token_id, key)
+
+
+def store_result(
+    session: Session, token_id: str, key: str, status: int, body: str, content_type: str
+) -> None:
+    """Keep a successful write's response under its key."""
+    session.execute(
+        update(IdempotencyRecord)
+        .where(IdempotencyRecord.token_id == token_id, IdempotencyRecord.key == key)
+        .values(status=status, body=body, content_type=content_type)
+    )
+
+
+def _stored(session: Session, token_id: str, key: str) -> StoredResult | None:
+    row = session.get(IdempotencyRecord, (token_id, key), populate_existing=True)
+    if row is None:
+        return None
+    return StoredResult(row.request_hash, row.status, row.body, row.content_type)

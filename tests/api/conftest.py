@@ -1,0 +1,90 @@
+"""API test fixtures: an app on each backend, tokens for each role, and a JSON client helper."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+from flask import Flask
+from flask.testing import FlaskClient
+
+from api import create_app
+from bank import access, parties
+from bank.ruleset import SEED
+
+
+@pytest.fixture
+def app(database_url: str) -> Iterator[Flask]:
+    application = create_app({"DATABASE_URL": database_url, "PROPAGATE_EXCEPTIONS": False})
+    yield application
+    application.extensions["wetbank.db"].dispose()
+
+
+class Api:
+    """A thin JSON client: ``api.post(path, body, token=...)`` returns the test response."""
+
+    def __init__(self, client: FlaskClient, token: str | None) -> None:
+        self.client = client
+        self.token = token
+
+    def _headers(self, token: str | None, headers: dict[str, str] | None) -> dict[str, str]:
+        out = dict(headers or {})
+        chosen = self.token if token is None else token
+        if chosen:
+            out["Authorization"] = f"Bearer {chosen}"
+        return out
+
+    def get(self, path: str, token: str | None = None, **kw: Any) -> Any:
+        headers = self._headers(token, kw.pop("headers", None))
+        return self.client.get(f"/api/v1{path}", headers=headers, **kw)
+
+    def post(self, path: str, body: Any = None, token: str | None = None, **kw: Any) -> Any:
+        headers = self._headers(token, kw.pop("headers", None))
+        if body is None and "data" not in kw:
+            return self.client.post(f"/api/v1{path}", headers=headers, **kw)
+        if "data" in kw:
+            return self.client.post(f"/api/v1{path}", headers=headers, **kw)
+        return self.client.post(f"/api/v1{path}", json=body, headers=headers, **kw)
+
+    def delete(self, path: str, token: str | None = None, **kw: Any) -> Any:
+        headers = self._headers(token, kw.pop("headers", None))
+        return self.client.delete(f"/api/v1{path}", headers=headers, **kw)
+
+
+def make_token(app: Flask, role: str, **kw: Any) -> str:
+    with app.extensions["wetbank.db"].transaction() as session:
+        _row, secret = access.create_token(session, role=role, name=f"test {role}", **kw)
+    return secret
+
+
+@pytest.fixture
+def board_token(app: Flask) -> str:
+    return make_token(app, "board")
+
+
+@pytest.fixture
+def api(app: Flask, board_token: str) -> Api:
+    """A client acting as board staff unless a call passes another ``token``."""
+    return Api(app.test_client(), board_token)
+
+
+@pytest.fixture
+def holder(app: Flask) -> dict[str, str]:
+    """A holder with its own token."""
+    with app.extensions["wetbank.db"].transaction() as session:
+        row = parties.create_holder(session, name="Prairie Creek LLC", email=None, address=None)
+        holder_id = row.id
+    return {"id": holder_id, "token": make_token(app, "holder", holder_id=holder_id)}
+
+
+@pytest.fixture
+def lgu(app: Flask) -> dict[str, str]:
+    """An LGU with its own token."""
+    with app.extensions["wetbank.db"].transaction() as session:
+        row = parties.create_lgu(session, name="Wright County", kind="county")
+        lgu_id = row.id
+    return {"id": lgu_id, "token": make_token(app, "lgu", lgu_id=lgu_id)}
+
+
+__all__ = ["Api", "SEED", "make_token"]

@@ -1,0 +1,197 @@
+"""API.md "Conventions" and "Service": health, me, tokens, problem details, idempotency."""
+
+from __future__ import annotations
+
+import json
+
+from sqlalchemy import func, select
+
+from bank.access import ApiToken, AuditEvent
+from tests.api.conftest import make_token
+
+PROBLEM = "application/problem+json"
+
+
+def count(app, model) -> int:
+    with app.extensions["wetbank.db"].transaction() as session:
+        return int(session.execute(select(func.count()).select_from(model)).scalar_one())
+
+
+def test_health_names_the_database_without_a_token(api, backend):
+    response = api.get("/health", token="")
+    assert response.status_code == 200
+    assert response.json == {"status": "ok", "database": backend}
+
+
+def test_me_shows_the_role_of_the_token(api):
+    response = api.get("/me")
+    assert response.status_code == 200
+    assert response.json["role"] == "board"
+
+
+def test_a_missing_token_is_401_problem_details(api):
+    response = api.get("/me", token="")
+    assert response.status_code == 401
+    assert response.mimetype == PROBLEM
+    assert response.json["code"] == "unauthorized"
+    assert response.json["status"] == 401
+
+
+def test_an_unknown_token_is_401(api):
+    response = api.get("/me", token="wbt_not-a-real-token")
+    assert response.status_code == 401
+    assert response.json["code"] == "unauthorized"
+
+
+def test_the_board_creates_an_lgu_token_that_acts_for_that_lgu(api, lgu):
+    response = api.post("/tokens", {"role": "lgu", "name": "Wright clerk", "lgu_id": lgu["id"]})
+    assert response.status_code == 201, response.json
+    body = response.json
+    assert body["role"] == "lgu" and body["token"].startswith("wbt_")
+    me = api.get("/me", token=body["token"])
+    assert me.json["role"] == "lgu" and me.json["lgu_id"] == lgu["id"]
+
+
+def test_tokens_are_stored_only_as_a_hash(api, app):
+    secret = api.post("/tokens", {"role": "board", "name": "auditor"}).json["token"]
+    with app.extensions["wetbank.db"].transaction() as session:
+        stored = [row.token_hash for row in session.execute(select(ApiToken)).scalars()]
+    assert secret not in stored
+    assert all(len(h) == 64 for h in stored)
+
+
+def test_an_lgu_token_without_lgu_id_is_a_validation_error_and_writes_nothing(api, app):
+    before = count(app, ApiToken)
+    response = api.post("/tokens", {"role": "lgu", "name": "nobody"})
+    assert response.status_code == 422
+    assert response.json["code"] == "validation_error"
+    assert "lgu_id" in response.json["errors"]
+    assert count(app, ApiToken) == before
+
+
+def test_a_holder_token_for_an_unknown_holder_is_refused(api):
+    response = api.post("/tokens", {"role": "holder", "name": "x", "holder_id": "hld_nope"})
+    assert response.status_code == 422
+    assert "holder_id" in response.json["errors"]
+
+
+def test_only_the_board_creates_tokens(api, holder):
+    response = api.post("/tokens", {"role": "board", "name": "me too"}, token=holder["token"])
+    assert response.status_code == 403
+    assert response.json["code"] == "forbidden"
+
+
+def test_a_revoked_token_stops_working_at_once(api):
+    created = api.post("/tokens", {"role": "board", "name": "temp"}).json
+    assert api.get("/me", token=created["token"]).status_code == 200
+    assert api.delete(f"/tokens/{created['id']}").status_code == 204
+    assert api.get("/me", token=created["token"]).status_code == 401
+
+
+def test_revoking_an_unknown_token_is_404(api):
+    response = api.delete("/tokens/tok_missing")
+    assert response.status_code == 404
+    assert response.json["code"] == "not_found"
+
+
+def test_a_body_that_is_not_json_is_400_bad_request(api, app):
+    before = count(app, ApiToken)
+    response = api.post(
+        "/tokens", data='{"role": "board", ', headers={"Content-Type": "application/json"}
+    )
+    assert response.status_code == 400
+    assert response.mimetype == PROBLEM
+    assert response.json["code"] == "bad_request"
+    assert count(app, ApiToken) == before
+
+
+def test_a_body_of_another_content_type_is_415(api):
+    response = api.post("/tokens", data="role=board", headers={"Content-Type": "text/plain"})
+    assert response.status_code == 415
+    assert response.json["code"] == "unsupported_media_type"
+
+
+def test_schema_errors_are_422_with_field_paths(api):
+    response = api.post("/tokens", {"role": "emperor", "name": 5})
+    assert response.status_code == 422
+    assert set(response.json["errors"]) == {"role", "name"}
+
+
+def test_an_unknown_path_is_a_404_problem(api):
+    response = api.get("/no-such-thing")
+    assert response.status_code == 404
+    assert response.mimetype == PROBLEM
+    assert response.json["code"] == "not_found"
+
+
+def test_a_wrong_method_is_a_405_problem(api):
+    response = api.delete("/health")
+    assert response.status_code == 405
+    assert response.json["code"] == "method_not_allowed"
+
+
+def test_an_unexpected_error_is_a_500_without_internals(app, api):
+    @app.route("/api/v1/_boom")
+    def boom():
+        raise RuntimeError("secret internals")
+
+    response = api.get("/_boom")
+    assert response.status_code == 500
+    assert response.json["code"] == "internal_error"
+    assert "secret" not in response.get_data(as_text=True)
+
+
+def test_every_response_carries_the_request_id_the_client_sent(api):
+    response = api.get("/health", headers={"X-Request-Id": "abc-123"})
+    assert response.headers["X-Request-Id"] == "abc-123"
+    assert len(api.get("/health").headers["X-Request-Id"]) >= 16
+
+
+def test_a_repeated_write_with_the_same_key_is_replayed_not_repeated(api, app):
+    before = count(app, ApiToken)
+    body = {"role": "board", "name": "replayed"}
+    first = api.post("/tokens", body, headers={"Idempotency-Key": "k-same"})
+    second = api.post("/tokens", body, headers={"Idempotency-Key": "k-same"})
+    assert first.status_code == second.status_code == 201
+    assert second.headers["Idempotent-Replayed"] == "true"
+    assert first.json == second.json
+    assert count(app, ApiToken) == before + 1
+
+
+def test_the_same_key_with_another_body_is_an_idempotency_conflict(api):
+    api.post("/tokens", {"role": "board", "name": "one"}, headers={"Idempotency-Key": "k-diff"})
+    response = api.post(
+        "/tokens", {"role": "board", "name": "two"}, headers={"Idempotency-Key": "k-diff"}
+    )
+    assert response.status_code == 409
+    assert response.json["code"] == "idempotency_conflict"
+
+
+def test_a_refused_request_keeps_no_key_and_may_be_corrected(api, app):
+    key = {"Idempotency-Key": "k-fix"}
+    assert api.post("/tokens", {"role": "lgu", "name": "x"}, headers=key).status_code == 422
+    fixed = api.post("/tokens", {"role": "board", "name": "x"}, headers=key)
+    assert fixed.status_code == 201
+
+
+def test_keys_are_scoped_to_the_token(api, app):
+    other = make_token(app, "board")
+    key = {"Idempotency-Key": "k-scoped"}
+    a = api.post("/tokens", {"role": "board", "name": "a"}, headers=key)
+    b = api.post("/tokens", {"role": "board", "name": "b"}, headers=key, token=other)
+    assert a.status_code == b.status_code == 201
+    assert a.json["id"] != b.json["id"]
+
+
+def test_refused_requests_and_token_changes_are_audited(api, app):
+    before = count(app, AuditEvent)
+    api.get("/me", token="")
+    api.post("/tokens", {"role": "board", "name": "audited"})
+    assert count(app, AuditEvent) == before + 2
+
+
+def test_the_openapi_document_is_public_and_describes_the_service(api):
+    response = api.get("/openapi.json", token="")
+    assert response.status_code == 200
+    paths = json.loads(response.get_data(as_text=True))["paths"]
+    assert "/api/v1/tokens" in paths and "/api/v1/health" in paths
