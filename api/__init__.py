@@ -43,7 +43,7 @@ def _security() -> dict[str, Any]:
 
 
 def _register_blueprints(api: Api) -> None:
-    from api.views import service
+    from api.views import accounts, audit, money, movements, parties, plans, service
 
-    for module in (service,):
+    for module in (service, parties, accounts, movements, plans, money, audit):
         api.register_blueprint(module.blp)

@@ -6,6 +6,8 @@ from flask import current_app, g
 
 from api.problems import ApiProblem
 from bank.access import Actor
+from bank.ruleset import Ruleset, ruleset_for
+from ledger import clock
 from ledger.db import Database
 
 
@@ -37,3 +39,14 @@ def require_role(*roles: str) -> Actor:
     if current.role not in roles:
         raise ApiProblem(403, "forbidden", f"Only {' or '.join(roles)} tokens may do this.")
     return current
+
+
+def request_id() -> str | None:
+    """This request's id, recorded with each write."""
+    value = g.get("request_id")
+    return str(value) if value else None
+
+
+def ruleset() -> Ruleset:
+    """The ruleset in force today."""
+    return ruleset_for(clock.today())

@@ -11,12 +11,14 @@ import csv
 import io
 import json
 from collections.abc import Callable, Iterable, Iterator
+from datetime import date, datetime
 from typing import Any
 
 from flask import Response, request, stream_with_context
 from marshmallow import Schema, fields, validate
 
 from api.problems import ApiProblem
+from ledger import clock
 
 DEFAULT_LIMIT, MAX_LIMIT = 50, 500
 
@@ -88,6 +90,10 @@ def _drain(buffer: io.StringIO) -> str:
 
 
 def _cell(value: Any) -> Any:
+    if isinstance(value, datetime):
+        return clock.as_utc(value).isoformat()
+    if isinstance(value, date):
+        return value.isoformat()
     if isinstance(value, (dict, list)):
         return json.dumps(value, separators=(",", ":"))
     if isinstance(value, bool):

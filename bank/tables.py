@@ -1,5 +1,13 @@
 """Imports every module that defines tables, so the shared metadata is complete."""
 
 import bank.access  # noqa: F401
+import bank.appeals  # noqa: F401
+import bank.credits  # noqa: F401
+import bank.deposits  # noqa: F401
+import bank.money  # noqa: F401
 import bank.parties  # noqa: F401
+import bank.plan_tables  # noqa: F401
+import bank.reservations  # noqa: F401
+import bank.transfers  # noqa: F401
+import bank.withdrawals  # noqa: F401
 import ledger.schema  # noqa: F401

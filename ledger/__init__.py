@@ -19,6 +19,7 @@ from ledger.accounts import (
     balances,
     balances_as_of,
     create_account,
+    lock,
 )
 from ledger.chain import Report, verify
 from ledger.db import Database
@@ -40,6 +41,7 @@ from ledger.posting import (
     pending_state,
     post_pending,
     reserve,
+    resolve_pending,
     reverse,
     transfer,
     void_pending,
@@ -65,9 +67,11 @@ __all__ = [
     "balances",
     "balances_as_of",
     "create_account",
+    "lock",
     "pending_state",
     "post_pending",
     "reserve",
+    "resolve_pending",
     "reverse",
     "transfer",
     "verify",

@@ -194,5 +194,25 @@ __all__ = [
     "account_by_code",
     "balances",
     "balances_as_of",
+    "lock",
     "create_account",
 ]
+
+
+def lock(
+    session: Session, account_ids: Iterable[int], now: datetime | None = None
+) -> dict[int, Balance]:
+    """Lock accounts ``FOR UPDATE`` in ascending id (PostgreSQL) and return their balances.
+
+    For callers that choose among accounts by balance (oldest lots first) before they post, so the
+    choice cannot be overtaken by a concurrent writer.  SQLite's writer lock already covers it.
+    """
+    ids = sorted(set(account_ids))
+    if ids and session.bind is not None and session.bind.dialect.name == "postgresql":
+        session.execute(
+            select(LedgerBalance.account_id)
+            .where(LedgerBalance.account_id.in_(ids))
+            .order_by(LedgerBalance.account_id)
+            .with_for_update()
+        ).all()
+    return balances(session, ids, now)

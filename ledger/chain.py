@@ -39,7 +39,7 @@ E = LedgerEntry.__table__.c
 C = LedgerChainLink.__table__.c
 
 HEADER_COLUMNS = (
-    "id kind state pending expires_at resolves_id resolution reverses_id idempotency_key "
+    "id kind state pending expires_at reverses_id idempotency_key "
     "request_hash effective_on recorded_at actor request_id memo"
 ).split()
 ENTRY_COLUMNS = (
@@ -110,7 +110,9 @@ def _contents(connection: Connection, ids: list[int]) -> Iterator[tuple[int, byt
             *[T[c] for c in HEADER_COLUMNS],
             *[E[c].label(f"e_{c}") for c in ENTRY_COLUMNS],
         )
-        .select_from(LedgerTransaction.__table__.outerjoin(LedgerEntry.__table__))
+        .select_from(
+            LedgerTransaction.__table__.outerjoin(LedgerEntry.__table__, E.transaction_id == T.id)
+        )
         .where(T.id.in_(ids))
         .order_by(T.id, E.id)
     ).mappings()

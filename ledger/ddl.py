@@ -80,7 +80,7 @@ POSTGRESQL_UNINSTALL = [
 ]
 
 _TX_COLUMNS = (
-    "id kind pending expires_at resolves_id resolution reverses_id idempotency_key request_hash "
+    "id kind pending expires_at reverses_id idempotency_key request_hash "
     "effective_on recorded_at actor request_id memo"
 ).split()
 _UNCHANGED = " AND ".join(f"NEW.{c} IS OLD.{c}" for c in _TX_COLUMNS)

@@ -89,6 +89,8 @@ class _Line:
     account_id: int
     amount: int
     phase: str
+    resolves_id: int | None = None
+    resolution: str | None = None
 
 
 def transfer(session: Session, kind: str, legs: Sequence[Leg], meta: Meta) -> Posted:
@@ -108,6 +110,9 @@ def reserve(
 ) -> Posted:
     """A pending transfer: reserves ``legs`` until posted, voided or expired (guarantee 4)."""
     lines = _lines_for(legs, PHASE_PENDING)
+    if len({line.account_id for line in lines}) != len(lines):
+        # each account appears once, so each release entry is unique per (pending, account)
+        raise UnbalancedTransaction("a pending transfer touches each account at most once")
     expiry = clock.as_utc(expires_at) if expires_at else None
     request = {
         "op": "reserve",
@@ -119,22 +124,43 @@ def reserve(
 
 
 def post_pending(
-    session: Session,
-    pending_id: int,
-    meta: Meta,
-    *,
-    amount: int | None = None,
-    kind: str = "post",
+    session: Session, pending_id: int, meta: Meta, *, amount: int | None = None, kind: str = "post"
 ) -> Posted:
     """Post a pending transfer in full, or ``amount`` of a one-leg one (the rest is released)."""
-    request = {"op": "post", "pending_id": pending_id, "amount": amount, "kind": kind}
-    return _resolve(session, pending_id, "posted", meta, request, kind=kind, amount=amount)
+    return resolve_pending(session, [(pending_id, "posted", amount)], meta, kind=kind)
 
 
 def void_pending(session: Session, pending_id: int, meta: Meta, *, kind: str = "void") -> Posted:
     """Release everything a pending transfer reserved."""
-    request = {"op": "void", "pending_id": pending_id, "kind": kind}
-    return _resolve(session, pending_id, "voided", meta, request, kind=kind)
+    return resolve_pending(session, [(pending_id, "voided", None)], meta, kind=kind)
+
+
+Resolution = tuple[int, str, int | None]  # (pending id, "posted" | "voided", amount to post)
+
+
+def resolve_pending(
+    session: Session, items: Sequence[Resolution], meta: Meta, *, kind: str
+) -> Posted:
+    """Post (in full or in part) or void several pending transfers as ONE transaction.
+
+    Each pending transfer resolves at most once (a unique index on its release entries); one that
+    has expired reserves nothing and cannot be resolved (``PendingExpired``).
+    """
+    request = {"op": "resolve", "kind": kind, "items": [list(item) for item in items]}
+    replay = _replay(session, meta.idempotency_key, _hash(request, meta))
+    if replay:
+        return replay
+    pending = {pending_id: _pending_lines(session, pending_id) for pending_id, _, _ in items}
+    _lock(session, {e.account_id for lines in pending.values() for e in lines})
+    lines: list[_Line] = []
+    for pending_id, resolution, amount in items:
+        if resolution not in ("posted", "voided"):
+            raise LedgerError(f"unknown resolution {resolution}")
+        _check_open(session, pending_id)
+        lines += _release(pending[pending_id], pending_id, resolution)
+        if resolution == "posted":
+            lines += _posted_part(pending[pending_id], amount)
+    return _write(session, kind, lines, meta, request)
 
 
 def reverse(session: Session, transaction_id: int, meta: Meta, *, kind: str = "reversal") -> Posted:
@@ -165,7 +191,7 @@ def reverse(session: Session, transaction_id: int, meta: Meta, *, kind: str = "r
 def pending_state(session: Session, pending_id: int, now: datetime | None = None) -> str:
     """``pending``, ``posted``, ``voided`` or ``expired`` (expired the moment its expiry passes)."""
     resolution = session.execute(
-        select(T.resolution).where(T.resolves_id == pending_id)
+        select(LedgerEntry.resolution).where(LedgerEntry.resolves_id == pending_id).limit(1)
     ).scalar_one_or_none()
     if resolution:
         return str(resolution)
@@ -180,41 +206,25 @@ def pending_state(session: Session, pending_id: int, now: datetime | None = None
 # --- resolution -------------------------------------------------------------------------------
 
 
-def _resolve(
-    session: Session,
-    pending_id: int,
-    resolution: str,
-    meta: Meta,
-    request: dict[str, Any],
-    *,
-    kind: str,
-    amount: int | None = None,
-) -> Posted:
-    replay = _replay(session, meta.idempotency_key, _hash(request, meta))
-    if replay:
-        return replay
+def _pending_lines(session: Session, pending_id: int) -> list[LedgerEntry]:
     header = session.get(LedgerTransaction, pending_id)
     if header is None or not header.pending:
         raise UnknownTransaction(f"pending transfer {pending_id} does not exist")
-    pending_lines = [e for e in _entries_of(session, pending_id) if e.phase == PHASE_PENDING]
-    _lock(session, {e.account_id for e in pending_lines})
+    return [e for e in _entries_of(session, pending_id) if e.phase == PHASE_PENDING]
+
+
+def _check_open(session: Session, pending_id: int) -> None:
     state = pending_state(session, pending_id)
     if state == "expired":
         raise PendingExpired(f"pending transfer {pending_id} expired", pending_id=pending_id)
     if state != "pending":
         raise AlreadyResolved(f"pending transfer {pending_id} was already {state}", state=state)
-    lines = [_Line(e.account_id, e.amount, PHASE_RELEASE) for e in pending_lines]
-    if resolution == "posted":
-        lines += _posted_part(pending_lines, amount)
-    return _write(
-        session,
-        kind,
-        lines,
-        meta,
-        request,
-        resolves_id=pending_id,
-        resolution=resolution,
-    )
+
+
+def _release(pending_lines: Sequence[LedgerEntry], pending_id: int, resolution: str) -> list[_Line]:
+    return [
+        _Line(e.account_id, e.amount, PHASE_RELEASE, pending_id, resolution) for e in pending_lines
+    ]
 
 
 def _posted_part(pending_lines: Sequence[LedgerEntry], amount: int | None) -> list[_Line]:
@@ -247,11 +257,7 @@ def _expire_due(session: Session, account_ids: Iterable[int], now: datetime) -> 
     for pending_id in list(due):
         header = session.get(LedgerTransaction, pending_id)
         assert header is not None and header.expires_at is not None
-        lines = [
-            _Line(e.account_id, e.amount, PHASE_RELEASE)
-            for e in _entries_of(session, pending_id)
-            if e.phase == PHASE_PENDING
-        ]
+        lines = _release(_pending_lines(session, pending_id), pending_id, "expired")
         # it stopped reserving at the end of its last day: that day is the expiry's business date
         expired_on = clock.business_date(
             clock.as_utc(header.expires_at) - timedelta(microseconds=1)
@@ -264,8 +270,6 @@ def _expire_due(session: Session, account_ids: Iterable[int], now: datetime) -> 
             lines,
             meta,
             request,
-            resolves_id=pending_id,
-            resolution="expired",
             expire_first=False,
         )
 
@@ -282,8 +286,6 @@ def _write(
     *,
     pending: bool = False,
     expires_at: datetime | None = None,
-    resolves_id: int | None = None,
-    resolution: str | None = None,
     reverses_id: int | None = None,
     expire_first: bool = True,
 ) -> Posted:
@@ -311,8 +313,6 @@ def _write(
             "state": "open" if session.bind.dialect.name == "sqlite" else "sealed",  # type: ignore[union-attr]
             "pending": pending,
             "expires_at": expires_at,
-            "resolves_id": resolves_id,
-            "resolution": resolution,
             "reverses_id": reverses_id,
             "idempotency_key": meta.idempotency_key,
             "request_hash": request_hash,
@@ -328,7 +328,7 @@ def _write(
         assert replay is not None
         return replay
     _insert_entries(session, tx_id, lines, meta.effective_on, balances)
-    _track_pending(session, tx_id, lines, pending, expires_at, resolves_id)
+    _track_pending(session, tx_id, lines, pending, expires_at)
     if session.bind.dialect.name == "sqlite":  # type: ignore[union-attr]
         session.execute(update(LedgerTransaction).where(T.id == tx_id).values(state="sealed"))
     chain.enqueue(session, tx_id)
@@ -338,15 +338,13 @@ def _write(
 def _insert_header(session: Session, values: dict[str, Any]) -> int | None:
     """Insert a transaction header; ``None`` when a concurrent twin took its idempotency key."""
     dialect = session.bind.dialect.name  # type: ignore[union-attr]
-    stmt: Any = (postgresql.insert if dialect == "postgresql" else sqlite.insert)(
-        LedgerTransaction
-    )
+    stmt: Any = (postgresql.insert if dialect == "postgresql" else sqlite.insert)(LedgerTransaction)
     stmt = stmt.values(**values).on_conflict_do_nothing(index_elements=["idempotency_key"])
     try:
         return session.execute(stmt.returning(T.id)).scalar_one_or_none()
     except IntegrityError as error:
-        if "resolves_id" in str(error.orig) or "reverses_id" in str(error.orig):
-            raise AlreadyResolved("the transaction was already resolved or reversed") from error
+        if "reverses_id" in str(error.orig):
+            raise AlreadyReversed("the transaction was already reversed") from error
         raise
 
 
@@ -381,9 +379,16 @@ def _insert_entries(
                 "balance_after": per_line[index],
                 "account_version": after[line.account_id][1],
                 "effective_on": effective_on,
+                "resolves_id": line.resolves_id,
+                "resolution": line.resolution,
             }
         )
-    session.execute(insert(LedgerEntry), rows)
+    try:
+        session.execute(insert(LedgerEntry), rows)
+    except IntegrityError as error:
+        if "resolves" in str(error.orig):
+            raise AlreadyResolved("the pending transfer was already resolved") from error
+        raise
 
 
 def _apply_delta(session: Session, account_id: int, d: dict[str, int]) -> tuple[int, int]:
@@ -432,11 +437,11 @@ def _track_pending(
     lines: list[_Line],
     pending: bool,
     expires_at: datetime | None,
-    resolves_id: int | None,
 ) -> None:
-    if resolves_id is not None:
+    resolved = sorted({line.resolves_id for line in lines if line.resolves_id is not None})
+    if resolved:
         session.execute(
-            delete(LedgerOpenPending).where(LedgerOpenPending.transaction_id == resolves_id)
+            delete(LedgerOpenPending).where(LedgerOpenPending.transaction_id.in_(resolved))
         )
     if not pending:
         return

@@ -20,6 +20,7 @@ from sqlalchemy import (
     MetaData,
     String,
     Text,
+    UniqueConstraint,
 )
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 
@@ -98,25 +99,13 @@ class LedgerTransaction(Base):
     """A balanced set of entries.  Never updated (on SQLite it is sealed once, see ddl.py)."""
 
     __tablename__ = "ledger_transactions"
-    __table_args__ = (
-        CheckConstraint("state IN ('open', 'sealed')", name="state"),
-        CheckConstraint(
-            "resolution IS NULL OR resolution IN ('posted', 'voided', 'expired')",
-            name="resolution",
-        ),
-        CheckConstraint("(resolves_id IS NULL) = (resolution IS NULL)", name="resolves"),
-    )
+    __table_args__ = (CheckConstraint("state IN ('open', 'sealed')", name="state"),)
 
     id: Mapped[int] = mapped_column(BigId, primary_key=True, autoincrement=True)
     kind: Mapped[str] = mapped_column(String(64))
     state: Mapped[str] = mapped_column(String(8))
     pending: Mapped[bool] = mapped_column(Boolean, default=False)
     expires_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
-    #: the pending transaction this one posts, voids or expires: at most once (unique)
-    resolves_id: Mapped[int | None] = mapped_column(
-        ForeignKey("ledger_transactions.id"), unique=True
-    )
-    resolution: Mapped[str | None] = mapped_column(String(8))
     #: the transaction this one reverses: at most once (unique)
     reverses_id: Mapped[int | None] = mapped_column(
         ForeignKey("ledger_transactions.id"), unique=True
@@ -137,6 +126,14 @@ class LedgerEntry(Base):
     __table_args__ = (
         CheckConstraint("amount <> 0", name="non_zero"),
         CheckConstraint("phase IN ('posted', 'pending', 'release')", name="phase"),
+        CheckConstraint(
+            "(phase = 'release') = (resolves_id IS NOT NULL) "
+            "AND (resolves_id IS NULL) = (resolution IS NULL) "
+            "AND (resolution IS NULL OR resolution IN ('posted', 'voided', 'expired'))",
+            name="release",
+        ),
+        # a pending transfer is resolved at most once: a second release of it is refused
+        UniqueConstraint("resolves_id", "account_id", name="uq_ledger_entries_resolves_once"),
         Index("ix_ledger_entries_account_effective", "account_id", "effective_on", "id"),
         Index("ix_ledger_entries_account_id_id", "account_id", "id"),
     )
@@ -154,6 +151,9 @@ class LedgerEntry(Base):
     #: the account's balance version after this entry
     account_version: Mapped[int] = mapped_column(BigInteger)
     effective_on: Mapped[date] = mapped_column(Date)
+    #: on a release entry: the pending transaction it resolves, and how
+    resolves_id: Mapped[int | None] = mapped_column(ForeignKey("ledger_transactions.id"))
+    resolution: Mapped[str | None] = mapped_column(String(8))
 
 
 class LedgerOpenPending(Base):

@@ -22,6 +22,16 @@ def _url() -> str:
     return url
 
 
+def _include(
+    obj: object, name: str | None, type_: str, reflected: bool, compare_to: object
+) -> bool:
+    """``alembic -x tables=PREFIX revision --autogenerate`` limits a new revision to some tables."""
+    prefix = context.get_x_argument(as_dictionary=True).get("tables")
+    if not prefix or type_ != "table":
+        return True
+    return bool(name and name.startswith(prefix))
+
+
 def run_migrations_offline() -> None:
     context.configure(url=_url(), target_metadata=target_metadata, render_as_batch=True)
     with context.begin_transaction():
@@ -43,6 +53,7 @@ def _run(connection: object) -> None:
     context.configure(
         connection=connection,  # type: ignore[arg-type]
         target_metadata=target_metadata,
+        include_object=_include,
         render_as_batch=True,  # SQLite alters tables by copying them
     )
     with context.begin_transaction():

@@ -63,3 +63,27 @@ class ProblemSchema(Schema):
     code = fields.String(required=True)
     errors = fields.Dict(allow_none=True)
     request_id = fields.String()
+
+
+class Timestamp(fields.DateTime):
+    """An instant, always written in UTC with its offset (SQLite hands back naive UTC)."""
+
+    def _serialize(self, value: Any, attr: Any, obj: Any, **kwargs: Any) -> str | None:
+        if value is None:
+            return None
+        return str(clock.as_utc(value).isoformat())
+
+
+class CreditClassOut(Schema):
+    code = fields.String()
+    service_area = fields.Integer()
+    wetland_type = fields.String()
+    restricted = fields.Boolean()
+
+
+def ServiceArea(**kwargs: Any) -> StrictInteger:  # noqa: N802
+    """A bank service area number (1..10; the ruleset checks the upper bound)."""
+    return StrictInteger(minimum=1, **kwargs)
+
+
+WETLAND_TYPES = [str(n) for n in range(1, 9)]

@@ -2,7 +2,7 @@
 
 Revision ID: 0001
 Revises: (none)
-Create Date: 2026-12-03 05:48:53.658633
+Create Date: 2026-12-03 05:59:30.777669
 """
 
 from __future__ import annotations
@@ -39,8 +39,6 @@ def upgrade() -> None:
     sa.Column('state', sa.String(length=8), nullable=False),
     sa.Column('pending', sa.Boolean(), nullable=False),
     sa.Column('expires_at', sa.DateTime(timezone=True), nullable=True),
-    sa.Column('resolves_id', sa.BigInteger().with_variant(sa.Integer(), 'sqlite'), nullable=True),
-    sa.Column('resolution', sa.String(length=8), nullable=True),
     sa.Column('reverses_id', sa.BigInteger().with_variant(sa.Integer(), 'sqlite'), nullable=True),
     sa.Column('idempotency_key', sa.String(length=300), nullable=False),
     sa.Column('request_hash', sa.String(length=64), nullable=False),
@@ -49,14 +47,10 @@ def upgrade() -> None:
     sa.Column('actor', sa.String(length=300), nullable=True),
     sa.Column('request_id', sa.String(length=200), nullable=True),
     sa.Column('memo', sa.Text(), nullable=True),
-    sa.CheckConstraint("resolution IS NULL OR resolution IN ('posted', 'voided', 'expired')", name=op.f('ck_ledger_transactions_resolution')),
     sa.CheckConstraint("state IN ('open', 'sealed')", name=op.f('ck_ledger_transactions_state')),
-    sa.CheckConstraint('(resolves_id IS NULL) = (resolution IS NULL)', name=op.f('ck_ledger_transactions_resolves')),
-    sa.ForeignKeyConstraint(['resolves_id'], ['ledger_transactions.id'], name=op.f('fk_ledger_transactions_resolves_id_ledger_transactions')),
     sa.ForeignKeyConstraint(['reverses_id'], ['ledger_transactions.id'], name=op.f('fk_ledger_transactions_reverses_id_ledger_transactions')),
     sa.PrimaryKeyConstraint('id', name=op.f('pk_ledger_transactions')),
     sa.UniqueConstraint('idempotency_key', name=op.f('uq_ledger_transactions_idempotency_key')),
-    sa.UniqueConstraint('resolves_id', name=op.f('uq_ledger_transactions_resolves_id')),
     sa.UniqueConstraint('reverses_id', name=op.f('uq_ledger_transactions_reverses_id'))
     )
     op.create_table('ledger_balances',
@@ -100,11 +94,16 @@ def upgrade() -> None:
     sa.Column('balance_after', sa.BigInteger(), nullable=False),
     sa.Column('account_version', sa.BigInteger(), nullable=False),
     sa.Column('effective_on', sa.Date(), nullable=False),
+    sa.Column('resolves_id', sa.BigInteger().with_variant(sa.Integer(), 'sqlite'), nullable=True),
+    sa.Column('resolution', sa.String(length=8), nullable=True),
+    sa.CheckConstraint("(phase = 'release') = (resolves_id IS NOT NULL) AND (resolves_id IS NULL) = (resolution IS NULL) AND (resolution IS NULL OR resolution IN ('posted', 'voided', 'expired'))", name=op.f('ck_ledger_entries_release')),
     sa.CheckConstraint("phase IN ('posted', 'pending', 'release')", name=op.f('ck_ledger_entries_phase')),
     sa.CheckConstraint('amount <> 0', name=op.f('ck_ledger_entries_non_zero')),
     sa.ForeignKeyConstraint(['account_id'], ['ledger_accounts.id'], name=op.f('fk_ledger_entries_account_id_ledger_accounts')),
+    sa.ForeignKeyConstraint(['resolves_id'], ['ledger_transactions.id'], name=op.f('fk_ledger_entries_resolves_id_ledger_transactions')),
     sa.ForeignKeyConstraint(['transaction_id'], ['ledger_transactions.id'], name=op.f('fk_ledger_entries_transaction_id_ledger_transactions')),
-    sa.PrimaryKeyConstraint('id', name=op.f('pk_ledger_entries'))
+    sa.PrimaryKeyConstraint('id', name=op.f('pk_ledger_entries')),
+    sa.UniqueConstraint('resolves_id', 'account_id', name='uq_ledger_entries_resolves_once')
     )
     with op.batch_alter_table('ledger_entries', schema=None) as batch_op:
         batch_op.create_index('ix_ledger_entries_account_effective', ['account_id', 'effective_on', 'id'], unique=False)

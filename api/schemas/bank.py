@@ -1,0 +1,258 @@
+"""Schemas of API.md "Parties and reference data", "Bank accounts", "Deposits", "Transfers",
+"Reservations"."""
+
+from __future__ import annotations
+
+from marshmallow import Schema, fields, validate
+
+from api.schemas.common import (
+    WETLAND_TYPES,
+    CreditClassOut,
+    EventDate,
+    Quantity,
+    ServiceArea,
+    StrictInteger,
+    Timestamp,
+    page_schema,
+)
+from bank.deposit_rules import CATEGORIES
+from bank.parties import LGU_KINDS
+
+Name = fields.String(required=True, validate=validate.Length(min=1, max=300))
+
+
+class HolderIn(Schema):
+    name = fields.String(required=True, validate=validate.Length(min=1, max=300))
+    email = fields.Email(load_default=None, validate=validate.Length(max=300))
+    address = fields.String(load_default=None, validate=validate.Length(max=2000))
+
+
+class HolderOut(Schema):
+    id = fields.String()
+    name = fields.String()
+    email = fields.String(allow_none=True)
+    address = fields.String(allow_none=True)
+    created_at = Timestamp()
+
+
+class LguIn(Schema):
+    name = fields.String(required=True, validate=validate.Length(min=1, max=300))
+    kind = fields.String(required=True, validate=validate.OneOf(LGU_KINDS))
+    observes_indigenous_peoples_day = fields.Boolean(load_default=False)
+    observes_friday_after_thanksgiving = fields.Boolean(load_default=False)
+
+
+class LguOut(LguIn):
+    id = fields.String()
+    created_at = Timestamp()
+
+
+class SiteIn(Schema):
+    name = fields.String(required=True, validate=validate.Length(min=1, max=300))
+    holder_id = fields.String(required=True, validate=validate.Length(max=40))
+    service_area = ServiceArea(required=True)
+    county = fields.String(required=True, validate=validate.Length(min=1, max=100))
+    major_watershed = fields.String(load_default=None, validate=validate.Length(max=200))
+
+
+class SiteOut(Schema):
+    id = fields.String()
+    name = fields.String()
+    holder_id = fields.String()
+    service_area = fields.Integer()
+    county = fields.String()
+    major_watershed = fields.String(allow_none=True)
+    frozen = fields.Boolean()
+    created_at = Timestamp()
+
+
+class ServiceAreaOut(Schema):
+    number = fields.Integer()
+    name = fields.String()
+
+
+class ServiceAreaList(Schema):
+    items = fields.List(fields.Nested(ServiceAreaOut))
+
+
+class AccountIn(Schema):
+    holder_id = fields.String(required=True, validate=validate.Length(max=40))
+    service_area = ServiceArea(required=True)
+    county = fields.String(required=True, validate=validate.Length(min=1, max=100))
+    name = fields.String(load_default=None, validate=validate.Length(max=300))
+
+
+class BalanceOut(Schema):
+    credit_class = fields.Nested(CreditClassOut)
+    posted_sqft = fields.Integer()
+    reserved_sqft = fields.Integer()
+    frozen_sqft = fields.Integer()
+    available_sqft = fields.Integer()
+
+
+class AccountOut(Schema):
+    id = fields.String()
+    number = fields.String()
+    holder_id = fields.String()
+    service_area = fields.Integer()
+    county = fields.String()
+    name = fields.String(allow_none=True)
+    status = fields.String()
+    created_at = Timestamp()
+    balances = fields.List(fields.Nested(BalanceOut))
+
+
+AccountPage = page_schema(AccountOut, "AccountPage")
+
+
+class AsOfArgs(Schema):
+    as_of = fields.Date(required=True)
+
+
+class BalancesAsOfOut(Schema):
+    as_of = fields.Date()
+    balances = fields.List(fields.Nested(BalanceOut))
+
+
+class LotOut(Schema):
+    id = fields.String()
+    label = fields.String()
+    credit_class = fields.String()
+    bank_site_id = fields.String()
+    deposit_id = fields.String()
+    parent_lot_id = fields.String(allow_none=True)
+    federally_approved = fields.Boolean()
+    posted_sqft = fields.Integer()
+    reserved_sqft = fields.Integer()
+    frozen = fields.Boolean()
+    available_sqft = fields.Integer()
+
+
+class LotList(Schema):
+    items = fields.List(fields.Nested(LotOut))
+
+
+class EntryOut(Schema):
+    transaction_id = fields.String()
+    kind = fields.String()
+    credit_class = fields.String()
+    lot_id = fields.String()
+    amount_sqft = fields.Integer()
+    balance_after_sqft = fields.Integer()
+    effective_on = fields.Date()
+    recorded_at = Timestamp()
+    memo = fields.String(allow_none=True)
+
+
+EntryPage = page_schema(EntryOut, "EntryPage")
+
+ENTRY_FIELDS = list(EntryOut().fields)
+
+
+class BankingPlanIn(Schema):
+    reference = fields.String(required=True, validate=validate.Length(min=1, max=100))
+    approved_on = EventDate(required=True)
+    lgu_id = fields.String(required=True, validate=validate.Length(max=40))
+
+
+class ActionIn(Schema):
+    category = fields.String(required=True, validate=validate.OneOf(sorted(CATEGORIES)))
+    area_sqft = Quantity(required=True)
+    credit_sqft = Quantity(required=True)
+    qualifying_years = StrictInteger(minimum=0, load_default=None, allow_none=True)
+    established_on = fields.Date(load_default=None, allow_none=True)
+    easement_terminated_on = EventDate(load_default=None, allow_none=True)
+    associated_project = fields.String(
+        load_default=None, allow_none=True, validate=validate.Length(max=300)
+    )
+
+
+class DepositIn(Schema):
+    bank_site_id = fields.String(required=True, validate=validate.Length(max=40))
+    effective_on = EventDate(required=True)
+    banking_plan = fields.Nested(BankingPlanIn, required=True)
+    wetland_type = fields.String(required=True, validate=validate.OneOf(WETLAND_TYPES))
+    completed_on = EventDate(required=True)
+    federally_approved = fields.Boolean(load_default=False)
+    designated_for_replacement = fields.Boolean(required=True)
+    paid_by_performer = fields.Boolean(required=True)
+    paid_back_with_interest = fields.Boolean(load_default=False)
+    actions = fields.List(
+        fields.Nested(ActionIn), required=True, validate=validate.Length(min=1, max=50)
+    )
+
+
+class DepositCreditOut(Schema):
+    category = fields.String()
+    area_sqft = fields.Integer()
+    credit_sqft = fields.Integer()
+    cap_sqft = fields.Integer()
+    restricted = fields.Boolean()
+    credit_class = fields.Nested(CreditClassOut)
+    lot_id = fields.String()
+
+
+class DepositOut(Schema):
+    id = fields.String()
+    account_id = fields.String()
+    bank_site_id = fields.String()
+    transaction_id = fields.String()
+    effective_on = fields.Date()
+    ruleset = fields.String()
+    credits = fields.List(fields.Nested(DepositCreditOut))
+    total_credit_sqft = fields.Integer()
+
+
+class TransferIn(Schema):
+    from_account_id = fields.String(required=True, validate=validate.Length(max=40))
+    to_account_id = fields.String(required=True, validate=validate.Length(max=40))
+    credit_class = fields.String(load_default=None, validate=validate.Length(max=20))
+    lot_id = fields.String(load_default=None, validate=validate.Length(max=40))
+    amount_sqft = Quantity(required=True)
+    price_per_sqft_cents = StrictInteger(minimum=0, load_default=None, allow_none=True)
+    memo = fields.String(load_default=None, validate=validate.Length(max=2000))
+
+
+class TransferLotOut(Schema):
+    from_lot_id = fields.String()
+    to_lot_id = fields.String()
+    amount_sqft = fields.Integer()
+
+
+class TransferOut(Schema):
+    id = fields.String()
+    transaction_id = fields.String()
+    from_account_id = fields.String()
+    to_account_id = fields.String()
+    credit_class = fields.Nested(CreditClassOut)
+    amount_sqft = fields.Integer()
+    price_per_sqft_cents = fields.Integer(allow_none=True)
+    memo = fields.String(allow_none=True)
+    recorded_at = Timestamp()
+    lots = fields.List(fields.Nested(TransferLotOut))
+
+
+class ReservationIn(Schema):
+    plan_id = fields.String(required=True, validate=validate.Length(max=40))
+    credit_class = fields.String(load_default=None, validate=validate.Length(max=20))
+    lot_id = fields.String(load_default=None, validate=validate.Length(max=40))
+    amount_sqft = Quantity(required=True)
+    expires_on = fields.Date(required=True)
+
+
+class ReservationLotOut(Schema):
+    lot_id = fields.String()
+    amount_sqft = fields.Integer()
+
+
+class ReservationOut(Schema):
+    id = fields.String()
+    account_id = fields.String()
+    plan_id = fields.String()
+    credit_class = fields.Nested(CreditClassOut)
+    lot_id = fields.String(allow_none=True)
+    amount_sqft = fields.Integer()
+    expires_on = fields.Date()
+    status = fields.String()
+    created_at = Timestamp()
+    lots = fields.List(fields.Nested(ReservationLotOut))

@@ -1,0 +1,318 @@
+"""Schemas of API.md "Replacement plans", "Appeals", "Money and security instruments"."""
+
+from __future__ import annotations
+
+from marshmallow import Schema, fields, validate
+
+from api.schemas.common import (
+    WETLAND_TYPES,
+    CreditClassOut,
+    EventDate,
+    Quantity,
+    ServiceArea,
+    StrictInteger,
+    Timestamp,
+    page_schema,
+)
+from bank.appeals import PETITIONER_KINDS
+from bank.money import PAYMENT_KINDS, SECURITY_KINDS
+from bank.plans import METHODS
+
+Text = fields.String
+
+
+class ImpactIn(Schema):
+    area_sqft = Quantity(required=True)
+    wetland_type = fields.String(required=True, validate=validate.OneOf(WETLAND_TYPES))
+    service_area = ServiceArea(required=True)
+    county = fields.String(required=True, validate=validate.Length(min=1, max=100))
+    on_agricultural_land = fields.Boolean(load_default=False)
+
+
+class PlanIn(Schema):
+    lgu_id = fields.String(load_default=None, validate=validate.Length(max=40))
+    applicant = fields.String(required=True, validate=validate.Length(min=1, max=300))
+    project = fields.String(required=True, validate=validate.Length(min=1, max=300))
+    received_on = EventDate(required=True)
+    impact = fields.Nested(ImpactIn, required=True)
+    replacement_ratio = fields.String(
+        required=True,
+        validate=validate.Regexp(r"^\d{1,6}(\.\d{1,6})?$", error="a decimal string such as 2"),
+    )
+    method = fields.String(required=True, validate=validate.OneOf(METHODS))
+    replacement_outside_service_area = fields.Boolean(load_default=False)
+    in_lieu_amount_due_cents = Quantity(load_default=None, allow_none=True)
+
+
+class DeadlinesOut(Schema):
+    notice_due = fields.Date()
+    comment_period_ends = fields.Date(allow_none=True)
+    decision_due = fields.Date()
+    decision_notice_due = fields.Date(allow_none=True)
+    appeal_window_ends = fields.Date(allow_none=True)
+
+
+class NoticeOut(Schema):
+    mailed_on = fields.Date()
+    due = fields.Date(allow_none=True)
+    late = fields.Boolean()
+
+
+class BlockerOut(Schema):
+    code = fields.String()
+    detail = fields.String()
+
+
+class PlanReservationOut(Schema):
+    id = fields.String()
+    account_id = fields.String()
+    credit_class = fields.Nested(CreditClassOut)
+    amount_sqft = fields.Integer()
+    status = fields.String()
+    expires_on = fields.Date()
+
+
+class AllocationOut(Schema):
+    reservation_id = fields.String()
+    lot_id = fields.String()
+    credit_class = fields.String()
+    amount_sqft = fields.Integer()
+    portion = fields.String()
+
+
+class WithdrawalOut(Schema):
+    id = fields.String()
+    plan_id = fields.String()
+    transaction_id = fields.String()
+    reversal_transaction_id = fields.String(allow_none=True)
+    withdrawn_sqft = fields.Integer()
+    created_at = Timestamp()
+    allocations = fields.List(fields.Nested(AllocationOut))
+
+
+class PetitionOut(Schema):
+    granted = fields.Boolean()
+    decided_on = fields.Date()
+    reason = fields.String()
+    late = fields.Boolean()
+
+
+class AppealDecisionOut(Schema):
+    outcome = fields.String()
+    decided_on = fields.Date()
+    late = fields.Boolean()
+
+
+class AppealOut(Schema):
+    id = fields.String()
+    plan_id = fields.String()
+    petitioner_kind = fields.String()
+    resident_count = fields.Integer(allow_none=True)
+    postmarked_on = fields.Date()
+    received_on = fields.Date()
+    filing_fee_cents = fields.Integer()
+    security_cents = fields.Integer(allow_none=True)
+    ruleset = fields.String()
+    grant_decision_due = fields.Date()
+    petition = fields.Nested(PetitionOut, allow_none=True)
+    decision_due = fields.Date(allow_none=True)
+    decision = fields.Nested(AppealDecisionOut, allow_none=True)
+    status = fields.String()
+
+
+class PlanOut(Schema):
+    id = fields.String()
+    lgu_id = fields.String()
+    applicant = fields.String()
+    project = fields.String()
+    received_on = fields.Date()
+    first_received_on = fields.Date()
+    impact = fields.Nested(ImpactIn)
+    replacement_ratio = fields.String()
+    method = fields.String()
+    replacement_outside_service_area = fields.Boolean()
+    in_lieu_amount_due_cents = fields.Integer(allow_none=True)
+    ruleset = fields.String()
+    status = fields.String()
+    outcome = fields.String(allow_none=True)
+    reversed_on_appeal = fields.Boolean()
+    notice_kind = fields.String()
+    deadlines = fields.Nested(DeadlinesOut)
+    notice = fields.Nested(NoticeOut, allow_none=True)
+    extension = fields.Dict(allow_none=True)
+    decision = fields.Dict(allow_none=True)
+    decision_notice = fields.Nested(NoticeOut, allow_none=True)
+    replacement_completed_on = fields.Date(allow_none=True)
+    required_credit_sqft = fields.Integer()
+    required_unrestricted_sqft = fields.Integer()
+    reservations = fields.List(fields.Nested(PlanReservationOut))
+    withdrawals = fields.List(fields.Nested(WithdrawalOut))
+    appeals = fields.List(fields.Nested(AppealOut))
+    impact_may_proceed = fields.Boolean()
+    impact_blockers = fields.List(fields.Nested(BlockerOut))
+
+
+PlanPage = page_schema(PlanOut, "PlanPage")
+
+
+class PlanListArgs(Schema):
+    status = fields.String(
+        load_default=None,
+        validate=validate.OneOf(
+            ["received", "noticed", "approved", "denied", "deemed_approved", "appealed", "final"]
+        ),
+    )
+    limit = fields.Integer(load_default=50, validate=validate.Range(min=1, max=500))
+    cursor = fields.String(load_default=None)
+
+
+class MailedIn(Schema):
+    mailed_on = EventDate(required=True)
+
+
+class ExtensionIn(Schema):
+    notified_on = EventDate(required=True)
+    days = StrictInteger(required=True)
+    reason = fields.String(required=True, validate=validate.Length(min=1, max=2000))
+
+
+class ExtensionOut(Schema):
+    notified_on = fields.Date()
+    days = fields.Integer()
+    reason = fields.String()
+    decision_due = fields.Date()
+
+
+class DecisionIn(Schema):
+    outcome = fields.String(required=True, validate=validate.OneOf(["approved", "denied"]))
+    decided_on = EventDate(required=True)
+    tep_recommendation = fields.String(load_default=None, validate=validate.Length(max=4000))
+
+
+class RevisionIn(Schema):
+    area_sqft = Quantity(required=True)
+    displacement_ft = StrictInteger(minimum=0, required=True)
+    received_on = EventDate(required=True)
+
+
+class RevisionOut(Schema):
+    id = fields.String()
+    counts_as_new_application = fields.Boolean()
+    area_sqft = fields.Integer()
+    previous_area_sqft = fields.Integer()
+    displacement_ft = fields.Integer()
+    received_on = fields.Date()
+    plan_received_on = fields.Date()
+
+
+class WithdrawalIn(Schema):
+    reservation_ids = fields.List(
+        fields.String(validate=validate.Length(max=40)),
+        required=True,
+        validate=validate.Length(min=1, max=100),
+    )
+
+
+class CompletedIn(Schema):
+    completed_on = EventDate(required=True)
+
+
+class PetitionIn(Schema):
+    petitioner_kind = fields.String(required=True, validate=validate.OneOf(PETITIONER_KINDS))
+    resident_count = StrictInteger(minimum=0, load_default=None, allow_none=True)
+    postmarked_on = EventDate(required=True)
+    received_on = EventDate(required=True)
+    filing_fee_cents = StrictInteger(minimum=0, required=True)
+    security_cents = StrictInteger(minimum=0, load_default=None, allow_none=True)
+
+
+class PetitionDecisionIn(Schema):
+    granted = fields.Boolean(required=True)
+    decided_on = EventDate(required=True)
+    reason = fields.String(required=True, validate=validate.Length(min=1, max=4000))
+
+
+class AppealDecisionIn(Schema):
+    outcome = fields.String(
+        required=True, validate=validate.OneOf(["plan_upheld", "plan_reversed"])
+    )
+    decided_on = EventDate(required=True)
+
+
+class PaymentIn(Schema):
+    kind = fields.String(required=True, validate=validate.OneOf(PAYMENT_KINDS))
+    amount_cents = Quantity(required=True)
+    payer = fields.String(required=True, validate=validate.Length(min=1, max=300))
+    received_on = EventDate(required=True)
+    plan_id = fields.String(load_default=None, validate=validate.Length(max=40))
+    appeal_id = fields.String(load_default=None, validate=validate.Length(max=40))
+
+
+class PaymentOut(Schema):
+    id = fields.String()
+    kind = fields.String()
+    amount_cents = fields.Integer()
+    payer = fields.String()
+    received_on = fields.Date()
+    plan_id = fields.String(allow_none=True)
+    appeal_id = fields.String(allow_none=True)
+    transaction_id = fields.String()
+    status = fields.String()
+    compensation_transaction_id = fields.String(allow_none=True)
+    ruleset = fields.String()
+    created_at = Timestamp()
+
+
+class PaymentListArgs(Schema):
+    plan_id = fields.String(required=True)
+
+
+class PaymentList(Schema):
+    items = fields.List(fields.Nested(PaymentOut))
+
+
+class SecurityIn(Schema):
+    kind = fields.String(required=True, validate=validate.OneOf(SECURITY_KINDS))
+    issuer = fields.String(required=True, validate=validate.Length(min=1, max=300))
+    amount_cents = Quantity(required=True)
+    irrevocable = fields.Boolean(required=True)
+    issued_on = EventDate(required=True)
+    expires_on = fields.Date(required=True)
+
+
+class SecurityOut(Schema):
+    id = fields.String()
+    plan_id = fields.String()
+    kind = fields.String()
+    issuer = fields.String()
+    amount_cents = fields.Integer()
+    irrevocable = fields.Boolean()
+    issued_on = fields.Date()
+    expires_on = fields.Date()
+    status = fields.String()
+    released_on = fields.Date(allow_none=True)
+    release_reason = fields.String(allow_none=True)
+    drawn_on = fields.Date(allow_none=True)
+    drawn_cents = fields.Integer(allow_none=True)
+    transaction_id = fields.String()
+
+
+class SecurityListArgs(Schema):
+    status = fields.String(
+        load_default=None, validate=validate.OneOf(["held", "released", "drawn", "expired"])
+    )
+    expiring_before = fields.Date(load_default=None)
+
+
+class SecurityList(Schema):
+    items = fields.List(fields.Nested(SecurityOut))
+
+
+class ReleaseIn(Schema):
+    released_on = EventDate(required=True)
+    reason = fields.String(required=True, validate=validate.Length(min=1, max=2000))
+
+
+class DrawIn(Schema):
+    drawn_on = EventDate(required=True)
+    amount_cents = Quantity(required=True)

@@ -1,0 +1,178 @@
+"""API.md "Bank accounts and balances" and "Deposits"."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from flask.views import MethodView
+from flask_smorest import Blueprint
+
+from api.context import actor, database, request_id, require_board, require_role, ruleset
+from api.idempotency import writes
+from api.pagination import PageArgs, csv_response, decode_cursor, page, wants_csv
+from api.schemas.bank import (
+    ENTRY_FIELDS,
+    AccountIn,
+    AccountOut,
+    AccountPage,
+    AsOfArgs,
+    BalancesAsOfOut,
+    DepositIn,
+    DepositOut,
+    EntryPage,
+    LotList,
+)
+from bank import balances, credits, deposits, parties
+from bank.deposit_rules import ActionRequest
+from bank.parties import BankAccount
+
+blp = Blueprint("accounts", __name__, url_prefix="/api/v1", description="Bank accounts")
+
+ACCOUNT_FIELDS = ("id", "number", "holder_id", "service_area", "county", "name", "status")
+
+
+def account_view(session: Any, account: BankAccount) -> dict[str, Any]:
+    body = parties.as_dict(account, *ACCOUNT_FIELDS, "created_at")
+    body["balances"] = balances.balance_rows(session, account)
+    return body
+
+
+@blp.route("/accounts")
+class Accounts(MethodView):
+    @writes
+    @blp.arguments(AccountIn)
+    @blp.response(201, AccountOut)
+    def post(self, data: dict[str, Any]) -> Any:
+        """Open a bank account for a holder (board)."""
+        require_board()
+        with database().transaction() as session:
+            account = parties.open_account(session, ruleset(), **data)
+            return account_view(session, account)
+
+    @blp.arguments(PageArgs, location="query")
+    @blp.response(200, AccountPage)
+    def get(self, args: dict[str, Any]) -> Any:
+        """Accounts: all for the board, its own for a holder."""
+        who = require_role("board", "holder")
+        after = decode_cursor(args["cursor"])
+        with database().transaction() as session:
+            accounts = parties.holder_accounts(session, None if who.is_board else who.holder_id)
+            if after is not None:
+                ids = [a.id for a in accounts]
+                accounts = accounts[ids.index(after) + 1 :] if after in ids else []
+            shown = accounts[: args["limit"] + 1]
+            items = [account_view(session, a) for a in shown]
+        return page(items, args["limit"], key=lambda item: item["id"])
+
+
+@blp.route("/accounts/<account_id>")
+class AccountById(MethodView):
+    @blp.response(200, AccountOut)
+    def get(self, account_id: str) -> Any:
+        """An account with its balances per credit class (board, or its holder)."""
+        with database().transaction() as session:
+            account = parties.visible_account(session, actor(), account_id)
+            return account_view(session, account)
+
+
+@blp.route("/accounts/<account_id>/balances")
+class AccountBalancesAsOf(MethodView):
+    @blp.arguments(AsOfArgs, location="query")
+    @blp.response(200, BalancesAsOfOut)
+    def get(self, args: dict[str, Any], account_id: str) -> Any:
+        """Balances at the end of a date (board, or the holder)."""
+        with database().transaction() as session:
+            account = parties.visible_account(session, actor(), account_id)
+            rows = balances.balances_as_of(session, account, args["as_of"])
+        return {"as_of": args["as_of"], "balances": rows}
+
+
+@blp.route("/accounts/<account_id>/lots")
+class AccountLots(MethodView):
+    @blp.response(200, LotList)
+    def get(self, account_id: str) -> Any:
+        """The lots the account holds, with provenance (board, or the holder)."""
+        with database().transaction() as session:
+            account = parties.visible_account(session, actor(), account_id)
+            return {"items": [credits.lot_dict(item) for item in credits.lots_of(session, account)]}
+
+
+@blp.route("/accounts/<account_id>/entries")
+class AccountEntries(MethodView):
+    @blp.arguments(PageArgs, location="query")
+    @blp.response(200, EntryPage)
+    @blp.alt_response(200, description="text/csv of every entry", content_type="text/csv")
+    def get(self, args: dict[str, Any], account_id: str) -> Any:
+        """Ledger lines, newest first, with the balance after each (JSON pages or CSV)."""
+        db = database()
+        with db.transaction() as session:
+            account = parties.visible_account(session, actor(), account_id)
+        if wants_csv():
+            return csv_response(ENTRY_FIELDS, _stream_entries(db, account.id), "entries.csv")
+        with db.transaction() as session:
+            rows = balances.entries_page(
+                session, account.id, args["limit"], decode_cursor(args["cursor"])
+            )
+        return page(rows, args["limit"], key=lambda row: row["entry_id"])
+
+
+def _stream_entries(db: Any, account_id: str) -> Any:
+    with db.engine.connect() as connection:
+        from sqlalchemy.orm import Session
+
+        with Session(bind=connection) as session:
+            yield from balances.all_entries(session, account_id)
+
+
+@blp.route("/accounts/<account_id>/freeze")
+class AccountFreeze(MethodView):
+    @writes
+    @blp.response(200, AccountOut)
+    def post(self, account_id: str) -> Any:
+        """Freeze an account: it accepts deposits but sends nothing out (board)."""
+        require_board()
+        with database().transaction() as session:
+            return account_view(session, parties.set_account_status(session, account_id, "frozen"))
+
+
+@blp.route("/accounts/<account_id>/unfreeze")
+class AccountUnfreeze(MethodView):
+    @writes
+    @blp.response(200, AccountOut)
+    def post(self, account_id: str) -> Any:
+        """Unfreeze an account (board)."""
+        require_board()
+        with database().transaction() as session:
+            return account_view(session, parties.set_account_status(session, account_id, "open"))
+
+
+@blp.route("/accounts/<account_id>/deposits")
+class AccountDeposits(MethodView):
+    @writes
+    @blp.arguments(DepositIn)
+    @blp.response(201, DepositOut)
+    def post(self, data: dict[str, Any], account_id: str) -> Any:
+        """Deposit credits certified under Subd. 12 (board): all actions or none."""
+        board = require_board()
+        plan = data["banking_plan"]
+        request = deposits.DepositRequest(
+            account_id=account_id,
+            bank_site_id=data["bank_site_id"],
+            effective_on=data["effective_on"],
+            banking_plan_reference=plan["reference"],
+            banking_plan_approved_on=plan["approved_on"],
+            banking_plan_lgu_id=plan["lgu_id"],
+            wetland_type=data["wetland_type"],
+            completed_on=data["completed_on"],
+            federally_approved=data["federally_approved"],
+            designated_for_replacement=data["designated_for_replacement"],
+            paid_by_performer=data["paid_by_performer"],
+            paid_back_with_interest=data["paid_back_with_interest"],
+            actions=tuple(ActionRequest(**action) for action in data["actions"]),
+        )
+        with database().transaction() as session:
+            if session.get(BankAccount, account_id) is None:
+                from bank.errors import NotFound
+
+                raise NotFound(f"no account {account_id}")
+            return deposits.make_deposit(session, ruleset(), board, request, request_id())

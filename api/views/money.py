@@ -1,0 +1,140 @@
+"""API.md "Money and security instruments"."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from flask.views import MethodView
+from flask_smorest import Blueprint
+
+from api.context import actor, database, request_id, require_role, ruleset
+from api.idempotency import writes
+from api.schemas.plans import (
+    DrawIn,
+    PaymentIn,
+    PaymentList,
+    PaymentListArgs,
+    PaymentOut,
+    ReleaseIn,
+    SecurityIn,
+    SecurityList,
+    SecurityListArgs,
+    SecurityOut,
+)
+from bank import money, plans
+
+blp = Blueprint("money", __name__, url_prefix="/api/v1", description="Payments and securities")
+
+
+@blp.route("/payments")
+class Payments(MethodView):
+    @writes
+    @blp.arguments(PaymentIn)
+    @blp.response(201, PaymentOut)
+    def post(self, data: dict[str, Any]) -> Any:
+        """Record a payment (LGU: its own plans' in-lieu and processing fees; board: any)."""
+        who = require_role("board", "lgu")
+        with database().transaction() as session:
+            payment = money.receive_payment(
+                session, ruleset(), who, money.PaymentRequest(**data), request_id()
+            )
+            return money.payment_dict(payment)
+
+    @blp.arguments(PaymentListArgs, location="query")
+    @blp.response(200, PaymentList)
+    def get(self, args: dict[str, Any]) -> Any:
+        """A plan's payments, its appeals' included (board, or the plan's LGU)."""
+        who = require_role("board", "lgu")
+        with database().transaction() as session:
+            plan = plans.visible_plan(session, who, args["plan_id"])
+            rows = money.payments_of_plan(session, plan.id)
+            return {"items": [money.payment_dict(p) for p in rows]}
+
+
+@blp.route("/payments/<payment_id>")
+class PaymentById(MethodView):
+    @blp.response(200, PaymentOut)
+    def get(self, payment_id: str) -> Any:
+        """A payment (board, or its plan's LGU)."""
+        with database().transaction() as session:
+            return money.payment_dict(money.visible_payment(session, actor(), payment_id))
+
+
+@blp.route("/payments/<payment_id>/refund")
+class PaymentRefund(MethodView):
+    @writes
+    @blp.response(201, PaymentOut)
+    def post(self, payment_id: str) -> Any:
+        """Refund a payment with a compensating transaction (at most once)."""
+        who = require_role("board", "lgu")
+        with database().transaction() as session:
+            return money.payment_dict(money.refund(session, who, payment_id, request_id()))
+
+
+@blp.route("/plans/<plan_id>/securities")
+class PlanSecurities(MethodView):
+    @writes
+    @blp.arguments(SecurityIn)
+    @blp.response(201, SecurityOut)
+    def post(self, data: dict[str, Any], plan_id: str) -> Any:
+        """Record a security given to the LGU (Subd. 3); a letter of credit must be irrevocable."""
+        who = require_role("board", "lgu")
+        with database().transaction() as session:
+            plan = plans.visible_plan(session, who, plan_id, lock=True)
+            security = money.hold_security(
+                session, who, plan, money.SecurityRequest(**data), request_id()
+            )
+            return money.security_dict(security)
+
+
+@blp.route("/securities")
+class Securities(MethodView):
+    @blp.arguments(SecurityListArgs, location="query")
+    @blp.response(200, SecurityList)
+    def get(self, args: dict[str, Any]) -> Any:
+        """Securities by status and expiring before a date (board: all; LGU: its own)."""
+        who = require_role("board", "lgu")
+        with database().transaction() as session:
+            rows = money.list_securities(session, who, args["status"], args["expiring_before"])
+            return {"items": [money.security_dict(s) for s in rows]}
+
+
+@blp.route("/securities/<security_id>")
+class SecurityById(MethodView):
+    @blp.response(200, SecurityOut)
+    def get(self, security_id: str) -> Any:
+        """A security (board, or its plan's LGU)."""
+        with database().transaction() as session:
+            return money.security_dict(money.visible_security(session, actor(), security_id))
+
+
+@blp.route("/securities/<security_id>/release")
+class SecurityRelease(MethodView):
+    @writes
+    @blp.arguments(ReleaseIn)
+    @blp.response(201, SecurityOut)
+    def post(self, data: dict[str, Any], security_id: str) -> Any:
+        """Release a held security."""
+        who = require_role("board", "lgu")
+        with database().transaction() as session:
+            security = money.visible_security(session, who, security_id, lock=True)
+            money.release_security(
+                session, who, security, data["released_on"], data["reason"], request_id()
+            )
+            return money.security_dict(security)
+
+
+@blp.route("/securities/<security_id>/draw")
+class SecurityDraw(MethodView):
+    @writes
+    @blp.arguments(DrawIn)
+    @blp.response(201, SecurityOut)
+    def post(self, data: dict[str, Any], security_id: str) -> Any:
+        """Draw on a held security (at most its amount)."""
+        who = require_role("board", "lgu")
+        with database().transaction() as session:
+            security = money.visible_security(session, who, security_id, lock=True)
+            money.draw_security(
+                session, who, security, data["drawn_on"], data["amount_cents"], request_id()
+            )
+            return money.security_dict(security)

@@ -1,0 +1,64 @@
+"""API.md "Transfers between accounts" and "Reservations"."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from flask.views import MethodView
+from flask_smorest import Blueprint
+
+from api.context import actor, database, request_id, require_role
+from api.idempotency import writes
+from api.schemas.bank import ReservationIn, ReservationOut, TransferIn, TransferOut
+from bank import plans, reservations, transfers
+
+blp = Blueprint("movements", __name__, url_prefix="/api/v1", description="Transfers, reservations")
+
+
+@blp.route("/transfers")
+class Transfers(MethodView):
+    @writes
+    @blp.arguments(TransferIn)
+    @blp.response(201, TransferOut)
+    def post(self, data: dict[str, Any]) -> Any:
+        """Transfer credits between accounts (board, or the holder of the source account)."""
+        who = require_role("board", "holder")
+        with database().transaction() as session:
+            return transfers.make_transfer(
+                session, who, transfers.TransferRequest(**data), request_id()
+            )
+
+
+@blp.route("/accounts/<account_id>/reservations")
+class AccountReservations(MethodView):
+    @writes
+    @blp.arguments(ReservationIn)
+    @blp.response(201, ReservationOut)
+    def post(self, data: dict[str, Any], account_id: str) -> Any:
+        """Reserve credits for a plan (the account's holder, or board)."""
+        who = require_role("board", "holder")
+        with database().transaction() as session:
+            outcome = plans.current_outcome(session, data["plan_id"])
+            request = reservations.ReservationRequest(account_id=account_id, **data)
+            return reservations.reserve(session, who, request, outcome, request_id())
+
+
+@blp.route("/reservations/<reservation_id>")
+class ReservationById(MethodView):
+    @blp.response(200, ReservationOut)
+    def get(self, reservation_id: str) -> Any:
+        """A reservation (board, the account's holder, or the plan's LGU)."""
+        with database().transaction() as session:
+            row = reservations.visible_reservation(session, actor(), reservation_id)
+            return reservations.reservation_dict(session, row)
+
+
+@blp.route("/reservations/<reservation_id>/void")
+class ReservationVoid(MethodView):
+    @writes
+    @blp.response(200, ReservationOut)
+    def post(self, reservation_id: str) -> Any:
+        """Release a pending reservation (the account's holder, or board)."""
+        who = require_role("board", "holder")
+        with database().transaction() as session:
+            return reservations.void(session, who, reservation_id, request_id())

@@ -1,0 +1,268 @@
+"""API.md "Replacement plans" and "Appeals"."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from flask.views import MethodView
+from flask_smorest import Blueprint
+
+from api.context import actor, database, request_id, require_board, require_role, ruleset
+from api.idempotency import writes
+from api.pagination import decode_cursor, page
+from api.schemas.plans import (
+    AppealDecisionIn,
+    AppealOut,
+    CompletedIn,
+    DecisionIn,
+    ExtensionIn,
+    ExtensionOut,
+    MailedIn,
+    NoticeOut,
+    PetitionDecisionIn,
+    PetitionIn,
+    PlanIn,
+    PlanListArgs,
+    PlanOut,
+    PlanPage,
+    RevisionIn,
+    RevisionOut,
+    WithdrawalIn,
+    WithdrawalOut,
+)
+from bank import appeals, plan_report, plans, withdrawals
+from bank.errors import ValidationFailed
+
+blp = Blueprint("plans", __name__, url_prefix="/api/v1", description="Replacement plans, appeals")
+
+
+def _act(plan_id: str, change: Any) -> Any:
+    """Run ``change(session, plan)`` on a plan the caller's LGU owns (or the board), locked."""
+    who = require_role("board", "lgu")
+    with database().transaction() as session:
+        plan = plans.visible_plan(session, who, plan_id, lock=True)
+        return change(session, plan)
+
+
+@blp.route("/plans")
+class Plans(MethodView):
+    @writes
+    @blp.arguments(PlanIn)
+    @blp.response(201, PlanOut)
+    def post(self, data: dict[str, Any]) -> Any:
+        """Record a replacement plan application (its LGU; the board names ``lgu_id``)."""
+        who = require_role("board", "lgu")
+        lgu_id = data["lgu_id"] if who.is_board else who.lgu_id
+        if not lgu_id:
+            raise ValidationFailed("name the plan's LGU", {"lgu_id": ["required for the board"]})
+        impact = data["impact"]
+        request = plans.PlanRequest(
+            lgu_id=lgu_id,
+            applicant=data["applicant"],
+            project=data["project"],
+            received_on=data["received_on"],
+            area_sqft=impact["area_sqft"],
+            wetland_type=impact["wetland_type"],
+            service_area=impact["service_area"],
+            county=impact["county"],
+            on_agricultural_land=impact["on_agricultural_land"],
+            replacement_ratio=data["replacement_ratio"],
+            method=data["method"],
+            replacement_outside_service_area=data["replacement_outside_service_area"],
+            in_lieu_amount_due_cents=data["in_lieu_amount_due_cents"],
+        )
+        with database().transaction() as session:
+            plan = plans.create_plan(session, ruleset(), request)
+            return plan_report.plan_dict(session, plan)
+
+    @blp.arguments(PlanListArgs, location="query")
+    @blp.response(200, PlanPage)
+    def get(self, args: dict[str, Any]) -> Any:
+        """Plans (board: all; LGU: its own), optionally by status."""
+        who = require_role("board", "lgu")
+        after = decode_cursor(args["cursor"])
+        with database().transaction() as session:
+            rows = plans.list_plans(session, who)
+            if after is not None:
+                ids = [p.id for p in rows]
+                rows = rows[ids.index(after) + 1 :] if after in ids else []
+            items = []
+            for plan in rows:
+                body = plan_report.plan_dict(session, plan)
+                if args["status"] is None or body["status"] == args["status"]:
+                    items.append(body)
+                if len(items) > args["limit"]:
+                    break
+        return page(items, args["limit"], key=lambda item: item["id"])
+
+
+@blp.route("/plans/<plan_id>")
+class PlanById(MethodView):
+    @blp.response(200, PlanOut)
+    def get(self, plan_id: str) -> Any:
+        """A plan: every deadline, its status, reservations, and whether the impact may proceed."""
+        with database().transaction() as session:
+            plan = plans.visible_plan(session, actor(), plan_id)
+            return plan_report.plan_dict(session, plan)
+
+
+@blp.route("/plans/<plan_id>/notices")
+class PlanNotices(MethodView):
+    @writes
+    @blp.arguments(MailedIn)
+    @blp.response(201, NoticeOut)
+    def post(self, data: dict[str, Any], plan_id: str) -> Any:
+        """Subd. 6 notice of application (late notices are recorded and flagged)."""
+        return _act(plan_id, lambda s, p: plans.record_notice(s, p, data["mailed_on"]))
+
+
+@blp.route("/plans/<plan_id>/extensions")
+class PlanExtensions(MethodView):
+    @writes
+    @blp.arguments(ExtensionIn)
+    @blp.response(201, ExtensionOut)
+    def post(self, data: dict[str, Any], plan_id: str) -> Any:
+        """The one Minn. Stat. 15.99 extension of the decision deadline."""
+        return _act(
+            plan_id,
+            lambda s, p: plans.record_extension(
+                s, p, data["notified_on"], data["days"], data["reason"]
+            ),
+        )
+
+
+@blp.route("/plans/<plan_id>/decision")
+class PlanDecision(MethodView):
+    @writes
+    @blp.arguments(DecisionIn)
+    @blp.response(201, PlanOut)
+    def post(self, data: dict[str, Any], plan_id: str) -> Any:
+        """Approve or deny the plan (Subd. 4)."""
+
+        def change(session: Any, plan: Any) -> Any:
+            plans.record_decision(
+                session, plan, data["outcome"], data["decided_on"], data["tep_recommendation"]
+            )
+            return plan_report.plan_dict(session, plan)
+
+        return _act(plan_id, change)
+
+
+@blp.route("/plans/<plan_id>/decision-notice")
+class PlanDecisionNotice(MethodView):
+    @writes
+    @blp.arguments(MailedIn)
+    @blp.response(201, NoticeOut)
+    def post(self, data: dict[str, Any], plan_id: str) -> Any:
+        """Subd. 7 notice of decision: opens the appeal window."""
+        return _act(plan_id, lambda s, p: plans.record_decision_notice(s, p, data["mailed_on"]))
+
+
+@blp.route("/plans/<plan_id>/revisions")
+class PlanRevisions(MethodView):
+    @writes
+    @blp.arguments(RevisionIn)
+    @blp.response(201, RevisionOut)
+    def post(self, data: dict[str, Any], plan_id: str) -> Any:
+        """A revised application; Subd. 6 (c) says whether it restarts the clocks."""
+        return _act(
+            plan_id,
+            lambda s, p: plans.record_revision(
+                s, p, data["area_sqft"], data["displacement_ft"], data["received_on"]
+            ),
+        )
+
+
+@blp.route("/plans/<plan_id>/withdrawals")
+class PlanWithdrawals(MethodView):
+    @writes
+    @blp.arguments(WithdrawalIn)
+    @blp.response(201, WithdrawalOut)
+    def post(self, data: dict[str, Any], plan_id: str) -> Any:
+        """Withdraw the reserved credits for an approved plan: one ledger transaction."""
+        who = require_role("board", "lgu")
+        with database().transaction() as session:
+            return withdrawals.withdraw(
+                session, who, plan_id, data["reservation_ids"], request_id()
+            )
+
+
+@blp.route("/plans/<plan_id>/replacement-completed")
+class PlanReplacementCompleted(MethodView):
+    @writes
+    @blp.arguments(CompletedIn)
+    @blp.response(201, PlanOut)
+    def post(self, data: dict[str, Any], plan_id: str) -> Any:
+        """Project-specific replacement recorded complete (Subd. 3)."""
+
+        def change(session: Any, plan: Any) -> Any:
+            plans.record_replacement_completed(session, plan, data["completed_on"])
+            return plan_report.plan_dict(session, plan)
+
+        return _act(plan_id, change)
+
+
+@blp.route("/plans/<plan_id>/appeals")
+class PlanAppeals(MethodView):
+    @writes
+    @blp.arguments(PetitionIn)
+    @blp.response(201, AppealOut)
+    def post(self, data: dict[str, Any], plan_id: str) -> Any:
+        """Record a petition the board received (board)."""
+        require_board()
+        with database().transaction() as session:
+            plans.visible_plan(session, actor(), plan_id, lock=True)
+            appeal = appeals.file_petition(session, plan_id, appeals.PetitionRequest(**data))
+            return appeals.appeal_dict(session, appeal)
+
+
+@blp.route("/appeals/<appeal_id>")
+class AppealById(MethodView):
+    @blp.response(200, AppealOut)
+    def get(self, appeal_id: str) -> Any:
+        """An appeal (board, or the plan's LGU)."""
+        who = actor()
+        with database().transaction() as session:
+            appeal = appeals.get_appeal(session, appeal_id)
+            plans.visible_plan(session, who, appeal.plan_id)
+            return appeals.appeal_dict(session, appeal)
+
+
+@blp.route("/appeals/<appeal_id>/petition")
+class AppealPetition(MethodView):
+    @writes
+    @blp.arguments(PetitionDecisionIn)
+    @blp.response(201, AppealOut)
+    def post(self, data: dict[str, Any], appeal_id: str) -> Any:
+        """The board grants or denies the petition, with its reason."""
+        board = require_board()
+        with database().transaction() as session:
+            appeal = appeals.get_appeal(session, appeal_id)
+            plans.visible_plan(session, board, appeal.plan_id, lock=True)
+            appeal = appeals.decide_petition(
+                session,
+                board,
+                appeal_id,
+                data["granted"],
+                data["decided_on"],
+                data["reason"],
+                request_id(),
+            )
+            return appeals.appeal_dict(session, appeal)
+
+
+@blp.route("/appeals/<appeal_id>/decision")
+class AppealDecision(MethodView):
+    @writes
+    @blp.arguments(AppealDecisionIn)
+    @blp.response(201, AppealOut)
+    def post(self, data: dict[str, Any], appeal_id: str) -> Any:
+        """The board's decision on the merits: upheld, or reversed."""
+        board = require_board()
+        with database().transaction() as session:
+            appeal = appeals.get_appeal(session, appeal_id)
+            plans.visible_plan(session, board, appeal.plan_id, lock=True)
+            appeal = appeals.decide_appeal(
+                session, board, appeal_id, data["outcome"], data["decided_on"], request_id()
+            )
+            return appeals.appeal_dict(session, appeal)

@@ -1,0 +1,143 @@
+"""What board staff audit: the journal of every transaction and the trial balance."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+from datetime import date
+from typing import Any
+
+from sqlalchemy import case, func, select
+from sqlalchemy.orm import Session
+
+from bank import credits
+from ledger.schema import (
+    PHASE_POSTED,
+    LedgerAccount,
+    LedgerChainLink,
+    LedgerEntry,
+    LedgerTransaction,
+)
+
+C, T, E, A = LedgerChainLink, LedgerTransaction, LedgerEntry, LedgerAccount
+
+
+@dataclass(frozen=True)
+class JournalFilter:
+    """``?from=&to=&account_id=&kind=``; dates are effective dates, inclusive."""
+
+    start: date | None = None
+    end: date | None = None
+    account_id: str | None = None
+    kind: str | None = None
+
+
+def _journal_query(filters: JournalFilter) -> Any:
+    query = select(C.seq, C.hash, C.prev_hash, T).join(T, T.id == C.transaction_id)
+    if filters.start:
+        query = query.where(T.effective_on >= filters.start)
+    if filters.end:
+        query = query.where(T.effective_on <= filters.end)
+    if filters.kind:
+        query = query.where(T.kind == filters.kind)
+    if filters.account_id:
+        touched = select(E.transaction_id).where(
+            E.account_id.in_(_ledger_accounts(filters.account_id))
+        )
+        query = query.where(T.id.in_(touched))
+    return query.order_by(C.seq)
+
+
+def _ledger_accounts(account_id: str) -> Any:
+    """A bank account's lot accounts, or a ledger account named by its id or code."""
+    lots = select(credits.Lot.ledger_account_id).where(credits.Lot.account_id == account_id)
+    direct = select(A.id).where(A.code == account_id)
+    return lots.union(direct)
+
+
+def journal_page(
+    session: Session, filters: JournalFilter, limit: int, after_seq: int | None
+) -> list[dict[str, Any]]:
+    """Up to ``limit + 1`` sealed transactions in chain order (append-only: pages never shift)."""
+    query = _journal_query(filters).limit(limit + 1)
+    if after_seq is not None:
+        query = query.where(C.seq > after_seq)
+    rows = session.execute(query).all()
+    return _with_entries(session, rows)
+
+
+def journal_all(session: Session, filters: JournalFilter) -> Iterator[dict[str, Any]]:
+    """Every sealed transaction matching ``filters``, streamed in batches."""
+    after = 0
+    while True:
+        rows = session.execute(_journal_query(filters).where(C.seq > after).limit(1000)).all()
+        if not rows:
+            return
+        yield from _with_entries(session, rows)
+        after = rows[-1].seq
+
+
+def _with_entries(session: Session, rows: Any) -> list[dict[str, Any]]:
+    ids = [row.LedgerTransaction.id for row in rows]
+    entries: dict[int, list[dict[str, Any]]] = {i: [] for i in ids}
+    for e, code in session.execute(
+        select(E, A.code)
+        .join(A, A.id == E.account_id)
+        .where(E.transaction_id.in_(ids))
+        .order_by(E.id)
+    ).all():
+        entries[e.transaction_id].append(
+            {
+                "account": code,
+                "asset": e.asset,
+                "amount": e.amount,
+                "phase": e.phase,
+                "balance_after": e.balance_after,
+                "resolves_id": str(e.resolves_id) if e.resolves_id else None,
+            }
+        )
+    out = []
+    for row in rows:
+        tx = row.LedgerTransaction
+        out.append(
+            {
+                "seq": row.seq,
+                "transaction_id": str(tx.id),
+                "kind": tx.kind,
+                "pending": tx.pending,
+                "expires_at": tx.expires_at,
+                "reverses_id": str(tx.reverses_id) if tx.reverses_id else None,
+                "actor": tx.actor,
+                "request_id": tx.request_id,
+                "idempotency_key": tx.idempotency_key,
+                "effective_on": tx.effective_on,
+                "recorded_at": tx.recorded_at,
+                "memo": tx.memo,
+                "hash": row.hash,
+                "prev_hash": row.prev_hash,
+                "entries": entries[tx.id],
+            }
+        )
+    return out
+
+
+def trial_balance(session: Session, as_of: date) -> list[dict[str, Any]]:
+    """Per asset (each credit class, and USD): total posted debits and credits to ``as_of``."""
+    debit = func.sum(case((E.amount < 0, -E.amount), else_=0))
+    credit = func.sum(case((E.amount > 0, E.amount), else_=0))
+    rows = session.execute(
+        select(E.asset, debit, credit)
+        .where(E.phase == PHASE_POSTED, E.effective_on <= as_of)
+        .group_by(E.asset)
+        .order_by(E.asset)
+    ).all()
+    return [
+        {
+            "asset": asset.removeprefix("sqft:"),
+            "unit": "cents" if asset == "USD" else "sqft",
+            "debits": int(d or 0),
+            "credits": int(c or 0),
+            "balanced": int(d or 0) == int(c or 0),
+        }
+        for asset, d, c in rows
+    ]

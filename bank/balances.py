@@ -1,0 +1,154 @@
+"""What an account holds: balances per credit class (now and as of a date) and its entries.
+
+``available = posted - reserved - frozen`` (API.md): frozen credits are the posted, unreserved
+credits of a frozen account or of lots from a frozen bank site.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Iterator
+from datetime import date
+from typing import Any
+
+from sqlalchemy import func, select
+from sqlalchemy.orm import Session
+
+import ledger
+from bank import credits, parties
+from ledger.schema import PHASE_POSTED, LedgerEntry, LedgerTransaction
+
+
+def balance_rows(session: Session, account: parties.BankAccount) -> list[dict[str, Any]]:
+    """One row per credit class held: posted, reserved, frozen and available square feet."""
+    totals: dict[str, list[int]] = defaultdict(lambda: [0, 0, 0, 0])
+    for item in credits.lots_of(session, account):
+        row = totals[item.lot.credit_class]
+        row[0] += item.posted_sqft
+        row[1] += item.reserved_sqft
+        row[2] += item.frozen_sqft
+        row[3] += item.available_sqft
+    return [
+        {
+            "credit_class": _class(session, code),
+            "posted_sqft": posted,
+            "reserved_sqft": reserved,
+            "frozen_sqft": frozen,
+            "available_sqft": available,
+        }
+        for code, (posted, reserved, frozen, available) in sorted(totals.items())
+    ]
+
+
+def balances_as_of(
+    session: Session, account: parties.BankAccount, day: date
+) -> list[dict[str, Any]]:
+    """Posted and reserved per credit class at the end of ``day`` (by effective date)."""
+    lots = list(
+        session.execute(select(credits.Lot).where(credits.Lot.account_id == account.id)).scalars()
+    )
+    past = ledger.balances_as_of(session, [lot.ledger_account_id for lot in lots], day)
+    totals: dict[str, list[int]] = defaultdict(lambda: [0, 0])
+    for lot in lots:
+        balance = past[lot.ledger_account_id]
+        if balance.posted or balance.reserved_debits:
+            totals[lot.credit_class][0] += balance.posted
+            totals[lot.credit_class][1] += balance.reserved_debits
+    return [
+        {
+            "credit_class": _class(session, code),
+            "posted_sqft": posted,
+            "reserved_sqft": reserved,
+            "available_sqft": posted - reserved,
+        }
+        for code, (posted, reserved) in sorted(totals.items())
+    ]
+
+
+def _class(session: Session, code: str) -> dict[str, Any]:
+    row = session.get(credits.CreditClass, code)
+    assert row is not None
+    return credits.class_dict(row)
+
+
+# --- entries ----------------------------------------------------------------------------------
+
+E, T, L = LedgerEntry, LedgerTransaction, credits.Lot
+
+
+def _entries_query(account_id: str) -> Any:
+    return (
+        select(
+            E.id,
+            E.transaction_id,
+            T.kind,
+            L.credit_class,
+            L.id.label("lot_id"),
+            E.amount,
+            E.effective_on,
+            T.recorded_at,
+            T.memo,
+        )
+        .join(L, L.ledger_account_id == E.account_id)
+        .join(T, T.id == E.transaction_id)
+        .where(L.account_id == account_id, E.phase == PHASE_POSTED)
+    )
+
+
+def _class_totals_through(session: Session, account_id: str, entry_id: int) -> dict[str, int]:
+    rows = session.execute(
+        select(L.credit_class, func.sum(E.amount))
+        .join(L, L.ledger_account_id == E.account_id)
+        .where(L.account_id == account_id, E.phase == PHASE_POSTED, E.id <= entry_id)
+        .group_by(L.credit_class)
+    ).all()
+    return {code: int(total or 0) for code, total in rows}
+
+
+def entries_page(
+    session: Session, account_id: str, limit: int, before_id: int | None
+) -> list[dict[str, Any]]:
+    """Up to ``limit + 1`` posted entries, newest first, each with the class balance after it."""
+    query = _entries_query(account_id).order_by(E.id.desc()).limit(limit + 1)
+    if before_id is not None:
+        query = query.where(E.id < before_id)
+    rows = session.execute(query).all()
+    if not rows:
+        return []
+    running = _class_totals_through(session, account_id, rows[0].id)
+    return list(_with_balance_after(rows, running))
+
+
+def all_entries(session: Session, account_id: str) -> Iterator[dict[str, Any]]:
+    """Every posted entry, newest first, streamed (for CSV)."""
+    newest = session.execute(
+        select(func.max(E.id))
+        .join(L, L.ledger_account_id == E.account_id)
+        .where(L.account_id == account_id, E.phase == PHASE_POSTED)
+    ).scalar()
+    if newest is None:
+        return
+    running = _class_totals_through(session, account_id, newest)
+    rows = session.execute(
+        _entries_query(account_id).where(E.id <= newest).order_by(E.id.desc()),
+        execution_options={"yield_per": 1000},
+    )
+    yield from _with_balance_after(rows, running)
+
+
+def _with_balance_after(rows: Any, running: dict[str, int]) -> Iterator[dict[str, Any]]:
+    for row in rows:
+        balance_after = running.get(row.credit_class, 0)
+        running[row.credit_class] = balance_after - row.amount
+        yield {
+            "entry_id": row.id,
+            "transaction_id": str(row.transaction_id),
+            "kind": row.kind,
+            "credit_class": row.credit_class,
+            "lot_id": row.lot_id,
+            "amount_sqft": row.amount,
+            "balance_after_sqft": balance_after,
+            "effective_on": row.effective_on,
+            "recorded_at": row.recorded_at,
+            "memo": row.memo,
+        }

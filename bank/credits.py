@@ -1,0 +1,241 @@
+"""Credit classes and lots (DOMAIN.md §1).
+
+A credit class is (bank service area, wetland type, restricted): credits are fungible only within
+one.  Each class has two ledger accounts of its own asset: the board's issuance account (it goes
+negative by exactly what has been deposited) and the withdrawn-credits account.
+
+Every lot is its own no-overdraft ledger account, so the ledger alone says how many square feet a
+lot holds; a lot's provenance (deposit, bank site, parent lot) is fixed when it is created.
+"""
+
+from __future__ import annotations
+
+import string
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import (
+    Boolean,
+    DateTime,
+    ForeignKey,
+    Integer,
+    String,
+    UniqueConstraint,
+    select,
+    update,
+)
+from sqlalchemy.orm import Mapped, Session, mapped_column
+
+import ledger
+from bank.ids import new_id
+from bank.named_accounts import advisory_lock
+from bank.parties import BankAccount, BankSite
+from ledger import clock
+from ledger.schema import Base
+
+WETLAND_TYPES = tuple(str(n) for n in range(1, 9))  # Circular 39 types 1..8
+
+
+class CreditClass(Base):
+    """(service area, wetland type, restricted), with its issuance and withdrawn accounts."""
+
+    __tablename__ = "credit_classes"
+
+    code: Mapped[str] = mapped_column(String(20), primary_key=True)
+    service_area: Mapped[int] = mapped_column(Integer)
+    wetland_type: Mapped[str] = mapped_column(String(2))
+    restricted: Mapped[bool] = mapped_column(Boolean)
+    issuance_account_id: Mapped[int] = mapped_column(ForeignKey("ledger_accounts.id"))
+    withdrawn_account_id: Mapped[int] = mapped_column(ForeignKey("ledger_accounts.id"))
+
+
+class Lot(Base):
+    """Credits of one class with one provenance, held by one bank account."""
+
+    __tablename__ = "lots"
+    __table_args__ = (UniqueConstraint("account_id", "label"),)
+
+    id: Mapped[str] = mapped_column(String(40), primary_key=True)
+    account_id: Mapped[str] = mapped_column(ForeignKey("bank_accounts.id"), index=True)
+    label: Mapped[str] = mapped_column(String(10))
+    credit_class: Mapped[str] = mapped_column(ForeignKey("credit_classes.code"))
+    bank_site_id: Mapped[str] = mapped_column(ForeignKey("bank_sites.id"), index=True)
+    deposit_id: Mapped[str] = mapped_column(String(40), index=True)
+    parent_lot_id: Mapped[str | None] = mapped_column(ForeignKey("lots.id"))
+    federally_approved: Mapped[bool] = mapped_column(Boolean)
+    ledger_account_id: Mapped[int] = mapped_column(ForeignKey("ledger_accounts.id"), unique=True)
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
+
+
+def class_code(service_area: int, wetland_type: str, restricted: bool) -> str:
+    """``BSA5-T2-U`` (unrestricted) or ``BSA5-T2-R`` (usable only above 1:1)."""
+    return f"BSA{service_area}-T{wetland_type}-{'R' if restricted else 'U'}"
+
+
+def asset_of(code: str) -> str:
+    """The ledger asset of a credit class: square feet of that class."""
+    return f"sqft:{code}"
+
+
+def ensure_class(
+    session: Session, service_area: int, wetland_type: str, restricted: bool
+) -> CreditClass:
+    """The credit class, created with its two ledger accounts the first time it is needed."""
+    code = class_code(service_area, wetland_type, restricted)
+    found = session.get(CreditClass, code)
+    if found is not None:
+        return found
+    # two first deposits of a class at once: the second waits here, then finds it
+    advisory_lock(session, f"credit-class:{code}")
+    found = session.get(CreditClass, code, populate_existing=True)
+    if found is not None:
+        return found
+    asset = asset_of(code)
+    issuance = ledger.create_account(
+        session, code=f"issuance:{code}", asset=asset, name=f"Board issuance {code}"
+    )
+    withdrawn = ledger.create_account(
+        session, code=f"withdrawn:{code}", asset=asset, name=f"Withdrawn credits {code}"
+    )
+    row = CreditClass(
+        code=code,
+        service_area=service_area,
+        wetland_type=wetland_type,
+        restricted=restricted,
+        issuance_account_id=issuance,
+        withdrawn_account_id=withdrawn,
+    )
+    session.add(row)
+    session.flush()
+    return row
+
+
+def class_dict(row: CreditClass) -> dict[str, Any]:
+    """A credit class as the API shows it."""
+    return {
+        "code": row.code,
+        "service_area": row.service_area,
+        "wetland_type": row.wetland_type,
+        "restricted": row.restricted,
+    }
+
+
+def new_lot(
+    session: Session,
+    account: BankAccount,
+    credit_class: CreditClass,
+    *,
+    bank_site_id: str,
+    deposit_id: str,
+    parent_lot_id: str | None,
+    federally_approved: bool,
+) -> Lot:
+    """A new empty lot in ``account`` with the next label (A, B, ..., Z, AA, ...)."""
+    count = session.execute(
+        update(BankAccount)
+        .where(BankAccount.id == account.id)
+        .values(lot_count=BankAccount.lot_count + 1)
+        .returning(BankAccount.lot_count)
+    ).scalar_one()
+    lot_id = new_id("lot")
+    ledger_account = ledger.create_account(
+        session,
+        code=f"lot:{lot_id}",
+        asset=asset_of(credit_class.code),
+        name=f"{account.number} lot {lot_label(count)}",
+        no_overdraft=True,
+    )
+    lot = Lot(
+        id=lot_id,
+        account_id=account.id,
+        label=lot_label(count),
+        credit_class=credit_class.code,
+        bank_site_id=bank_site_id,
+        deposit_id=deposit_id,
+        parent_lot_id=parent_lot_id,
+        federally_approved=federally_approved,
+        ledger_account_id=ledger_account,
+        created_at=clock.utcnow(),
+    )
+    session.add(lot)
+    session.flush()
+    return lot
+
+
+def lot_label(n: int) -> str:
+    """1 → A, 26 → Z, 27 → AA: the state's forms name lots by letter (practice)."""
+    label = ""
+    while n > 0:
+        n, rest = divmod(n - 1, 26)
+        label = string.ascii_uppercase[rest] + label
+    return label
+
+
+@dataclass(frozen=True)
+class LotBalance:
+    """A lot with what it holds now."""
+
+    lot: Lot
+    posted_sqft: int
+    reserved_sqft: int
+    frozen: bool
+
+    @property
+    def frozen_sqft(self) -> int:
+        return self.posted_sqft - self.reserved_sqft if self.frozen else 0
+
+    @property
+    def available_sqft(self) -> int:
+        return self.posted_sqft - self.reserved_sqft - self.frozen_sqft
+
+
+def lots_of(
+    session: Session,
+    account: BankAccount,
+    *,
+    credit_class: str | None = None,
+    lock: bool = False,
+    now: datetime | None = None,
+) -> list[LotBalance]:
+    """The account's lots, oldest first, with balances (locked ``FOR UPDATE`` if ``lock``)."""
+    query = (
+        select(Lot, BankSite.frozen)
+        .join(BankSite, BankSite.id == Lot.bank_site_id)
+        .where(Lot.account_id == account.id)
+        .order_by(Lot.created_at, Lot.id)
+    )
+    if credit_class is not None:
+        query = query.where(Lot.credit_class == credit_class)
+    rows = session.execute(query).all()
+    ids = [lot.ledger_account_id for lot, _ in rows]
+    read = ledger.lock if lock else ledger.balances
+    balances = read(session, ids, now)
+    account_frozen = account.status == "frozen"
+    return [
+        LotBalance(
+            lot,
+            balances[lot.ledger_account_id].posted,
+            balances[lot.ledger_account_id].reserved_debits,
+            account_frozen or bool(site_frozen),
+        )
+        for lot, site_frozen in rows
+    ]
+
+
+def lot_dict(item: LotBalance) -> dict[str, Any]:
+    """A lot as ``GET /accounts/{id}/lots`` shows it."""
+    lot = item.lot
+    return {
+        "id": lot.id,
+        "label": lot.label,
+        "credit_class": lot.credit_class,
+        "bank_site_id": lot.bank_site_id,
+        "deposit_id": lot.deposit_id,
+        "parent_lot_id": lot.parent_lot_id,
+        "federally_approved": lot.federally_approved,
+        "posted_sqft": item.posted_sqft,
+        "reserved_sqft": item.reserved_sqft,
+        "frozen": item.frozen,
+        "available_sqft": item.available_sqft,
+    }

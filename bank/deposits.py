@@ -1,0 +1,262 @@
+"""Deposits of replacement credits (Subd. 12; DOMAIN.md §2).
+
+One deposit is one balanced ledger transaction: for each action, credits move from the board's
+issuance account of the action's credit class into a new lot of the holder's account.  The rules
+of Subd. 12 (a), (b) and (c) are in ``bank.deposit_rules``; this module applies them and books.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import date, datetime
+from typing import Any
+
+from sqlalchemy import JSON, Boolean, Date, DateTime, ForeignKey, Integer, String
+from sqlalchemy.orm import Mapped, Session, mapped_column
+
+import ledger
+from bank import credits, parties
+from bank.access import Actor
+from bank.deposit_rules import ActionCredit, ActionRequest, DepositFacts, evaluate_deposit
+from bank.errors import Conflict, ValidationFailed
+from bank.ids import new_id
+from bank.ruleset import Ruleset
+from ledger import clock
+from ledger.schema import Base
+
+
+class Deposit(Base):
+    """A deposit of credits certified for an approved banking plan."""
+
+    __tablename__ = "deposits"
+
+    id: Mapped[str] = mapped_column(String(40), primary_key=True)
+    account_id: Mapped[str] = mapped_column(ForeignKey("bank_accounts.id"), index=True)
+    bank_site_id: Mapped[str] = mapped_column(ForeignKey("bank_sites.id"))
+    effective_on: Mapped[date] = mapped_column(Date)
+    banking_plan_reference: Mapped[str] = mapped_column(String(100))
+    banking_plan_approved_on: Mapped[date] = mapped_column(Date)
+    banking_plan_lgu_id: Mapped[str] = mapped_column(ForeignKey("lgus.id"))
+    wetland_type: Mapped[str] = mapped_column(String(2))
+    completed_on: Mapped[date] = mapped_column(Date)
+    federally_approved: Mapped[bool] = mapped_column(Boolean)
+    designated_for_replacement: Mapped[bool] = mapped_column(Boolean)
+    paid_by_performer: Mapped[bool] = mapped_column(Boolean)
+    paid_back_with_interest: Mapped[bool] = mapped_column(Boolean)
+    ruleset: Mapped[str] = mapped_column(String(60))
+    transaction_id: Mapped[int] = mapped_column(ForeignKey("ledger_transactions.id"))
+    total_credit_sqft: Mapped[int] = mapped_column(Integer)
+    recorded_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
+    actor: Mapped[str] = mapped_column(String(300))
+
+
+class DepositAction(Base):
+    """One Subd. 12 (c) action of a deposit, with the cap that applied and the lot it made."""
+
+    __tablename__ = "deposit_actions"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
+    deposit_id: Mapped[str] = mapped_column(ForeignKey("deposits.id"), index=True)
+    position: Mapped[int] = mapped_column(Integer)
+    category: Mapped[str] = mapped_column(String(40))
+    area_sqft: Mapped[int] = mapped_column(Integer)
+    credit_sqft: Mapped[int] = mapped_column(Integer)
+    cap_sqft: Mapped[int] = mapped_column(Integer)
+    restricted: Mapped[bool] = mapped_column(Boolean)
+    credit_class: Mapped[str] = mapped_column(ForeignKey("credit_classes.code"))
+    lot_id: Mapped[str] = mapped_column(ForeignKey("lots.id"))
+    #: the category's precondition fields as certified (qualifying_years, established_on, ...)
+    details: Mapped[dict[str, Any]] = mapped_column(JSON)
+
+
+@dataclass(frozen=True)
+class DepositRequest:
+    """``POST /accounts/{id}/deposits`` as the use case takes it."""
+
+    account_id: str
+    bank_site_id: str
+    effective_on: date
+    banking_plan_reference: str
+    banking_plan_approved_on: date
+    banking_plan_lgu_id: str
+    wetland_type: str
+    completed_on: date
+    federally_approved: bool
+    designated_for_replacement: bool
+    paid_by_performer: bool
+    paid_back_with_interest: bool
+    actions: tuple[ActionRequest, ...]
+
+
+def make_deposit(
+    session: Session,
+    ruleset: Ruleset,
+    actor: Actor,
+    request: DepositRequest,
+    request_id: str | None,
+) -> dict[str, Any]:
+    """Apply Subd. 12 to every action and book the whole deposit as one transaction.
+
+    One failing action refuses the whole deposit; nothing is written.
+    """
+    account = session.get(parties.BankAccount, request.account_id)
+    if account is None:
+        raise ValidationFailed("no such account", {"account_id": ["no such account"]})
+    if account.status == "closed":
+        raise Conflict("a closed account accepts no deposit")
+    site = parties.get_site(session, request.bank_site_id, field="bank_site_id")
+    parties.get_lgu(session, request.banking_plan_lgu_id, field="banking_plan.lgu_id")
+    _check_dates(request)
+    evaluated = evaluate_deposit(ruleset, _facts(request), list(request.actions))
+    deposit_id = new_id("dep")
+    legs, booked = [], []
+    for position, (action, credit) in enumerate(zip(request.actions, evaluated, strict=True)):
+        klass = credits.ensure_class(
+            session, site.service_area, request.wetland_type, credit.restricted
+        )
+        lot = credits.new_lot(
+            session,
+            account,
+            klass,
+            bank_site_id=site.id,
+            deposit_id=deposit_id,
+            parent_lot_id=None,
+            federally_approved=request.federally_approved,
+        )
+        legs.append(
+            ledger.Leg(klass.issuance_account_id, lot.ledger_account_id, credit.credit_sqft)
+        )
+        booked.append((position, action, credit, klass, lot))
+    posted = ledger.transfer(
+        session,
+        "deposit",
+        legs,
+        ledger.Meta(
+            idempotency_key=f"deposit:{deposit_id}",
+            effective_on=request.effective_on,
+            memo=f"deposit {deposit_id} under banking plan {request.banking_plan_reference}",
+            actor=actor.label,
+            request_id=request_id,
+        ),
+    )
+    deposit = _record(session, ruleset, actor, request, deposit_id, posted.transaction_id, booked)
+    return deposit_dict(session, deposit)
+
+
+def _check_dates(request: DepositRequest) -> None:
+    today = clock.today()
+    if request.effective_on > today:
+        raise ValidationFailed("the deposit date is in the future", {"effective_on": ["future"]})
+    if request.banking_plan_approved_on > request.effective_on:
+        raise ValidationFailed(
+            "the banking plan must be approved before the deposit",
+            {"banking_plan.approved_on": ["after the deposit date"]},
+        )
+
+
+def _facts(request: DepositRequest) -> DepositFacts:
+    return DepositFacts(
+        deposit_on=request.effective_on,
+        completed_on=request.completed_on,
+        designated_for_replacement=request.designated_for_replacement,
+        paid_by_performer=request.paid_by_performer,
+        paid_back_with_interest=request.paid_back_with_interest,
+    )
+
+
+def _record(
+    session: Session,
+    ruleset: Ruleset,
+    actor: Actor,
+    request: DepositRequest,
+    deposit_id: str,
+    transaction_id: int,
+    booked: list[tuple[int, ActionRequest, ActionCredit, credits.CreditClass, credits.Lot]],
+) -> Deposit:
+    deposit = Deposit(
+        id=deposit_id,
+        account_id=request.account_id,
+        bank_site_id=request.bank_site_id,
+        effective_on=request.effective_on,
+        banking_plan_reference=request.banking_plan_reference,
+        banking_plan_approved_on=request.banking_plan_approved_on,
+        banking_plan_lgu_id=request.banking_plan_lgu_id,
+        wetland_type=request.wetland_type,
+        completed_on=request.completed_on,
+        federally_approved=request.federally_approved,
+        designated_for_replacement=request.designated_for_replacement,
+        paid_by_performer=request.paid_by_performer,
+        paid_back_with_interest=request.paid_back_with_interest,
+        ruleset=ruleset.id,
+        transaction_id=transaction_id,
+        total_credit_sqft=sum(credit.credit_sqft for _, _, credit, _, _ in booked),
+        recorded_at=clock.utcnow(),
+        actor=actor.label,
+    )
+    session.add(deposit)
+    session.flush()
+    for position, action, credit, klass, lot in booked:
+        session.add(
+            DepositAction(
+                deposit_id=deposit_id,
+                position=position,
+                category=credit.category,
+                area_sqft=credit.area_sqft,
+                credit_sqft=credit.credit_sqft,
+                cap_sqft=credit.cap_sqft,
+                restricted=credit.restricted,
+                credit_class=klass.code,
+                lot_id=lot.id,
+                details=_details(action),
+            )
+        )
+    session.flush()
+    return deposit
+
+
+def _details(action: ActionRequest) -> dict[str, Any]:
+    fields = ("qualifying_years", "established_on", "easement_terminated_on", "associated_project")
+    out: dict[str, Any] = {}
+    for name in fields:
+        value = getattr(action, name, None)
+        if value is not None:
+            out[name] = value.isoformat() if isinstance(value, date) else value
+    return out
+
+
+def _class(session: Session, code: str) -> credits.CreditClass:
+    row = session.get(credits.CreditClass, code)
+    assert row is not None
+    return row
+
+
+def deposit_dict(session: Session, deposit: Deposit) -> dict[str, Any]:
+    """A deposit as the API shows it: per action, the cap that applied and the lot it made."""
+    from sqlalchemy import select
+
+    actions = session.execute(
+        select(DepositAction)
+        .where(DepositAction.deposit_id == deposit.id)
+        .order_by(DepositAction.position)
+    ).scalars()
+    return {
+        "id": deposit.id,
+        "account_id": deposit.account_id,
+        "bank_site_id": deposit.bank_site_id,
+        "transaction_id": str(deposit.transaction_id),
+        "effective_on": deposit.effective_on,
+        "ruleset": deposit.ruleset,
+        "credits": [
+            {
+                "category": a.category,
+                "area_sqft": a.area_sqft,
+                "credit_sqft": a.credit_sqft,
+                "cap_sqft": a.cap_sqft,
+                "restricted": a.restricted,
+                "credit_class": credits.class_dict(_class(session, a.credit_class)),
+                "lot_id": a.lot_id,
+            }
+            for a in actions
+        ],
+        "total_credit_sqft": deposit.total_credit_sqft,
+    }

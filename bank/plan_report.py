@@ -1,0 +1,158 @@
+"""A plan as its LGU and the board read it: every deadline, the status, the credits required,
+its reservations, withdrawals and appeals, and whether the impact may proceed (Subd. 3)."""
+
+from __future__ import annotations
+
+from dataclasses import asdict
+from datetime import date
+from typing import Any
+
+from sqlalchemy.orm import Session
+
+from bank import appeals, money, plans, reservations, withdrawals
+from bank.plan_tables import Plan
+
+
+def impact_blockers(
+    session: Session, plan: Plan, state: plans.PlanState, required_sqft: int
+) -> list[dict[str, str]]:
+    """Every reason the impact may not begin yet (DOMAIN.md §5); empty means it may proceed.
+
+    Subd. 3: replacement must be completed before or with the impact, or guaranteed by an
+    irrevocable letter of credit or other security; and nothing proceeds before the decision is
+    final after an approval.
+    """
+    blockers: list[dict[str, str]] = []
+    if state.outcome not in withdrawals.APPROVALS:
+        blockers.append(
+            _blocker("not_approved", f"the plan is {state.outcome or 'not yet decided'}")
+        )
+    elif state.status != "final":
+        blockers.append(_blocker("decision_not_final", f"the plan is {state.status}, not final"))
+    blockers += _replacement_blockers(session, plan, required_sqft)
+    return blockers
+
+
+def _replacement_blockers(session: Session, plan: Plan, required_sqft: int) -> list[dict[str, str]]:
+    if plan.method == "bank_credits":
+        withdrawn = sum(w.withdrawn_sqft for w in withdrawals.active_withdrawals(session, plan.id))
+        if withdrawn < required_sqft:
+            return [
+                _blocker(
+                    "credits_not_withdrawn",
+                    f"{withdrawn} of {required_sqft} sq ft of credits withdrawn",
+                )
+            ]
+        return []
+    if plan.method == "monetary_payment":
+        if not plan.on_agricultural_land:
+            return [
+                _blocker(
+                    "not_agricultural_land",
+                    "Subd. 1: monetary payment is only for wetlands on agricultural land",
+                )
+            ]
+        due = plan.in_lieu_amount_due_cents or 0
+        paid = money.in_lieu_received_cents(session, plan.id)
+        if paid < due:
+            return [_blocker("in_lieu_payment_due", f"{paid} of {due} cents received")]
+        return []
+    if plan.replacement_completed_on is None and not money.held_securities(session, plan.id):
+        return [
+            _blocker(
+                "replacement_not_guaranteed",
+                "Subd. 3: replacement is not recorded complete and no security is held",
+            )
+        ]
+    return []
+
+
+def _blocker(code: str, detail: str) -> dict[str, str]:
+    return {"code": code, "detail": detail}
+
+
+def plan_dict(session: Session, plan: Plan, today: date | None = None) -> dict[str, Any]:
+    """Everything ``GET /plans/{id}`` shows."""
+    state = plans.state(session, plan, today)
+    required, unrestricted = plans.required_credits(plan)
+    deadlines = asdict(state.deadlines)
+    notice_kind = deadlines.pop("notice_kind", None)
+    blockers = impact_blockers(session, plan, state, required)
+    return {
+        "id": plan.id,
+        "lgu_id": plan.lgu_id,
+        "applicant": plan.applicant,
+        "project": plan.project,
+        "received_on": plan.received_on,
+        "first_received_on": plan.first_received_on,
+        "impact": {
+            "area_sqft": plan.impact_area_sqft,
+            "wetland_type": plan.impact_wetland_type,
+            "service_area": plan.impact_service_area,
+            "county": plan.impact_county,
+            "on_agricultural_land": plan.on_agricultural_land,
+        },
+        "replacement_ratio": plan.replacement_ratio,
+        "method": plan.method,
+        "replacement_outside_service_area": plan.replacement_outside_service_area,
+        "in_lieu_amount_due_cents": plan.in_lieu_amount_due_cents,
+        "ruleset": plan.ruleset,
+        "status": state.status,
+        "outcome": state.outcome,
+        "reversed_on_appeal": state.reversed_on_appeal,
+        "notice_kind": notice_kind,
+        "deadlines": deadlines,
+        "notice": _notice(plan.notice_mailed_on, state.deadlines.notice_due),
+        "extension": _extension(plan),
+        "decision": _decision(plan),
+        "decision_notice": _notice(
+            plan.decision_notice_mailed_on, state.deadlines.decision_notice_due
+        ),
+        "replacement_completed_on": plan.replacement_completed_on,
+        "required_credit_sqft": required,
+        "required_unrestricted_sqft": unrestricted,
+        "reservations": [
+            _reservation(session, r) for r in reservations.plan_reservations(session, plan.id)
+        ],
+        "withdrawals": [
+            withdrawals.withdrawal_dict(session, w)
+            for w in withdrawals.withdrawals_of(session, plan.id)
+        ],
+        "appeals": [appeals.appeal_dict(session, a) for a in plans.appeals_of(session, plan.id)],
+        "impact_may_proceed": not blockers,
+        "impact_blockers": blockers,
+    }
+
+
+def _notice(mailed_on: date | None, due: date | None) -> dict[str, Any] | None:
+    if mailed_on is None:
+        return None
+    return {"mailed_on": mailed_on, "due": due, "late": due is not None and mailed_on > due}
+
+
+def _extension(plan: Plan) -> dict[str, Any] | None:
+    if plan.extension_notified_on is None:
+        return None
+    return {
+        "notified_on": plan.extension_notified_on,
+        "days": plan.extension_days,
+        "reason": plan.extension_reason,
+    }
+
+
+def _decision(plan: Plan) -> dict[str, Any] | None:
+    if plan.decided_on is None:
+        return None
+    return {
+        "outcome": plan.decision_outcome,
+        "decided_on": plan.decided_on,
+        "tep_recommendation": plan.tep_recommendation,
+    }
+
+
+def _reservation(session: Session, row: reservations.Reservation) -> dict[str, Any]:
+    body = reservations.reservation_dict(session, row)
+    return {
+        k: body[k]
+        for k in ("id", "account_id", "credit_class", "amount_sqft", "status", "expires_on", "lots")
+    }

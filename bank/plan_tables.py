@@ -1,0 +1,84 @@
+"""Tables of replacement plans and appeals: the recorded facts from which every deadline and
+status is computed (``bank.timeline``), so nothing time-dependent is ever stored."""
+
+from __future__ import annotations
+
+from datetime import date, datetime
+
+from sqlalchemy import Boolean, Date, DateTime, ForeignKey, Integer, String, Text
+from sqlalchemy.orm import Mapped, mapped_column
+
+from ledger.schema import Base
+
+
+class Plan(Base):
+    """A replacement plan application and the facts recorded about it since."""
+
+    __tablename__ = "plans"
+
+    id: Mapped[str] = mapped_column(String(40), primary_key=True)
+    lgu_id: Mapped[str] = mapped_column(ForeignKey("lgus.id"), index=True)
+    applicant: Mapped[str] = mapped_column(String(300))
+    project: Mapped[str] = mapped_column(String(300))
+    #: the receipt of the application as last received as new (Subd. 6 (c) restarts it)
+    received_on: Mapped[date] = mapped_column(Date)
+    first_received_on: Mapped[date] = mapped_column(Date)
+    impact_area_sqft: Mapped[int] = mapped_column(Integer)
+    impact_wetland_type: Mapped[str] = mapped_column(String(2))
+    impact_service_area: Mapped[int] = mapped_column(Integer)
+    impact_county: Mapped[str] = mapped_column(String(100))
+    on_agricultural_land: Mapped[bool] = mapped_column(Boolean)
+    replacement_ratio: Mapped[str] = mapped_column(String(20))
+    method: Mapped[str] = mapped_column(String(30))
+    replacement_outside_service_area: Mapped[bool] = mapped_column(Boolean)
+    in_lieu_amount_due_cents: Mapped[int | None] = mapped_column(Integer)
+    ruleset: Mapped[str] = mapped_column(String(60))
+    notice_mailed_on: Mapped[date | None] = mapped_column(Date)
+    extension_notified_on: Mapped[date | None] = mapped_column(Date)
+    extension_days: Mapped[int | None] = mapped_column(Integer)
+    extension_reason: Mapped[str | None] = mapped_column(Text)
+    decision_outcome: Mapped[str | None] = mapped_column(String(10))
+    decided_on: Mapped[date | None] = mapped_column(Date)
+    tep_recommendation: Mapped[str | None] = mapped_column(Text)
+    decision_notice_mailed_on: Mapped[date | None] = mapped_column(Date)
+    replacement_completed_on: Mapped[date | None] = mapped_column(Date)
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
+    #: bumped by every change, so concurrent changes to one plan serialize on its row
+    version: Mapped[int] = mapped_column(Integer, default=0)
+
+
+class PlanRevision(Base):
+    """A revised application (Subd. 6 (c)), and whether it counted as a new one."""
+
+    __tablename__ = "plan_revisions"
+
+    id: Mapped[str] = mapped_column(String(40), primary_key=True)
+    plan_id: Mapped[str] = mapped_column(ForeignKey("plans.id"), index=True)
+    area_sqft: Mapped[int] = mapped_column(Integer)
+    previous_area_sqft: Mapped[int] = mapped_column(Integer)
+    displacement_ft: Mapped[int] = mapped_column(Integer)
+    received_on: Mapped[date] = mapped_column(Date)
+    counts_as_new_application: Mapped[bool] = mapped_column(Boolean)
+    recorded_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
+
+
+class Appeal(Base):
+    """A petition to the board (Subd. 9) and the board's decisions on it."""
+
+    __tablename__ = "appeals"
+
+    id: Mapped[str] = mapped_column(String(40), primary_key=True)
+    plan_id: Mapped[str] = mapped_column(ForeignKey("plans.id"), index=True)
+    petitioner_kind: Mapped[str] = mapped_column(String(20))
+    resident_count: Mapped[int | None] = mapped_column(Integer)
+    postmarked_on: Mapped[date] = mapped_column(Date)
+    received_on: Mapped[date] = mapped_column(Date)
+    filing_fee_cents: Mapped[int] = mapped_column(Integer)
+    security_cents: Mapped[int | None] = mapped_column(Integer)
+    ruleset: Mapped[str] = mapped_column(String(60))
+    petition_granted: Mapped[bool | None] = mapped_column(Boolean)
+    petition_decided_on: Mapped[date | None] = mapped_column(Date)
+    petition_reason: Mapped[str | None] = mapped_column(Text)
+    outcome: Mapped[str | None] = mapped_column(String(20))
+    decided_on: Mapped[date | None] = mapped_column(Date)
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))

@@ -1,0 +1,336 @@
+"""Replacement plans: the application, its statutory timeline, and the acts recorded on it.
+
+Every deadline and the status are computed by ``bank.timeline`` from the recorded facts and today's
+date, with the LGU's calendar for the LGU's acts and the board's for acts of or toward the board,
+so a plan past ``decision_due`` with no decision reads ``deemed_approved`` without any job.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import date
+from fractions import Fraction
+from typing import Any
+
+from sqlalchemy import select, update
+from sqlalchemy.orm import Session
+
+from bank import calendar, parties, replacement_rules, timeline
+from bank.access import Actor
+from bank.errors import Conflict, NotFound, ValidationFailed
+from bank.ids import new_id
+from bank.plan_tables import Appeal, Plan, PlanRevision
+from bank.ruleset import Ruleset, ruleset_by_id
+from ledger import clock
+
+METHODS = ("bank_credits", "project_specific", "monetary_payment")
+
+
+@dataclass(frozen=True)
+class PlanRequest:
+    """``POST /plans``"""
+
+    lgu_id: str
+    applicant: str
+    project: str
+    received_on: date
+    area_sqft: int
+    wetland_type: str
+    service_area: int
+    county: str
+    on_agricultural_land: bool
+    replacement_ratio: str
+    method: str
+    replacement_outside_service_area: bool = False
+    in_lieu_amount_due_cents: int | None = None
+
+
+def create_plan(session: Session, ruleset: Ruleset, request: PlanRequest) -> Plan:
+    """Record a replacement plan application; its clocks start at ``received_on``."""
+    parties.get_lgu(session, request.lgu_id, field="lgu_id")
+    parties.check_service_area(ruleset, request.service_area)
+    ratio = replacement_rules.parse_ratio(request.replacement_ratio)
+    replacement_rules.check_ratio(ruleset, ratio)
+    if request.method not in METHODS:
+        raise ValidationFailed("unknown method", {"method": [f"one of {', '.join(METHODS)}"]})
+    if request.method == "monetary_payment" and not request.in_lieu_amount_due_cents:
+        raise ValidationFailed(
+            "a monetary payment plan needs the amount due",
+            {"in_lieu_amount_due_cents": ["required when method is monetary_payment"]},
+        )
+    plan = Plan(
+        id=new_id("plan"),
+        lgu_id=request.lgu_id,
+        applicant=request.applicant,
+        project=request.project,
+        received_on=request.received_on,
+        first_received_on=request.received_on,
+        impact_area_sqft=request.area_sqft,
+        impact_wetland_type=request.wetland_type,
+        impact_service_area=request.service_area,
+        impact_county=request.county,
+        on_agricultural_land=request.on_agricultural_land,
+        replacement_ratio=request.replacement_ratio.strip(),
+        method=request.method,
+        replacement_outside_service_area=request.replacement_outside_service_area,
+        in_lieu_amount_due_cents=request.in_lieu_amount_due_cents,
+        ruleset=ruleset.id,
+        created_at=clock.utcnow(),
+        version=0,
+    )
+    session.add(plan)
+    session.flush()
+    return plan
+
+
+# --- reading ----------------------------------------------------------------------------------
+
+
+def visible_plan(session: Session, actor: Actor, plan_id: str, *, lock: bool = False) -> Plan:
+    """The plan if the caller may see it (board, or its LGU); ``not_found`` otherwise.
+
+    With ``lock``, concurrent changes to the plan serialize on its row (bumping its version).
+    """
+    if lock:
+        session.execute(update(Plan).where(Plan.id == plan_id).values(version=Plan.version + 1))
+    plan = session.get(Plan, plan_id, populate_existing=lock)
+    if plan is None or not (actor.is_board or actor.lgu_id == plan.lgu_id):
+        raise NotFound(f"no plan {plan_id}")
+    return plan
+
+
+def list_plans(session: Session, actor: Actor) -> list[Plan]:
+    """Every plan (board) or the LGU's own, oldest first."""
+    query = select(Plan).order_by(Plan.created_at, Plan.id)
+    if not actor.is_board:
+        query = query.where(Plan.lgu_id == actor.lgu_id)
+    return list(session.execute(query).scalars())
+
+
+def appeals_of(session: Session, plan_id: str) -> list[Appeal]:
+    """A plan's appeals, in order received."""
+    return list(
+        session.execute(
+            select(Appeal).where(Appeal.plan_id == plan_id).order_by(Appeal.created_at, Appeal.id)
+        ).scalars()
+    )
+
+
+@dataclass(frozen=True)
+class Clocks:
+    """The ruleset a plan was decided under and the two calendars its deadlines use."""
+
+    ruleset: Ruleset
+    lgu: calendar.Calendar
+    board: calendar.Calendar
+
+
+def clocks(session: Session, plan: Plan) -> Clocks:
+    """The plan's ruleset, its LGU's calendar and the board's (DOMAIN.md §4)."""
+    ruleset = ruleset_by_id(plan.ruleset)
+    lgu = parties.get_lgu(session, plan.lgu_id)
+    return Clocks(
+        ruleset,
+        calendar.lgu_calendar(
+            ruleset,
+            observes_indigenous_peoples_day=lgu.observes_indigenous_peoples_day,
+            observes_friday_after_thanksgiving=lgu.observes_friday_after_thanksgiving,
+        ),
+        calendar.board_calendar(ruleset),
+    )
+
+
+def facts(session: Session, plan: Plan) -> timeline.PlanFacts:
+    """The recorded facts the timeline is computed from."""
+    return timeline.PlanFacts(
+        received_on=plan.received_on,
+        impact_area_sqft=plan.impact_area_sqft,
+        notice_mailed_on=plan.notice_mailed_on,
+        extension_notified_on=plan.extension_notified_on,
+        extension_days=plan.extension_days,
+        decision_outcome=plan.decision_outcome,
+        decided_on=plan.decided_on,
+        decision_notice_mailed_on=plan.decision_notice_mailed_on,
+        appeals=tuple(appeal_facts(a) for a in appeals_of(session, plan.id)),
+    )
+
+
+def appeal_facts(appeal: Appeal) -> timeline.AppealFacts:
+    """An appeal's recorded facts."""
+    return timeline.AppealFacts(
+        postmarked_on=appeal.postmarked_on,
+        received_on=appeal.received_on,
+        petition_granted=appeal.petition_granted,
+        petition_decided_on=appeal.petition_decided_on,
+        outcome=appeal.outcome,
+        decided_on=appeal.decided_on,
+    )
+
+
+def current_outcome(session: Session, plan_id: str) -> str | None:
+    """The plan's outcome today (approved, deemed_approved, denied or None); None if no plan."""
+    plan = session.get(Plan, plan_id)
+    if plan is None:
+        return None
+    return state(session, plan).outcome
+
+
+@dataclass(frozen=True)
+class PlanState:
+    """Status, outcome and deadlines as of today."""
+
+    status: str
+    outcome: str | None
+    reversed_on_appeal: bool
+    deadlines: timeline.Deadlines
+
+
+def state(session: Session, plan: Plan, today: date | None = None) -> PlanState:
+    """Compute the plan's status and deadlines from its facts and ``today``."""
+    c = clocks(session, plan)
+    f = facts(session, plan)
+    day = today or clock.today()
+    return PlanState(
+        status=timeline.status(c.ruleset, c.lgu, c.board, f, day),
+        outcome=timeline.outcome(c.ruleset, c.lgu, c.board, f, day),
+        reversed_on_appeal=timeline.reversed_on_appeal(f),
+        deadlines=timeline.deadlines(c.ruleset, c.lgu, c.board, f),
+    )
+
+
+def required_credits(plan: Plan) -> tuple[int, int]:
+    """(required credit sq ft, of which unrestricted): ``ceil(A × r)`` and ``A`` (DOMAIN.md §3)."""
+    ratio: Fraction = replacement_rules.parse_ratio(plan.replacement_ratio)
+    return (
+        replacement_rules.required_credit_sqft(plan.impact_area_sqft, ratio),
+        replacement_rules.required_unrestricted_sqft(plan.impact_area_sqft),
+    )
+
+
+# --- the LGU's acts ---------------------------------------------------------------------------
+
+
+def _check_not_future(day: date, field: str) -> None:
+    if day > clock.today():
+        raise ValidationFailed("this date is in the future", {field: ["in the future"]})
+
+
+def _check_not_before_receipt(plan: Plan, day: date, field: str) -> None:
+    if day < plan.received_on:
+        raise ValidationFailed(
+            "this date is before the application was received",
+            {field: [f"before received_on {plan.received_on.isoformat()}"]},
+        )
+
+
+def record_notice(session: Session, plan: Plan, mailed_on: date) -> dict[str, Any]:
+    """Subd. 6 notice of application: recorded even when late, and flagged ``late``."""
+    _check_not_future(mailed_on, "mailed_on")
+    _check_not_before_receipt(plan, mailed_on, "mailed_on")
+    if plan.decided_on is not None:
+        raise Conflict("the plan has been decided: its application notice can no longer change")
+    if plan.notice_mailed_on is not None:
+        raise Conflict("the notice of this application was already recorded")
+    plan.notice_mailed_on = mailed_on
+    session.flush()
+    due = state(session, plan).deadlines.notice_due
+    return {"mailed_on": mailed_on, "due": due, "late": mailed_on > due}
+
+
+def record_extension(
+    session: Session, plan: Plan, notified_on: date, days: int, reason: str
+) -> dict[str, Any]:
+    """Minn. Stat. 15.99 subd. 3 (f): one extension of at most 60 days, sent before the deadline."""
+    _check_not_future(notified_on, "notified_on")
+    _check_not_before_receipt(plan, notified_on, "notified_on")
+    c = clocks(session, plan)
+    timeline.check_extension(c.ruleset, c.lgu, c.board, facts(session, plan), notified_on, days)
+    plan.extension_notified_on, plan.extension_days, plan.extension_reason = (
+        notified_on,
+        days,
+        reason,
+    )
+    session.flush()
+    due = state(session, plan).deadlines.decision_due
+    return {"notified_on": notified_on, "days": days, "reason": reason, "decision_due": due}
+
+
+def record_decision(
+    session: Session, plan: Plan, outcome: str, decided_on: date, tep: str | None
+) -> None:
+    """Subd. 4: approve or deny, within the comment period rules and the 15.99 deadline."""
+    _check_not_future(decided_on, "decided_on")
+    c = clocks(session, plan)
+    timeline.check_decision(
+        c.ruleset, c.lgu, c.board, facts(session, plan), outcome, decided_on, clock.today()
+    )
+    plan.decision_outcome, plan.decided_on, plan.tep_recommendation = outcome, decided_on, tep
+    session.flush()
+
+
+def record_decision_notice(session: Session, plan: Plan, mailed_on: date) -> dict[str, Any]:
+    """Subd. 7 notice of decision: opens the 15-day appeal window; late ones are flagged."""
+    _check_not_future(mailed_on, "mailed_on")
+    if plan.decision_notice_mailed_on is not None:
+        raise Conflict("the notice of decision was already recorded")
+    c = clocks(session, plan)
+    timeline.check_decision_notice(
+        c.ruleset, c.lgu, c.board, facts(session, plan), mailed_on, clock.today()
+    )
+    plan.decision_notice_mailed_on = mailed_on
+    session.flush()
+    due = state(session, plan).deadlines.decision_notice_due
+    return {"mailed_on": mailed_on, "due": due, "late": due is not None and mailed_on > due}
+
+
+def record_revision(
+    session: Session, plan: Plan, area_sqft: int, displacement_ft: int, received_on: date
+) -> dict[str, Any]:
+    """Subd. 6 (c): a revision ≥ 10% larger or > 500 ft away is a new application."""
+    _check_not_future(received_on, "received_on")
+    _check_not_before_receipt(plan, received_on, "received_on")
+    if plan.decided_on is not None:
+        raise Conflict("the plan has been decided: a revision now is a new application")
+    ruleset = ruleset_by_id(plan.ruleset)
+    counts = replacement_rules.revision_counts_as_new(
+        ruleset, plan.impact_area_sqft, area_sqft, displacement_ft
+    )
+    revision = PlanRevision(
+        id=new_id("rev"),
+        plan_id=plan.id,
+        area_sqft=area_sqft,
+        previous_area_sqft=plan.impact_area_sqft,
+        displacement_ft=displacement_ft,
+        received_on=received_on,
+        counts_as_new_application=counts,
+        recorded_at=clock.utcnow(),
+    )
+    session.add(revision)
+    plan.impact_area_sqft = area_sqft
+    if counts:
+        # a new application: new notice, new clocks (the extension belonged to the old one)
+        plan.received_on = received_on
+        plan.notice_mailed_on = None
+        plan.extension_notified_on = plan.extension_days = None
+        plan.extension_reason = None
+    session.flush()
+    return {
+        "id": revision.id,
+        "counts_as_new_application": counts,
+        "area_sqft": area_sqft,
+        "previous_area_sqft": revision.previous_area_sqft,
+        "displacement_ft": displacement_ft,
+        "received_on": received_on,
+        "plan_received_on": plan.received_on,
+    }
+
+
+def record_replacement_completed(session: Session, plan: Plan, completed_on: date) -> None:
+    """Subd. 3: project-specific replacement recorded complete."""
+    _check_not_future(completed_on, "completed_on")
+    if plan.method != "project_specific":
+        raise Conflict("only a project-specific replacement is completed this way")
+    if plan.replacement_completed_on is not None:
+        raise Conflict("the replacement was already recorded complete")
+    plan.replacement_completed_on = completed_on
+    session.flush()

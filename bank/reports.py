@@ -1,0 +1,116 @@
+"""Reports: the public credit availability report and account statements."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from datetime import date, timedelta
+from typing import Any
+
+from sqlalchemy import func, select
+from sqlalchemy.orm import Session
+
+import ledger
+from bank import credits, parties
+from ledger.schema import PHASE_POSTED, LedgerEntry, LedgerTransaction
+
+
+def credit_availability(session: Session) -> list[dict[str, Any]]:
+    """Available credits per service area, wetland type and restriction: neither reserved nor
+    frozen (a frozen account's or bank site's credits are not for sale)."""
+    rows = session.execute(
+        select(
+            credits.Lot.ledger_account_id,
+            credits.CreditClass.service_area,
+            credits.CreditClass.wetland_type,
+            credits.CreditClass.restricted,
+        )
+        .join(credits.CreditClass, credits.CreditClass.code == credits.Lot.credit_class)
+        .join(parties.BankSite, parties.BankSite.id == credits.Lot.bank_site_id)
+        .join(parties.BankAccount, parties.BankAccount.id == credits.Lot.account_id)
+        .where(parties.BankSite.frozen.is_(False), parties.BankAccount.status == "open")
+    ).all()
+    balances = ledger.balances(session, [r.ledger_account_id for r in rows])
+    totals: dict[tuple[int, str, bool], int] = defaultdict(int)
+    for r in rows:
+        totals[(r.service_area, r.wetland_type, r.restricted)] += balances[
+            r.ledger_account_id
+        ].available
+    return [
+        {"service_area": area, "wetland_type": kind, "restricted": restricted, "available_sqft": n}
+        for (area, kind, restricted), n in sorted(totals.items())
+        if n > 0
+    ]
+
+
+def statement(
+    session: Session, account: parties.BankAccount, start: date, end: date
+) -> list[dict[str, Any]]:
+    """Per credit class: the opening balance, every posted entry dated in [start, end], and the
+    closing balance, which is the next period's opening balance."""
+    E, L, T = LedgerEntry, credits.Lot, LedgerTransaction
+    base = (
+        select(L.credit_class, func.sum(E.amount))
+        .join(L, L.ledger_account_id == E.account_id)
+        .where(L.account_id == account.id, E.phase == PHASE_POSTED)
+        .group_by(L.credit_class)
+    )
+    opening = dict(session.execute(base.where(E.effective_on < start)).all())
+    rows = session.execute(
+        select(
+            E.id,
+            E.transaction_id,
+            T.kind,
+            L.credit_class,
+            L.id.label("lot_id"),
+            E.amount,
+            E.effective_on,
+            T.recorded_at,
+            T.memo,
+        )
+        .join(L, L.ledger_account_id == E.account_id)
+        .join(T, T.id == E.transaction_id)
+        .where(
+            L.account_id == account.id,
+            E.phase == PHASE_POSTED,
+            E.effective_on >= start,
+            E.effective_on <= end,
+        )
+        .order_by(E.effective_on, E.id)
+    ).all()
+    classes: dict[str, dict[str, Any]] = {}
+    for code in sorted({*opening, *(r.credit_class for r in rows)}):
+        opened = int(opening.get(code) or 0)
+        classes[code] = {"code": code, "opening_sqft": opened, "entries": [], "running": opened}
+    for r in rows:
+        block = classes[r.credit_class]
+        block["running"] += r.amount
+        block["entries"].append(
+            {
+                "transaction_id": str(r.transaction_id),
+                "kind": r.kind,
+                "lot_id": r.lot_id,
+                "amount_sqft": r.amount,
+                "balance_after_sqft": block["running"],
+                "effective_on": r.effective_on,
+                "recorded_at": r.recorded_at,
+                "memo": r.memo,
+            }
+        )
+    result = []
+    for code, block in classes.items():
+        klass = session.get(credits.CreditClass, code)
+        assert klass is not None
+        result.append(
+            {
+                "credit_class": credits.class_dict(klass),
+                "opening_sqft": block["opening_sqft"],
+                "entries": block["entries"],
+                "closing_sqft": block["running"],
+            }
+        )
+    return result
+
+
+def day_before(day: date) -> date:
+    """The last day of the previous period."""
+    return day - timedelta(days=1)

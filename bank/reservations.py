@@ -1,0 +1,240 @@
+"""Reservations of credits for a replacement plan: two-phase, on the ledger's pending transfers.
+
+A reservation by credit class may draw on several lots: each lot's share is its own pending
+transfer (lot → the class's withdrawn account), all sharing the reservation's expiry, so that a
+withdrawal can post each in full or in part and release the rest.  A reservation expires at the
+end of its ``expires_on`` date, Minnesota time, whether or not anything runs then.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import date, datetime
+from typing import Any
+
+from sqlalchemy import Date, DateTime, ForeignKey, Integer, String, select
+from sqlalchemy.orm import Mapped, Session, mapped_column
+
+import ledger
+from bank import credits, parties
+from bank.access import Actor
+from bank.errors import Conflict, NotEligible, NotFound, ValidationFailed
+from bank.ids import new_id
+from bank.plan_tables import Plan
+from bank.transfers import check_can_send, pick_lots
+from ledger import clock
+from ledger.schema import Base
+
+
+class Reservation(Base):
+    """Credits held for a plan until withdrawn, voided or expired."""
+
+    __tablename__ = "reservations"
+
+    id: Mapped[str] = mapped_column(String(40), primary_key=True)
+    account_id: Mapped[str] = mapped_column(ForeignKey("bank_accounts.id"), index=True)
+    plan_id: Mapped[str] = mapped_column(ForeignKey("plans.id"), index=True)
+    credit_class: Mapped[str] = mapped_column(ForeignKey("credit_classes.code"))
+    lot_id: Mapped[str | None] = mapped_column(ForeignKey("lots.id"))
+    amount_sqft: Mapped[int] = mapped_column(Integer)
+    expires_on: Mapped[date] = mapped_column(Date)
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
+    actor: Mapped[str] = mapped_column(String(300))
+
+
+class ReservationLot(Base):
+    """One lot's share of a reservation: a pending transfer in the ledger."""
+
+    __tablename__ = "reservation_lots"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
+    reservation_id: Mapped[str] = mapped_column(ForeignKey("reservations.id"), index=True)
+    lot_id: Mapped[str] = mapped_column(ForeignKey("lots.id"))
+    amount_sqft: Mapped[int] = mapped_column(Integer)
+    pending_transaction_id: Mapped[int] = mapped_column(
+        ForeignKey("ledger_transactions.id"), unique=True
+    )
+
+
+@dataclass(frozen=True)
+class ReservationRequest:
+    """``POST /accounts/{id}/reservations``"""
+
+    account_id: str
+    plan_id: str
+    amount_sqft: int
+    expires_on: date
+    credit_class: str | None = None
+    lot_id: str | None = None
+
+
+#: plan statuses (outcomes) after which nothing more may be reserved for it
+CLOSED_OUTCOMES = frozenset({"denied"})
+
+
+def reserve(
+    session: Session,
+    actor: Actor,
+    request: ReservationRequest,
+    plan_outcome: str | None,
+    request_id: str | None,
+) -> dict[str, Any]:
+    """Reserve credits for a plan (the account's holder, or the board).  Available drops at once."""
+    account = parties.visible_account(session, actor, request.account_id)
+    plan = session.get(Plan, request.plan_id)
+    if plan is None:
+        raise ValidationFailed("no such plan", {"plan_id": ["no such plan"]})
+    if request.expires_on < clock.today():
+        raise ValidationFailed("the expiry is in the past", {"expires_on": ["in the past"]})
+    if plan_outcome in CLOSED_OUTCOMES:
+        raise Conflict("the plan was denied: nothing can be reserved for it")
+    check_can_send(account)
+    picks = pick_lots(session, account, request.credit_class, request.lot_id, request.amount_sqft)
+    klass = session.get(credits.CreditClass, picks[0][0].lot.credit_class)
+    assert klass is not None
+    _check_service_area(plan, klass)
+    reservation = Reservation(
+        id=new_id("res"),
+        account_id=account.id,
+        plan_id=plan.id,
+        credit_class=klass.code,
+        lot_id=request.lot_id,
+        amount_sqft=request.amount_sqft,
+        expires_on=request.expires_on,
+        created_at=clock.utcnow(),
+        actor=actor.label,
+    )
+    session.add(reservation)
+    session.flush()
+    for item, amount in picks:
+        held = ledger.reserve(
+            session,
+            "reservation",
+            [ledger.Leg(item.lot.ledger_account_id, klass.withdrawn_account_id, amount)],
+            ledger.Meta(
+                f"reservation:{reservation.id}:{item.lot.id}",
+                clock.today(),
+                memo=f"reserved for plan {plan.id}",
+                actor=actor.label,
+                request_id=request_id,
+            ),
+            expires_at=clock.end_of_day(request.expires_on),
+        )
+        session.add(
+            ReservationLot(
+                reservation_id=reservation.id,
+                lot_id=item.lot.id,
+                amount_sqft=amount,
+                pending_transaction_id=held.transaction_id,
+            )
+        )
+    session.flush()
+    return reservation_dict(session, reservation)
+
+
+def _check_service_area(plan: Plan, klass: credits.CreditClass) -> None:
+    """Credits come from the impact's service area unless the LGU approved otherwise (choice)."""
+    if klass.service_area != plan.impact_service_area and not plan.replacement_outside_service_area:
+        raise NotEligible(
+            f"credits of service area {klass.service_area} cannot replace an impact in "
+            f"service area {plan.impact_service_area}",
+            credit_service_area=klass.service_area,
+            impact_service_area=plan.impact_service_area,
+        )
+
+
+def void(
+    session: Session, actor: Actor, reservation_id: str, request_id: str | None
+) -> dict[str, Any]:
+    """Release a pending reservation (its holder, or the board)."""
+    reservation = visible_reservation(session, actor, reservation_id, acting=True)
+    if status_of(session, reservation) != "pending":
+        raise Conflict(f"the reservation is {status_of(session, reservation)}, not pending")
+    for share in shares(session, reservation.id):
+        ledger.void_pending(
+            session,
+            share.pending_transaction_id,
+            ledger.Meta(
+                f"void:{share.pending_transaction_id}",
+                clock.today(),
+                actor=actor.label,
+                request_id=request_id,
+            ),
+            kind="reservation_void",
+        )
+    return reservation_dict(session, reservation)
+
+
+def shares(session: Session, reservation_id: str) -> list[ReservationLot]:
+    """The per-lot pending transfers of a reservation, in lot order."""
+    return list(
+        session.execute(
+            select(ReservationLot)
+            .where(ReservationLot.reservation_id == reservation_id)
+            .order_by(ReservationLot.id)
+        ).scalars()
+    )
+
+
+def status_of(session: Session, reservation: Reservation, now: datetime | None = None) -> str:
+    """pending, posted, voided or expired: the ledger's state of its pending transfers."""
+    states = {
+        ledger.pending_state(session, share.pending_transaction_id, now)
+        for share in shares(session, reservation.id)
+    }
+    for state in ("posted", "voided", "expired", "pending"):
+        if state in states:
+            return state
+    return "pending"
+
+
+def visible_reservation(
+    session: Session, actor: Actor, reservation_id: str, *, acting: bool = False
+) -> Reservation:
+    """The reservation if the caller may see it (or act on it, when ``acting``); else 404.
+
+    The board and the account's holder see and act; the plan's LGU only sees.
+    """
+    reservation = session.get(Reservation, reservation_id)
+    if reservation is None:
+        raise NotFound(f"no reservation {reservation_id}")
+    account = session.get(parties.BankAccount, reservation.account_id)
+    plan = session.get(Plan, reservation.plan_id)
+    assert account is not None and plan is not None
+    holder = actor.holder_id == account.holder_id
+    lgu = actor.lgu_id == plan.lgu_id and not acting
+    if not (actor.is_board or holder or lgu):
+        raise NotFound(f"no reservation {reservation_id}")
+    return reservation
+
+
+def plan_reservations(session: Session, plan_id: str) -> list[Reservation]:
+    """Every reservation made for a plan, oldest first."""
+    return list(
+        session.execute(
+            select(Reservation)
+            .where(Reservation.plan_id == plan_id)
+            .order_by(Reservation.created_at, Reservation.id)
+        ).scalars()
+    )
+
+
+def reservation_dict(session: Session, reservation: Reservation) -> dict[str, Any]:
+    """A reservation as the API shows it."""
+    klass = session.get(credits.CreditClass, reservation.credit_class)
+    assert klass is not None
+    return {
+        "id": reservation.id,
+        "account_id": reservation.account_id,
+        "plan_id": reservation.plan_id,
+        "credit_class": credits.class_dict(klass),
+        "lot_id": reservation.lot_id,
+        "amount_sqft": reservation.amount_sqft,
+        "expires_on": reservation.expires_on,
+        "status": status_of(session, reservation),
+        "created_at": reservation.created_at,
+        "lots": [
+            {"lot_id": s.lot_id, "amount_sqft": s.amount_sqft}
+            for s in shares(session, reservation.id)
+        ],
+    }

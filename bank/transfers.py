@@ -1,0 +1,217 @@
+"""Transfers of credits between bank accounts (DOMAIN.md §1, §7).
+
+Credits keep their class and provenance: each source lot drawn on gives a new lot in the receiving
+account pointing at it.  A transferred lot is no longer federally approved (practice).  By credit
+class, the oldest unfrozen lots with credits available go first.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import date, datetime
+from typing import Any
+
+from sqlalchemy import DateTime, ForeignKey, Integer, String, Text, select
+from sqlalchemy.orm import Mapped, Session, mapped_column
+
+import ledger
+from bank import credits, parties
+from bank.access import Actor
+from bank.errors import AccountFrozen, Conflict, NotFound, ValidationFailed
+from bank.ids import new_id
+from ledger import clock
+from ledger.errors import InsufficientFunds
+from ledger.schema import Base
+
+
+class Transfer(Base):
+    """A transfer of credits of one class from one account to another."""
+
+    __tablename__ = "transfers"
+
+    id: Mapped[str] = mapped_column(String(40), primary_key=True)
+    from_account_id: Mapped[str] = mapped_column(ForeignKey("bank_accounts.id"), index=True)
+    to_account_id: Mapped[str] = mapped_column(ForeignKey("bank_accounts.id"), index=True)
+    credit_class: Mapped[str] = mapped_column(ForeignKey("credit_classes.code"))
+    amount_sqft: Mapped[int] = mapped_column(Integer)
+    price_per_sqft_cents: Mapped[int | None] = mapped_column(Integer)
+    memo: Mapped[str | None] = mapped_column(Text)
+    transaction_id: Mapped[int] = mapped_column(ForeignKey("ledger_transactions.id"))
+    recorded_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
+    actor: Mapped[str] = mapped_column(String(300))
+
+
+class TransferLot(Base):
+    """How much of a transfer came from one source lot, and the lot it made."""
+
+    __tablename__ = "transfer_lots"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
+    transfer_id: Mapped[str] = mapped_column(ForeignKey("transfers.id"), index=True)
+    from_lot_id: Mapped[str] = mapped_column(ForeignKey("lots.id"))
+    to_lot_id: Mapped[str] = mapped_column(ForeignKey("lots.id"))
+    amount_sqft: Mapped[int] = mapped_column(Integer)
+
+
+@dataclass(frozen=True)
+class TransferRequest:
+    """``POST /transfers``: by ``credit_class`` or by ``lot_id`` (exactly one)."""
+
+    from_account_id: str
+    to_account_id: str
+    amount_sqft: int
+    credit_class: str | None = None
+    lot_id: str | None = None
+    price_per_sqft_cents: int | None = None
+    memo: str | None = None
+
+
+def make_transfer(
+    session: Session, actor: Actor, request: TransferRequest, request_id: str | None
+) -> dict[str, Any]:
+    """Move credits (board, or the holder of the source account), as one ledger transaction."""
+    source = parties.visible_account(session, actor, request.from_account_id)
+    target = session.get(parties.BankAccount, request.to_account_id)
+    if target is None:
+        raise ValidationFailed("no such account", {"to_account_id": ["no such account"]})
+    if target.id == source.id:
+        raise ValidationFailed("a transfer needs two accounts", {"to_account_id": ["same"]})
+    check_can_send(source)
+    if target.status == "closed":
+        raise Conflict("a closed account receives nothing")
+    picks = pick_lots(session, source, request.credit_class, request.lot_id, request.amount_sqft)
+    klass = session.get(credits.CreditClass, picks[0][0].lot.credit_class)
+    assert klass is not None
+    transfer_id = new_id("trf")
+    legs, made = [], []
+    for item, amount in picks:
+        child = credits.new_lot(
+            session,
+            target,
+            klass,
+            bank_site_id=item.lot.bank_site_id,
+            deposit_id=item.lot.deposit_id,
+            parent_lot_id=item.lot.id,
+            federally_approved=False,
+        )
+        legs.append(ledger.Leg(item.lot.ledger_account_id, child.ledger_account_id, amount))
+        made.append((item.lot.id, child.id, amount))
+    posted = ledger.transfer(
+        session,
+        "transfer",
+        legs,
+        ledger.Meta(
+            f"transfer:{transfer_id}",
+            clock.today(),
+            memo=request.memo,
+            actor=actor.label,
+            request_id=request_id,
+        ),
+    )
+    row = Transfer(
+        id=transfer_id,
+        from_account_id=source.id,
+        to_account_id=target.id,
+        credit_class=klass.code,
+        amount_sqft=request.amount_sqft,
+        price_per_sqft_cents=request.price_per_sqft_cents,
+        memo=request.memo,
+        transaction_id=posted.transaction_id,
+        recorded_at=clock.utcnow(),
+        actor=actor.label,
+    )
+    session.add(row)
+    session.flush()
+    for from_lot, to_lot, amount in made:
+        session.add(
+            TransferLot(
+                transfer_id=transfer_id, from_lot_id=from_lot, to_lot_id=to_lot, amount_sqft=amount
+            )
+        )
+    session.flush()
+    return transfer_dict(session, row)
+
+
+def check_can_send(account: parties.BankAccount) -> None:
+    """A frozen account sends nothing out (DOMAIN.md §7); a closed one nothing at all."""
+    if account.status == "frozen":
+        raise AccountFrozen(f"account {account.number} is frozen", account_id=account.id)
+    if account.status == "closed":
+        raise Conflict(f"account {account.number} is closed", account_id=account.id)
+
+
+def pick_lots(
+    session: Session,
+    account: parties.BankAccount,
+    credit_class: str | None,
+    lot_id: str | None,
+    amount_sqft: int,
+    on: date | None = None,
+) -> list[tuple[credits.LotBalance, int]]:
+    """Choose the lots to draw ``amount_sqft`` from, locking them first.
+
+    By lot: that lot.  By class: the oldest lots first, skipping frozen ones.  Refuses with
+    ``account_frozen`` when only frozen credits would cover it, else ``insufficient_credits``.
+    """
+    if (credit_class is None) == (lot_id is None):
+        raise ValidationFailed(
+            "name either a credit class or a lot",
+            {"credit_class": ["give credit_class or lot_id, not both"]},
+        )
+    if lot_id is not None:
+        lot = session.get(credits.Lot, lot_id)
+        if lot is None or lot.account_id != account.id:
+            raise NotFound(f"no lot {lot_id} in account {account.number}")
+        credit_class = lot.credit_class
+    items = credits.lots_of(session, account, credit_class=credit_class, lock=True)
+    if lot_id is not None:
+        items = [item for item in items if item.lot.id == lot_id]
+    return _take(items, amount_sqft)
+
+
+def _take(items: list[credits.LotBalance], amount: int) -> list[tuple[credits.LotBalance, int]]:
+    usable = [item for item in items if item.available_sqft > 0]
+    available = sum(item.available_sqft for item in usable)
+    if available < amount:
+        unfrozen_if = sum(max(item.posted_sqft - item.reserved_sqft, 0) for item in items)
+        if unfrozen_if >= amount:
+            raise AccountFrozen(
+                "the credits asked for are frozen (account or bank site)",
+                available_sqft=available,
+                requested_sqft=amount,
+            )
+        raise InsufficientFunds(
+            f"only {available} sq ft available", available_sqft=available, requested_sqft=amount
+        )
+    picks, left = [], amount
+    for item in usable:
+        take = min(left, item.available_sqft)
+        picks.append((item, take))
+        left -= take
+        if left == 0:
+            break
+    return picks
+
+
+def transfer_dict(session: Session, row: Transfer) -> dict[str, Any]:
+    """A transfer as the API shows it."""
+    lots = session.execute(
+        select(TransferLot).where(TransferLot.transfer_id == row.id).order_by(TransferLot.id)
+    ).scalars()
+    klass = session.get(credits.CreditClass, row.credit_class)
+    assert klass is not None
+    return {
+        "id": row.id,
+        "transaction_id": str(row.transaction_id),
+        "from_account_id": row.from_account_id,
+        "to_account_id": row.to_account_id,
+        "credit_class": credits.class_dict(klass),
+        "amount_sqft": row.amount_sqft,
+        "price_per_sqft_cents": row.price_per_sqft_cents,
+        "memo": row.memo,
+        "recorded_at": row.recorded_at,
+        "lots": [
+            {"from_lot_id": t.from_lot_id, "to_lot_id": t.to_lot_id, "amount_sqft": t.amount_sqft}
+            for t in lots
+        ],
+    }

@@ -1,0 +1,261 @@
+"""Withdrawals of reserved credits against an approved plan's impact (DOMAIN.md §3).
+
+A withdrawal posts the reservations made for the plan as ONE ledger transaction: restricted
+credits serve only the part above 1:1, unrestricted credits meet the first 1:1 and the rest, and
+whatever was reserved beyond the requirement is released.  Withdrawn credits are used once; an
+appeal that reverses the approval reverses the withdrawal with a compensating transaction.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import DateTime, ForeignKey, Integer, String, select
+from sqlalchemy.orm import Mapped, Session, mapped_column
+
+import ledger
+from bank import credits, plans, replacement_rules
+from bank.access import Actor
+from bank.errors import Conflict, ValidationFailed
+from bank.ids import new_id
+from bank.plan_tables import Plan
+from bank.reservations import Reservation, ReservationLot, shares, status_of
+from ledger import clock
+from ledger.schema import Base
+
+APPROVALS = frozenset({"approved", "deemed_approved"})
+WITHDRAWABLE_STATUSES = frozenset({"approved", "deemed_approved", "final"})
+
+
+class Withdrawal(Base):
+    """Credits withdrawn for a plan; ``reversal_transaction_id`` is set if an appeal undid it."""
+
+    __tablename__ = "withdrawals"
+
+    id: Mapped[str] = mapped_column(String(40), primary_key=True)
+    plan_id: Mapped[str] = mapped_column(ForeignKey("plans.id"), index=True)
+    transaction_id: Mapped[int] = mapped_column(ForeignKey("ledger_transactions.id"))
+    reversal_transaction_id: Mapped[int | None] = mapped_column(
+        ForeignKey("ledger_transactions.id")
+    )
+    withdrawn_sqft: Mapped[int] = mapped_column(Integer)
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
+    actor: Mapped[str] = mapped_column(String(300))
+
+
+class WithdrawalAllocation(Base):
+    """Which credits met which portion of the requirement."""
+
+    __tablename__ = "withdrawal_allocations"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
+    withdrawal_id: Mapped[str] = mapped_column(ForeignKey("withdrawals.id"), index=True)
+    reservation_id: Mapped[str] = mapped_column(ForeignKey("reservations.id"))
+    lot_id: Mapped[str] = mapped_column(ForeignKey("lots.id"))
+    credit_class: Mapped[str] = mapped_column(ForeignKey("credit_classes.code"))
+    amount_sqft: Mapped[int] = mapped_column(Integer)
+    portion: Mapped[str] = mapped_column(String(20))
+
+
+def withdraw(
+    session: Session, actor: Actor, plan_id: str, reservation_ids: list[str], request_id: str | None
+) -> dict[str, Any]:
+    """Post the plan's reservations (its LGU, or the board) as one ledger transaction."""
+    plan = plans.visible_plan(session, actor, plan_id, lock=True)
+    _check_plan_allows(session, plan)
+    chosen = _reservations(session, plan, reservation_ids)
+    offers, share_of = _offers(session, chosen)
+    ratio = replacement_rules.parse_ratio(plan.replacement_ratio)
+    allocation = replacement_rules.allocate_withdrawal(plan.impact_area_sqft, ratio, offers)
+    used = _used_by_key(allocation)
+    items: list[ledger.posting.Resolution] = []
+    for key, share in share_of.items():
+        taken = used.get(key, 0)
+        if taken == 0:
+            items.append((share.pending_transaction_id, "voided", None))
+        else:
+            items.append(
+                (
+                    share.pending_transaction_id,
+                    "posted",
+                    None if taken == share.amount_sqft else taken,
+                )
+            )
+    withdrawal_id = new_id("wd")
+    posted = ledger.resolve_pending(
+        session,
+        items,
+        ledger.Meta(
+            f"withdrawal:{withdrawal_id}",
+            clock.today(),
+            memo=f"withdrawal for plan {plan.id}",
+            actor=actor.label,
+            request_id=request_id,
+        ),
+        kind="withdrawal",
+    )
+    row = Withdrawal(
+        id=withdrawal_id,
+        plan_id=plan.id,
+        transaction_id=posted.transaction_id,
+        withdrawn_sqft=sum(used.values()),
+        created_at=clock.utcnow(),
+        actor=actor.label,
+    )
+    session.add(row)
+    session.flush()
+    for alloc in _allocations(allocation):
+        share = share_of[alloc["key"]]
+        session.add(
+            WithdrawalAllocation(
+                withdrawal_id=withdrawal_id,
+                reservation_id=share.reservation_id,
+                lot_id=share.lot_id,
+                credit_class=alloc["credit_class"],
+                amount_sqft=alloc["amount_sqft"],
+                portion=alloc["portion"],
+            )
+        )
+    session.flush()
+    return withdrawal_dict(session, row)
+
+
+def _check_plan_allows(session: Session, plan: Plan) -> None:
+    current = plans.state(session, plan)
+    if current.status not in WITHDRAWABLE_STATUSES or current.outcome not in APPROVALS:
+        raise Conflict(
+            f"credits can be withdrawn only for an approved plan; this one is {current.status}",
+            status=current.status,
+            outcome=current.outcome,
+        )
+    if active_withdrawals(session, plan.id):
+        raise Conflict("credits were already withdrawn for this plan")
+
+
+def _reservations(session: Session, plan: Plan, ids: list[str]) -> list[Reservation]:
+    if not ids or len(set(ids)) != len(ids):
+        raise ValidationFailed(
+            "name each reservation once", {"reservation_ids": ["empty or repeated"]}
+        )
+    chosen = []
+    for reservation_id in ids:
+        row = session.get(Reservation, reservation_id)
+        if row is None or row.plan_id != plan.id:
+            raise ValidationFailed(
+                f"no reservation {reservation_id} for this plan",
+                {"reservation_ids": [f"{reservation_id} is not reserved for this plan"]},
+            )
+        current = status_of(session, row)
+        if current != "pending":
+            raise Conflict(f"reservation {reservation_id} is {current}", reservation_id=row.id)
+        chosen.append(row)
+    return chosen
+
+
+def _offers(
+    session: Session, chosen: list[Reservation]
+) -> tuple[list[replacement_rules.Offer], dict[str, ReservationLot]]:
+    offers, share_of = [], {}
+    for reservation in chosen:
+        klass = session.get(credits.CreditClass, reservation.credit_class)
+        assert klass is not None
+        for share in shares(session, reservation.id):
+            key = str(share.id)
+            share_of[key] = share
+            offers.append(
+                replacement_rules.Offer(
+                    key=key,
+                    restricted=klass.restricted,
+                    amount_sqft=share.amount_sqft,
+                    credit_class_code=klass.code,
+                )
+            )
+    return offers, share_of
+
+
+def _allocations(allocation: Any) -> list[dict[str, Any]]:
+    return [
+        {
+            "key": a.key,
+            "credit_class": a.credit_class_code,
+            "amount_sqft": a.amount_sqft,
+            "portion": a.portion,
+        }
+        for a in allocation.allocations
+    ]
+
+
+def _used_by_key(allocation: Any) -> dict[str, int]:
+    used: dict[str, int] = {}
+    for a in allocation.allocations:
+        used[a.key] = used.get(a.key, 0) + a.amount_sqft
+    return used
+
+
+def active_withdrawals(session: Session, plan_id: str) -> list[Withdrawal]:
+    """The plan's withdrawals that no appeal has reversed."""
+    return list(
+        session.execute(
+            select(Withdrawal).where(
+                Withdrawal.plan_id == plan_id, Withdrawal.reversal_transaction_id.is_(None)
+            )
+        ).scalars()
+    )
+
+
+def reverse_for_plan(session: Session, plan_id: str, actor: Actor, request_id: str | None) -> None:
+    """An appeal reversed the approval: compensate each withdrawal; credits return to their lots."""
+    for row in active_withdrawals(session, plan_id):
+        reversal = ledger.reverse(
+            session,
+            row.transaction_id,
+            ledger.Meta(
+                f"withdrawal-reversal:{row.id}",
+                clock.today(),
+                memo=f"approval of plan {plan_id} reversed on appeal",
+                actor=actor.label,
+                request_id=request_id,
+            ),
+            kind="withdrawal_reversal",
+        )
+        row.reversal_transaction_id = reversal.transaction_id
+    session.flush()
+
+
+def withdrawals_of(session: Session, plan_id: str) -> list[Withdrawal]:
+    """Every withdrawal of a plan, reversed or not."""
+    return list(
+        session.execute(
+            select(Withdrawal).where(Withdrawal.plan_id == plan_id).order_by(Withdrawal.created_at)
+        ).scalars()
+    )
+
+
+def withdrawal_dict(session: Session, row: Withdrawal) -> dict[str, Any]:
+    """A withdrawal with its allocations, as the API shows it."""
+    allocations = session.execute(
+        select(WithdrawalAllocation)
+        .where(WithdrawalAllocation.withdrawal_id == row.id)
+        .order_by(WithdrawalAllocation.id)
+    ).scalars()
+    return {
+        "id": row.id,
+        "plan_id": row.plan_id,
+        "transaction_id": str(row.transaction_id),
+        "reversal_transaction_id": (
+            str(row.reversal_transaction_id) if row.reversal_transaction_id else None
+        ),
+        "withdrawn_sqft": row.withdrawn_sqft,
+        "created_at": row.created_at,
+        "allocations": [
+            {
+                "reservation_id": a.reservation_id,
+                "lot_id": a.lot_id,
+                "credit_class": a.credit_class,
+                "amount_sqft": a.amount_sqft,
+                "portion": a.portion,
+            }
+            for a in allocations
+        ],
+    }
