@@ -11,6 +11,7 @@ from flask_smorest import Api
 
 from api import auth, problems
 from api.config import build_config
+from api.ratelimit import WriteLimiter
 from api.schema_check import SchemaGuard
 from ledger import sealer
 from ledger.db import Database
@@ -26,6 +27,10 @@ def create_app(config: Mapping[str, Any] | None = None) -> Flask:
     db = Database.from_url(app.config["DATABASE_URL"])
     sealer.attach(db)
     app.extensions["wetbank.db"] = db
+    if app.config.get("WETBANK_WRITE_RATE_LIMIT"):
+        app.extensions["wetbank.write_limiter"] = WriteLimiter.parse(
+            str(app.config["WETBANK_WRITE_RATE_LIMIT"])
+        )
 
     api = Api(app, spec_kwargs={"components": {"securitySchemes": _security()}})
     api.spec.options["security"] = [{"bearer": []}]

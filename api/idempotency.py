@@ -19,6 +19,7 @@ from sqlalchemy.orm import Session
 
 from api.context import actor, database
 from api.problems import ApiProblem
+from api.ratelimit import check_write
 from bank import access
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -30,6 +31,7 @@ def writes(view: F) -> F:
 
     @wraps(view)
     def wrapper(*args: Any, **kwargs: Any) -> Response:
+        check_write(actor().token_id)
         key = request.headers.get("Idempotency-Key")
         if key is not None and not 0 < len(key) <= MAX_KEY_LENGTH:
             raise ApiProblem(
