@@ -164,3 +164,7 @@ def demo() -> None:
     click.echo(f"  holder token: {tokens.holder}")
     click.echo(f"  lgu token:    {tokens.lgu}")
     click.echo(f"  board token:  {tokens.board}")
+
+
+if __name__ == "__main__":
+    main()

@@ -54,7 +54,11 @@ class Lot(Base):
     """Credits of one class with one provenance, held by one bank account."""
 
     __tablename__ = "lots"
-    __table_args__ = (UniqueConstraint("account_id", "label"),)
+    __table_args__ = (
+        UniqueConstraint("account_id", "label"),
+        # one child lot per parent in a receiving account (transfers accumulate there)
+        UniqueConstraint("account_id", "parent_lot_id", name="uq_lots_account_parent"),
+    )
 
     id: Mapped[str] = mapped_column(String(40), primary_key=True)
     account_id: Mapped[str] = mapped_column(ForeignKey("bank_accounts.id"), index=True)

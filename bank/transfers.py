@@ -85,15 +85,7 @@ def make_transfer(
     transfer_id = new_id("trf")
     legs, made = [], []
     for item, amount in picks:
-        child = credits.new_lot(
-            session,
-            target,
-            klass,
-            bank_site_id=item.lot.bank_site_id,
-            deposit_id=item.lot.deposit_id,
-            parent_lot_id=item.lot.id,
-            federally_approved=False,
-        )
+        child = _receiving_lot(session, target, klass, item.lot)
         legs.append(ledger.Leg(item.lot.ledger_account_id, child.ledger_account_id, amount))
         made.append((item.lot.id, child.id, amount))
     posted = ledger.transfer(
@@ -130,6 +122,29 @@ def make_transfer(
         )
     session.flush()
     return transfer_dict(session, row)
+
+
+def _receiving_lot(
+    session: Session, target: parties.BankAccount, klass: credits.CreditClass, parent: credits.Lot
+) -> credits.Lot:
+    """The receiving account's lot for credits from ``parent``: one per parent lot, so repeated
+    transfers from the same lot accumulate in one child (provenance stays exact)."""
+    existing = session.execute(
+        select(credits.Lot).where(
+            credits.Lot.account_id == target.id, credits.Lot.parent_lot_id == parent.id
+        )
+    ).scalar_one_or_none()
+    if existing is not None:
+        return existing
+    return credits.new_lot(
+        session,
+        target,
+        klass,
+        bank_site_id=parent.bank_site_id,
+        deposit_id=parent.deposit_id,
+        parent_lot_id=parent.id,
+        federally_approved=False,
+    )
 
 
 def check_can_send(account: parties.BankAccount) -> None:

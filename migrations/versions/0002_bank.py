@@ -2,7 +2,7 @@
 
 Revision ID: 0002
 Revises: 0001
-Create Date: 2026-12-03 06:19:02.725982
+Create Date: 2026-12-03 06:21:36.233072
 """
 
 from __future__ import annotations
@@ -224,6 +224,7 @@ def upgrade() -> None:
     sa.ForeignKeyConstraint(['parent_lot_id'], ['lots.id'], name=op.f('fk_lots_parent_lot_id_lots')),
     sa.PrimaryKeyConstraint('id', name=op.f('pk_lots')),
     sa.UniqueConstraint('account_id', 'label', name=op.f('uq_lots_account_id')),
+    sa.UniqueConstraint('account_id', 'parent_lot_id', name='uq_lots_account_parent'),
     sa.UniqueConstraint('ledger_account_id', name=op.f('uq_lots_ledger_account_id'))
     )
     with op.batch_alter_table('lots', schema=None) as batch_op:

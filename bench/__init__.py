@@ -1,0 +1,1 @@
+"""Benchmarks (issue 7): ``make bench`` / ``python -m bench [--quick]``."""

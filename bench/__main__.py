@@ -1,0 +1,165 @@
+"""Run the benchmark suite: ``python -m bench [--quick]`` (``make bench``).
+
+Every figure is printed with the baseline measured in the same run, because absolute times on a
+shared 2-core machine drift; the results section of bench/README.md is rewritten from this run.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import subprocess
+import sys
+import time
+from datetime import date
+from pathlib import Path
+
+from bench import bulk, posting
+from bench.common import Result, create_database, drop_database, libpq, run_parallel
+from bench.server import Server, make_bank
+
+ROOT = Path(__file__).resolve().parent.parent
+README = Path(__file__).resolve().parent / "README.md"
+BEGIN, END = "<!-- results:begin -->", "<!-- results:end -->"
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(prog="python -m bench")
+    parser.add_argument("--quick", action="store_true", help="about two minutes; smaller sizes")
+    args = parser.parse_args()
+    seconds = 3.0 if args.quick else 10.0
+    sizes = (1_000, 10_000, 100_000) if args.quick else (1_000, 100_000, 1_000_000)
+    out: list[str] = [f"machine: {os.cpu_count()} cores, {platform.python_implementation()} "
+                      f"{platform.python_version()}, {_pg_version()}; run {date.today()}"
+                      f"{' (--quick)' if args.quick else ''}", ""]
+    checks: list[tuple[str, bool]] = []
+    url = create_database()
+    try:
+        _migrate(url)
+        _posting(url, seconds, out, checks)
+        _reads_verify_export(url, sizes, out, checks)
+    finally:
+        drop_database(url)
+    out.append("")
+    out += [f"{'PASS' if ok else 'FAIL'}  {name}" for name, ok in checks]
+    text = "\n".join(out)
+    print(text)
+    _write_readme(text)
+
+
+def _pg_version() -> str:
+    import psycopg
+
+    from bench.common import ADMIN_URL
+
+    with psycopg.connect(libpq(ADMIN_URL)) as conn:
+        return "PostgreSQL " + conn.execute("SHOW server_version").fetchone()[0]
+
+
+def _migrate(url: str) -> None:
+    env = dict(os.environ, DATABASE_URL=url)
+    subprocess.run([sys.executable, "-m", "api.cli", "db", "upgrade"], env=env, check=True,
+                   capture_output=True, cwd=ROOT)
+
+
+def _posting(url: str, seconds: float, out: list[str], checks: list[tuple[str, bool]]) -> None:
+    accounts = 20
+    posting.setup_baseline(url, accounts, 10**9)
+    ids = posting.setup_engine(url, accounts, 10**9)
+    out.append("## Posting throughput (two-account transfer)")
+    rates: dict[tuple[str, int], float] = {}
+    for workers in (1, 4, 8):
+        for label, target, targs in (
+            ("baseline SQL", posting.baseline_worker, (url, accounts, False)),
+            ("engine", posting.engine_worker, (url, ids, False, "transfer")),
+        ):
+            result = run_parallel(f"{label} x{workers}", workers, target, targs, seconds)
+            rates[(label, workers)] = result.rate
+            out.append(result.line())
+    bank = make_bank(url, accounts=8)
+    for workers in (1, 4, 8):
+        with Server(url, workers) as server:
+            result = run_parallel(
+                f"HTTP POST /transfers x{workers}", workers, posting.http_worker,
+                (server.port, bank.token, bank.accounts, bank.credit_class), seconds,
+            )
+        rates[("http", workers)] = result.rate
+        out.append(result.line())
+    base4 = rates[("baseline SQL", 4)]
+    engine_ratio = rates[("engine", 4)] / base4
+    http_ratio = rates[("http", 4)] / base4
+    scaling = rates[("engine", 4)] / rates[("engine", 1)]
+    out.append(f"ratio engine/baseline at 4 workers: {engine_ratio:.2f}")
+    out.append(f"ratio HTTP/baseline at 4 workers:   {http_ratio:.2f}")
+    out.append(f"engine 4 workers / 1 worker:        {scaling:.2f}")
+    checks += [
+        ("engine >= 50% of hand-written SQL at 4 workers", engine_ratio >= 0.5),
+        ("HTTP >= 15% of hand-written SQL at 4 workers", http_ratio >= 0.15),
+        ("engine at 4 workers >= 2x engine at 1 worker", scaling >= 2.0),
+    ]
+    out += ["", "## Contention (8 workers)"]
+    hot_base = run_parallel("baseline SQL, 80% on 2 hot", 8, posting.baseline_worker, (url, accounts, True), seconds)
+    hot = run_parallel("engine, 80% on 2 hot", 8, posting.engine_worker, (url, ids, True, "transfer"), seconds)
+    deposits = run_parallel("engine, deposits from 1 issuer", 8, posting.engine_worker, (url, ids, False, "deposit"), seconds)
+    for r in (hot_base, hot, deposits):
+        out.append(r.line())
+    out.append(f"hot engine / uniform engine at 8: {hot.rate / rates[('engine', 8)]:.2f}; "
+               f"deposits / uniform: {deposits.rate / rates[('engine', 8)]:.2f}")
+    checks.append(("contention: throughput does not collapse to one-at-a-time (> 1 worker's rate)",
+                   hot.rate > rates[("engine", 1)] and deposits.rate > rates[("engine", 1)]))
+
+
+def _reads_verify_export(url: str, sizes: tuple[int, ...], out: list[str], checks: list[tuple[str, bool]]) -> None:
+    out += ["", "## Balance reads: GET /accounts/{id}"]
+    bank = make_bank(url, accounts=len(sizes))
+    started = time.perf_counter()
+    for size, lot_account, issuer in zip(sizes, bank.lot_ledger_ids, bank.issuer_ids, strict=True):
+        bulk.load_pairs(url, lot_account, issuer, size, f"reads{size}", bank.asset)
+    out.append(f"(loaded {sum(sizes):,} transactions in {time.perf_counter() - started:.0f} s)")
+    p50s = []
+    with Server(url, 2) as server:
+        for size, account in zip(sizes, bank.accounts, strict=True):
+            result = server.time_gets(f"/api/v1/accounts/{account}", bank.token, 300)
+            result.label = f"{size:>9,} entries"
+            p50s.append(result.pct(50))
+            out.append(result.line())
+    ratio = p50s[-1] / p50s[0]
+    out.append(f"p50 largest/smallest: {ratio:.2f}")
+    checks.append((f"balance read p50 at {sizes[-1]:,} entries <= 1.5x that at {sizes[0]:,}", ratio <= 1.5))
+    out += ["", "## Audit and export"]
+    verify = _child("verify", url)
+    tx_rate = verify["rows"] / verify["seconds"]
+    out.append(f"verify: {verify['rows']:,} transactions in {verify['seconds']:.1f} s = {tx_rate:,.0f} tx/s, "
+               f"peak {verify['maxrss_kb'] / 1024:.0f} MiB, ok={verify['ok']}")
+    checks.append(("verify >= 50,000 transactions/s", tx_rate >= 50_000))
+    small, large = sizes[-1] // 10, sizes[-1]
+    exports = [_child("export", url, str(n)) for n in (small, large)]
+    for e in exports:
+        out.append(f"export: {e['rows']:,} journal rows at {e['rows'] / e['seconds']:,.0f} rows/s, "
+                   f"peak {e['maxrss_kb'] / 1024:.0f} MiB")
+    growth = exports[1]["maxrss_kb"] / exports[0]["maxrss_kb"]
+    out.append(f"export peak memory {large:,} / {small:,} rows: {growth:.2f}")
+    checks.append((f"export peak memory at {large:,} rows <= 1.2x that at {small:,}", growth <= 1.2))
+
+
+def _child(*args: str) -> dict[str, float]:
+    done = subprocess.run([sys.executable, "-m", "bench.child", *args], capture_output=True,
+                          text=True, check=True, cwd=ROOT)
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def _write_readme(text: str) -> None:
+    body = README.read_text()
+    if BEGIN in body and END in body:
+        head, rest = body.split(BEGIN, 1)
+        _old, tail = rest.split(END, 1)
+        README.write_text(f"{head}{BEGIN}\n```\n{text}\n```\n{END}{tail}")
+
+
+if __name__ == "__main__":
+    main()
+
+
+__all__ = ["Result"]

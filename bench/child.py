@@ -1,0 +1,58 @@
+"""Measured in a child process so that peak memory (ru_maxrss) is the measured work's alone.
+
+``python -m bench.child verify URL`` · ``python -m bench.child export URL ROWS``
+Prints one JSON line: seconds, rows, maxrss_kb.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import os
+import resource
+import sys
+import time
+
+
+def verify(url: str) -> dict[str, object]:
+    from ledger import chain, sealer
+    from ledger.db import Database
+
+    db = Database.from_url(url)
+    sealer.seal_all(db)
+    started = time.perf_counter()
+    with db.engine.connect() as connection:
+        report = chain.verify(connection)
+    return {"seconds": time.perf_counter() - started, "rows": report.transactions_checked, "ok": report.ok}
+
+
+def export(url: str, rows: int) -> dict[str, object]:
+    from sqlalchemy.orm import Session
+
+    from api.views.audit import JOURNAL_FIELDS
+    from bank import audit
+    from ledger.db import Database
+
+    db = Database.from_url(url)
+    started = time.perf_counter()
+    written = 0
+    with open(os.devnull, "w") as sink, db.engine.connect() as connection, Session(bind=connection) as session:
+        writer = csv.DictWriter(sink, fieldnames=JOURNAL_FIELDS, extrasaction="ignore")
+        writer.writeheader()
+        for row in audit.journal_all(session, audit.JournalFilter()):
+            writer.writerow(row)
+            written += 1
+            if written >= rows:
+                break
+    return {"seconds": time.perf_counter() - started, "rows": written}
+
+
+def main() -> None:
+    command, url, *rest = sys.argv[1:]
+    result = verify(url) if command == "verify" else export(url, int(rest[0]))
+    result["maxrss_kb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    print(json.dumps(result))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,90 @@
+"""Shared helpers: a fresh PostgreSQL database, timing, percentiles, worker processes."""
+
+from __future__ import annotations
+
+import multiprocessing as mp
+import os
+import statistics
+import uuid
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from sqlalchemy import create_engine, text
+from sqlalchemy.engine import make_url
+
+ADMIN_URL = os.environ.get("WETBANK_BENCH_PG_URL", "postgresql+psycopg://postgres@127.0.0.1:5432/test")
+
+
+def create_database() -> str:
+    """A new empty database; returns its SQLAlchemy URL."""
+    name = f"wetbank_bench_{uuid.uuid4().hex[:10]}"
+    engine = create_engine(ADMIN_URL, isolation_level="AUTOCOMMIT")
+    with engine.connect() as connection:
+        connection.execute(text(f"CREATE DATABASE {name}"))
+    engine.dispose()
+    return make_url(ADMIN_URL).set(database=name).render_as_string(hide_password=False)
+
+
+def drop_database(url: str) -> None:
+    engine = create_engine(ADMIN_URL, isolation_level="AUTOCOMMIT")
+    with engine.connect() as connection:
+        connection.execute(text(f"DROP DATABASE IF EXISTS {make_url(url).database} WITH (FORCE)"))
+    engine.dispose()
+
+
+def libpq(url: str) -> str:
+    """The psycopg form of a SQLAlchemy URL."""
+    return url.replace("postgresql+psycopg://", "postgresql://")
+
+
+@dataclass
+class Result:
+    """Throughput and latency of one measured run."""
+
+    label: str
+    ops: int
+    seconds: float
+    latencies_ms: list[float]
+
+    @property
+    def rate(self) -> float:
+        return self.ops / self.seconds if self.seconds else 0.0
+
+    def pct(self, p: float) -> float:
+        if not self.latencies_ms:
+            return 0.0
+        ordered = sorted(self.latencies_ms)
+        return ordered[min(len(ordered) - 1, int(p / 100 * len(ordered)))]
+
+    def line(self) -> str:
+        return (
+            f"{self.label:<34} {self.rate:>9.0f}/s   p50 {self.pct(50):7.2f} ms   "
+            f"p99 {self.pct(99):7.2f} ms   (n={self.ops})"
+        )
+
+
+def _worker(target: Callable[..., Any], args: tuple[Any, ...], seconds: float, queue: Any) -> None:
+    queue.put(target(*args, seconds))
+
+
+def run_parallel(
+    label: str, workers: int, target: Callable[..., list[float]], args: tuple[Any, ...], seconds: float
+) -> Result:
+    """Run ``target(*args, seconds)`` in ``workers`` processes; each returns its latencies (ms)."""
+    ctx = mp.get_context("spawn")
+    queue = ctx.Queue()
+    procs = [ctx.Process(target=_worker, args=(target, (*args, i), seconds, queue)) for i in range(workers)]
+    for proc in procs:
+        proc.start()
+    latencies: list[float] = []
+    for _ in procs:
+        latencies += queue.get()
+    for proc in procs:
+        proc.join()
+    # every worker measures the same window of ``seconds`` after its own warm-up
+    return Result(label, len(latencies), seconds, latencies)
+
+
+def median(values: list[float]) -> float:
+    return statistics.median(values) if values else 0.0
