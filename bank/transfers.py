@@ -7,8 +7,9 @@ class, the oldest unfrozen lots with credits available go first.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
-from datetime import date, datetime
+from datetime import datetime
 from typing import Any
 
 from sqlalchemy import DateTime, ForeignKey, Integer, String, Text, select
@@ -17,7 +18,7 @@ from sqlalchemy.orm import Mapped, Session, mapped_column
 import ledger
 from bank import credits, parties
 from bank.access import Actor
-from bank.errors import AccountFrozen, Conflict, NotFound, ValidationFailed
+from bank.errors import AccountFrozen, ConcurrentChange, Conflict, NotFound, ValidationFailed
 from bank.ids import new_id
 from ledger import clock
 from ledger.errors import InsufficientFunds
@@ -79,7 +80,14 @@ def make_transfer(
     check_can_send(source)
     if target.status == "closed":
         raise Conflict("a closed account receives nothing")
-    picks = pick_lots(session, source, request.credit_class, request.lot_id, request.amount_sqft)
+    picks = pick_lots(
+        session,
+        source,
+        request.credit_class,
+        request.lot_id,
+        request.amount_sqft,
+        also_lock=lambda lots: _existing_children(session, target, lots),
+    )
     klass = session.get(credits.CreditClass, picks[0][0].lot.credit_class)
     assert klass is not None
     transfer_id = new_id("trf")
@@ -124,6 +132,20 @@ def make_transfer(
     return transfer_dict(session, row)
 
 
+def _existing_children(
+    session: Session, target: parties.BankAccount, parents: list[credits.Lot]
+) -> list[int]:
+    """Ledger accounts of the receiving account's lots that already descend from ``parents``."""
+    return list(
+        session.execute(
+            select(credits.Lot.ledger_account_id).where(
+                credits.Lot.account_id == target.id,
+                credits.Lot.parent_lot_id.in_([lot.id for lot in parents]),
+            )
+        ).scalars()
+    )
+
+
 def _receiving_lot(
     session: Session, target: parties.BankAccount, klass: credits.CreditClass, parent: credits.Lot
 ) -> credits.Lot:
@@ -161,12 +183,16 @@ def pick_lots(
     credit_class: str | None,
     lot_id: str | None,
     amount_sqft: int,
-    on: date | None = None,
+    *,
+    also_lock: Callable[[list[credits.Lot]], list[int]] | None = None,
 ) -> list[tuple[credits.LotBalance, int]]:
-    """Choose the lots to draw ``amount_sqft`` from, locking them first.
+    """Choose the lots to draw ``amount_sqft`` from, and lock them.
 
     By lot: that lot.  By class: the oldest lots first, skipping frozen ones.  Refuses with
     ``account_frozen`` when only frozen credits would cover it, else ``insufficient_credits``.
+    The chosen lots, and the ledger accounts ``also_lock`` names for them (the lots receiving
+    the credits), are locked in ONE statement in ascending id, the global lock order, so two
+    transfers in opposite directions cannot deadlock; the choice is then re-checked under lock.
     """
     if (credit_class is None) == (lot_id is None):
         raise ValidationFailed(
@@ -178,10 +204,17 @@ def pick_lots(
         if lot is None or lot.account_id != account.id:
             raise NotFound(f"no lot {lot_id} in account {account.number}")
         credit_class = lot.credit_class
-    items = credits.lots_of(session, account, credit_class=credit_class, lock=True)
-    if lot_id is not None:
-        items = [item for item in items if item.lot.id == lot_id]
-    return _take(items, amount_sqft)
+    for _attempt in range(3):
+        items = credits.lots_of(session, account, credit_class=credit_class)
+        if lot_id is not None:
+            items = [item for item in items if item.lot.id == lot_id]
+        picks = _take(items, amount_sqft)
+        lots = [item.lot for item, _ in picks]
+        extra = also_lock(lots) if also_lock else []
+        fresh = ledger.lock(session, [lot.ledger_account_id for lot in lots] + extra)
+        if all(fresh[item.lot.ledger_account_id].available >= take for item, take in picks):
+            return picks
+    raise ConcurrentChange("the account's lots kept changing; try again")
 
 
 def _take(items: list[credits.LotBalance], amount: int) -> list[tuple[credits.LotBalance, int]]:

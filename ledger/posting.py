@@ -18,13 +18,14 @@ from __future__ import annotations
 
 import hashlib
 import json
+import weakref
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import date, datetime, timedelta
-from typing import Any
+from typing import Any, cast
 
-from sqlalchemy import delete, insert, select, update
+from sqlalchemy import Table, delete, insert, select, text, update
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
@@ -46,6 +47,7 @@ from ledger.schema import (
     PHASE_POSTED,
     PHASE_RELEASE,
     LedgerBalance,
+    LedgerChainQueue,
     LedgerEntry,
     LedgerOpenPending,
     LedgerTransaction,
@@ -53,6 +55,9 @@ from ledger.schema import (
 
 B = LedgerBalance.__table__.c
 T = LedgerTransaction.__table__.c
+_TX = cast(Table, LedgerTransaction.__table__)
+_ENTRIES = cast(Table, LedgerEntry.__table__)
+_QUEUE = cast(Table, LedgerChainQueue.__table__)
 
 
 @dataclass(frozen=True)
@@ -91,6 +96,7 @@ class _Line:
     phase: str
     resolves_id: int | None = None
     resolution: str | None = None
+    leg: int | None = None  # the index of the Leg this line comes from, if any
 
 
 def transfer(session: Session, kind: str, legs: Sequence[Leg], meta: Meta) -> Posted:
@@ -152,6 +158,9 @@ def resolve_pending(
         return replay
     pending = {pending_id: _pending_lines(session, pending_id) for pending_id, _, _ in items}
     _lock(session, {e.account_id for lines in pending.values() for e in lines})
+    # a concurrent resolver of the same pending transfer commits first; we then see it resolved
+    # (an account with no limit takes no lock above, so the header is what serializes us)
+    _lock_headers(session, pending)
     lines: list[_Line] = []
     for pending_id, resolution, amount in items:
         if resolution not in ("posted", "voided"):
@@ -183,6 +192,9 @@ def reverse(session: Session, transaction_id: int, meta: Meta, *, kind: str = "r
     ]
     if not lines:
         raise LedgerError("the transaction moved nothing to reverse", transaction_id=transaction_id)
+    # a concurrent reversal commits first; we then see it (and not its effect on the limits)
+    _lock(session, {line.account_id for line in lines})
+    _lock_headers(session, [transaction_id])
     if _reversed_by(session, transaction_id) is not None:
         raise AlreadyReversed(f"transaction {transaction_id} was already reversed")
     return _write(session, kind, lines, meta, request, reverses_id=transaction_id)
@@ -245,7 +257,7 @@ def _posted_part(pending_lines: Sequence[LedgerEntry], amount: int | None) -> li
     ]
 
 
-def _expire_due(session: Session, account_ids: Iterable[int], now: datetime) -> None:
+def _expire_due(session: Session, account_ids: Iterable[int], now: datetime) -> int:
     """Expire, with a resolution transaction each, the due pending transfers on these accounts."""
     P = LedgerOpenPending.__table__.c
     due = session.execute(
@@ -254,7 +266,8 @@ def _expire_due(session: Session, account_ids: Iterable[int], now: datetime) -> 
         .distinct()
         .order_by(P.transaction_id)
     ).scalars()
-    for pending_id in list(due):
+    due_ids = list(due)
+    for pending_id in due_ids:
         header = session.get(LedgerTransaction, pending_id)
         assert header is not None and header.expires_at is not None
         lines = _release(_pending_lines(session, pending_id), pending_id, "expired")
@@ -272,6 +285,7 @@ def _expire_due(session: Session, account_ids: Iterable[int], now: datetime) -> 
             request,
             expire_first=False,
         )
+    return len(due_ids)
 
 
 # --- the one write path -----------------------------------------------------------------------
@@ -290,21 +304,19 @@ def _write(
     expire_first: bool = True,
 ) -> Posted:
     request_hash = _hash(request, meta)
-    replay = _replay(session, meta.idempotency_key, request_hash)
-    if replay:
-        return replay
     now = clock.utcnow()
     balances = _balances_for(session, {line.account_id for line in lines})
     _check_balanced(lines, balances)
     locked = _lock(session, balances)
     if locked:
-        # a concurrent twin may have committed while we waited for the locks
+        # a replay, or a concurrent twin that committed while we waited for the locks, is
+        # answered here, before any limit is checked against balances it already changed
         replay = _replay(session, meta.idempotency_key, request_hash)
         if replay:
             return replay
-    if expire_first and locked:
-        _expire_due(session, locked, now)
-        locked = _lock(session, balances)
+    if expire_first and any(row.debits_pending or row.credits_pending for row in locked.values()):
+        if _expire_due(session, locked, now):
+            locked = _lock(session, balances)
     _check_limits(lines, locked)
     tx_id = _insert_header(
         session,
@@ -331,17 +343,27 @@ def _write(
     _track_pending(session, tx_id, lines, pending, expires_at)
     if session.bind.dialect.name == "sqlite":  # type: ignore[union-attr]
         session.execute(update(LedgerTransaction).where(T.id == tx_id).values(state="sealed"))
-    chain.enqueue(session, tx_id)
+        chain.enqueue(session, tx_id)
     return Posted(tx_id, entries=tuple((x.account_id, x.amount, x.phase) for x in lines))
 
 
 def _insert_header(session: Session, values: dict[str, Any]) -> int | None:
     """Insert a transaction header; ``None`` when a concurrent twin took its idempotency key."""
     dialect = session.bind.dialect.name  # type: ignore[union-attr]
-    stmt: Any = (postgresql.insert if dialect == "postgresql" else sqlite.insert)(LedgerTransaction)
+    stmt: Any = (postgresql.insert if dialect == "postgresql" else sqlite.insert)(_TX)
     stmt = stmt.values(**values).on_conflict_do_nothing(index_elements=["idempotency_key"])
+    if dialect == "postgresql":
+        # header and its place in the sealing queue in one round trip
+        header = stmt.returning(T.id).cte("header")
+        stmt = (
+            insert(_QUEUE)
+            .from_select(["transaction_id"], select(header.c.id))
+            .returning(_QUEUE.c.transaction_id)
+        )
+    else:
+        stmt = stmt.returning(T.id)
     try:
-        return session.execute(stmt.returning(T.id)).scalar_one_or_none()
+        return session.connection().execute(stmt).scalar_one_or_none()
     except IntegrityError as error:
         if "reverses_id" in str(error.orig):
             raise AlreadyReversed("the transaction was already reversed") from error
@@ -356,9 +378,10 @@ def _insert_entries(
     balances: dict[int, LedgerBalanceRow],
 ) -> None:
     deltas = _deltas(lines)
-    after: dict[int, tuple[int, int]] = {}
-    for account_id in sorted(deltas):
-        after[account_id] = _apply_delta(session, account_id, deltas[account_id])
+    if session.bind.dialect.name == "postgresql":  # type: ignore[union-attr]
+        after = _apply_deltas_at_once(session, deltas)
+    else:
+        after = {a: _apply_delta(session, a, deltas[a]) for a in sorted(deltas)}
     rows = []
     remaining = {a: after[a][0] for a in after}
     # balance-after per line: walk each account's lines backwards from its final balance
@@ -384,7 +407,7 @@ def _insert_entries(
             }
         )
     try:
-        session.execute(insert(LedgerEntry), rows)
+        session.connection().execute(insert(_ENTRIES), rows)
     except IntegrityError as error:
         if "resolves" in str(error.orig):
             raise AlreadyResolved("the pending transfer was already resolved") from error
@@ -411,6 +434,44 @@ def _apply_delta(session: Session, account_id: int, d: dict[str, int]) -> tuple[
             "the balance would break its account's limit", account_id=account_id
         ) from error
     return int(row[0]), int(row[1])
+
+
+_UPDATE_ALL = text(
+    """
+    UPDATE ledger_balances AS b SET
+        debits_posted = b.debits_posted + v.dp, credits_posted = b.credits_posted + v.cp,
+        debits_pending = b.debits_pending + v.dq, credits_pending = b.credits_pending + v.cq,
+        version = b.version + 1
+    FROM unnest(CAST(:ids AS bigint[]), CAST(:dp AS bigint[]), CAST(:cp AS bigint[]),
+                CAST(:dq AS bigint[]), CAST(:cq AS bigint[])) AS v(id, dp, cp, dq, cq)
+    WHERE b.account_id = v.id
+    RETURNING b.account_id, b.credits_posted - b.debits_posted, b.version
+    """
+)
+
+
+def _apply_deltas_at_once(
+    session: Session, deltas: dict[int, dict[str, int]]
+) -> dict[int, tuple[int, int]]:
+    """Every balance of the transaction in one UPDATE (PostgreSQL), rows in ascending id."""
+    ids = sorted(deltas)
+    params = {
+        "ids": ids,
+        **{
+            key: [deltas[a][column] for a in ids]
+            for key, column in (
+                ("dp", "debits_posted"),
+                ("cp", "credits_posted"),
+                ("dq", "debits_pending"),
+                ("cq", "credits_pending"),
+            )
+        },
+    }
+    try:
+        rows = session.connection().execute(_UPDATE_ALL, params).all()
+    except IntegrityError as error:
+        raise InsufficientFunds("a balance would break its account's limit") from error
+    return {int(r[0]): (int(r[1]), int(r[2])) for r in rows}
 
 
 def _deltas(lines: Iterable[_Line]) -> dict[int, dict[str, int]]:
@@ -482,13 +543,29 @@ class LedgerBalanceRow:
         return self.no_overdraft or self.no_overcredit
 
 
+#: accounts are immutable, so their asset and flags are cached per engine (PostgreSQL only:
+#: SQLite may reuse the id of an account whose creation rolled back)
+_ACCOUNT_META: weakref.WeakKeyDictionary[Any, dict[int, tuple[str, bool, bool]]] = (
+    weakref.WeakKeyDictionary()
+)
+
+
 def _balances_for(session: Session, account_ids: set[int]) -> dict[int, LedgerBalanceRow]:
-    rows = session.execute(
-        select(B.account_id, B.asset, B.no_overdraft, B.no_overcredit).where(
-            B.account_id.in_(sorted(account_ids))
-        )
-    ).all()
-    found = {r.account_id: LedgerBalanceRow(*r) for r in rows}
+    engine = session.get_bind().engine
+    cacheable = engine.dialect.name == "postgresql"
+    cache = _ACCOUNT_META.setdefault(engine, {}) if cacheable else {}
+    found = {a: LedgerBalanceRow(a, *cache[a]) for a in account_ids if a in cache}
+    wanted = account_ids - set(found)
+    if wanted:
+        rows = session.execute(
+            select(B.account_id, B.asset, B.no_overdraft, B.no_overcredit).where(
+                B.account_id.in_(sorted(wanted))
+            )
+        ).all()
+        for r in rows:
+            found[r.account_id] = LedgerBalanceRow(*r)
+            if cacheable:
+                cache[r.account_id] = (r.asset, r.no_overdraft, r.no_overcredit)
     missing = account_ids - set(found)
     if missing:
         raise UnknownAccount(f"unknown ledger account(s) {sorted(missing)}")
@@ -526,14 +603,36 @@ def _lock(
     return locked
 
 
+def _lock_headers(session: Session, transaction_ids: Iterable[int]) -> None:
+    """Lock transaction headers in ascending id (PostgreSQL; SQLite has one writer anyway).
+
+    ``FOR NO KEY UPDATE``: rows that merely reference these headers are not blocked by it.
+    """
+    if session.bind.dialect.name == "postgresql":  # type: ignore[union-attr]
+        session.execute(
+            select(T.id)
+            .where(T.id.in_(sorted(transaction_ids)))
+            .order_by(T.id)
+            .with_for_update(key_share=True)
+        ).all()
+
+
 def _check_balanced(lines: list[_Line], balances: dict[int, LedgerBalanceRow]) -> None:
     if len(lines) < 2:
         raise UnbalancedTransaction("a transaction needs at least two entries")
     sums: dict[tuple[str, str], int] = defaultdict(int)
+    leg_assets: dict[int, set[str]] = defaultdict(set)
     for line in lines:
+        if line.leg is not None:
+            leg_assets[line.leg].add(balances[line.account_id].asset)
         if line.amount == 0:
             raise UnbalancedTransaction("an entry cannot move zero")
         sums[(balances[line.account_id].asset, line.phase)] += line.amount
+    for index, assets in leg_assets.items():
+        if len(assets) > 1:
+            raise UnbalancedTransaction(
+                "a leg moves between accounts of different assets", leg=index, assets=sorted(assets)
+            )
     unbalanced = {f"{asset}/{phase}": s for (asset, phase), s in sums.items() if s}
     if unbalanced:
         raise UnbalancedTransaction("debits and credits differ", sums=unbalanced)
@@ -568,13 +667,13 @@ def _check_limits(lines: list[_Line], locked: dict[int, LedgerBalanceRow]) -> No
 
 def _lines_for(legs: Sequence[Leg], phase: str) -> list[_Line]:
     lines: list[_Line] = []
-    for leg in legs:
+    for index, leg in enumerate(legs):
         if leg.amount <= 0:
             raise UnbalancedTransaction("a leg moves a positive amount", amount=leg.amount)
         if leg.debit_account_id == leg.credit_account_id:
             raise UnbalancedTransaction("a leg moves between two different accounts")
-        lines.append(_Line(leg.debit_account_id, -leg.amount, phase))
-        lines.append(_Line(leg.credit_account_id, leg.amount, phase))
+        lines.append(_Line(leg.debit_account_id, -leg.amount, phase, leg=index))
+        lines.append(_Line(leg.credit_account_id, leg.amount, phase, leg=index))
     return lines
 
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 import logging
 import os
 import threading
+import time
 
 from ledger import chain
 from ledger.db import Database
@@ -20,9 +21,12 @@ log = logging.getLogger(__name__)
 class BackgroundSealer:
     """Wakes on commit and seals queued transactions in batches."""
 
-    def __init__(self, db: Database, idle_seconds: float = 1.0) -> None:
+    def __init__(
+        self, db: Database, idle_seconds: float = 1.0, batch_seconds: float = 0.05
+    ) -> None:
         self.db = db
         self.idle_seconds = idle_seconds
+        self.batch_seconds = batch_seconds
         self._event = threading.Event()
         self._pid: int | None = None
         self._lock = threading.Lock()
@@ -53,6 +57,8 @@ class BackgroundSealer:
     def _loop(self) -> None:
         while not self._stopped:
             self._event.wait(self.idle_seconds)
+            # let a burst of commits queue up, then seal them as one batch
+            time.sleep(self.batch_seconds)
             self._event.clear()
             if self._stopped:
                 return
