@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import date, datetime
+from typing import Any
 
 from sqlalchemy import case, func, insert, select
 from sqlalchemy.orm import Session
@@ -98,35 +99,42 @@ def balances(
 
     Pending transfers past their expiry are left out even if no writer has expired them yet.
     """
+    return _read(session, account_ids, now, for_update=False)
+
+
+def _read(
+    session: Session, account_ids: Iterable[int], now: datetime | None, *, for_update: bool
+) -> dict[int, Balance]:
     ids = sorted(set(account_ids))
     if not ids:
         return {}
     moment = now or clock.utcnow()
-    P = LedgerOpenPending
-    stale = dict(
-        ((r.account_id), (int(r.d), int(r.c)))
-        for r in session.execute(
-            select(
-                P.account_id,
-                func.sum(P.debits).label("d"),
-                func.sum(P.credits).label("c"),
-            )
-            .where(P.account_id.in_(ids), P.expires_at <= moment)
-            .group_by(P.account_id)
+    P, B = LedgerOpenPending, LedgerBalance
+
+    def stale(column: Any) -> Any:
+        # what reservations past their expiry still hold in the stored row
+        return (
+            select(func.coalesce(func.sum(column), 0))
+            .where(P.account_id == B.account_id, P.expires_at <= moment)
+            .scalar_subquery()
         )
+
+    query = (
+        select(B, stale(P.debits).label("stale_d"), stale(P.credits).label("stale_c"))
+        .where(B.account_id.in_(ids))
+        .order_by(B.account_id)
     )
+    if for_update:
+        query = query.with_for_update(of=B)
     result = {}
-    for row in session.execute(
-        select(LedgerBalance).where(LedgerBalance.account_id.in_(ids))
-    ).scalars():
-        stale_d, stale_c = stale.get(row.account_id, (0, 0))
+    for row, stale_d, stale_c in session.execute(query).all():
         result[row.account_id] = Balance(
             row.account_id,
             row.asset,
             row.debits_posted,
             row.credits_posted,
-            row.debits_pending - stale_d,
-            row.credits_pending - stale_c,
+            row.debits_pending - int(stale_d),
+            row.credits_pending - int(stale_c),
             row.version,
         )
     missing = set(ids) - set(result)
@@ -188,6 +196,18 @@ def _subtract_expired_unresolved(
         entry[3] -= r.credits
 
 
+def lock(
+    session: Session, account_ids: Iterable[int], now: datetime | None = None
+) -> dict[int, Balance]:
+    """Lock accounts ``FOR UPDATE`` in ascending id (PostgreSQL) and return their balances.
+
+    For callers that choose among accounts by balance (oldest lots first) before they post, so the
+    choice cannot be overtaken by a concurrent writer.  SQLite's writer lock already covers it.
+    """
+    postgresql = session.bind is not None and session.bind.dialect.name == "postgresql"
+    return _read(session, account_ids, now, for_update=postgresql)
+
+
 __all__ = [
     "Balance",
     "PHASE_PENDING",
@@ -197,22 +217,3 @@ __all__ = [
     "lock",
     "create_account",
 ]
-
-
-def lock(
-    session: Session, account_ids: Iterable[int], now: datetime | None = None
-) -> dict[int, Balance]:
-    """Lock accounts ``FOR UPDATE`` in ascending id (PostgreSQL) and return their balances.
-
-    For callers that choose among accounts by balance (oldest lots first) before they post, so the
-    choice cannot be overtaken by a concurrent writer.  SQLite's writer lock already covers it.
-    """
-    ids = sorted(set(account_ids))
-    if ids and session.bind is not None and session.bind.dialect.name == "postgresql":
-        session.execute(
-            select(LedgerBalance.account_id)
-            .where(LedgerBalance.account_id.in_(ids))
-            .order_by(LedgerBalance.account_id)
-            .with_for_update()
-        ).all()
-    return balances(session, ids, now)
