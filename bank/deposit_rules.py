@@ -1,31 +1,55 @@
 """Subd. 12: which restorations earn replacement credit, and how much (DOMAIN.md §2).  Pure.
 
-Caps are whole square feet rounded down (never more credit than the law allows), and no action's
-credit may exceed its own area either.
+Every number comes from the ``Ruleset`` passed in.  Caps are whole square feet rounded down
+(never more credit than the law allows), computed with integers only, and no action's credit may
+exceed its own area either.
+
+Order of checks, so that a refusal is always the same for the same request:
+
+1. the shape of every action, in request order (``ValidationFailed``): a known category, and
+   positive whole square feet of area and credit;
+2. Subd. 12 (a), unless (b) lifts it (``NotEligible``);
+3. every action in request order: its category's precondition (``NotEligible``), then its cap
+   (``CapExceeded``).  The first failure refuses the whole deposit.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import date
+from typing import Any, NoReturn
 
 from bank.errors import CapExceeded, NotEligible, ValidationFailed
 from bank.ruleset import Ruleset
 
-#: category → restricted to replacement above a 1:1 ratio (Subd. 12 (c)(2), (3), (4))
+REPLACEMENT_WETLAND = "replacement_wetland"
+VEGETATIVE_COVER = "vegetative_cover"
+UPLAND_BUFFER = "upland_buffer"
+EASEMENT_RESTORATION = "easement_restoration"
+EASEMENT_BUFFER = "easement_buffer"
+TREATMENT_POND = "treatment_pond"
+
+#: category → whether its credit is restricted to replacement above a 1:1 ratio
+#: (Subd. 12 (c)(2), (3) and (4) say so of buffers, easement buffers and ponds)
 CATEGORIES: dict[str, bool] = {
-    "replacement_wetland": False,
-    "vegetative_cover": False,
-    "upland_buffer": True,
-    "easement_restoration": False,
-    "easement_buffer": True,
-    "treatment_pond": True,
+    REPLACEMENT_WETLAND: False,
+    VEGETATIVE_COVER: False,
+    UPLAND_BUFFER: True,
+    EASEMENT_RESTORATION: False,
+    EASEMENT_BUFFER: True,
+    TREATMENT_POND: True,
+}
+
+#: a buffer's cap is a share of the total area of this other category in the same deposit
+_BUFFER_BASE: dict[str, str] = {
+    UPLAND_BUFFER: REPLACEMENT_WETLAND,  # (c)(2) "the replacement wetland area"
+    EASEMENT_BUFFER: EASEMENT_RESTORATION,  # (c)(3) "the restored wetland area"
 }
 
 
 @dataclass(frozen=True)
 class DepositFacts:
-    """What the LGU certified about the restoration as a whole."""
+    """What the LGU certified about the restoration as a whole (Subd. 12 (a), (b))."""
 
     deposit_on: date
     completed_on: date
@@ -36,7 +60,7 @@ class DepositFacts:
 
 @dataclass(frozen=True)
 class ActionRequest:
-    """One action of a deposit, with its category's precondition fields."""
+    """One action of a deposit, with its category's precondition fields (Subd. 12 (c))."""
 
     category: str
     area_sqft: int
@@ -49,7 +73,7 @@ class ActionRequest:
 
 @dataclass(frozen=True)
 class ActionCredit:
-    """The credit an action earns, the cap that applied, and whether it is restricted."""
+    """The credit an action earns, the cap that applied to it, and whether it is restricted."""
 
     category: str
     area_sqft: int
@@ -61,31 +85,95 @@ class ActionCredit:
 def evaluate_deposit(
     ruleset: Ruleset, facts: DepositFacts, actions: list[ActionRequest]
 ) -> list[ActionCredit]:
-    """Apply Subd. 12 (a)–(c) to every action, in order; the first failure refuses them all."""
+    """Apply Subd. 12 (a), (b) and (c) to a deposit: one ``ActionCredit`` per action, in order.
+
+    Raises ``ValidationFailed`` for a malformed action, ``NotEligible`` when Subd. 12 (a) or a
+    category's precondition fails, ``CapExceeded`` when an action asks more than its cap.  The
+    first failure refuses the whole deposit (see the module docstring for the order).
+    """
+    for index, action in enumerate(actions):
+        _check_shape(ruleset, index, action)
     check_replacement_conditions(facts)
-    totals = _areas_by_category(actions)
-    return [_evaluate(ruleset, facts, action, totals) for action in actions]
+    area_of = _areas_by_category(actions)
+    granted: dict[str, int] = {}
+    evaluated = []
+    for index, action in enumerate(actions):
+        credit = _evaluate(ruleset, facts, index, action, area_of, granted)
+        granted[action.category] = granted.get(action.category, 0) + credit.credit_sqft
+        evaluated.append(credit)
+    return evaluated
 
 
 def check_replacement_conditions(facts: DepositFacts) -> None:
     """Subd. 12 (a): designated for replacement, paid for by its performer, and completed before
-    the draining or filling it replaces; (b): none of this applies once the owner has paid the
-    performer back with interest."""
+    the draining or filling it replaces (checked as: ``completed_on`` not after the deposit date).
+    Subd. 12 (b): none of this applies once the owner has paid the performer back with interest.
+    """
     if facts.paid_back_with_interest:
         return
     if not facts.designated_for_replacement:
-        raise NotEligible(
-            "Subd. 12 (a): not specifically designated for replacement",
-            condition="designated_for_replacement",
+        _refuse_a(
+            "designated_for_replacement",
+            "the restoration was not specifically designated for replacement",
         )
     if not facts.paid_by_performer:
-        raise NotEligible(
-            "Subd. 12 (a): not paid for by whoever performed it", condition="paid_by_performer"
+        _refuse_a(
+            "paid_by_performer",
+            "the restoration was not paid for by whoever performed it",
         )
     if facts.completed_on > facts.deposit_on:
-        raise NotEligible(
-            "Subd. 12 (a): not completed before the deposit", condition="completed_on"
+        _refuse_a(
+            "completed_on",
+            f"the restoration was completed on {facts.completed_on.isoformat()}, after the "
+            f"deposit date {facts.deposit_on.isoformat()}",
         )
+
+
+def cap_sqft(
+    ruleset: Ruleset, action: ActionRequest, area_of: dict[str, int], granted: int = 0
+) -> int:
+    """Subd. 12 (c): the most credit ``action`` may earn, in whole square feet rounded down.
+
+    ``area_of`` is the total area per category in the same deposit; ``granted`` is the credit
+    already given to earlier actions of a buffer category in the same deposit, since (c)(2) and
+    (c)(3) cap the buffer credit as a whole against the wetland it surrounds.  The cap is never
+    more than the action's own area, and never below zero.
+    """
+    pct, base = _cap_basis(ruleset, action, area_of)
+    share = base * pct // 100
+    if action.category in _BUFFER_BASE:
+        share -= granted
+    return max(0, min(action.area_sqft, share))
+
+
+# --- internals ---------------------------------------------------------------------------------
+
+
+def _check_shape(ruleset: Ruleset, index: int, action: ActionRequest) -> None:
+    where = f"actions.{index}"
+    if action.category not in CATEGORIES:
+        raise ValidationFailed(
+            f"action {index}: unknown category {action.category!r}",
+            {f"{where}.category": [f"one of {', '.join(CATEGORIES)}"]},
+        )
+    for name in ("area_sqft", "credit_sqft"):
+        value = getattr(action, name)
+        if not _is_int(value) or value <= 0:
+            raise ValidationFailed(
+                f"action {index}: {name} must be a positive whole number of square feet",
+                {f"{where}.{name}": ["must be a positive integer"]},
+            )
+    years = action.qualifying_years
+    window = ruleset.vegetative_cover_window_years
+    if years is not None and (not _is_int(years) or not 0 <= years <= window):
+        raise ValidationFailed(
+            f"action {index}: qualifying_years counts years out of {window}",
+            {f"{where}.qualifying_years": [f"must be a whole number from 0 to {window}"]},
+        )
+
+
+def _is_int(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
 
 
 def _areas_by_category(actions: list[ActionRequest]) -> dict[str, int]:
@@ -96,93 +184,123 @@ def _areas_by_category(actions: list[ActionRequest]) -> dict[str, int]:
 
 
 def _evaluate(
-    ruleset: Ruleset, facts: DepositFacts, action: ActionRequest, totals: dict[str, int]
+    ruleset: Ruleset,
+    facts: DepositFacts,
+    index: int,
+    action: ActionRequest,
+    area_of: dict[str, int],
+    granted: dict[str, int],
 ) -> ActionCredit:
-    if action.category not in CATEGORIES:
-        raise ValidationFailed("unknown category", {"category": [action.category]})
-    if action.area_sqft <= 0 or action.credit_sqft <= 0:
-        raise ValidationFailed(
-            "areas and credits are positive whole square feet", {"area_sqft": ["must be positive"]}
-        )
-    _check_precondition(ruleset, facts, action)
-    _check_base_exists(action, totals)
-    pct, base = _cap_basis(ruleset, action, totals)
-    cap = min(action.area_sqft, base * pct // 100)
+    _check_precondition(ruleset, facts, index, action, area_of)
+    cap = cap_sqft(ruleset, action, area_of, granted.get(action.category, 0))
     if action.credit_sqft > cap:
         raise CapExceeded(
-            f"{action.category}: at most {cap} sq ft of credit, {action.credit_sqft} asked",
+            f"{action.category} (action {index}) may earn at most {cap} sq ft of credit; "
+            f"{action.credit_sqft} sq ft were asked",
             category=action.category,
             cap_sqft=cap,
             requested_sqft=action.credit_sqft,
+            action_index=index,
         )
     return ActionCredit(
-        action.category, action.area_sqft, action.credit_sqft, cap, CATEGORIES[action.category]
+        category=action.category,
+        area_sqft=action.area_sqft,
+        credit_sqft=action.credit_sqft,
+        cap_sqft=cap,
+        restricted=CATEGORIES[action.category],
     )
 
 
-def _cap_basis(ruleset: Ruleset, action: ActionRequest, totals: dict[str, int]) -> tuple[int, int]:
-    """(percent, base area) of the category's cap."""
+def _cap_basis(ruleset: Ruleset, action: ActionRequest, area_of: dict[str, int]) -> tuple[int, int]:
+    """(whole percent, base area) of the category's cap."""
     caps = ruleset.caps
     own = action.area_sqft
-    return {
-        "replacement_wetland": (caps.replacement_wetland_pct, own),
-        "vegetative_cover": (caps.vegetative_cover_pct, own),  # (c)(1)
-        "upland_buffer": (caps.upland_buffer_pct, totals.get("replacement_wetland", 0)),  # (c)(2)
-        "easement_restoration": (caps.easement_restoration_pct, own),  # (c)(3)
-        "easement_buffer": (caps.easement_buffer_pct, totals.get("easement_restoration", 0)),
-        "treatment_pond": (caps.treatment_pond_pct, own),  # (c)(4)
-    }[action.category]
-
-
-def _check_precondition(ruleset: Ruleset, facts: DepositFacts, action: ActionRequest) -> None:
     category = action.category
-    if category == "vegetative_cover":
+    if category == REPLACEMENT_WETLAND:  # (choice: the statute sets no cap)
+        return caps.replacement_wetland_pct, own
+    if category == VEGETATIVE_COVER:  # (c)(1)
+        return caps.vegetative_cover_pct, own
+    if category == UPLAND_BUFFER:  # (c)(2)
+        return caps.upland_buffer_pct, area_of.get(REPLACEMENT_WETLAND, 0)
+    if category == EASEMENT_RESTORATION:  # (c)(3)
+        return caps.easement_restoration_pct, own
+    if category == EASEMENT_BUFFER:  # (c)(3)
+        return caps.easement_buffer_pct, area_of.get(EASEMENT_RESTORATION, 0)
+    if category == TREATMENT_POND:  # (c)(4)
+        return caps.treatment_pond_pct, own
+    raise ValueError(f"unknown category {category!r}")
+
+
+def _check_precondition(
+    ruleset: Ruleset,
+    facts: DepositFacts,
+    index: int,
+    action: ActionRequest,
+    area_of: dict[str, int],
+) -> None:
+    category = action.category
+    if category == VEGETATIVE_COVER:
         years = action.qualifying_years
-        if years is None or not years <= ruleset.vegetative_cover_window_years:
-            _ineligible(category, "qualifying_years", "give 0 to 10 qualifying years")
-        assert years is not None
-        if years < ruleset.vegetative_cover_min_years:
+        needed = ruleset.vegetative_cover_min_years
+        if years is None or years < needed:
             _ineligible(
+                index,
                 category,
                 "qualifying_years",
-                f"Subd. 12 (c)(1): cropped in {years} of the "
-                f"{ruleset.vegetative_cover_window_years} years before "
+                f"Subd. 12 (c)(1): the wetland must have been cropped, in a crop rotation or set "
+                f"aside in {needed} of the {ruleset.vegetative_cover_window_years} years before "
                 f"{ruleset.vegetative_cover_reference_date.isoformat()}; "
-                f"{ruleset.vegetative_cover_min_years} needed",
+                + ("no qualifying_years given" if years is None else f"{years} given"),
             )
-    elif category == "upland_buffer":
+    elif category == UPLAND_BUFFER:
         if action.established_on != facts.completed_on:
+            given = "none" if action.established_on is None else action.established_on.isoformat()
             _ineligible(
+                index,
                 category,
                 "established_on",
-                "Subd. 12 (c)(2): the buffer must be established at the time of the "
-                "wetland replacement",
+                "Subd. 12 (c)(2): the buffer must be established at the time of the wetland "
+                f"replacement ({facts.completed_on.isoformat()}); established_on is {given}",
             )
-    elif category == "easement_restoration":
-        if (
-            action.easement_terminated_on is None
-            or action.easement_terminated_on > facts.deposit_on
-        ):
+    elif category == EASEMENT_RESTORATION:
+        ended = action.easement_terminated_on
+        if ended is None or ended > facts.deposit_on:
             _ineligible(
+                index,
                 category,
                 "easement_terminated_on",
-                "Subd. 12 (c)(3): only wetlands under terminated easements or contracts",
+                "Subd. 12 (c)(3): only wetlands restored under terminated easements or contracts "
+                "earn credit; the termination date must be given and not after the deposit date",
             )
-    elif category == "treatment_pond" and not (action.associated_project or "").strip():
+    elif category == TREATMENT_POND:
+        if not (action.associated_project or "").strip():
+            _ineligible(
+                index,
+                category,
+                "associated_project",
+                "Subd. 12 (c)(4): the pond must be associated with an ongoing or proposed "
+                "project that will impact a wetland",
+            )
+    base = _BUFFER_BASE.get(category)
+    if base is not None and area_of.get(base, 0) <= 0:
         _ineligible(
+            index,
             category,
-            "associated_project",
-            "Subd. 12 (c)(4): the pond must be associated with a project impacting a wetland",
+            "category",
+            f"a {category} earns credit only beside a {base} action in the same deposit",
+            requires=base,
         )
 
 
-def _check_base_exists(action: ActionRequest, totals: dict[str, int]) -> None:
-    """A buffer's cap is a share of a wetland in the same deposit: without one, no credit."""
-    needs = {"upland_buffer": "replacement_wetland", "easement_buffer": "easement_restoration"}
-    base = needs.get(action.category)
-    if base and not totals.get(base):
-        _ineligible(action.category, "category", f"no {base} action in the same deposit")
+def _refuse_a(field: str, detail: str) -> NoReturn:
+    raise NotEligible(f"Subd. 12 (a): {detail}", field=field, clause="Subd. 12 (a)")
 
 
-def _ineligible(category: str, field: str, detail: str) -> None:
-    raise NotEligible(f"{category}: {detail}", category=category, field=field)
+def _ineligible(index: int, category: str, field: str, detail: str, **extra: Any) -> NoReturn:
+    raise NotEligible(
+        f"{category} (action {index}): {detail}",
+        category=category,
+        field=field,
+        action_index=index,
+        **extra,
+    )
