@@ -1,0 +1,704 @@
+"""The replacement-plan timeline (DOMAIN.md §4; Subd. 4, 6-9; Minn. Stat. 15.99, 645.15).
+
+EXAMPLES.md stories 2 and 3 date by date, and every deadline one day before, on and one day
+after it.  Every date here was checked with ``datetime`` (weekday and 645.15 roll-forward); dates
+are 2026.  The LGU keeps neither optional holiday (the default); the board keeps the Friday after
+Thanksgiving.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import replace
+from datetime import date
+
+import pytest
+
+from bank.calendar import board_calendar, lgu_calendar
+from bank.errors import (
+    AppealWindowClosed,
+    BankError,
+    CommentPeriodOpen,
+    Conflict,
+    DeadlinePassed,
+    InvalidFee,
+    NotEligible,
+    ValidationFailed,
+)
+from bank.ruleset import SEED
+from bank.timeline import (
+    AppealFacts,
+    Deadlines,
+    PlanFacts,
+    appeal_decision_due,
+    check_decision,
+    check_decision_notice,
+    check_extension,
+    check_petition,
+    deadlines,
+    grant_decision_due,
+    notice_late,
+    outcome,
+    reversed_on_appeal,
+    status,
+)
+
+LGU = lgu_calendar(
+    SEED, observes_indigenous_peoples_day=False, observes_friday_after_thanksgiving=False
+)
+BOARD = board_calendar(SEED)
+
+
+def d(month: int, day: int) -> date:
+    """A date in 2026."""
+    return date(2026, month, day)
+
+
+# EXAMPLES.md story 2: Hollis Township, 9,000 sq ft, received Monday 2026-06-08
+HOLLIS = PlanFacts(received_on=d(6, 8), impact_area_sqft=9_000)
+HOLLIS_APPROVED = replace(
+    HOLLIS, decision_outcome="approved", decided_on=d(7, 1), decision_notice_mailed_on=d(7, 2)
+)
+
+# EXAMPLES.md story 3: a developer, 25,000 sq ft, received Wednesday 2026-06-17
+CONTESTED = PlanFacts(received_on=d(6, 17), impact_area_sqft=25_000)
+CONTESTED_NOTICED = replace(CONTESTED, notice_mailed_on=d(6, 22))
+CONTESTED_EXTENDED = replace(CONTESTED_NOTICED, extension_notified_on=d(8, 10), extension_days=30)
+CONTESTED_DECIDED = replace(CONTESTED_EXTENDED, decision_outcome="approved", decided_on=d(9, 1))
+CONTESTED_APPROVED = replace(CONTESTED_DECIDED, decision_notice_mailed_on=d(9, 4))
+RESIDENTS_PETITION = AppealFacts(
+    postmarked_on=d(9, 21),
+    received_on=d(9, 24),
+    petition_granted=None,
+    petition_decided_on=None,
+    outcome=None,
+    decided_on=None,
+)
+LAST_DAY_TO_PETITION = d(9, 21)
+GRANTED = replace(RESIDENTS_PETITION, petition_granted=True, petition_decided_on=d(10, 6))
+
+
+def deadlines_of(facts: PlanFacts, today: date | None = None) -> Deadlines:
+    return deadlines(SEED, LGU, BOARD, facts, today)
+
+
+def status_on(facts: PlanFacts, today: date) -> str:
+    return status(SEED, LGU, BOARD, facts, today)
+
+
+def outcome_on(facts: PlanFacts, today: date) -> str | None:
+    return outcome(SEED, LGU, BOARD, facts, today)
+
+
+def decide(facts: PlanFacts, decided_on: date, decision: str = "approved") -> None:
+    check_decision(SEED, LGU, BOARD, facts, decision, decided_on, decided_on)
+
+
+def extend(facts: PlanFacts, notified_on: date, days: int) -> None:
+    check_extension(SEED, LGU, BOARD, facts, notified_on, days)
+
+
+def petition(
+    facts: PlanFacts = CONTESTED_APPROVED,
+    *,
+    kind: str = "residents",
+    residents: int | None = 100,
+    postmarked_on: date = LAST_DAY_TO_PETITION,
+    fee_cents: int = 20_000,
+    security_cents: int | None = 50_000,
+) -> None:
+    check_petition(
+        SEED,
+        LGU,
+        BOARD,
+        facts,
+        petitioner_kind=kind,
+        resident_count=residents,
+        postmarked_on=postmarked_on,
+        filing_fee_cents=fee_cents,
+        security_cents=security_cents,
+    )
+
+
+def with_appeal(facts: PlanFacts, appeal: AppealFacts) -> PlanFacts:
+    return replace(facts, appeals=(appeal,))
+
+
+@contextmanager
+def refused(error: type[BankError], code: str) -> Iterator[None]:
+    """``pytest.raises(error)`` that also checks the error's stable code."""
+    with pytest.raises(error) as excinfo:
+        yield
+    assert excinfo.value.code == code
+
+
+# --- story 2: a road project buys and uses credits ----------------------------------------------
+
+
+def test_story_2_a_9000_sq_ft_plan_gets_a_summary_notice_due_thursday_2026_06_18() -> None:
+    dl = deadlines_of(HOLLIS)
+    assert dl.notice_kind == "summary"
+    assert dl.notice_due == d(6, 18)
+
+
+def test_story_2_a_9000_sq_ft_plan_has_no_comment_period_even_once_noticed() -> None:
+    assert deadlines_of(HOLLIS).comment_period_ends is None
+    assert deadlines_of(replace(HOLLIS, notice_mailed_on=d(6, 10))).comment_period_ends is None
+
+
+def test_story_2_the_decision_is_due_60_days_later_on_friday_2026_08_07() -> None:
+    assert deadlines_of(HOLLIS).decision_due == d(8, 7)
+
+
+def test_story_2_an_approval_on_2026_07_01_needs_no_comment_period() -> None:
+    decide(HOLLIS, d(7, 1))
+
+
+def test_story_2_the_decision_notice_is_due_saturday_07_11_rolled_to_monday_2026_07_13() -> None:
+    assert deadlines_of(HOLLIS_APPROVED).decision_notice_due == d(7, 13)
+
+
+def test_story_2_a_notice_postmarked_2026_07_02_opens_a_window_to_friday_2026_07_17() -> None:
+    assert deadlines_of(HOLLIS_APPROVED, d(7, 2)).appeal_window_ends == d(7, 17)
+
+
+@pytest.mark.parametrize(
+    ("today", "expected"),
+    [(d(6, 8), "received"), (d(7, 1), "approved"), (d(7, 16), "approved"), (d(7, 17), "approved")],
+)
+def test_story_2_the_approval_is_not_final_through_2026_07_17(today: date, expected: str) -> None:
+    facts = HOLLIS if today < d(7, 1) else HOLLIS_APPROVED
+    assert status_on(facts, today) == expected
+
+
+def test_story_2_with_no_petition_by_2026_07_17_the_plan_is_final_on_2026_07_18() -> None:
+    assert status_on(HOLLIS_APPROVED, d(7, 18)) == "final"
+    assert outcome_on(HOLLIS_APPROVED, d(7, 18)) == "approved"
+    assert reversed_on_appeal(HOLLIS_APPROVED) is False
+
+
+# --- story 3: a contested plan, date by date ----------------------------------------------------
+
+
+def test_story_3_a_25000_sq_ft_plan_gets_a_full_notice_due_saturday_06_27_rolled_to_06_29() -> None:
+    dl = deadlines_of(CONTESTED)
+    assert dl.notice_kind == "full"
+    assert dl.notice_due == d(6, 29)
+
+
+def test_story_3_the_comment_period_is_unknown_until_the_notice_is_mailed() -> None:
+    assert deadlines_of(CONTESTED).comment_period_ends is None
+    assert status_on(CONTESTED, d(6, 20)) == "received"
+
+
+def test_story_3_a_notice_mailed_2026_06_22_runs_the_comment_period_to_wednesday_07_22() -> None:
+    assert deadlines_of(CONTESTED_NOTICED).comment_period_ends == d(7, 22)
+    assert status_on(CONTESTED_NOTICED, d(6, 22)) == "noticed"
+
+
+@pytest.mark.parametrize("decided_on", [d(7, 21), d(7, 22)])
+def test_story_3_a_decision_dated_2026_07_22_or_earlier_is_comment_period_open(
+    decided_on: date,
+) -> None:
+    with refused(CommentPeriodOpen, "comment_period_open"):
+        decide(CONTESTED_NOTICED, decided_on)
+
+
+def test_story_3_a_decision_dated_2026_07_23_is_accepted() -> None:
+    decide(CONTESTED_NOTICED, d(7, 23))
+
+
+def test_story_3_the_decision_is_due_sunday_08_16_rolled_to_monday_2026_08_17() -> None:
+    assert deadlines_of(CONTESTED_NOTICED).decision_due == d(8, 17)
+
+
+def test_story_3_a_30_day_extension_sent_2026_08_10_is_accepted() -> None:
+    extend(CONTESTED_NOTICED, d(8, 10), 30)
+
+
+def test_story_3_after_the_30_day_extension_the_decision_is_due_tuesday_2026_09_15() -> None:
+    assert deadlines_of(CONTESTED_EXTENDED).decision_due == d(9, 15)
+
+
+def test_story_3_after_the_extension_the_plan_is_not_deemed_approved_on_2026_08_18() -> None:
+    assert status_on(CONTESTED_EXTENDED, d(8, 18)) == "noticed"
+    assert outcome_on(CONTESTED_EXTENDED, d(8, 18)) is None
+
+
+def test_story_3_an_approval_on_2026_09_01_is_accepted() -> None:
+    decide(CONTESTED_EXTENDED, d(9, 1))
+    assert status_on(CONTESTED_DECIDED, d(9, 1)) == "approved"
+
+
+def test_story_3_the_decision_notice_is_due_friday_2026_09_11() -> None:
+    assert deadlines_of(CONTESTED_DECIDED).decision_notice_due == d(9, 11)
+
+
+def test_story_3_a_notice_postmarked_friday_09_04_opens_a_window_to_saturday_09_19_rolled_to_09_21() -> (  # noqa: E501
+    None
+):
+    check_decision_notice(SEED, LGU, BOARD, CONTESTED_DECIDED, d(9, 4), d(9, 4))
+    assert deadlines_of(CONTESTED_APPROVED, d(9, 4)).appeal_window_ends == d(9, 21)
+
+
+def test_story_3_a_petition_of_100_residents_postmarked_2026_09_21_with_200_dollars_is_timely() -> (
+    None
+):
+    petition(postmarked_on=d(9, 21), residents=100, fee_cents=20_000, security_cents=50_000)
+
+
+def test_story_3_the_petition_received_09_24_reopens_the_plan_to_appealed() -> None:
+    assert status_on(with_appeal(CONTESTED_APPROVED, RESIDENTS_PETITION), d(9, 24)) == "appealed"
+
+
+def test_story_3_the_grant_decision_is_due_saturday_10_24_rolled_to_monday_2026_10_26() -> None:
+    assert grant_decision_due(BOARD, SEED, d(9, 24)) == d(10, 26)
+
+
+def test_story_3_after_the_grant_on_10_06_the_plan_stays_appealed() -> None:
+    assert status_on(with_appeal(CONTESTED_APPROVED, GRANTED), d(10, 6)) == "appealed"
+
+
+def test_story_3_the_appeal_decision_is_due_saturday_12_05_rolled_to_monday_2026_12_07() -> None:
+    assert appeal_decision_due(BOARD, SEED, d(10, 6)) == d(12, 7)
+
+
+def test_story_3_the_reversal_on_2026_11_30_makes_the_plan_final_and_denied() -> None:
+    reversed_ = replace(GRANTED, outcome="plan_reversed", decided_on=d(11, 30))
+    facts = with_appeal(CONTESTED_APPROVED, reversed_)
+    assert status_on(facts, d(11, 30)) == "final"
+    assert outcome_on(facts, d(11, 30)) == "denied"
+    assert reversed_on_appeal(facts) is True
+
+
+# --- appeal outcomes ----------------------------------------------------------------------------
+
+
+def test_an_upheld_approval_is_final_and_stays_approved() -> None:
+    upheld = replace(GRANTED, outcome="plan_upheld", decided_on=d(11, 30))
+    facts = with_appeal(CONTESTED_APPROVED, upheld)
+    assert status_on(facts, d(11, 30)) == "final"
+    assert outcome_on(facts, d(11, 30)) == "approved"
+    assert reversed_on_appeal(facts) is False
+
+
+def test_a_reversed_denial_becomes_an_approval() -> None:
+    denied = replace(CONTESTED_APPROVED, decision_outcome="denied")
+    reversed_ = replace(GRANTED, outcome="plan_reversed", decided_on=d(11, 30))
+    facts = with_appeal(denied, reversed_)
+    assert outcome_on(facts, d(11, 30)) == "approved"
+    assert reversed_on_appeal(facts) is True
+
+
+def test_a_reversed_deemed_approval_becomes_a_denial() -> None:
+    appeal = replace(
+        RESIDENTS_PETITION,
+        postmarked_on=d(8, 20),
+        received_on=d(8, 21),
+        petition_granted=True,
+        petition_decided_on=d(8, 28),
+        outcome="plan_reversed",
+        decided_on=d(9, 30),
+    )
+    facts = with_appeal(HOLLIS, appeal)
+    assert outcome_on(facts, d(9, 30)) == "denied"
+    assert status_on(facts, d(9, 30)) == "final"
+
+
+def test_a_denied_petition_makes_the_decision_final() -> None:
+    denied_petition = replace(
+        RESIDENTS_PETITION, petition_granted=False, petition_decided_on=d(10, 6)
+    )
+    facts = with_appeal(CONTESTED_APPROVED, denied_petition)
+    assert status_on(facts, d(10, 6)) == "final"
+    assert outcome_on(facts, d(10, 6)) == "approved"
+
+
+def test_a_denial_not_appealed_is_final_with_outcome_denied_the_day_after_the_window() -> None:
+    denied = replace(CONTESTED_APPROVED, decision_outcome="denied")
+    assert status_on(denied, d(9, 21)) == "denied"
+    assert status_on(denied, d(9, 22)) == "final"
+    assert outcome_on(denied, d(9, 22)) == "denied"
+
+
+# --- Subd. 6 notice: one day before, on and after notice_due ------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("facts", "mailed_on", "late"),
+    [
+        (HOLLIS, d(6, 17), False),
+        (HOLLIS, d(6, 18), False),
+        (HOLLIS, d(6, 19), True),
+        (CONTESTED, d(6, 28), False),
+        (CONTESTED, d(6, 29), False),
+        (CONTESTED, d(6, 30), True),
+    ],
+)
+def test_a_notice_is_late_only_when_mailed_after_notice_due(
+    facts: PlanFacts, mailed_on: date, late: bool
+) -> None:
+    assert notice_late(SEED, LGU, facts, mailed_on) is late
+
+
+# --- Subd. 6 (b), Subd. 8: 9,999 against 10,000 sq ft ------------------------------------------
+
+
+def test_9999_sq_ft_gets_a_summary_notice_and_no_comment_period() -> None:
+    facts = replace(CONTESTED_NOTICED, impact_area_sqft=9_999)
+    dl = deadlines_of(facts)
+    assert dl.notice_kind == "summary"
+    assert dl.comment_period_ends is None
+
+
+def test_10000_sq_ft_gets_a_full_notice_and_a_comment_period_to_07_22() -> None:
+    facts = replace(CONTESTED_NOTICED, impact_area_sqft=10_000)
+    dl = deadlines_of(facts)
+    assert dl.notice_kind == "full"
+    assert dl.comment_period_ends == d(7, 22)
+
+
+def test_9999_sq_ft_may_be_decided_inside_what_would_be_a_comment_period() -> None:
+    decide(replace(CONTESTED_NOTICED, impact_area_sqft=9_999), d(6, 23))
+
+
+def test_9999_sq_ft_may_be_decided_with_no_notice_mailed() -> None:
+    decide(replace(CONTESTED, impact_area_sqft=9_999), d(7, 1))
+
+
+def test_10000_sq_ft_with_no_notice_mailed_cannot_be_decided_comment_period_open() -> None:
+    with refused(CommentPeriodOpen, "comment_period_open"):
+        decide(replace(CONTESTED, impact_area_sqft=10_000), d(8, 1))
+
+
+# --- decision_due: one day before, on and after -------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("today", "expected"),
+    [(d(8, 16), "noticed"), (d(8, 17), "noticed"), (d(8, 18), "deemed_approved")],
+)
+def test_an_undecided_plan_is_deemed_approved_the_day_after_decision_due_08_17(
+    today: date, expected: str
+) -> None:
+    assert status_on(CONTESTED_NOTICED, today) == expected
+
+
+@pytest.mark.parametrize(
+    ("today", "expected"),
+    [(d(8, 16), None), (d(8, 17), None), (d(8, 18), "deemed_approved")],
+)
+def test_the_outcome_is_deemed_approved_from_the_day_after_decision_due(
+    today: date, expected: str | None
+) -> None:
+    assert outcome_on(CONTESTED_NOTICED, today) == expected
+
+
+@pytest.mark.parametrize("decided_on", [d(8, 16), d(8, 17)])
+def test_a_decision_dated_on_or_before_decision_due_08_17_is_accepted(decided_on: date) -> None:
+    decide(CONTESTED_NOTICED, decided_on)
+
+
+def test_a_decision_dated_on_decision_due_is_accepted_even_when_recorded_later() -> None:
+    check_decision(SEED, LGU, BOARD, CONTESTED_NOTICED, "denied", d(8, 17), d(8, 25))
+
+
+def test_a_decision_dated_the_day_after_decision_due_08_18_is_deadline_passed() -> None:
+    with refused(DeadlinePassed, "deadline_passed"):
+        decide(CONTESTED_NOTICED, d(8, 18))
+
+
+@pytest.mark.parametrize(
+    ("decided_on", "accepted"), [(d(9, 14), True), (d(9, 15), True), (d(9, 16), False)]
+)
+def test_after_the_extension_a_decision_is_accepted_through_09_15(
+    decided_on: date, accepted: bool
+) -> None:
+    if accepted:
+        decide(CONTESTED_EXTENDED, decided_on)
+    else:
+        with refused(DeadlinePassed, "deadline_passed"):
+            decide(CONTESTED_EXTENDED, decided_on)
+
+
+@pytest.mark.parametrize(
+    ("today", "expected"),
+    [(d(9, 14), "noticed"), (d(9, 15), "noticed"), (d(9, 16), "deemed_approved")],
+)
+def test_after_the_extension_the_plan_is_deemed_approved_from_09_16(
+    today: date, expected: str
+) -> None:
+    assert status_on(CONTESTED_EXTENDED, today) == expected
+
+
+def test_a_late_decision_on_a_deemed_approval_is_deadline_passed_not_conflict() -> None:
+    with refused(DeadlinePassed, "deadline_passed"):
+        check_decision(SEED, LGU, BOARD, CONTESTED_NOTICED, "denied", d(8, 20), d(8, 20))
+
+
+def test_deciding_twice_is_a_conflict() -> None:
+    with refused(Conflict, "conflict"):
+        decide(CONTESTED_DECIDED, d(9, 2), "denied")
+
+
+def test_a_decision_dated_before_receipt_is_a_validation_error() -> None:
+    with refused(ValidationFailed, "validation_error"):
+        decide(replace(CONTESTED, impact_area_sqft=9_000), d(6, 16))
+
+
+def test_a_decision_other_than_approved_or_denied_is_a_validation_error() -> None:
+    with refused(ValidationFailed, "validation_error"):
+        decide(CONTESTED_NOTICED, d(8, 1), "deemed_approved")
+
+
+# --- the 15.99 extension ------------------------------------------------------------------------
+
+
+def test_an_extension_of_60_days_is_accepted_and_moves_decision_due_to_10_15() -> None:
+    extend(CONTESTED_NOTICED, d(8, 10), 60)
+    facts = replace(CONTESTED_NOTICED, extension_notified_on=d(8, 10), extension_days=60)
+    assert deadlines_of(facts).decision_due == d(10, 15)
+
+
+@pytest.mark.parametrize("days", [61, 0, -1])
+def test_an_extension_of_61_days_or_of_none_is_a_validation_error(days: int) -> None:
+    with refused(ValidationFailed, "validation_error"):
+        extend(CONTESTED_NOTICED, d(8, 10), days)
+
+
+def test_an_extension_of_1_day_is_accepted() -> None:
+    extend(CONTESTED_NOTICED, d(8, 10), 1)
+
+
+def test_a_second_extension_is_a_conflict() -> None:
+    with refused(Conflict, "conflict"):
+        extend(CONTESTED_EXTENDED, d(8, 20), 10)
+
+
+@pytest.mark.parametrize("notified_on", [d(8, 16), d(8, 17)])
+def test_an_extension_sent_on_or_before_decision_due_08_17_is_accepted(notified_on: date) -> None:
+    extend(CONTESTED_NOTICED, notified_on, 30)
+
+
+def test_an_extension_sent_the_day_after_decision_due_08_18_is_deadline_passed() -> None:
+    with refused(DeadlinePassed, "deadline_passed"):
+        extend(CONTESTED_NOTICED, d(8, 18), 30)
+
+
+def test_an_extension_after_a_decision_is_a_conflict() -> None:
+    decided = replace(CONTESTED_NOTICED, decision_outcome="denied", decided_on=d(8, 1))
+    with refused(Conflict, "conflict"):
+        extend(decided, d(8, 5), 30)
+
+
+# --- Subd. 7 notice of decision -----------------------------------------------------------------
+
+
+def test_the_decision_notice_due_is_null_before_a_decision() -> None:
+    assert deadlines_of(CONTESTED_EXTENDED).decision_notice_due is None
+
+
+def test_a_decision_notice_before_any_decision_is_a_conflict() -> None:
+    with refused(Conflict, "conflict"):
+        check_decision_notice(SEED, LGU, BOARD, CONTESTED_EXTENDED, d(9, 1), d(9, 1))
+
+
+def test_a_decision_notice_mailed_before_the_decision_is_a_validation_error() -> None:
+    with refused(ValidationFailed, "validation_error"):
+        check_decision_notice(SEED, LGU, BOARD, CONTESTED_DECIDED, d(8, 31), d(9, 4))
+
+
+def test_a_decision_notice_mailed_the_day_of_the_decision_is_accepted() -> None:
+    check_decision_notice(SEED, LGU, BOARD, CONTESTED_DECIDED, d(9, 1), d(9, 1))
+
+
+def test_the_appeal_window_is_null_until_the_decision_notice_is_mailed() -> None:
+    assert deadlines_of(CONTESTED_DECIDED, d(9, 3)).appeal_window_ends is None
+    assert status_on(CONTESTED_DECIDED, d(12, 31)) == "approved"
+
+
+# --- appeal_window_ends: one day before, on and after -------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("today", "expected"),
+    [(d(9, 20), "approved"), (d(9, 21), "approved"), (d(9, 22), "final")],
+)
+def test_story_3_without_a_petition_the_approval_is_final_the_day_after_09_21(
+    today: date, expected: str
+) -> None:
+    assert status_on(CONTESTED_APPROVED, today) == expected
+
+
+@pytest.mark.parametrize("postmarked_on", [d(9, 20), d(9, 21)])
+def test_a_petition_postmarked_on_or_before_the_last_day_09_21_is_timely(
+    postmarked_on: date,
+) -> None:
+    petition(postmarked_on=postmarked_on)
+
+
+def test_a_petition_postmarked_the_day_after_09_22_is_appeal_window_closed() -> None:
+    with refused(AppealWindowClosed, "appeal_window_closed"):
+        petition(postmarked_on=d(9, 22))
+
+
+def test_a_timely_petition_received_after_the_window_reopens_a_final_plan_to_appealed() -> None:
+    assert status_on(CONTESTED_APPROVED, d(9, 24)) == "final"
+    assert status_on(with_appeal(CONTESTED_APPROVED, RESIDENTS_PETITION), d(9, 24)) == "appealed"
+
+
+def test_the_appeal_window_runs_on_the_board_calendar_past_the_friday_after_thanksgiving() -> None:
+    # 2026-11-12 + 15 days = Friday 2026-11-27: an LGU working day, a board holiday
+    facts = PlanFacts(
+        received_on=d(10, 1),
+        impact_area_sqft=9_000,
+        decision_outcome="approved",
+        decided_on=d(11, 10),
+        decision_notice_mailed_on=d(11, 12),
+    )
+    assert deadlines_of(facts, d(11, 12)).appeal_window_ends == d(11, 30)
+
+
+def test_an_lgu_keeping_indigenous_peoples_day_rolls_its_decision_due_to_10_13() -> None:
+    # 2026-08-13 + 60 days = Monday 2026-10-12, the second Monday of October
+    keeps = lgu_calendar(
+        SEED, observes_indigenous_peoples_day=True, observes_friday_after_thanksgiving=False
+    )
+    facts = PlanFacts(received_on=d(8, 13), impact_area_sqft=9_000)
+    assert deadlines(SEED, LGU, BOARD, facts).decision_due == d(10, 12)
+    assert deadlines(SEED, keeps, BOARD, facts).decision_due == d(10, 13)
+
+
+# --- a deemed approval's window runs from decision_due ------------------------------------------
+
+
+@pytest.mark.parametrize(("today", "window"), [(d(8, 7), None), (d(8, 8), d(8, 24))])
+def test_a_deemed_approval_window_runs_15_days_from_decision_due_08_07_to_monday_08_24(
+    today: date, window: date | None
+) -> None:
+    # 2026-08-07 + 15 days = Saturday 2026-08-22 -> Monday 2026-08-24
+    assert deadlines_of(HOLLIS, today).appeal_window_ends == window
+
+
+@pytest.mark.parametrize(
+    ("today", "expected"),
+    [
+        (d(8, 7), "received"),
+        (d(8, 8), "deemed_approved"),
+        (d(8, 24), "deemed_approved"),
+        (d(8, 25), "final"),
+    ],
+)
+def test_a_deemed_approval_is_final_the_day_after_its_window_08_24(
+    today: date, expected: str
+) -> None:
+    assert status_on(HOLLIS, today) == expected
+
+
+def test_a_petition_against_a_deemed_approval_postmarked_08_24_is_timely() -> None:
+    petition(HOLLIS, kind="owner", residents=None, postmarked_on=d(8, 24))
+
+
+def test_a_petition_against_a_deemed_approval_postmarked_08_25_is_appeal_window_closed() -> None:
+    with refused(AppealWindowClosed, "appeal_window_closed"):
+        petition(HOLLIS, kind="owner", residents=None, postmarked_on=d(8, 25))
+
+
+def test_a_petition_postmarked_on_decision_due_before_any_deemed_approval_is_a_conflict() -> None:
+    with refused(Conflict, "conflict"):
+        petition(HOLLIS, kind="owner", residents=None, postmarked_on=d(8, 7))
+
+
+def test_a_notice_of_a_deemed_approval_is_accepted_once_the_plan_is_deemed_approved() -> None:
+    check_decision_notice(SEED, LGU, BOARD, HOLLIS, d(8, 12), d(8, 12))
+
+
+def test_a_notice_of_a_deemed_approval_on_decision_due_is_a_conflict() -> None:
+    with refused(Conflict, "conflict"):
+        check_decision_notice(SEED, LGU, BOARD, HOLLIS, d(8, 7), d(8, 7))
+
+
+def test_a_notice_of_a_deemed_approval_postmarked_08_12_moves_the_window_to_08_27() -> None:
+    facts = replace(HOLLIS, decision_notice_mailed_on=d(8, 12))
+    assert deadlines_of(facts, d(8, 12)).appeal_window_ends == d(8, 27)
+    assert status_on(facts, d(8, 27)) == "deemed_approved"
+    assert status_on(facts, d(8, 28)) == "final"
+
+
+# --- who may petition, and what it costs (Subd. 9) ----------------------------------------------
+
+
+def test_a_petition_before_the_decision_notice_is_a_conflict() -> None:
+    with refused(Conflict, "conflict"):
+        petition(CONTESTED_DECIDED, postmarked_on=d(9, 3))
+
+
+@pytest.mark.parametrize("fee_cents", [19_999, 20_001, 0])
+def test_a_filing_fee_other_than_20000_cents_is_invalid_fee(fee_cents: int) -> None:
+    with refused(InvalidFee, "invalid_fee"):
+        petition(fee_cents=fee_cents)
+
+
+def test_a_filing_fee_of_20000_cents_is_accepted() -> None:
+    petition(fee_cents=20_000)
+
+
+@pytest.mark.parametrize("security_cents", [None, 0, 49_999, 50_000])
+def test_a_security_of_at_most_50000_cents_is_accepted(security_cents: int | None) -> None:
+    petition(security_cents=security_cents)
+
+
+def test_a_security_of_50001_cents_is_invalid_fee() -> None:
+    with refused(InvalidFee, "invalid_fee"):
+        petition(security_cents=50_001)
+
+
+def test_99_county_residents_are_not_eligible_to_petition() -> None:
+    with refused(NotEligible, "not_eligible"):
+        petition(residents=99)
+
+
+def test_residents_without_a_count_are_not_eligible_to_petition() -> None:
+    with refused(NotEligible, "not_eligible"):
+        petition(residents=None)
+
+
+@pytest.mark.parametrize("residents", [100, 101])
+def test_100_or_more_county_residents_may_petition(residents: int) -> None:
+    petition(residents=residents)
+
+
+@pytest.mark.parametrize("kind", ["owner", "notice_recipient"])
+def test_the_owner_and_anyone_owed_the_decision_notice_may_petition_alone(kind: str) -> None:
+    petition(kind=kind, residents=None)
+
+
+def test_an_unknown_petitioner_kind_is_a_validation_error() -> None:
+    with refused(ValidationFailed, "validation_error"):
+        petition(kind="neighbour", residents=None)
+
+
+# --- the board's deadlines (Subd. 9, board calendar) --------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("received_on", "due"),
+    [(d(9, 23), d(10, 23)), (d(9, 24), d(10, 26)), (d(9, 25), d(10, 26))],
+)
+def test_the_grant_decision_is_due_30_days_after_receipt_rolled_past_the_weekend(
+    received_on: date, due: date
+) -> None:
+    # 09-23 + 30 = Friday 10-23; 09-24 + 30 = Saturday 10-24; 09-25 + 30 = Sunday 10-25
+    assert grant_decision_due(BOARD, SEED, received_on) == due
+
+
+@pytest.mark.parametrize(
+    ("granted_on", "due"),
+    [(d(10, 5), d(12, 4)), (d(10, 6), d(12, 7)), (d(10, 7), d(12, 7))],
+)
+def test_the_appeal_decision_is_due_60_days_after_the_grant_rolled_past_the_weekend(
+    granted_on: date, due: date
+) -> None:
+    # 10-05 + 60 = Friday 12-04; 10-06 + 60 = Saturday 12-05; 10-07 + 60 = Sunday 12-06
+    assert appeal_decision_due(BOARD, SEED, granted_on) == due
