@@ -109,9 +109,17 @@ def register(app: Flask) -> None:
     app.register_error_handler(Exception, _unexpected)
 
 
+#: members of the problem document itself: a domain error's field of the same name (such as the
+#: ``status`` of the plan or payment a ``conflict`` is about) is renamed ``current_<name>``
+_RESERVED_MEMBERS = frozenset({"type", "title", "status", "detail", "code", "headers"})
+
+
 def _domain_error(error: LedgerError) -> Response:
     status = STATUS_BY_CODE.get(error.code, 409)
-    fields = {k: _jsonable(v) for k, v in error.fields.items()}
+    fields = {
+        (f"current_{k}" if k in _RESERVED_MEMBERS else k): _jsonable(v)
+        for k, v in error.fields.items()
+    }
     errors = fields.pop("errors", None)
     return problem(status, error.code, error.detail, errors=errors, **fields)
 

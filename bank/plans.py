@@ -194,7 +194,7 @@ def state(session: Session, plan: Plan, today: date | None = None) -> PlanState:
         status=timeline.status(c.ruleset, c.lgu, c.board, f, day),
         outcome=timeline.outcome(c.ruleset, c.lgu, c.board, f, day),
         reversed_on_appeal=timeline.reversed_on_appeal(f),
-        deadlines=timeline.deadlines(c.ruleset, c.lgu, c.board, f),
+        deadlines=timeline.deadlines(c.ruleset, c.lgu, c.board, f, day),
     )
 
 
@@ -292,14 +292,17 @@ def record_revision(
     if plan.decided_on is not None:
         raise Conflict("the plan has been decided: a revision now is a new application")
     ruleset = ruleset_by_id(plan.ruleset)
+    # compared with the application as last received as new (API.md), so that revisions of
+    # under 10% each cannot add up to a larger impact without new notice and clocks
+    baseline = _area_last_received_as_new(session, plan)
     counts = replacement_rules.revision_counts_as_new(
-        ruleset, plan.impact_area_sqft, area_sqft, displacement_ft
+        ruleset, baseline, area_sqft, displacement_ft
     )
     revision = PlanRevision(
         id=new_id("rev"),
         plan_id=plan.id,
         area_sqft=area_sqft,
-        previous_area_sqft=plan.impact_area_sqft,
+        previous_area_sqft=baseline,
         displacement_ft=displacement_ft,
         received_on=received_on,
         counts_as_new_application=counts,
@@ -323,6 +326,21 @@ def record_revision(
         "received_on": received_on,
         "plan_received_on": plan.received_on,
     }
+
+
+def _area_last_received_as_new(session: Session, plan: Plan) -> int:
+    """The impact area of the application as last received as new (Subd. 6 (c)): the last
+    revision that counted as new, else the area the last revision was compared with, else the
+    plan's own area (each revision stores the area it was compared with)."""
+    last = session.execute(
+        select(PlanRevision)
+        .where(PlanRevision.plan_id == plan.id)
+        .order_by(PlanRevision.recorded_at.desc())
+        .limit(1)
+    ).scalar_one_or_none()
+    if last is None:
+        return plan.impact_area_sqft
+    return last.area_sqft if last.counts_as_new_application else last.previous_area_sqft
 
 
 def record_replacement_completed(session: Session, plan: Plan, completed_on: date) -> None:

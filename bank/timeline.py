@@ -66,8 +66,26 @@ class Deadlines:
     appeal_window_ends: date | None
 
 
-def deadlines(ruleset: Ruleset, lgu: Calendar, board: Calendar, facts: PlanFacts) -> Deadlines:
-    """Subd. 6 notice, Subd. 8 comment period, 15.99 decision, Subd. 7 notice, Subd. 9 window."""
+def deadlines(
+    ruleset: Ruleset,
+    lgu: Calendar,
+    board: Calendar,
+    facts: PlanFacts,
+    today: date | None = None,
+) -> Deadlines:
+    """Subd. 6 notice, Subd. 8 comment period, 15.99 decision, Subd. 7 notice, Subd. 9 window.
+
+    Given ``today``, ``appeal_window_ends`` is null until the decision notice is mailed, except
+    for a deemed approval (past ``decision_due`` undecided), whose window runs from
+    ``decision_due`` (API.md: null until the decision notice is mailed).
+    """
+    window = appeal_window_ends(ruleset, lgu, board, facts)
+    if (
+        today is not None
+        and facts.decision_notice_mailed_on is None
+        and not _deemed(ruleset, lgu, facts, today)
+    ):
+        window = None
     return Deadlines(
         notice_kind=notice_kind(ruleset, facts.impact_area_sqft),
         notice_due=lgu.add_days(facts.received_on, ruleset.notice_days),
@@ -78,7 +96,7 @@ def deadlines(ruleset: Ruleset, lgu: Calendar, board: Calendar, facts: PlanFacts
             if facts.decided_on
             else None
         ),
-        appeal_window_ends=appeal_window_ends(ruleset, lgu, board, facts),
+        appeal_window_ends=window,
     )
 
 
@@ -239,6 +257,14 @@ def check_decision_notice(
     if facts.decided_on is None:
         if not _deemed(ruleset, lgu, facts, today):
             raise Conflict("there is no decision to give notice of yet")
+        due = decision_due(ruleset, lgu, facts)
+        if mailed_on <= due:
+            # the plan was deemed approved only after decision_due: a notice of it dated
+            # earlier would open (and close) its appeal window before the approval existed
+            raise ValidationFailed(
+                f"the plan was deemed approved after {due.isoformat()}",
+                {"mailed_on": [f"on or before decision_due {due.isoformat()}"]},
+            )
         return
     if mailed_on < facts.decided_on:
         raise ValidationFailed("mailed before the decision", {"mailed_on": ["too early"]})

@@ -120,6 +120,18 @@ class AppealOut(Schema):
     status = fields.String()
 
 
+class PlanExtensionOut(Schema):
+    notified_on = fields.Date()
+    days = fields.Integer()
+    reason = fields.String()
+
+
+class PlanDecisionOut(Schema):
+    outcome = fields.String()
+    decided_on = fields.Date()
+    tep_recommendation = fields.String(allow_none=True)
+
+
 class PlanOut(Schema):
     id = fields.String()
     lgu_id = fields.String()
@@ -139,8 +151,8 @@ class PlanOut(Schema):
     notice_kind = fields.String()
     deadlines = fields.Nested(DeadlinesOut)
     notice = fields.Nested(NoticeOut, allow_none=True)
-    extension = fields.Dict(allow_none=True)
-    decision = fields.Dict(allow_none=True)
+    extension = fields.Nested(PlanExtensionOut, allow_none=True)
+    decision = fields.Nested(PlanDecisionOut, allow_none=True)
     decision_notice = fields.Nested(NoticeOut, allow_none=True)
     replacement_completed_on = fields.Date(allow_none=True)
     required_credit_sqft = fields.Integer()
