@@ -3,8 +3,9 @@
 PostgreSQL checks balance with a deferred constraint trigger, so a transaction's header and entries
 can be inserted in any order and the check runs at COMMIT.  SQLite has no deferred triggers: a
 transaction is inserted ``open``, its entries added, then ``sealed`` by an UPDATE whose trigger
-checks the sums; a sealed transaction accepts no more entries.  On both, entries, chain links and
-sealed transactions refuse UPDATE and DELETE.
+checks the sums; a sealed transaction accepts no more entries, and none is inserted already sealed
+(which would skip that check).  On both, entries, chain links and sealed transactions refuse
+UPDATE and DELETE.
 """
 
 from __future__ import annotations
@@ -99,6 +100,11 @@ SQLITE_INSTALL = [
     WHEN (SELECT state FROM ledger_transactions WHERE id = NEW.transaction_id) IS NOT 'open'
     BEGIN SELECT RAISE(ABORT, 'ledger transaction is sealed or missing: entry refused'); END
     """,
+    """
+    CREATE TRIGGER ledger_transactions_insert_open BEFORE INSERT ON ledger_transactions
+    WHEN NEW.state IS NOT 'open'
+    BEGIN SELECT RAISE(ABORT, 'ledger transaction must be inserted open, then sealed'); END
+    """,
     f"""
     CREATE TRIGGER ledger_transactions_seal_only BEFORE UPDATE ON ledger_transactions
     WHEN NOT (OLD.state = 'open' AND NEW.state = 'sealed' AND {_UNCHANGED})
@@ -133,6 +139,7 @@ SQLITE_UNINSTALL = [
         "ledger_entries_no_update",
         "ledger_entries_no_delete",
         "ledger_entries_only_while_open",
+        "ledger_transactions_insert_open",
         "ledger_transactions_seal_only",
         "ledger_transactions_seal_balanced",
         "ledger_transactions_no_delete",

@@ -1,0 +1,241 @@
+"""Tamper evidence (LEDGER.md guarantee 8): verify recomputes the hash chain and every stored
+balance from the entries and names the first break.
+
+Each test builds a small ledger on a private database, tampers with it the way someone with
+direct database access could (triggers dropped first), and expects ``verify`` to notice.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import pytest
+from sqlalchemy import text
+
+from ledger import Leg, reserve, reverse, transfer, verify, void_pending
+from ledger.ddl import drop_triggers
+from ledger.sealer import seal_all
+from tests.integration.ledger_kit import (
+    meta,
+    move,
+    open_accounts,
+    scalar,
+    unique,
+    write_raw_transaction,
+)
+
+
+@dataclass
+class Ledger:
+    asset: str
+    issuer: int
+    a: int
+    b: int
+    transactions: list[int]
+
+
+@pytest.fixture
+def ledger(fresh_db) -> Ledger:
+    """A dozen transactions of every kind, all sealed into the chain."""
+    asset = unique("X")
+    issuer, a, b = open_accounts(fresh_db, asset, False, True, True)
+    ids = [
+        move(fresh_db, issuer, a, 500).transaction_id,
+        move(fresh_db, a, b, 120).transaction_id,
+        move(fresh_db, b, a, 20).transaction_id,
+    ]
+    with fresh_db.transaction() as session:
+        ids.append(
+            transfer(session, "batch", [Leg(a, b, 5), Leg(issuer, b, 7)], meta()).transaction_id
+        )
+        hold = reserve(session, "hold", [Leg(a, b, 30)], meta(), expires_at=None)
+        ids.append(hold.transaction_id)
+    ids.append(fresh_db.run(lambda s: void_pending(s, hold.transaction_id, meta())).transaction_id)
+    ids.append(fresh_db.run(lambda s: reverse(s, ids[2], meta())).transaction_id)
+    ids += [move(fresh_db, issuer, b, n).transaction_id for n in (1, 2, 3)]
+    seal_all(fresh_db)
+    return Ledger(asset, issuer, a, b, ids)
+
+
+def _verify(db):
+    seal_all(db)
+    with db.engine.connect() as connection:
+        return verify(connection)
+
+
+def _tamper(db, *statements, **params):
+    with db.engine.begin() as connection:
+        drop_triggers(connection)
+        for statement in statements:
+            connection.execute(text(statement), params)
+
+
+def test_verify_passes_on_a_clean_ledger(fresh_db, ledger):
+    report = _verify(fresh_db)
+    assert report.ok, report.first_broken
+    assert report.first_broken is None
+    assert report.transactions_checked == len(ledger.transactions)
+    assert report.accounts_checked == 3
+
+
+def test_verify_names_the_transaction_whose_entry_amount_was_edited(fresh_db, ledger):
+    edited = ledger.transactions[3]
+    _tamper(
+        fresh_db,
+        "UPDATE ledger_entries SET amount = amount + 1 WHERE id = "
+        "(SELECT min(id) FROM ledger_entries WHERE transaction_id = :t)",
+        t=edited,
+    )
+    report = _verify(fresh_db)
+    assert not report.ok
+    assert report.first_broken.transaction_id == edited
+    assert report.first_broken.kind == "hash_mismatch"
+
+
+def test_verify_names_the_transaction_whose_balanced_entries_were_both_edited(fresh_db, ledger):
+    edited = ledger.transactions[1]
+    _tamper(
+        fresh_db,
+        "UPDATE ledger_entries SET amount = amount * 2 WHERE transaction_id = :t",
+        t=edited,
+    )
+    report = _verify(fresh_db)
+    assert not report.ok
+    assert report.first_broken.transaction_id == edited
+
+
+def test_verify_names_a_transaction_whose_header_was_edited(fresh_db, ledger):
+    edited = ledger.transactions[5]
+    _tamper(
+        fresh_db, "UPDATE ledger_transactions SET memo = 'nothing to see' WHERE id = :t", t=edited
+    )
+    report = _verify(fresh_db)
+    assert (report.ok, report.first_broken.transaction_id) == (False, edited)
+
+
+def test_verify_catches_an_edited_stored_balance_and_names_the_account(fresh_db, ledger):
+    _tamper(
+        fresh_db,
+        "UPDATE ledger_balances SET credits_posted = credits_posted + 7 WHERE account_id = :a",
+        a=ledger.b,
+    )
+    report = _verify(fresh_db)
+    assert not report.ok
+    assert report.first_broken.kind == "stored_balance"
+    assert report.first_broken.account_id == ledger.b
+
+
+def test_verify_catches_an_edited_pending_balance(fresh_db, ledger):
+    _tamper(
+        fresh_db,
+        "UPDATE ledger_balances SET credits_pending = credits_pending + 3 WHERE account_id = :a",
+        a=ledger.a,
+    )
+    report = _verify(fresh_db)
+    assert (report.ok, report.first_broken.kind) == (False, "stored_balance")
+    assert report.first_broken.account_id == ledger.a
+
+
+def test_verify_catches_an_edited_balance_after_on_an_entry(fresh_db, ledger):
+    edited = ledger.transactions[2]
+    _tamper(
+        fresh_db,
+        "UPDATE ledger_entries SET balance_after = balance_after + 1 WHERE transaction_id = :t",
+        t=edited,
+    )
+    report = _verify(fresh_db)
+    assert (report.ok, report.first_broken.transaction_id) == (False, edited)
+
+
+def test_verify_catches_a_transaction_deleted_with_its_entries_and_chain_link(fresh_db, ledger):
+    deleted = ledger.transactions[1]
+    _tamper(
+        fresh_db,
+        "DELETE FROM ledger_chain WHERE transaction_id = :t",
+        "DELETE FROM ledger_entries WHERE transaction_id = :t",
+        "DELETE FROM ledger_transactions WHERE id = :t",
+        t=deleted,
+    )
+    assert (
+        scalar(fresh_db, "SELECT count(*) FROM ledger_transactions WHERE id = :t", t=deleted) == 0
+    )
+    report = _verify(fresh_db)
+    assert not report.ok
+    assert report.first_broken.kind == "chain_gap"
+
+
+def test_verify_catches_the_newest_transaction_deleted_with_its_chain_link(fresh_db, ledger):
+    deleted = ledger.transactions[-1]
+    _tamper(
+        fresh_db,
+        "DELETE FROM ledger_chain WHERE transaction_id = :t",
+        "DELETE FROM ledger_entries WHERE transaction_id = :t",
+        "DELETE FROM ledger_transactions WHERE id = :t",
+        t=deleted,
+    )
+    report = _verify(fresh_db)
+    assert not report.ok
+    # the chain itself ends cleanly one link earlier: the balances give it away
+    assert report.first_broken.kind == "stored_balance"
+    assert report.first_broken.account_id in (ledger.issuer, ledger.b)
+
+
+def test_verify_names_a_transaction_whose_header_and_entries_were_deleted(fresh_db, ledger):
+    deleted = ledger.transactions[1]
+    statements = (
+        "DELETE FROM ledger_entries WHERE transaction_id = :t",
+        "DELETE FROM ledger_transactions WHERE id = :t",
+    )
+    if fresh_db.dialect == "postgresql":
+        # session_replication_role = replica skips foreign keys (and every trigger)
+        with fresh_db.engine.begin() as connection:
+            connection.execute(text("SET LOCAL session_replication_role = replica"))
+            for statement in statements:
+                connection.execute(text(statement), {"t": deleted})
+    else:
+        with fresh_db.engine.connect() as connection:
+            raw = connection.connection.driver_connection
+            raw.execute("PRAGMA foreign_keys = OFF")  # no-op inside a transaction: do it first
+            try:
+                with connection.begin():
+                    drop_triggers(connection)
+                    for statement in statements:
+                        connection.execute(text(statement), {"t": deleted})
+            finally:
+                raw.execute("PRAGMA foreign_keys = ON")
+    report = _verify(fresh_db)
+    assert not report.ok
+    assert report.first_broken.kind == "missing_transaction"
+    assert report.first_broken.transaction_id == deleted
+
+
+def test_verify_catches_a_transaction_inserted_behind_the_engines_back(fresh_db, ledger):
+    inserted = write_raw_transaction(
+        fresh_db, [(ledger.issuer, ledger.asset, -9), (ledger.b, ledger.asset, 9)]
+    )
+    # even with the stored balances made to agree with it
+    _tamper(
+        fresh_db,
+        "UPDATE ledger_balances SET debits_posted = debits_posted + 9 WHERE account_id = :i",
+        "UPDATE ledger_balances SET credits_posted = credits_posted + 9 WHERE account_id = :b",
+        i=ledger.issuer,
+        b=ledger.b,
+    )
+    report = _verify(fresh_db)
+    assert not report.ok
+    assert report.first_broken.kind == "unchained_transaction"
+    assert report.first_broken.transaction_id == inserted
+
+
+def test_verify_catches_an_entry_inserted_into_a_sealed_transaction(fresh_db, ledger):
+    target = ledger.transactions[4]
+    _tamper(
+        fresh_db,
+        "INSERT INTO ledger_entries (transaction_id, account_id, asset, amount, phase, "
+        "balance_after, account_version, effective_on) "
+        "SELECT transaction_id, account_id, asset, amount, phase, balance_after, "
+        "account_version, effective_on FROM ledger_entries WHERE transaction_id = :t",
+        t=target,
+    )
+    report = _verify(fresh_db)
+    assert (report.ok, report.first_broken.transaction_id) == (False, target)
