@@ -22,6 +22,7 @@ from sqlalchemy import (
     Integer,
     String,
     UniqueConstraint,
+    func,
     select,
     update,
 )
@@ -207,7 +208,8 @@ def lots_of(
         select(Lot, BankSite.frozen)
         .join(BankSite, BankSite.id == Lot.bank_site_id)
         .where(Lot.account_id == account.id)
-        .order_by(Lot.created_at, Lot.id)
+        # labels are issued in order per account: they break ties between lots made at once
+        .order_by(Lot.created_at, func.length(Lot.label), Lot.label)
     )
     if credit_class is not None:
         query = query.where(Lot.credit_class == credit_class)

@@ -1,0 +1,298 @@
+"""Factories for the bank-account, deposit, transfer and reservation API tests.
+
+The database is shared by every test of a session, so each call makes its own uniquely named
+holders, LGUs, sites and accounts, and assertions compare what one test can attribute to itself:
+per-account balances, lots, entries and the rows that name its accounts.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import uuid
+from contextlib import contextmanager
+from typing import Any
+
+from flask import Flask
+from freezegun import freeze_time
+from sqlalchemy import func, or_, select
+
+from bank.deposits import Deposit
+from bank.reservations import Reservation
+from bank.transfers import Transfer
+from tests.api.conftest import Api, make_token
+
+PROBLEM = "application/problem+json"
+
+
+@contextmanager
+def at(moment: str) -> Any:
+    """Freeze the service's clock at ``moment`` (UTC, e.g. ``"2026-05-20 12:00:00"``)."""
+    with freeze_time(moment, tz_offset=0):
+        yield
+
+
+def on(day: str) -> Any:
+    """Freeze the clock at noon UTC (morning in Minnesota) of ``day``."""
+    return at(f"{day} 12:00:00")
+
+
+def unique(prefix: str) -> str:
+    return f"{prefix} {uuid.uuid4().hex[:8]}"
+
+
+def ok(response: Any, status: int = 201) -> Any:
+    assert response.status_code == status, response.get_data(as_text=True)
+    return response.json
+
+
+def problem(response: Any, status: int, code: str) -> dict[str, Any]:
+    assert response.status_code == status, response.get_data(as_text=True)
+    assert response.mimetype == PROBLEM
+    body = response.json
+    assert body["code"] == code, body
+    assert body["status"] == status
+    return dict(body)
+
+
+def story1_actions(buffer_credit: int = 45_000) -> list[dict[str, Any]]:
+    """EXAMPLES story 1: a 60,000 sq ft wetland, its 52,000 sq ft buffer, a 12,001 sq ft pond."""
+    return [
+        {"category": "replacement_wetland", "area_sqft": 60_000, "credit_sqft": 60_000},
+        {
+            "category": "upland_buffer",
+            "area_sqft": 52_000,
+            "credit_sqft": buffer_credit,
+            "established_on": "2026-04-14",
+        },
+        {
+            "category": "treatment_pond",
+            "area_sqft": 12_001,
+            "credit_sqft": 9_000,
+            "associated_project": "CSAH 9 rebuild",
+        },
+    ]
+
+
+class BankKit:
+    """Set-up through the API, as the board unless a token is given."""
+
+    def __init__(self, api: Api, app: Flask) -> None:
+        self.api = api
+        self.app = app
+
+    # --- parties -------------------------------------------------------------------------------
+
+    def holder(self, name: str = "Holder") -> dict[str, str]:
+        body = ok(self.api.post("/holders", {"name": unique(name)}))
+        return {"id": body["id"], "token": make_token(self.app, "holder", holder_id=body["id"])}
+
+    def lgu(self) -> dict[str, str]:
+        body = ok(self.api.post("/lgus", {"name": unique("County"), "kind": "county"}))
+        return {"id": body["id"], "token": make_token(self.app, "lgu", lgu_id=body["id"])}
+
+    def site(self, holder_id: str, service_area: int = 5, county: str = "Lyon") -> str:
+        body = {
+            "name": unique("Site"),
+            "holder_id": holder_id,
+            "service_area": service_area,
+            "county": county,
+        }
+        return str(ok(self.api.post("/bank-sites", body))["id"])
+
+    def account(self, holder_id: str, service_area: int = 5, county: str = "Lyon") -> str:
+        body = {"holder_id": holder_id, "service_area": service_area, "county": county}
+        return str(ok(self.api.post("/accounts", body))["id"])
+
+    # --- deposits ------------------------------------------------------------------------------
+
+    def deposit_body(
+        self,
+        site_id: str,
+        lgu_id: str,
+        actions: list[dict[str, Any]],
+        *,
+        effective_on: str = "2026-05-20",
+        completed_on: str = "2026-04-14",
+        approved_on: str = "2026-05-01",
+        wetland_type: str = "2",
+        **extra: Any,
+    ) -> dict[str, Any]:
+        return {
+            "bank_site_id": site_id,
+            "effective_on": effective_on,
+            "banking_plan": {
+                "reference": unique("BP"),
+                "approved_on": approved_on,
+                "lgu_id": lgu_id,
+            },
+            "wetland_type": wetland_type,
+            "completed_on": completed_on,
+            "designated_for_replacement": True,
+            "paid_by_performer": True,
+            "paid_back_with_interest": False,
+            "actions": actions,
+            **extra,
+        }
+
+    def wetland_deposit(
+        self,
+        account_id: str,
+        site_id: str,
+        lgu_id: str,
+        sqft: int,
+        *,
+        effective_on: str = "2026-05-20",
+        buffer_sqft: int = 0,
+        **extra: Any,
+    ) -> dict[str, Any]:
+        """A deposit of ``sqft`` unrestricted (and ``buffer_sqft`` restricted) credits."""
+        actions: list[dict[str, Any]] = [
+            {"category": "replacement_wetland", "area_sqft": sqft, "credit_sqft": sqft}
+        ]
+        if buffer_sqft:
+            actions.append(
+                {
+                    "category": "upland_buffer",
+                    "area_sqft": buffer_sqft,
+                    "credit_sqft": buffer_sqft,
+                    "established_on": "2026-04-14",
+                }
+            )
+        body = self.deposit_body(site_id, lgu_id, actions, effective_on=effective_on, **extra)
+        return dict(ok(self.api.post(f"/accounts/{account_id}/deposits", body)))
+
+    def funded(
+        self, sqft: int = 50_000, *, service_area: int = 5, buffer_sqft: int = 0
+    ) -> dict[str, Any]:
+        """A new holder with a site and an account holding ``sqft`` unrestricted credits."""
+        holder = self.holder("Bank")
+        banker = self.lgu()
+        site_id = self.site(holder["id"], service_area)
+        account_id = self.account(holder["id"], service_area)
+        deposit = self.wetland_deposit(
+            account_id, site_id, banker["id"], sqft, buffer_sqft=buffer_sqft
+        )
+        return {
+            "id": account_id,
+            "holder": holder,
+            "lgu": banker,
+            "site_id": site_id,
+            "deposit": deposit,
+            "unrestricted": f"BSA{service_area}-T2-U",
+            "restricted": f"BSA{service_area}-T2-R",
+        }
+
+    # --- plans ---------------------------------------------------------------------------------
+
+    def plan(
+        self,
+        lgu_id: str,
+        *,
+        service_area: int = 5,
+        received_on: str = "2026-06-08",
+        **extra: Any,
+    ) -> dict[str, Any]:
+        body = {
+            "lgu_id": lgu_id,
+            "applicant": "x",
+            "project": "y",
+            "received_on": received_on,
+            "impact": {
+                "area_sqft": 9000,
+                "wetland_type": "2",
+                "service_area": service_area,
+                "county": "Lyon",
+                "on_agricultural_land": False,
+            },
+            "replacement_ratio": "2",
+            "method": "bank_credits",
+            **extra,
+        }
+        return dict(ok(self.api.post("/plans", body)))
+
+    def reservation_body(
+        self, plan_id: str, credit_class: str, amount_sqft: int, expires_on: str = "2099-12-31"
+    ) -> dict[str, Any]:
+        return {
+            "plan_id": plan_id,
+            "credit_class": credit_class,
+            "amount_sqft": amount_sqft,
+            "expires_on": expires_on,
+        }
+
+    # --- reading -------------------------------------------------------------------------------
+
+    def account_body(self, account_id: str) -> dict[str, Any]:
+        return dict(ok(self.api.get(f"/accounts/{account_id}"), 200))
+
+    def balances(self, account_id: str) -> dict[str, dict[str, Any]]:
+        """The account's balance rows by credit class code."""
+        rows = self.account_body(account_id)["balances"]
+        return {row["credit_class"]["code"]: row for row in rows}
+
+    def available(self, account_id: str, code: str) -> int:
+        return int(self.balances(account_id)[code]["available_sqft"])
+
+    def lots(self, account_id: str) -> list[dict[str, Any]]:
+        return list(ok(self.api.get(f"/accounts/{account_id}/lots"), 200)["items"])
+
+    def entries(self, account_id: str, limit: int = 500) -> list[dict[str, Any]]:
+        """Every ledger line of the account, newest first, following the cursor."""
+        out: list[dict[str, Any]] = []
+        cursor: str | None = None
+        while True:
+            query = f"?limit={limit}" + (f"&cursor={cursor}" if cursor else "")
+            body = ok(self.api.get(f"/accounts/{account_id}/entries{query}"), 200)
+            out.extend(body["items"])
+            cursor = body["next_cursor"]
+            if cursor is None:
+                return out
+
+    def entries_csv(self, account_id: str) -> list[dict[str, str]]:
+        response = self.api.get(f"/accounts/{account_id}/entries", headers={"Accept": "text/csv"})
+        assert response.status_code == 200, response.get_data(as_text=True)
+        assert response.mimetype == "text/csv"
+        return list(csv.DictReader(io.StringIO(response.get_data(as_text=True))))
+
+    def rows_naming(self, account_id: str) -> dict[str, int]:
+        """How many deposits, transfers and reservations name the account."""
+        with self.app.extensions["wetbank.db"].transaction() as session:
+
+            def count(query: Any) -> int:
+                return int(session.execute(query).scalar_one())
+
+            return {
+                "deposits": count(
+                    select(func.count())
+                    .select_from(Deposit)
+                    .where(Deposit.account_id == account_id)
+                ),
+                "transfers": count(
+                    select(func.count())
+                    .select_from(Transfer)
+                    .where(
+                        or_(
+                            Transfer.from_account_id == account_id,
+                            Transfer.to_account_id == account_id,
+                        )
+                    )
+                ),
+                "reservations": count(
+                    select(func.count())
+                    .select_from(Reservation)
+                    .where(Reservation.account_id == account_id)
+                ),
+            }
+
+    def snapshot(self, *account_ids: str) -> dict[str, Any]:
+        """Everything a refused request must leave as it was, for each account."""
+        return {
+            account_id: {
+                "account": self.account_body(account_id),
+                "lots": self.lots(account_id),
+                "entries": self.entries(account_id),
+                "rows": self.rows_naming(account_id),
+            }
+            for account_id in account_ids
+        }

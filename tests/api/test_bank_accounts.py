@@ -1,0 +1,446 @@
+"""API.md "Parties and reference data" and "Bank accounts and balances": holders, LGUs, bank
+sites, service areas, accounts, balances (now and as of a date), lots, entries (JSON and CSV),
+freezing, and who may see or do what."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.api.bank_kit import BankKit, ok, on, problem, unique
+
+
+@pytest.fixture
+def kit(api, app) -> BankKit:
+    return BankKit(api, app)
+
+
+# --- holders --------------------------------------------------------------------------------
+
+
+def test_the_board_registers_a_holder_and_reads_it_back(api):
+    name = unique("Prairie Creek LLC")
+    body = ok(
+        api.post("/holders", {"name": name, "email": "ops@prairie.example", "address": "Marshall"})
+    )
+    assert body["id"] and body["name"] == name
+    assert body["email"] == "ops@prairie.example" and body["address"] == "Marshall"
+    again = ok(api.get(f"/holders/{body['id']}"), 200)
+    assert again["id"] == body["id"] and again["name"] == name
+
+
+def test_a_holder_without_a_name_or_with_a_bad_email_is_a_validation_error(api):
+    missing = problem(api.post("/holders", {"email": "x@example.com"}), 422, "validation_error")
+    assert "name" in missing["errors"]
+    bad = problem(api.post("/holders", {"name": "X", "email": "nope"}), 422, "validation_error")
+    assert "email" in bad["errors"]
+
+
+def test_only_the_board_registers_holders(api, holder, lgu):
+    problem(api.post("/holders", {"name": "Me"}, token=holder["token"]), 403, "forbidden")
+    problem(api.post("/holders", {"name": "Me"}, token=lgu["token"]), 403, "forbidden")
+
+
+def test_a_holder_sees_itself_but_not_another_holder(api, kit):
+    one, two = kit.holder(), kit.holder()
+    assert ok(api.get(f"/holders/{one['id']}", token=one["token"]), 200)["id"] == one["id"]
+    problem(api.get(f"/holders/{two['id']}", token=one["token"]), 404, "not_found")
+
+
+def test_an_unknown_holder_is_404(api):
+    problem(api.get("/holders/hld_nope"), 404, "not_found")
+
+
+def test_a_request_without_a_token_is_401(api, kit):
+    one = kit.holder()
+    problem(api.get(f"/holders/{one['id']}", token=""), 401, "unauthorized")
+    problem(api.post("/holders", {"name": "x"}, token=""), 401, "unauthorized")
+
+
+# --- LGUs -----------------------------------------------------------------------------------
+
+
+def test_the_board_registers_an_lgu_with_its_holiday_choices(api, holder):
+    name = unique("Lyon County")
+    body = ok(
+        api.post(
+            "/lgus",
+            {"name": name, "kind": "county", "observes_friday_after_thanksgiving": True},
+        )
+    )
+    assert body["kind"] == "county" and body["name"] == name
+    assert body["observes_friday_after_thanksgiving"] is True
+    assert body["observes_indigenous_peoples_day"] is False
+    seen = ok(api.get(f"/lgus/{body['id']}", token=holder["token"]), 200)
+    assert seen["id"] == body["id"]
+
+
+def test_an_lgu_of_an_unknown_kind_is_a_validation_error(api):
+    body = problem(api.post("/lgus", {"name": "X", "kind": "parish"}), 422, "validation_error")
+    assert "kind" in body["errors"]
+
+
+def test_only_the_board_registers_lgus(api, lgu):
+    problem(api.post("/lgus", {"name": "X", "kind": "city"}, token=lgu["token"]), 403, "forbidden")
+
+
+def test_an_unknown_lgu_is_404(api):
+    problem(api.get("/lgus/lgu_nope"), 404, "not_found")
+
+
+# --- bank sites and service areas -------------------------------------------------------------
+
+
+def test_the_board_registers_a_bank_site_in_a_service_area(api, kit):
+    owner = kit.holder()
+    body = ok(
+        api.post(
+            "/bank-sites",
+            {
+                "name": "Prairie Creek",
+                "holder_id": owner["id"],
+                "service_area": 5,
+                "county": "Lyon",
+                "major_watershed": "Redwood River",
+            },
+        )
+    )
+    assert body["holder_id"] == owner["id"] and body["service_area"] == 5
+    assert body["county"] == "Lyon" and body["major_watershed"] == "Redwood River"
+    assert body["frozen"] is False
+
+
+@pytest.mark.parametrize("service_area", [0, 11])
+def test_a_bank_site_outside_service_areas_1_to_10_is_a_validation_error(api, kit, service_area):
+    owner = kit.holder()
+    body = {"name": "S", "holder_id": owner["id"], "service_area": service_area, "county": "Lyon"}
+    assert (
+        "service_area" in problem(api.post("/bank-sites", body), 422, "validation_error")["errors"]
+    )
+
+
+def test_a_bank_site_of_an_unknown_holder_is_a_validation_error(api):
+    body = {"name": "S", "holder_id": "hld_nope", "service_area": 5, "county": "Lyon"}
+    assert "holder_id" in problem(api.post("/bank-sites", body), 422, "validation_error")["errors"]
+
+
+def test_only_the_board_registers_bank_sites(api, holder):
+    body = {"name": "S", "holder_id": holder["id"], "service_area": 5, "county": "Lyon"}
+    problem(api.post("/bank-sites", body, token=holder["token"]), 403, "forbidden")
+
+
+def test_the_board_freezes_and_unfreezes_a_bank_site(api, kit):
+    site_id = kit.site(kit.holder()["id"])
+    assert ok(api.post(f"/bank-sites/{site_id}/freeze"), 200)["frozen"] is True
+    assert ok(api.post(f"/bank-sites/{site_id}/unfreeze"), 200)["frozen"] is False
+
+
+def test_only_the_board_freezes_a_bank_site_and_an_unknown_site_is_404(api, kit):
+    owner = kit.holder()
+    site_id = kit.site(owner["id"])
+    problem(api.post(f"/bank-sites/{site_id}/freeze", token=owner["token"]), 403, "forbidden")
+    problem(api.post(f"/bank-sites/{site_id}/unfreeze", token=owner["token"]), 403, "forbidden")
+    problem(api.post("/bank-sites/site_nope/freeze"), 404, "not_found")
+    problem(api.post("/bank-sites/site_nope/unfreeze"), 404, "not_found")
+
+
+def test_freezing_a_site_freezes_its_credits_and_unfreezing_releases_them(api, kit):
+    funded = kit.funded(50_000)
+    ok(api.post(f"/bank-sites/{funded['site_id']}/freeze"), 200)
+    row = kit.balances(funded["id"])[funded["unrestricted"]]
+    assert (row["posted_sqft"], row["frozen_sqft"], row["available_sqft"]) == (50_000, 50_000, 0)
+    ok(api.post(f"/bank-sites/{funded['site_id']}/unfreeze"), 200)
+    row = kit.balances(funded["id"])[funded["unrestricted"]]
+    assert (row["posted_sqft"], row["frozen_sqft"], row["available_sqft"]) == (50_000, 0, 50_000)
+
+
+def test_there_are_ten_service_areas(api, holder):
+    body = ok(api.get("/service-areas", token=holder["token"]), 200)
+    assert [item["number"] for item in body["items"]] == list(range(1, 11))
+    assert body["items"][4] == {"number": 5, "name": "Bank Service Area 5"}
+
+
+# --- accounts -------------------------------------------------------------------------------
+
+
+def test_the_board_opens_an_account_with_a_number_and_no_balances(api, kit):
+    owner = kit.holder()
+    body = ok(
+        api.post(
+            "/accounts",
+            {"holder_id": owner["id"], "service_area": 5, "county": "Lyon", "name": "Main"},
+        )
+    )
+    assert body["id"] and body["number"].startswith("WB-")
+    assert body["holder_id"] == owner["id"] and body["service_area"] == 5
+    assert body["county"] == "Lyon" and body["name"] == "Main"
+    assert body["status"] == "open" and body["balances"] == []
+    other = ok(api.post("/accounts", {"holder_id": owner["id"], "service_area": 5, "county": "L"}))
+    assert other["number"] != body["number"]
+
+
+@pytest.mark.parametrize(
+    ("change", "field"),
+    [
+        ({"service_area": 0}, "service_area"),
+        ({"service_area": 11}, "service_area"),
+        ({"service_area": "5"}, "service_area"),
+        ({"holder_id": "hld_nope"}, "holder_id"),
+        ({"county": ""}, "county"),
+    ],
+)
+def test_an_account_with_a_bad_field_is_a_validation_error(api, kit, change, field):
+    body = {"holder_id": kit.holder()["id"], "service_area": 5, "county": "Lyon", **change}
+    assert field in problem(api.post("/accounts", body), 422, "validation_error")["errors"]
+
+
+def test_only_the_board_opens_accounts(api, holder, lgu):
+    body = {"holder_id": holder["id"], "service_area": 5, "county": "Lyon"}
+    problem(api.post("/accounts", body, token=holder["token"]), 403, "forbidden")
+    problem(api.post("/accounts", body, token=lgu["token"]), 403, "forbidden")
+
+
+def test_a_holder_lists_only_its_own_accounts(api, kit):
+    mine, theirs = kit.holder(), kit.holder()
+    own = {kit.account(mine["id"], 5), kit.account(mine["id"], 7)}
+    kit.account(theirs["id"], 5)
+    body = ok(api.get("/accounts", token=mine["token"]), 200)
+    assert {item["id"] for item in body["items"]} == own
+    assert {item["holder_id"] for item in body["items"]} == {mine["id"]}
+    assert body["next_cursor"] is None
+
+
+def test_the_board_lists_every_account_page_by_page(api, kit):
+    one, two = kit.holder(), kit.holder()
+    wanted = {kit.account(one["id"]), kit.account(two["id"])}
+    first = ok(api.get("/accounts?limit=1"), 200)
+    assert len(first["items"]) == 1 and first["next_cursor"]
+    seen: list[str] = []
+    cursor = None
+    while True:
+        suffix = f"&cursor={cursor}" if cursor else ""
+        body = ok(api.get(f"/accounts?limit=500{suffix}"), 200)
+        seen.extend(item["id"] for item in body["items"])
+        cursor = body["next_cursor"]
+        if cursor is None:
+            break
+    assert wanted <= set(seen)
+    assert len(seen) == len(set(seen))
+
+
+def test_an_lgu_may_not_list_accounts(api, lgu):
+    problem(api.get("/accounts", token=lgu["token"]), 403, "forbidden")
+
+
+def test_an_account_is_seen_by_the_board_and_its_holder_only(api, kit, lgu):
+    funded = kit.funded(10_000)
+    other = kit.holder()
+    account_id = funded["id"]
+    assert ok(api.get(f"/accounts/{account_id}"), 200)["id"] == account_id
+    mine = ok(api.get(f"/accounts/{account_id}", token=funded["holder"]["token"]), 200)
+    assert mine["balances"][0]["posted_sqft"] == 10_000
+    for path in ("", "/balances?as_of=2026-06-01", "/lots", "/entries"):
+        ok(api.get(f"/accounts/{account_id}{path}", token=funded["holder"]["token"]), 200)
+        problem(api.get(f"/accounts/{account_id}{path}", token=other["token"]), 404, "not_found")
+        refused = api.get(f"/accounts/{account_id}{path}", token=lgu["token"])
+        assert refused.status_code in (403, 404), refused.json
+
+
+def test_an_unknown_account_is_404_on_every_endpoint(api):
+    for path in ("", "/balances?as_of=2026-06-01", "/lots", "/entries"):
+        problem(api.get(f"/accounts/acct_nope{path}"), 404, "not_found")
+    problem(api.post("/accounts/acct_nope/freeze"), 404, "not_found")
+    problem(api.post("/accounts/acct_nope/unfreeze"), 404, "not_found")
+
+
+# --- balances -------------------------------------------------------------------------------
+
+
+def test_balances_are_shown_per_credit_class(api, kit):
+    funded = kit.funded(40_000, buffer_sqft=30_000)
+    rows = kit.balances(funded["id"])
+    assert set(rows) == {"BSA5-T2-R", "BSA5-T2-U"}
+    assert rows["BSA5-T2-U"]["credit_class"] == {
+        "code": "BSA5-T2-U",
+        "service_area": 5,
+        "wetland_type": "2",
+        "restricted": False,
+    }
+    assert rows["BSA5-T2-R"]["credit_class"]["restricted"] is True
+    assert rows["BSA5-T2-U"]["posted_sqft"] == 40_000
+    assert rows["BSA5-T2-R"]["posted_sqft"] == 30_000
+    for row in rows.values():
+        assert row["reserved_sqft"] == row["frozen_sqft"] == 0
+        assert row["available_sqft"] == row["posted_sqft"]
+
+
+def test_balances_as_of_a_date_count_only_what_was_effective_by_the_end_of_it(api, kit):
+    owner, banker = kit.holder(), kit.lgu()
+    site_id = kit.site(owner["id"])
+    account_id = kit.account(owner["id"])
+    kit.wetland_deposit(account_id, site_id, banker["id"], 10_000, effective_on="2026-05-20")
+    kit.wetland_deposit(account_id, site_id, banker["id"], 2_500, effective_on="2026-06-03")
+
+    def posted(day: str) -> dict[str, int]:
+        body = ok(api.get(f"/accounts/{account_id}/balances?as_of={day}"), 200)
+        assert body["as_of"] == day
+        return {row["credit_class"]["code"]: row["posted_sqft"] for row in body["balances"]}
+
+    assert posted("2026-05-19") == {}
+    assert posted("2026-05-20") == {"BSA5-T2-U": 10_000}
+    assert posted("2026-06-02") == {"BSA5-T2-U": 10_000}
+    assert posted("2026-06-03") == {"BSA5-T2-U": 12_500}
+    assert kit.balances(account_id)["BSA5-T2-U"]["posted_sqft"] == 12_500
+
+
+def test_balances_as_of_a_date_made_on_different_days_with_a_frozen_clock(api, kit):
+    owner, banker = kit.holder(), kit.lgu()
+    with on("2026-05-20"):
+        site_id = kit.site(owner["id"])
+        account_id = kit.account(owner["id"])
+        kit.wetland_deposit(account_id, site_id, banker["id"], 7_000, effective_on="2026-05-20")
+    with on("2026-05-27"):
+        kit.wetland_deposit(account_id, site_id, banker["id"], 3_000, effective_on="2026-05-27")
+        day_before = ok(api.get(f"/accounts/{account_id}/balances?as_of=2026-05-26"), 200)
+    assert [row["posted_sqft"] for row in day_before["balances"]] == [7_000]
+    body = ok(api.get(f"/accounts/{account_id}/balances?as_of=2026-05-27"), 200)
+    assert [row["posted_sqft"] for row in body["balances"]] == [10_000]
+    assert body["balances"][0]["reserved_sqft"] == 0
+
+
+def test_balances_as_of_needs_a_valid_date(api, kit):
+    account_id = kit.account(kit.holder()["id"])
+    problem(api.get(f"/accounts/{account_id}/balances"), 422, "validation_error")
+    problem(api.get(f"/accounts/{account_id}/balances?as_of=2026-13-01"), 422, "validation_error")
+
+
+# --- lots -----------------------------------------------------------------------------------
+
+
+def test_a_deposit_makes_one_lot_per_action_labelled_in_order(api, kit):
+    funded = kit.funded(40_000, buffer_sqft=30_000)
+    lots = kit.lots(funded["id"])
+    assert [lot["label"] for lot in lots] == ["A", "B"]
+    by_label = {lot["label"]: lot for lot in lots}
+    assert by_label["A"]["credit_class"] == "BSA5-T2-U"
+    assert by_label["B"]["credit_class"] == "BSA5-T2-R"
+    for lot in lots:
+        assert lot["bank_site_id"] == funded["site_id"]
+        assert lot["deposit_id"] == funded["deposit"]["id"]
+        assert lot["parent_lot_id"] is None
+        assert lot["federally_approved"] is False
+    assert (by_label["A"]["posted_sqft"], by_label["A"]["available_sqft"]) == (40_000, 40_000)
+    assert (by_label["B"]["posted_sqft"], by_label["B"]["available_sqft"]) == (30_000, 30_000)
+
+
+# --- entries --------------------------------------------------------------------------------
+
+
+def test_entries_are_listed_newest_first_with_the_balance_after_each(api, kit):
+    funded = kit.funded(10_000)
+    kit.wetland_deposit(funded["id"], funded["site_id"], funded["lgu"]["id"], 4_000)
+    entries = kit.entries(funded["id"])
+    assert [e["amount_sqft"] for e in entries] == [4_000, 10_000]
+    assert [e["balance_after_sqft"] for e in entries] == [14_000, 10_000]
+    assert {e["kind"] for e in entries} == {"deposit"}
+    assert {e["credit_class"] for e in entries} == {"BSA5-T2-U"}
+    assert entries[1]["transaction_id"] == funded["deposit"]["transaction_id"]
+    assert entries[0]["effective_on"] == "2026-05-20"
+    assert entries[0]["recorded_at"]
+
+
+def test_entries_come_in_pages_with_a_cursor(api, kit):
+    funded = kit.funded(1_000)
+    for sqft in (2_000, 3_000):
+        kit.wetland_deposit(funded["id"], funded["site_id"], funded["lgu"]["id"], sqft)
+    first = ok(api.get(f"/accounts/{funded['id']}/entries?limit=2"), 200)
+    assert [e["amount_sqft"] for e in first["items"]] == [3_000, 2_000]
+    assert first["next_cursor"]
+    second = ok(
+        api.get(f"/accounts/{funded['id']}/entries?limit=2&cursor={first['next_cursor']}"), 200
+    )
+    assert [e["amount_sqft"] for e in second["items"]] == [1_000]
+    assert [e["balance_after_sqft"] for e in second["items"]] == [1_000]
+    assert second["next_cursor"] is None
+
+
+def test_a_bad_cursor_or_limit_is_refused(api, kit):
+    account_id = kit.account(kit.holder()["id"])
+    problem(api.get(f"/accounts/{account_id}/entries?cursor=%%%"), 400, "bad_request")
+    problem(api.get(f"/accounts/{account_id}/entries?limit=0"), 422, "validation_error")
+    problem(api.get(f"/accounts/{account_id}/entries?limit=501"), 422, "validation_error")
+
+
+def test_entries_as_csv_have_a_header_row_and_one_line_per_entry(api, kit):
+    funded = kit.funded(10_000, buffer_sqft=7_500)
+    kit.wetland_deposit(funded["id"], funded["site_id"], funded["lgu"]["id"], 4_000)
+    response = api.get(f"/accounts/{funded['id']}/entries", headers={"Accept": "text/csv"})
+    assert response.status_code == 200
+    assert response.mimetype == "text/csv"
+    lines = response.get_data(as_text=True).strip().splitlines()
+    header = lines[0].split(",")
+    for name in (
+        "transaction_id",
+        "kind",
+        "credit_class",
+        "amount_sqft",
+        "balance_after_sqft",
+        "effective_on",
+        "recorded_at",
+        "memo",
+    ):
+        assert name in header
+    json_entries = kit.entries(funded["id"])
+    assert len(json_entries) == 3
+    assert len(lines) == 1 + 3
+    rows = kit.entries_csv(funded["id"])
+    assert [int(r["amount_sqft"]) for r in rows] == [e["amount_sqft"] for e in json_entries]
+    assert [int(r["balance_after_sqft"]) for r in rows] == [
+        e["balance_after_sqft"] for e in json_entries
+    ]
+    assert [r["transaction_id"] for r in rows] == [e["transaction_id"] for e in json_entries]
+
+
+def test_a_holder_downloads_its_own_entries_as_csv(api, kit):
+    funded = kit.funded(5_000)
+    response = api.get(
+        f"/accounts/{funded['id']}/entries",
+        token=funded["holder"]["token"],
+        headers={"Accept": "text/csv"},
+    )
+    assert response.status_code == 200 and response.mimetype == "text/csv"
+    assert len(response.get_data(as_text=True).strip().splitlines()) == 2
+
+
+def test_an_account_without_entries_is_an_empty_page_and_a_header_only_csv(api, kit):
+    account_id = kit.account(kit.holder()["id"])
+    assert ok(api.get(f"/accounts/{account_id}/entries"), 200) == {
+        "items": [],
+        "next_cursor": None,
+    }
+    assert kit.entries_csv(account_id) == []
+    response = api.get(f"/accounts/{account_id}/entries", headers={"Accept": "text/csv"})
+    assert len(response.get_data(as_text=True).strip().splitlines()) == 1
+
+
+# --- freezing accounts ----------------------------------------------------------------------
+
+
+def test_a_frozen_account_shows_its_credits_frozen_and_unfreezing_releases_them(api, kit):
+    funded = kit.funded(20_000)
+    frozen = ok(api.post(f"/accounts/{funded['id']}/freeze"), 200)
+    assert frozen["status"] == "frozen"
+    row = frozen["balances"][0]
+    assert (row["posted_sqft"], row["frozen_sqft"], row["available_sqft"]) == (20_000, 20_000, 0)
+    assert all(lot["available_sqft"] == 0 for lot in kit.lots(funded["id"]))
+    opened = ok(api.post(f"/accounts/{funded['id']}/unfreeze"), 200)
+    assert opened["status"] == "open"
+    row = opened["balances"][0]
+    assert (row["posted_sqft"], row["frozen_sqft"], row["available_sqft"]) == (20_000, 0, 20_000)
+
+
+def test_only_the_board_freezes_accounts(api, kit, lgu):
+    funded = kit.funded(1_000)
+    for token in (funded["holder"]["token"], lgu["token"]):
+        problem(api.post(f"/accounts/{funded['id']}/freeze", token=token), 403, "forbidden")
+        problem(api.post(f"/accounts/{funded['id']}/unfreeze", token=token), 403, "forbidden")
+    assert kit.account_body(funded["id"])["status"] == "open"
