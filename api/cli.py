@@ -87,7 +87,7 @@ def audit_verify() -> None:
         if show:
             _progress_line(done, total, started)
 
-    with db_.engine.connect() as connection:
+    with db_.reader() as connection:
         report = chain.verify(connection, progress)
     if show:
         click.echo("", err=True)

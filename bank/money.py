@@ -197,7 +197,7 @@ def _targets(
 def _forbidden() -> Exception:
     from bank.errors import Forbidden
 
-    return Forbidden("only board staff record appeal payments")
+    return Forbidden("only board staff record or refund appeal payments")
 
 
 def _destination(
@@ -266,8 +266,13 @@ def _live_payment(session: Session, appeal_id: str, kind: str) -> Payment | None
 
 
 def refund(session: Session, actor: Actor, payment_id: str, request_id: str | None) -> Payment:
-    """Refund a payment with a compensating transaction; at most once (``conflict``)."""
+    """Refund a payment with a compensating transaction; at most once (``conflict``).
+
+    The appeal filing fee and security are the board's to book (Subd. 9), so the board's alone to
+    refund: an LGU may refund only its plans' in-lieu payments and processing fees."""
     payment = visible_payment(session, actor, payment_id, lock=True)
+    if payment.kind in ("appeal_filing_fee", "appeal_security") and not actor.is_board:
+        raise _forbidden()
     return _compensate(session, actor, payment, "refunded", clock.today(), request_id)
 
 

@@ -15,7 +15,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any, ParamSpec, TypeVar
 
-from sqlalchemy import Engine, create_engine, event
+from sqlalchemy import Connection, Engine, create_engine, event
 from sqlalchemy.exc import DBAPIError, OperationalError
 from sqlalchemy.orm import Session, sessionmaker
 
@@ -24,6 +24,8 @@ T = TypeVar("T")
 
 RETRYABLE_SQLSTATES = frozenset({"40001", "40P01"})  # serialization failure, deadlock
 MAX_ATTEMPTS = 8
+#: execution option of a connection that only reads (``Database.reader``)
+READ_ONLY = "ledger_read_only"
 
 
 def make_engine(url: str, **kwargs: Any) -> Engine:
@@ -53,6 +55,11 @@ def _configure_sqlite(engine: Engine) -> None:
 
     @event.listens_for(engine, "begin")
     def _on_begin(connection: Any) -> None:
+        if connection.get_execution_options().get(READ_ONLY):
+            # A deferred transaction: a WAL snapshot that takes no write lock, so a long read
+            # (a streamed export a slow client downloads) never holds up the writers.
+            connection.exec_driver_sql("BEGIN")
+            return
         # One writer at a time, decided at BEGIN, so no transaction upgrades its lock and deadlocks.
         connection.exec_driver_sql("BEGIN IMMEDIATE")
 
@@ -127,6 +134,11 @@ class Database:
                     raise
                 time.sleep(random.uniform(0, 0.005 * 2**attempt))
         raise AssertionError("unreachable")  # pragma: no cover
+
+    def reader(self) -> Connection:
+        """A connection for a long read-only pass, such as a streamed export: on SQLite its
+        transaction is a snapshot that does not take the write lock (``BEGIN IMMEDIATE``)."""
+        return self.engine.connect().execution_options(**{READ_ONLY: True})
 
     def on_dispose(self, hook: Callable[[], None]) -> None:
         """Run ``hook()`` before the engine is disposed (background threads stop there)."""

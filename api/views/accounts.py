@@ -117,11 +117,10 @@ class AccountEntries(MethodView):
 
 
 def _stream_entries(db: Any, account_id: str) -> Any:
-    with db.engine.connect() as connection:
-        from sqlalchemy.orm import Session
+    from sqlalchemy.orm import Session
 
-        with Session(bind=connection) as session:
-            yield from balances.all_entries(session, account_id)
+    with db.reader() as connection, Session(bind=connection) as session:
+        yield from balances.all_entries(session, account_id)
 
 
 @blp.route("/accounts/<account_id>/freeze")

@@ -180,7 +180,7 @@ class Journal(MethodView):
 
 
 def _stream_journal(db: Any, filters: audit.JournalFilter) -> Iterator[dict[str, Any]]:
-    with db.engine.connect() as connection, Session(bind=connection) as session:
+    with db.reader() as connection, Session(bind=connection) as session:
         yield from audit.journal_all(session, filters)
 
 
@@ -205,7 +205,7 @@ class Verify(MethodView):
         require_board()
         db = database()
         sealer.seal_all(db)
-        with db.engine.connect() as connection:
+        with db.reader() as connection:
             report = chain.verify(connection)
         broken = report.first_broken
         return {

@@ -1,0 +1,752 @@
+"""API.md "Money and security instruments" (DOMAIN.md §5–6): every payment kind and its refusals,
+refunds and the return of appeal security as compensating transactions, security instruments and
+their life cycle, and Subd. 3's "replacement guaranteed" as a plan reads it on either side of an
+expiry date."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from datetime import date, timedelta
+from typing import Any
+
+import pytest
+from flask import Flask
+from freezegun import freeze_time
+
+from api import create_app
+from tests.api.conftest import Api, make_token
+from tests.api.plan_kit import Kit, ok, on, problem
+
+FEE = 20_000  # Subd. 9: the $200 filing fee
+SECURITY_CAP = 50_000  # Subd. 9: security of at most $500
+
+
+@pytest.fixture
+def kit(api, app) -> Kit:
+    return Kit(api, app)
+
+
+# --- helpers -----------------------------------------------------------------------------------
+
+
+def next_day(day: str, n: int = 1) -> str:
+    return (date.fromisoformat(day) + timedelta(days=n)).isoformat()
+
+
+def impact(*, agricultural: bool, area_sqft: int = 9_000) -> dict[str, Any]:
+    return {
+        "area_sqft": area_sqft,
+        "wetland_type": "2",
+        "service_area": 5,
+        "county": "Lyon",
+        "on_agricultural_land": agricultural,
+    }
+
+
+def approved(
+    kit: Kit,
+    lgu: dict[str, str],
+    day: str,
+    *,
+    method: str = "bank_credits",
+    agricultural: bool = False,
+    due_cents: int | None = None,
+) -> dict[str, Any]:
+    """A 9,000 sq ft plan (no comment period) received and approved on ``day``."""
+    extra: dict[str, Any] = {"impact": impact(agricultural=agricultural)}
+    if due_cents is not None:
+        extra["in_lieu_amount_due_cents"] = due_cents
+    with on(day):
+        return kit.approved_plan(lgu, day, method=method, **extra)
+
+
+def made_final(kit: Kit, lgu: dict[str, str], plan: dict[str, Any], day: str) -> str:
+    """Mail the decision notice on ``day``; returns the first day the plan is final."""
+    with on(day):
+        path = f"/plans/{plan['id']}/decision-notice"
+        ok(kit.api.post(path, {"mailed_on": day}, token=lgu["token"]))
+        window_ends = kit.get_plan(plan["id"])["deadlines"]["appeal_window_ends"]
+    final_on = next_day(window_ends)
+    with on(final_on):
+        assert kit.get_plan(plan["id"])["status"] == "final"
+    return final_on
+
+
+def pay(
+    api: Api,
+    kind: str,
+    amount: int,
+    day: str,
+    *,
+    plan_id: str | None = None,
+    appeal_id: str | None = None,
+    token: str | None = None,
+    payer: str = "A. Payer",
+) -> Any:
+    body: dict[str, Any] = {
+        "kind": kind,
+        "amount_cents": amount,
+        "payer": payer,
+        "received_on": day,
+    }
+    if plan_id is not None:
+        body["plan_id"] = plan_id
+    if appeal_id is not None:
+        body["appeal_id"] = appeal_id
+    with on(day):
+        return api.post("/payments", body, token=token)
+
+
+def appealed(
+    kit: Kit, lgu: dict[str, str], *, security: int | None = None
+) -> tuple[dict[str, Any], dict[str, Any]]:
+    """A plan approved on 2026-09-01, its decision notice mailed 2026-09-04, and the owner's
+    petition postmarked 2026-09-10 and received by the board 2026-09-11."""
+    plan = approved(kit, lgu, "2026-09-01")
+    with on("2026-09-04"):
+        path = f"/plans/{plan['id']}/decision-notice"
+        ok(kit.api.post(path, {"mailed_on": "2026-09-04"}, token=lgu["token"]))
+    body: dict[str, Any] = {
+        "petitioner_kind": "owner",
+        "postmarked_on": "2026-09-10",
+        "received_on": "2026-09-11",
+        "filing_fee_cents": FEE,
+    }
+    if security is not None:
+        body["security_cents"] = security
+    with on("2026-09-11"):
+        appeal = ok(kit.api.post(f"/plans/{plan['id']}/appeals", body))
+    return plan, appeal
+
+
+def decide_petition(kit: Kit, appeal: dict[str, Any], day: str, granted: bool) -> Any:
+    body = {"granted": granted, "decided_on": day, "reason": "decided for the test"}
+    with on(day):
+        return ok(kit.api.post(f"/appeals/{appeal['id']}/petition", body))
+
+
+def security_body(
+    *,
+    kind: str = "letter_of_credit",
+    amount: int = 2_500_000,
+    irrevocable: bool = True,
+    issued_on: str = "2026-06-01",
+    expires_on: str = "2027-06-01",
+) -> dict[str, Any]:
+    return {
+        "kind": kind,
+        "issuer": "First State Bank",
+        "amount_cents": amount,
+        "irrevocable": irrevocable,
+        "issued_on": issued_on,
+        "expires_on": expires_on,
+    }
+
+
+def hold(kit: Kit, plan: dict[str, Any], token: str | None = None, **kw: Any) -> Any:
+    body = security_body(**kw)
+    with on(body["issued_on"]):
+        return kit.api.post(f"/plans/{plan['id']}/securities", body, token=token)
+
+
+def payments_of(api: Api, plan_id: str, token: str | None = None) -> list[dict[str, Any]]:
+    return list(ok(api.get(f"/payments?plan_id={plan_id}", token=token), 200)["items"])
+
+
+def journal(api: Api, **params: str) -> list[dict[str, Any]]:
+    """Every page of the journal with these filters."""
+    items: list[dict[str, Any]] = []
+    query = {**params, "limit": "500"}
+    while True:
+        body = ok(api.get("/audit/journal", query_string=query), 200)
+        items += body["items"]
+        if not body["next_cursor"]:
+            return items
+        query["cursor"] = body["next_cursor"]
+
+
+def blocker_codes(plan: dict[str, Any]) -> list[str]:
+    return [b["code"] for b in plan["impact_blockers"]]
+
+
+# --- in-lieu payments (Subd. 1) ----------------------------------------------------------------
+
+
+def test_an_in_lieu_payment_is_booked_for_a_monetary_plan_on_agricultural_land(kit):
+    lgu = kit.lgu()
+    plan = approved(
+        kit, lgu, "2026-06-01", method="monetary_payment", agricultural=True, due_cents=500_000
+    )
+    body = ok(
+        pay(kit.api, "in_lieu", 200_000, "2026-06-02", plan_id=plan["id"], token=lgu["token"])
+    )
+    assert body["kind"] == "in_lieu"
+    assert body["amount_cents"] == 200_000
+    assert body["plan_id"] == plan["id"]
+    assert body["appeal_id"] is None
+    assert body["status"] == "received"
+    assert body["received_on"] == "2026-06-02"
+    assert body["transaction_id"]
+    with on("2026-06-02"):
+        assert ok(kit.api.get(f"/payments/{body['id']}", token=lgu["token"]), 200) == body
+        assert payments_of(kit.api, plan["id"]) == [body]
+
+
+def test_in_lieu_payments_received_in_full_satisfy_a_monetary_plans_blocker(kit):
+    lgu = kit.lgu()
+    plan = approved(
+        kit, lgu, "2026-06-01", method="monetary_payment", agricultural=True, due_cents=500_000
+    )
+    # an in-lieu payment may arrive before the decision is final
+    ok(pay(kit.api, "in_lieu", 200_000, "2026-06-03", plan_id=plan["id"], token=lgu["token"]))
+    final_on = made_final(kit, lgu, plan, "2026-06-03")
+
+    with on(final_on):
+        short = kit.get_plan(plan["id"])
+    assert short["impact_may_proceed"] is False
+    assert blocker_codes(short) == ["in_lieu_payment_due"]
+
+    last = ok(pay(kit.api, "in_lieu", 300_000, final_on, plan_id=plan["id"], token=lgu["token"]))
+    with on(final_on):
+        paid = kit.get_plan(plan["id"])
+    assert paid["impact_may_proceed"] is True
+    assert paid["impact_blockers"] == []
+
+    # a refunded payment no longer counts toward the amount due
+    with on(final_on):
+        ok(kit.api.post(f"/payments/{last['id']}/refund", token=lgu["token"]))
+        refunded = kit.get_plan(plan["id"])
+    assert refunded["impact_may_proceed"] is False
+    assert blocker_codes(refunded) == ["in_lieu_payment_due"]
+
+
+@pytest.mark.parametrize(
+    ("agricultural", "method"),
+    [
+        (False, "monetary_payment"),
+        (True, "bank_credits"),
+        (True, "project_specific"),
+    ],
+)
+def test_in_lieu_is_refused_unless_agricultural_land_and_monetary_payment(
+    kit, agricultural, method
+):
+    lgu = kit.lgu()
+    due = 500_000 if method == "monetary_payment" else None
+    plan = approved(kit, lgu, "2026-06-01", method=method, agricultural=agricultural, due_cents=due)
+    response = pay(kit.api, "in_lieu", 100_000, "2026-06-02", plan_id=plan["id"])
+    problem(response, 422, "not_eligible")
+    with on("2026-06-02"):
+        assert payments_of(kit.api, plan["id"]) == []
+
+
+def test_a_monetary_plan_on_land_that_is_not_agricultural_shows_the_blocker(kit):
+    lgu = kit.lgu()
+    plan = approved(
+        kit, lgu, "2026-06-01", method="monetary_payment", agricultural=False, due_cents=500_000
+    )
+    final_on = made_final(kit, lgu, plan, "2026-06-01")
+    with on(final_on):
+        body = kit.get_plan(plan["id"])
+    assert body["impact_may_proceed"] is False
+    assert blocker_codes(body) == ["not_agricultural_land"]
+
+
+# --- processing fees and who may record payments ----------------------------------------------
+
+
+def test_the_plans_lgu_records_its_processing_fee_as_charged(kit):
+    lgu = kit.lgu()
+    plan = approved(kit, lgu, "2026-06-01")
+    fee = ok(
+        pay(kit.api, "processing_fee", 37_513, "2026-06-01", plan_id=plan["id"], token=lgu["token"])
+    )
+    assert (fee["kind"], fee["amount_cents"], fee["status"]) == (
+        "processing_fee",
+        37_513,
+        "received",
+    )
+    with on("2026-06-01"):
+        assert payments_of(kit.api, plan["id"], token=lgu["token"]) == [fee]
+
+
+@pytest.mark.parametrize("kind", ["in_lieu", "processing_fee"])
+def test_an_lgu_may_not_record_payments_for_another_lgus_plan(kit, kind):
+    owner, other = kit.lgu(), kit.lgu()
+    plan = approved(
+        kit, owner, "2026-06-01", method="monetary_payment", agricultural=True, due_cents=1_000
+    )
+    refused = pay(kit.api, kind, 1_000, "2026-06-02", plan_id=plan["id"], token=other["token"])
+    assert refused.status_code in (403, 404, 422), refused.json
+    # the refusal does not reveal that the plan exists
+    missing = pay(kit.api, kind, 1_000, "2026-06-02", plan_id="pln_nope", token=other["token"])
+    assert (refused.status_code, refused.json["code"]) == (
+        missing.status_code,
+        missing.json["code"],
+    )
+    with on("2026-06-02"):
+        assert payments_of(kit.api, plan["id"]) == []
+        assert kit.api.get(f"/payments?plan_id={plan['id']}", token=other["token"]).status_code in (
+            403,
+            404,
+        )
+    # the owner's payment is invisible to the other LGU
+    mine = ok(pay(kit.api, kind, 1_000, "2026-06-02", plan_id=plan["id"], token=owner["token"]))
+    with on("2026-06-02"):
+        assert kit.api.get(f"/payments/{mine['id']}", token=other["token"]).status_code == 404
+        refund = kit.api.post(f"/payments/{mine['id']}/refund", token=other["token"])
+        assert refund.status_code == 404
+        assert ok(kit.api.get(f"/payments/{mine['id']}"), 200)["status"] == "received"
+
+
+@pytest.mark.parametrize("kind", ["appeal_filing_fee", "appeal_security"])
+def test_only_the_board_records_appeal_payments(kit, kind):
+    lgu = kit.lgu()
+    _plan, appeal = appealed(kit, lgu)
+    amount = FEE if kind == "appeal_filing_fee" else 10_000
+    response = pay(kit.api, kind, amount, "2026-09-11", appeal_id=appeal["id"], token=lgu["token"])
+    problem(response, 403, "forbidden")
+    # nor may the LGU refund what the board booked (the filing fee is the board's income)
+    booked = ok(pay(kit.api, kind, amount, "2026-09-11", appeal_id=appeal["id"]))
+    with on("2026-09-12"):
+        refund = kit.api.post(f"/payments/{booked['id']}/refund", token=lgu["token"])
+        problem(refund, 403, "forbidden")
+        assert ok(kit.api.get(f"/payments/{booked['id']}"), 200)["status"] == "received"
+        assert ok(kit.api.post(f"/payments/{booked['id']}/refund"))["status"] == "refunded"
+
+
+def test_a_holder_may_not_record_payments(kit):
+    lgu, holder = kit.lgu(), kit.holder()
+    plan = approved(kit, lgu, "2026-06-01")
+    response = pay(
+        kit.api, "processing_fee", 1_000, "2026-06-01", plan_id=plan["id"], token=holder["token"]
+    )
+    problem(response, 403, "forbidden")
+
+
+def test_a_payment_received_in_the_future_is_a_validation_error(kit):
+    lgu = kit.lgu()
+    plan = approved(kit, lgu, "2026-06-01")
+    with on("2026-06-01"):
+        body = {
+            "kind": "processing_fee",
+            "amount_cents": 1_000,
+            "payer": "Early",
+            "received_on": "2026-06-02",
+            "plan_id": plan["id"],
+        }
+        problem(kit.api.post("/payments", body), 422, "validation_error")
+        assert payments_of(kit.api, plan["id"]) == []
+
+
+# --- appeal fee and security (Subd. 9) ----------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("amount", "status"), [(FEE - 1, 422), (FEE, 201), (FEE + 1, 422)], ids=str
+)
+def test_the_appeal_filing_fee_is_exactly_200_dollars(kit, amount, status):
+    lgu = kit.lgu()
+    plan, appeal = appealed(kit, lgu)
+    response = pay(kit.api, "appeal_filing_fee", amount, "2026-09-11", appeal_id=appeal["id"])
+    if status == 201:
+        body = ok(response)
+        assert body["appeal_id"] == appeal["id"]
+        assert body["status"] == "received"
+    else:
+        problem(response, 422, "invalid_fee")
+    with on("2026-09-11"):
+        assert len(payments_of(kit.api, plan["id"])) == (1 if status == 201 else 0)
+
+
+@pytest.mark.parametrize(
+    ("amount", "status"),
+    [(1, 201), (SECURITY_CAP, 201), (SECURITY_CAP + 1, 422)],
+    ids=str,
+)
+def test_appeal_security_is_at_most_500_dollars(kit, amount, status):
+    lgu = kit.lgu()
+    plan, appeal = appealed(kit, lgu, security=SECURITY_CAP)
+    response = pay(kit.api, "appeal_security", amount, "2026-09-11", appeal_id=appeal["id"])
+    if status == 201:
+        assert ok(response)["status"] == "received"
+    else:
+        problem(response, 422, "invalid_fee")
+    with on("2026-09-11"):
+        assert len(payments_of(kit.api, plan["id"])) == (1 if status == 201 else 0)
+
+
+def test_a_plans_payments_include_its_appeals(kit):
+    lgu = kit.lgu()
+    plan, appeal = appealed(kit, lgu, security=SECURITY_CAP)
+    other, _ = appealed(kit, lgu)
+    fee = ok(
+        pay(kit.api, "processing_fee", 5_000, "2026-09-11", plan_id=plan["id"], token=lgu["token"])
+    )
+    filing = ok(pay(kit.api, "appeal_filing_fee", FEE, "2026-09-11", appeal_id=appeal["id"]))
+    security = ok(
+        pay(kit.api, "appeal_security", SECURITY_CAP, "2026-09-11", appeal_id=appeal["id"])
+    )
+    ok(pay(kit.api, "processing_fee", 7_000, "2026-09-11", plan_id=other["id"]))
+    with on("2026-09-11"):
+        listed = payments_of(kit.api, plan["id"])
+        assert {p["id"] for p in listed} == {fee["id"], filing["id"], security["id"]}
+        assert payments_of(kit.api, plan["id"], token=lgu["token"]) == listed
+        # the LGU sees the appeal payments of its own plan
+        assert ok(kit.api.get(f"/payments/{filing['id']}", token=lgu["token"]), 200) == filing
+
+
+def test_appeal_security_is_returned_exactly_once_when_the_petition_is_granted(kit):
+    lgu = kit.lgu()
+    plan, appeal = appealed(kit, lgu, security=SECURITY_CAP)
+    filing = ok(pay(kit.api, "appeal_filing_fee", FEE, "2026-09-11", appeal_id=appeal["id"]))
+    security = ok(
+        pay(kit.api, "appeal_security", SECURITY_CAP, "2026-09-11", appeal_id=appeal["id"])
+    )
+    granted = decide_petition(kit, appeal, "2026-09-21", granted=True)
+    assert granted["status"] == "granted"
+
+    with on("2026-09-21"):
+        returned = ok(kit.api.get(f"/payments/{security['id']}"), 200)
+        assert returned["status"] == "returned"
+        assert returned["compensation_transaction_id"] not in (None, security["transaction_id"])
+        # the filing fee is retained by the board
+        assert ok(kit.api.get(f"/payments/{filing['id']}"), 200)["status"] == "received"
+        # returned once: neither a refund nor a second petition decision returns it again
+        problem(kit.api.post(f"/payments/{security['id']}/refund"), 409, "conflict")
+        again = {"granted": True, "decided_on": "2026-09-21", "reason": "again"}
+        problem(kit.api.post(f"/appeals/{appeal['id']}/petition", again), 409, "conflict")
+        assert ok(kit.api.get(f"/payments/{security['id']}"), 200) == returned
+        compensations = [
+            tx
+            for tx in journal(kit.api, kind="payment_returned")
+            if tx["reverses_id"] == security["transaction_id"]
+        ]
+    assert [tx["transaction_id"] for tx in compensations] == [
+        returned["compensation_transaction_id"]
+    ]
+    (tx,) = compensations
+    assert tx["effective_on"] == "2026-09-21"
+    assert sum(e["amount"] for e in tx["entries"]) == 0
+    assert sorted(abs(e["amount"]) for e in tx["entries"]) == [SECURITY_CAP, SECURITY_CAP]
+    with on("2026-09-21"):
+        statuses = {p["id"]: p["status"] for p in payments_of(kit.api, plan["id"])}
+    assert statuses == {filing["id"]: "received", security["id"]: "returned"}
+
+
+def test_appeal_security_is_kept_when_the_petition_is_denied(kit):
+    lgu = kit.lgu()
+    plan, appeal = appealed(kit, lgu, security=SECURITY_CAP)
+    ok(pay(kit.api, "appeal_filing_fee", FEE, "2026-09-11", appeal_id=appeal["id"]))
+    security = ok(
+        pay(kit.api, "appeal_security", SECURITY_CAP, "2026-09-11", appeal_id=appeal["id"])
+    )
+    denied = decide_petition(kit, appeal, "2026-09-21", granted=False)
+    assert denied["status"] == "petition_denied"
+    with on("2026-09-21"):
+        kept = ok(kit.api.get(f"/payments/{security['id']}"), 200)
+        assert kept["status"] == "received"
+        assert kept["compensation_transaction_id"] is None
+        assert kit.get_plan(plan["id"])["status"] == "final"
+        assert not [
+            tx
+            for tx in journal(kit.api, kind="payment_returned")
+            if tx["reverses_id"] == security["transaction_id"]
+        ]
+
+
+# --- refunds ----------------------------------------------------------------------------------
+
+
+def test_a_refund_is_one_compensating_transaction_and_a_second_is_a_conflict(kit):
+    lgu = kit.lgu()
+    plan = approved(kit, lgu, "2026-06-01")
+    fee = ok(
+        pay(kit.api, "processing_fee", 12_000, "2026-06-01", plan_id=plan["id"], token=lgu["token"])
+    )
+    with on("2026-06-05"):
+        refunded = ok(kit.api.post(f"/payments/{fee['id']}/refund", token=lgu["token"]))
+        assert refunded["id"] == fee["id"]
+        assert refunded["status"] == "refunded"
+        assert refunded["transaction_id"] == fee["transaction_id"]  # the original is not edited
+        assert refunded["compensation_transaction_id"] not in (None, fee["transaction_id"])
+        problem(kit.api.post(f"/payments/{fee['id']}/refund"), 409, "conflict")
+        problem(kit.api.post(f"/payments/{fee['id']}/refund", token=lgu["token"]), 409, "conflict")
+        assert ok(kit.api.get(f"/payments/{fee['id']}"), 200) == refunded
+        (tx,) = [
+            tx
+            for tx in journal(kit.api, kind="payment_refunded", **{"from": "2026-06-05"})
+            if tx["reverses_id"] == fee["transaction_id"]
+        ]
+    assert tx["transaction_id"] == refunded["compensation_transaction_id"]
+    assert sorted(e["amount"] for e in tx["entries"]) == [-12_000, 12_000]
+
+
+def test_refunding_an_unknown_payment_is_not_found(kit):
+    with on("2026-06-01"):
+        problem(kit.api.post("/payments/pay_nope/refund"), 404, "not_found")
+
+
+# --- security instruments (Subd. 3) -----------------------------------------------------------
+
+
+def project_plan(kit: Kit, lgu: dict[str, str], day: str = "2026-06-01") -> dict[str, Any]:
+    return approved(kit, lgu, day, method="project_specific")
+
+
+def test_the_plans_lgu_records_an_irrevocable_letter_of_credit(kit):
+    lgu = kit.lgu()
+    plan = project_plan(kit, lgu)
+    body = ok(hold(kit, plan, token=lgu["token"]))
+    assert body["status"] == "held"
+    assert body["plan_id"] == plan["id"]
+    assert (body["kind"], body["irrevocable"]) == ("letter_of_credit", True)
+    assert (body["issued_on"], body["expires_on"]) == ("2026-06-01", "2027-06-01")
+    assert body["amount_cents"] == 2_500_000
+    # another LGU neither records nor sees securities for this plan
+    other = kit.lgu()
+    with on("2026-06-01"):
+        assert kit.api.get(f"/securities/{body['id']}", token=other["token"]).status_code == 404
+    refused = hold(kit, plan, token=other["token"])
+    assert refused.status_code in (403, 404), refused.json
+
+
+def test_a_letter_of_credit_that_is_not_irrevocable_is_refused(kit):
+    lgu = kit.lgu()
+    plan = project_plan(kit, lgu)
+    response = hold(kit, plan, token=lgu["token"], irrevocable=False)
+    body = problem(response, 422, "validation_error")
+    assert "irrevocable" in body["errors"]
+    with on("2026-06-01"):
+        listed = ok(kit.api.get("/securities", token=lgu["token"]), 200)["items"]
+    assert [s for s in listed if s["plan_id"] == plan["id"]] == []
+
+
+def test_another_security_acceptable_to_the_lgu_need_not_be_irrevocable(kit):
+    lgu = kit.lgu()
+    plan = project_plan(kit, lgu)
+    body = ok(hold(kit, plan, token=lgu["token"], kind="cashiers_check", irrevocable=False))
+    assert body["status"] == "held"
+
+
+@pytest.mark.parametrize(
+    ("expires_on", "status"),
+    [("2026-05-31", 422), ("2026-06-01", 422), ("2026-06-02", 201)],
+)
+def test_a_security_must_expire_after_it_is_issued(kit, expires_on, status):
+    lgu = kit.lgu()
+    plan = project_plan(kit, lgu)
+    response = hold(kit, plan, issued_on="2026-06-01", expires_on=expires_on)
+    if status == 201:
+        assert ok(response)["status"] == "held"
+    else:
+        assert "expires_on" in problem(response, 422, "validation_error")["errors"]
+
+
+def release(kit: Kit, security: dict[str, Any], day: str, token: str | None = None) -> Any:
+    with on(day):
+        path = f"/securities/{security['id']}/release"
+        return kit.api.post(path, {"released_on": day, "reason": "replaced"}, token=token)
+
+
+def draw(
+    kit: Kit, security: dict[str, Any], day: str, amount: int, token: str | None = None
+) -> Any:
+    with on(day):
+        path = f"/securities/{security['id']}/draw"
+        return kit.api.post(path, {"drawn_on": day, "amount_cents": amount}, token=token)
+
+
+def test_a_released_security_is_neither_released_nor_drawn_again(kit):
+    lgu = kit.lgu()
+    security = ok(hold(kit, project_plan(kit, lgu), token=lgu["token"]))
+    released = ok(release(kit, security, "2026-07-01", token=lgu["token"]))
+    assert released["status"] == "released"
+    assert released["released_on"] == "2026-07-01"
+    assert released["release_reason"] == "replaced"
+    problem(release(kit, security, "2026-07-02"), 409, "conflict")
+    problem(draw(kit, security, "2026-07-02", 1_000), 409, "conflict")
+    with on("2026-07-02"):
+        assert ok(kit.api.get(f"/securities/{security['id']}"), 200) == released
+
+
+def test_a_drawn_security_is_neither_drawn_nor_released_again(kit):
+    lgu = kit.lgu()
+    security = ok(hold(kit, project_plan(kit, lgu), token=lgu["token"]))
+    drawn = ok(draw(kit, security, "2026-07-01", 1_000_000, token=lgu["token"]))
+    assert drawn["status"] == "drawn"
+    assert (drawn["drawn_on"], drawn["drawn_cents"]) == ("2026-07-01", 1_000_000)
+    problem(draw(kit, security, "2026-07-02", 1_000), 409, "conflict")
+    problem(release(kit, security, "2026-07-02"), 409, "conflict")
+
+
+def test_an_expired_security_is_neither_released_nor_drawn(kit):
+    lgu = kit.lgu()
+    security = ok(
+        hold(kit, project_plan(kit, lgu), issued_on="2026-06-01", expires_on="2026-06-30")
+    )
+    # on its expiry date it is still held
+    with on("2026-06-30"):
+        assert ok(kit.api.get(f"/securities/{security['id']}"), 200)["status"] == "held"
+    problem(release(kit, security, "2026-07-01"), 409, "conflict")
+    problem(draw(kit, security, "2026-07-01", 1_000), 409, "conflict")
+    with on("2026-07-01"):
+        assert ok(kit.api.get(f"/securities/{security['id']}"), 200)["status"] == "expired"
+
+
+def test_a_draw_over_the_amount_of_the_security_is_refused(kit):
+    lgu = kit.lgu()
+    security = ok(hold(kit, project_plan(kit, lgu), amount=2_500_000))
+    problem(draw(kit, security, "2026-07-01", 2_500_001), 422, "validation_error")
+    with on("2026-07-01"):
+        assert ok(kit.api.get(f"/securities/{security['id']}"), 200)["status"] == "held"
+    drawn = ok(draw(kit, security, "2026-07-01", 2_500_000))
+    assert (drawn["status"], drawn["drawn_cents"]) == ("drawn", 2_500_000)
+
+
+def test_securities_are_listed_by_status_and_expiry(kit):
+    lgu = kit.lgu()
+    plan = project_plan(kit, lgu)
+    soon = ok(hold(kit, plan, token=lgu["token"], expires_on="2026-08-15"))
+    later = ok(hold(kit, plan, token=lgu["token"], expires_on="2026-12-31"))
+    gone = ok(hold(kit, plan, token=lgu["token"], expires_on="2026-08-01"))
+    ok(release(kit, gone, "2026-06-10", token=lgu["token"]))
+    other_lgu = kit.lgu()
+    theirs = ok(hold(kit, project_plan(kit, other_lgu), expires_on="2026-08-10"))
+
+    def ids(query: str, token: str | None = None) -> list[str]:
+        with on("2026-06-15"):
+            items = ok(kit.api.get(f"/securities?{query}", token=token), 200)["items"]
+        return [s["id"] for s in items if s["id"] in {soon["id"], later["id"], gone["id"]}]
+
+    assert ids("status=held&expiring_before=2026-09-01", lgu["token"]) == [soon["id"]]
+    assert ids("status=held&expiring_before=2026-09-01") == [soon["id"]]
+    assert ids("status=held", lgu["token"]) == [soon["id"], later["id"]]
+    assert ids("status=released", lgu["token"]) == [gone["id"]]
+    assert ids("expiring_before=2026-09-01", lgu["token"]) == [gone["id"], soon["id"]]
+    with on("2026-06-15"):
+        mine = ok(kit.api.get("/securities", token=lgu["token"]), 200)["items"]
+        all_held = ok(kit.api.get("/securities?status=held"), 200)["items"]
+    assert theirs["id"] not in {s["id"] for s in mine}
+    assert theirs["id"] in {s["id"] for s in all_held}
+    assert all(s["status"] == "held" for s in all_held)
+    # once past their expiry date, securities are listed as expired
+    with on("2026-08-16"):
+        expired = ok(kit.api.get("/securities?status=expired", token=lgu["token"]), 200)["items"]
+    assert [s["id"] for s in expired] == [soon["id"]]
+    with on("2026-06-15"):
+        problem(kit.api.get("/securities?status=lost"), 422, "validation_error")
+
+
+@pytest.mark.parametrize("kind", ["released", "drawn"])
+def test_a_released_or_drawn_security_no_longer_guarantees_the_replacement(kit, kind):
+    lgu = kit.lgu()
+    plan = project_plan(kit, lgu)
+    security = ok(hold(kit, plan, token=lgu["token"]))
+    final_on = made_final(kit, lgu, plan, "2026-06-01")
+    with on(final_on):
+        assert kit.get_plan(plan["id"])["impact_may_proceed"] is True
+    if kind == "released":
+        ok(release(kit, security, final_on))
+    else:
+        ok(draw(kit, security, final_on, 1_000))
+    with on(final_on):
+        body = kit.get_plan(plan["id"])
+    assert body["impact_may_proceed"] is False
+    assert blocker_codes(body) == ["replacement_not_guaranteed"]
+
+
+def test_a_security_stops_guaranteeing_the_replacement_the_day_after_it_expires(kit):
+    lgu = kit.lgu()
+    plan = project_plan(kit, lgu)
+    ok(hold(kit, plan, token=lgu["token"], issued_on="2026-06-01", expires_on="2026-07-15"))
+    final_on = made_final(kit, lgu, plan, "2026-06-01")
+    assert final_on < "2026-07-15"
+
+    def read_at(instant: str) -> dict[str, Any]:
+        with freeze_time(instant, tz_offset=0):
+            return kit.get_plan(plan["id"])
+
+    # the day of expiry, and its last second in Minnesota (CDT, UTC-5)
+    for instant in ("2026-07-15 12:00:00", "2026-07-16 04:59:59"):
+        body = read_at(instant)
+        assert body["status"] == "final"
+        assert body["impact_may_proceed"] is True, (instant, body["impact_blockers"])
+        assert body["impact_blockers"] == []
+    # the first second of the next day, and the next day at noon
+    for instant in ("2026-07-16 05:00:00", "2026-07-16 12:00:00"):
+        body = read_at(instant)
+        assert body["impact_may_proceed"] is False, instant
+        assert blocker_codes(body) == ["replacement_not_guaranteed"]
+
+
+def test_a_replacement_recorded_complete_needs_no_security(kit):
+    lgu = kit.lgu()
+    plan = project_plan(kit, lgu)
+    final_on = made_final(kit, lgu, plan, "2026-06-01")
+    with on(final_on):
+        assert blocker_codes(kit.get_plan(plan["id"])) == ["replacement_not_guaranteed"]
+        path = f"/plans/{plan['id']}/replacement-completed"
+        ok(kit.api.post(path, {"completed_on": final_on}, token=lgu["token"]))
+        assert kit.get_plan(plan["id"])["impact_may_proceed"] is True
+
+
+# --- the USD ledger stays balanced -------------------------------------------------------------
+
+
+@pytest.fixture
+def fresh_app(fresh_db_url: str) -> Iterator[Flask]:
+    application = create_app({"DATABASE_URL": fresh_db_url, "PROPAGATE_EXCEPTIONS": False})
+    yield application
+    application.extensions["wetbank.db"].dispose()
+
+
+def test_the_usd_trial_balance_is_balanced_after_every_kind_of_payment(fresh_app):
+    kit = Kit(Api(fresh_app.test_client(), make_token(fresh_app, "board")), fresh_app)
+    lgu = kit.lgu()
+    # every payment kind, refusals, a refund, and a returned appeal security
+    monetary = approved(
+        kit, lgu, "2026-06-01", method="monetary_payment", agricultural=True, due_cents=300_000
+    )
+    ok(pay(kit.api, "in_lieu", 300_000, "2026-06-02", plan_id=monetary["id"], token=lgu["token"]))
+    refunded = ok(pay(kit.api, "in_lieu", 1_000, "2026-06-02", plan_id=monetary["id"]))
+    with on("2026-06-03"):
+        ok(kit.api.post(f"/payments/{refunded['id']}/refund"))
+    ok(pay(kit.api, "processing_fee", 45_000, "2026-06-02", plan_id=monetary["id"]))
+    problem(
+        pay(kit.api, "in_lieu", 5, "2026-06-02", plan_id=approved(kit, lgu, "2026-06-02")["id"]),
+        422,
+        "not_eligible",
+    )
+    for granted in (True, False):
+        _plan, appeal = appealed(kit, lgu, security=SECURITY_CAP)
+        ok(pay(kit.api, "appeal_filing_fee", FEE, "2026-09-11", appeal_id=appeal["id"]))
+        ok(pay(kit.api, "appeal_security", SECURITY_CAP, "2026-09-11", appeal_id=appeal["id"]))
+        problem(
+            pay(kit.api, "appeal_filing_fee", FEE + 1, "2026-09-11", appeal_id=appeal["id"]),
+            422,
+            "invalid_fee",
+        )
+        decide_petition(kit, appeal, "2026-09-15", granted=granted)
+    # securities: held, drawn in part, released, expired
+    plan = project_plan(kit, lgu)
+    ok(hold(kit, plan, amount=900_000))
+    ok(draw(kit, ok(hold(kit, plan, amount=800_000)), "2026-06-20", 300_000))
+    ok(release(kit, ok(hold(kit, plan, amount=700_000)), "2026-06-20"))
+    ok(hold(kit, plan, amount=600_000, expires_on="2026-06-10"))
+
+    with on("2026-10-01"):
+        body = ok(kit.api.get("/audit/trial-balance"), 200)
+        verified = ok(kit.api.get("/audit/verify"), 200)
+    assert body["as_of"] == "2026-10-01"
+    assert body["balanced"] is True
+    (usd,) = [row for row in body["assets"] if row["asset"] == "USD"]
+    assert usd["balanced"] is True
+    # posted money: 300,000 + 1,000 − 1,000 + 45,000 + 2 × (20,000 + 50,000) − 50,000 + 300,000
+    assert usd["debits"] == usd["credits"] == 300_000 + 2_000 + 45_000 + 140_000 + 50_000 + 300_000
+    assert verified["ok"] is True, verified["first_broken"]
+    # before any money moved, there is no USD row (or an empty, balanced one)
+    with on("2026-10-01"):
+        early = ok(kit.api.get("/audit/trial-balance?as_of=2026-05-01"), 200)
+    assert early["balanced"] is True
+    assert all(row["debits"] == 0 for row in early["assets"] if row["asset"] == "USD")
