@@ -76,7 +76,8 @@ def _class(session: Session, code: str) -> dict[str, Any]:
 E, T, L = LedgerEntry, LedgerTransaction, credits.Lot
 
 
-def _entries_query(account_id: str) -> Any:
+def posted_entries_query(account_id: str) -> Any:
+    """An account's posted entries with their transaction and lot (unordered)."""
     return (
         select(
             E.id,
@@ -109,7 +110,7 @@ def entries_page(
     session: Session, account_id: str, limit: int, before_id: int | None
 ) -> list[dict[str, Any]]:
     """Up to ``limit + 1`` posted entries, newest first, each with the class balance after it."""
-    query = _entries_query(account_id).order_by(E.id.desc()).limit(limit + 1)
+    query = posted_entries_query(account_id).order_by(E.id.desc()).limit(limit + 1)
     if before_id is not None:
         query = query.where(E.id < before_id)
     rows = session.execute(query).all()
@@ -130,7 +131,7 @@ def all_entries(session: Session, account_id: str) -> Iterator[dict[str, Any]]:
         return
     running = _class_totals_through(session, account_id, newest)
     rows = session.execute(
-        _entries_query(account_id).where(E.id <= newest).order_by(E.id.desc()),
+        posted_entries_query(account_id).where(E.id <= newest).order_by(E.id.desc()),
         execution_options={"yield_per": 1000},
     )
     yield from _with_balance_after(rows, running)

@@ -11,7 +11,8 @@ from sqlalchemy.orm import Session
 
 import ledger
 from bank import credits, parties
-from ledger.schema import PHASE_POSTED, LedgerEntry, LedgerTransaction
+from bank.balances import posted_entries_query
+from ledger.schema import PHASE_POSTED, LedgerEntry
 
 
 def credit_availability(session: Session) -> list[dict[str, Any]]:
@@ -47,7 +48,7 @@ def statement(
 ) -> list[dict[str, Any]]:
     """Per credit class: the opening balance, every posted entry dated in [start, end], and the
     closing balance, which is the next period's opening balance."""
-    E, L, T = LedgerEntry, credits.Lot, LedgerTransaction
+    E, L = LedgerEntry, credits.Lot
     base = (
         select(L.credit_class, func.sum(E.amount))
         .join(L, L.ledger_account_id == E.account_id)
@@ -56,25 +57,8 @@ def statement(
     )
     opening = dict(session.execute(base.where(E.effective_on < start)).all())
     rows = session.execute(
-        select(
-            E.id,
-            E.transaction_id,
-            T.kind,
-            L.credit_class,
-            L.id.label("lot_id"),
-            E.amount,
-            E.effective_on,
-            T.recorded_at,
-            T.memo,
-        )
-        .join(L, L.ledger_account_id == E.account_id)
-        .join(T, T.id == E.transaction_id)
-        .where(
-            L.account_id == account.id,
-            E.phase == PHASE_POSTED,
-            E.effective_on >= start,
-            E.effective_on <= end,
-        )
+        posted_entries_query(account.id)
+        .where(E.effective_on >= start, E.effective_on <= end)
         .order_by(E.effective_on, E.id)
     ).all()
     classes: dict[str, dict[str, Any]] = {}
