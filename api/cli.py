@@ -21,7 +21,12 @@ from ledger import chain, sealer
 
 def _app(*_args: Any) -> Flask:
     # the CLI migrates the database itself, so it must not refuse a schema that is behind
-    return create_app({"WETBANK_CHECK_SCHEMA": False})
+    app = create_app({"WETBANK_CHECK_SCHEMA": False})
+    context = click.get_current_context(silent=True)
+    if context is not None:
+        # stop the background sealer and close the pool when the command is done
+        context.call_on_close(app.extensions["wetbank.db"].dispose)
+    return app
 
 
 @click.group(cls=FlaskGroup, create_app=_app, add_default_commands=False)
