@@ -24,7 +24,9 @@ run: $(STAMP)
 ## The whole test suite, every database test on SQLite and PostgreSQL.
 test: $(STAMP)
 	$(BIN)/lint-imports
-	$(BIN)/python -m pytest -p no:cacheprovider $(PYTEST_ARGS)
+	$(BIN)/python -m pytest -p no:cacheprovider -n 2 --ignore=tests/system $(PYTEST_ARGS)
+	# real server processes (and, in CI, a PostgreSQL stop/start): one at a time, alone
+	$(BIN)/python -m pytest -p no:cacheprovider tests/system $(PYTEST_ARGS)
 
 ## Static checks.
 check: $(STAMP)
@@ -38,3 +40,8 @@ bench: $(STAMP)
 
 clean:
 	rm -rf $(VENV) instance .pytest_cache .mypy_cache .ruff_cache
+
+## The reliability suite at full size (tests/system: concurrency, exactly-once, crashes,
+## hostile input, authorization; stops and starts the local PostgreSQL once).
+reliability: $(STAMP)
+	WETBANK_FULL_RELIABILITY=1 $(BIN)/python -m pytest -p no:cacheprovider tests/system

@@ -13,6 +13,7 @@ from api import auth, problems
 from api.config import build_config
 from api.ratelimit import WriteLimiter
 from api.schema_check import SchemaGuard
+from api.schemas.common import ProblemSchema
 from ledger import sealer
 from ledger.db import Database
 
@@ -32,7 +33,7 @@ def create_app(config: Mapping[str, Any] | None = None) -> Flask:
             str(app.config["WETBANK_WRITE_RATE_LIMIT"])
         )
 
-    api = Api(app, spec_kwargs={"components": {"securitySchemes": _security()}})
+    api = _ProblemApi(app, spec_kwargs={"components": {"securitySchemes": _security()}})
     api.spec.options["security"] = [{"bearer": []}]
     _register_blueprints(api)
     problems.register(app)  # after Api, so our handlers replace flask-smorest's
@@ -41,6 +42,20 @@ def create_app(config: Mapping[str, Any] | None = None) -> Flask:
         SchemaGuard(db).register(app)
     auth.register(app)
     return app
+
+
+class _ProblemApi(Api):  # type: ignore[misc]  # flask-smorest is untyped
+    """Documents error responses as they are sent: problem details, application/problem+json
+    (flask-smorest's default describes another error body, as application/json)."""
+
+    ERROR_SCHEMA = ProblemSchema
+
+    def _register_responses(self) -> None:
+        self.DEFAULT_RESPONSE_CONTENT_TYPE = problems.PROBLEM_JSON  # for the error responses only
+        try:
+            super()._register_responses()
+        finally:
+            del self.DEFAULT_RESPONSE_CONTENT_TYPE
 
 
 def _security() -> dict[str, Any]:

@@ -10,6 +10,7 @@ from flask import Flask, Response, g, request
 
 from api.context import database
 from api.problems import ApiProblem
+from api.strict_json import check_body
 from bank import access
 
 log = logging.getLogger("wetbank.api")
@@ -59,6 +60,7 @@ def _require_json_body() -> None:
         raise ApiProblem(
             415, "unsupported_media_type", "Send the request body as application/json."
         )
+    check_body(request.get_data(cache=True))  # strict JSON: no duplicate keys, NaN, deep nesting
 
 
 def _finish(response: Response) -> Response:

@@ -6,6 +6,7 @@ import logging
 from typing import Any
 
 from flask import Flask, Response, g, json, request
+from sqlalchemy.exc import DataError, DBAPIError, OperationalError
 from werkzeug.exceptions import HTTPException
 
 from ledger.errors import LedgerError
@@ -106,6 +107,7 @@ def register(app: Flask) -> None:
     app.register_error_handler(LedgerError, _domain_error)
     app.register_error_handler(ApiProblem, _api_problem)
     app.register_error_handler(HTTPException, _http_error)
+    app.register_error_handler(DBAPIError, _database_error)
     app.register_error_handler(Exception, _unexpected)
 
 
@@ -144,6 +146,32 @@ def _http_error(error: HTTPException) -> Response:
     if status == 405 and error.valid_methods:  # type: ignore[attr-defined]
         headers["Allow"] = ", ".join(error.valid_methods)  # type: ignore[attr-defined]
     return problem(status, code, detail, headers, errors=errors)
+
+
+def _database_error(error: DBAPIError) -> Response:
+    """The database is unreachable (down, restarting, connection lost): 503, retry later.
+    Nothing was acknowledged, so a retry with the same Idempotency-Key is safe.  A value the
+    database cannot store (out of its column's range, a NUL in a path or query) is 422."""
+    if isinstance(error, DataError):
+        return problem(
+            422,
+            "validation_error",
+            "A value is out of range or contains characters that cannot be stored.",
+        )
+    if not (isinstance(error, OperationalError) or error.connection_invalidated):
+        return _unexpected(error)
+    log.warning(
+        "database unavailable (request %s %s): %s",
+        request.path,
+        getattr(g, "request_id", ""),
+        (str(error.orig).strip().splitlines() or [type(error).__name__])[0],
+    )
+    return problem(
+        503,
+        "service_unavailable",
+        "The database is unavailable; retry shortly.",
+        {"Retry-After": "1"},
+    )
 
 
 def _unexpected(error: Exception) -> Response:

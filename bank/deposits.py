@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from datetime import date, datetime
 from typing import Any
 
-from sqlalchemy import JSON, Boolean, Date, DateTime, ForeignKey, Integer, String
+from sqlalchemy import JSON, BigInteger, Boolean, Date, DateTime, ForeignKey, Integer, String
 from sqlalchemy.orm import Mapped, Session, mapped_column
 
 import ledger
@@ -45,7 +45,7 @@ class Deposit(Base):
     paid_back_with_interest: Mapped[bool] = mapped_column(Boolean)
     ruleset: Mapped[str] = mapped_column(String(60))
     transaction_id: Mapped[int] = mapped_column(ForeignKey("ledger_transactions.id"))
-    total_credit_sqft: Mapped[int] = mapped_column(Integer)
+    total_credit_sqft: Mapped[int] = mapped_column(BigInteger)
     recorded_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
     actor: Mapped[str] = mapped_column(String(300))
 
@@ -59,9 +59,9 @@ class DepositAction(Base):
     deposit_id: Mapped[str] = mapped_column(ForeignKey("deposits.id"), index=True)
     position: Mapped[int] = mapped_column(Integer)
     category: Mapped[str] = mapped_column(String(40))
-    area_sqft: Mapped[int] = mapped_column(Integer)
-    credit_sqft: Mapped[int] = mapped_column(Integer)
-    cap_sqft: Mapped[int] = mapped_column(Integer)
+    area_sqft: Mapped[int] = mapped_column(BigInteger)
+    credit_sqft: Mapped[int] = mapped_column(BigInteger)
+    cap_sqft: Mapped[int] = mapped_column(BigInteger)
     restricted: Mapped[bool] = mapped_column(Boolean)
     credit_class: Mapped[str] = mapped_column(ForeignKey("credit_classes.code"))
     lot_id: Mapped[str] = mapped_column(ForeignKey("lots.id"))

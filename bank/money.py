@@ -16,7 +16,17 @@ from dataclasses import dataclass
 from datetime import date, datetime
 from typing import Any
 
-from sqlalchemy import Boolean, Date, DateTime, ForeignKey, Integer, String, Text, func, select
+from sqlalchemy import (
+    BigInteger,
+    Boolean,
+    Date,
+    DateTime,
+    ForeignKey,
+    String,
+    Text,
+    func,
+    select,
+)
 from sqlalchemy.orm import Mapped, Session, mapped_column
 
 import ledger
@@ -41,7 +51,7 @@ class Payment(Base):
 
     id: Mapped[str] = mapped_column(String(40), primary_key=True)
     kind: Mapped[str] = mapped_column(String(30))
-    amount_cents: Mapped[int] = mapped_column(Integer)
+    amount_cents: Mapped[int] = mapped_column(BigInteger)
     payer: Mapped[str] = mapped_column(String(300))
     received_on: Mapped[date] = mapped_column(Date)
     plan_id: Mapped[str | None] = mapped_column(ForeignKey("plans.id"), index=True)
@@ -66,7 +76,7 @@ class Security(Base):
     plan_id: Mapped[str] = mapped_column(ForeignKey("plans.id"), index=True)
     kind: Mapped[str] = mapped_column(String(20))
     issuer: Mapped[str] = mapped_column(String(300))
-    amount_cents: Mapped[int] = mapped_column(Integer)
+    amount_cents: Mapped[int] = mapped_column(BigInteger)
     irrevocable: Mapped[bool] = mapped_column(Boolean)
     issued_on: Mapped[date] = mapped_column(Date)
     expires_on: Mapped[date] = mapped_column(Date, index=True)
@@ -74,7 +84,7 @@ class Security(Base):
     released_on: Mapped[date | None] = mapped_column(Date)
     release_reason: Mapped[str | None] = mapped_column(Text)
     drawn_on: Mapped[date | None] = mapped_column(Date)
-    drawn_cents: Mapped[int | None] = mapped_column(Integer)
+    drawn_cents: Mapped[int | None] = mapped_column(BigInteger)
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from datetime import date, datetime
 
-from sqlalchemy import Boolean, Date, DateTime, ForeignKey, Integer, String, Text
+from sqlalchemy import BigInteger, Boolean, Date, DateTime, ForeignKey, Integer, String, Text
 from sqlalchemy.orm import Mapped, mapped_column
 
 from ledger.schema import Base
@@ -23,7 +23,7 @@ class Plan(Base):
     #: the receipt of the application as last received as new (Subd. 6 (c) restarts it)
     received_on: Mapped[date] = mapped_column(Date)
     first_received_on: Mapped[date] = mapped_column(Date)
-    impact_area_sqft: Mapped[int] = mapped_column(Integer)
+    impact_area_sqft: Mapped[int] = mapped_column(BigInteger)
     impact_wetland_type: Mapped[str] = mapped_column(String(2))
     impact_service_area: Mapped[int] = mapped_column(Integer)
     impact_county: Mapped[str] = mapped_column(String(100))
@@ -31,7 +31,7 @@ class Plan(Base):
     replacement_ratio: Mapped[str] = mapped_column(String(20))
     method: Mapped[str] = mapped_column(String(30))
     replacement_outside_service_area: Mapped[bool] = mapped_column(Boolean)
-    in_lieu_amount_due_cents: Mapped[int | None] = mapped_column(Integer)
+    in_lieu_amount_due_cents: Mapped[int | None] = mapped_column(BigInteger)
     ruleset: Mapped[str] = mapped_column(String(60))
     notice_mailed_on: Mapped[date | None] = mapped_column(Date)
     extension_notified_on: Mapped[date | None] = mapped_column(Date)
@@ -54,9 +54,9 @@ class PlanRevision(Base):
 
     id: Mapped[str] = mapped_column(String(40), primary_key=True)
     plan_id: Mapped[str] = mapped_column(ForeignKey("plans.id"), index=True)
-    area_sqft: Mapped[int] = mapped_column(Integer)
-    previous_area_sqft: Mapped[int] = mapped_column(Integer)
-    displacement_ft: Mapped[int] = mapped_column(Integer)
+    area_sqft: Mapped[int] = mapped_column(BigInteger)
+    previous_area_sqft: Mapped[int] = mapped_column(BigInteger)
+    displacement_ft: Mapped[int] = mapped_column(BigInteger)
     received_on: Mapped[date] = mapped_column(Date)
     counts_as_new_application: Mapped[bool] = mapped_column(Boolean)
     recorded_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
@@ -70,11 +70,11 @@ class Appeal(Base):
     id: Mapped[str] = mapped_column(String(40), primary_key=True)
     plan_id: Mapped[str] = mapped_column(ForeignKey("plans.id"), index=True)
     petitioner_kind: Mapped[str] = mapped_column(String(20))
-    resident_count: Mapped[int | None] = mapped_column(Integer)
+    resident_count: Mapped[int | None] = mapped_column(BigInteger)
     postmarked_on: Mapped[date] = mapped_column(Date)
     received_on: Mapped[date] = mapped_column(Date)
-    filing_fee_cents: Mapped[int] = mapped_column(Integer)
-    security_cents: Mapped[int | None] = mapped_column(Integer)
+    filing_fee_cents: Mapped[int] = mapped_column(BigInteger)
+    security_cents: Mapped[int | None] = mapped_column(BigInteger)
     ruleset: Mapped[str] = mapped_column(String(60))
     petition_granted: Mapped[bool | None] = mapped_column(Boolean)
     petition_decided_on: Mapped[date | None] = mapped_column(Date)

@@ -295,9 +295,7 @@ def record_revision(
     # compared with the application as last received as new (API.md), so that revisions of
     # under 10% each cannot add up to a larger impact without new notice and clocks
     baseline = _area_last_received_as_new(session, plan)
-    counts = replacement_rules.revision_counts_as_new(
-        ruleset, baseline, area_sqft, displacement_ft
-    )
+    counts = replacement_rules.revision_counts_as_new(ruleset, baseline, area_sqft, displacement_ft)
     revision = PlanRevision(
         id=new_id("rev"),
         plan_id=plan.id,

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from datetime import date, datetime
 from typing import Any
 
-from sqlalchemy import Date, DateTime, ForeignKey, Integer, String, select
+from sqlalchemy import BigInteger, Date, DateTime, ForeignKey, Integer, String, select
 from sqlalchemy.orm import Mapped, Session, mapped_column
 
 import ledger
@@ -36,7 +36,7 @@ class Reservation(Base):
     plan_id: Mapped[str] = mapped_column(ForeignKey("plans.id"), index=True)
     credit_class: Mapped[str] = mapped_column(ForeignKey("credit_classes.code"))
     lot_id: Mapped[str | None] = mapped_column(ForeignKey("lots.id"))
-    amount_sqft: Mapped[int] = mapped_column(Integer)
+    amount_sqft: Mapped[int] = mapped_column(BigInteger)
     expires_on: Mapped[date] = mapped_column(Date)
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
     actor: Mapped[str] = mapped_column(String(300))
@@ -50,7 +50,7 @@ class ReservationLot(Base):
     id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
     reservation_id: Mapped[str] = mapped_column(ForeignKey("reservations.id"), index=True)
     lot_id: Mapped[str] = mapped_column(ForeignKey("lots.id"))
-    amount_sqft: Mapped[int] = mapped_column(Integer)
+    amount_sqft: Mapped[int] = mapped_column(BigInteger)
     pending_transaction_id: Mapped[int] = mapped_column(
         ForeignKey("ledger_transactions.id"), unique=True
     )

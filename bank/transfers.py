@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import DateTime, ForeignKey, Integer, String, Text, select
+from sqlalchemy import BigInteger, DateTime, ForeignKey, Integer, String, Text, select
 from sqlalchemy.orm import Mapped, Session, mapped_column
 
 import ledger
@@ -34,8 +34,8 @@ class Transfer(Base):
     from_account_id: Mapped[str] = mapped_column(ForeignKey("bank_accounts.id"), index=True)
     to_account_id: Mapped[str] = mapped_column(ForeignKey("bank_accounts.id"), index=True)
     credit_class: Mapped[str] = mapped_column(ForeignKey("credit_classes.code"))
-    amount_sqft: Mapped[int] = mapped_column(Integer)
-    price_per_sqft_cents: Mapped[int | None] = mapped_column(Integer)
+    amount_sqft: Mapped[int] = mapped_column(BigInteger)
+    price_per_sqft_cents: Mapped[int | None] = mapped_column(BigInteger)
     memo: Mapped[str | None] = mapped_column(Text)
     transaction_id: Mapped[int] = mapped_column(ForeignKey("ledger_transactions.id"))
     recorded_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
@@ -51,7 +51,7 @@ class TransferLot(Base):
     transfer_id: Mapped[str] = mapped_column(ForeignKey("transfers.id"), index=True)
     from_lot_id: Mapped[str] = mapped_column(ForeignKey("lots.id"))
     to_lot_id: Mapped[str] = mapped_column(ForeignKey("lots.id"))
-    amount_sqft: Mapped[int] = mapped_column(Integer)
+    amount_sqft: Mapped[int] = mapped_column(BigInteger)
 
 
 @dataclass(frozen=True)

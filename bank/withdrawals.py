@@ -11,7 +11,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import DateTime, ForeignKey, Integer, String, select
+from sqlalchemy import BigInteger, DateTime, ForeignKey, Integer, String, select
 from sqlalchemy.orm import Mapped, Session, mapped_column
 
 import ledger
@@ -39,7 +39,7 @@ class Withdrawal(Base):
     reversal_transaction_id: Mapped[int | None] = mapped_column(
         ForeignKey("ledger_transactions.id")
     )
-    withdrawn_sqft: Mapped[int] = mapped_column(Integer)
+    withdrawn_sqft: Mapped[int] = mapped_column(BigInteger)
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
     actor: Mapped[str] = mapped_column(String(300))
 
@@ -54,7 +54,7 @@ class WithdrawalAllocation(Base):
     reservation_id: Mapped[str] = mapped_column(ForeignKey("reservations.id"))
     lot_id: Mapped[str] = mapped_column(ForeignKey("lots.id"))
     credit_class: Mapped[str] = mapped_column(ForeignKey("credit_classes.code"))
-    amount_sqft: Mapped[int] = mapped_column(Integer)
+    amount_sqft: Mapped[int] = mapped_column(BigInteger)
     portion: Mapped[str] = mapped_column(String(20))
 
 

@@ -9,6 +9,7 @@ from api.schemas.common import (
     WETLAND_TYPES,
     CreditClassOut,
     EventDate,
+    IsoDate,
     Quantity,
     ServiceArea,
     StrictInteger,
@@ -160,7 +161,7 @@ class ActionIn(Schema):
     area_sqft = Quantity(required=True)
     credit_sqft = Quantity(required=True)
     qualifying_years = StrictInteger(minimum=0, load_default=None, allow_none=True)
-    established_on = fields.Date(load_default=None, allow_none=True)
+    established_on = IsoDate(load_default=None, allow_none=True)
     easement_terminated_on = EventDate(load_default=None, allow_none=True)
     associated_project = fields.String(
         load_default=None, allow_none=True, validate=validate.Length(max=300)
@@ -237,7 +238,7 @@ class ReservationIn(Schema):
     credit_class = fields.String(load_default=None, validate=validate.Length(max=20))
     lot_id = fields.String(load_default=None, validate=validate.Length(max=40))
     amount_sqft = Quantity(required=True)
-    expires_on = fields.Date(required=True)
+    expires_on = IsoDate(required=True)
 
 
 class ReservationLotOut(Schema):

@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+import re
 from datetime import date
 from typing import Any
 
-from marshmallow import Schema, ValidationError, fields, validate
+from marshmallow import INCLUDE, Schema, ValidationError, fields, validate
 
 from ledger import clock
 
@@ -32,7 +33,21 @@ def Quantity(**kwargs: Any) -> StrictInteger:  # noqa: N802 - reads as a field t
     return StrictInteger(minimum=1, **kwargs)
 
 
-class EventDate(fields.Date):
+class IsoDate(fields.Date):
+    """A calendar date written exactly ``YYYY-MM-DD`` (API.md "Units"), not any form that
+    ``date.fromisoformat`` accepts (``20260301``, ``2026-W10-1``)."""
+
+    def _deserialize(self, value: Any, attr: Any, data: Any, **kwargs: Any) -> date:
+        if isinstance(value, str) and not _ISO_DATE.fullmatch(value):
+            raise self.make_error("invalid", input=value, obj_type=self.OBJ_TYPE)
+        day: date = super()._deserialize(value, attr, data, **kwargs)
+        return day
+
+
+_ISO_DATE = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}")
+
+
+class EventDate(IsoDate):
     """The date of something that has happened: it may not lie in the future (API.md)."""
 
     def _deserialize(self, value: Any, attr: Any, data: Any, **kwargs: Any) -> date:
@@ -54,7 +69,11 @@ def page_schema(item: type[Schema], name: str) -> type[Schema]:
 
 
 class ProblemSchema(Schema):
-    """RFC 9457 problem details."""
+    """RFC 9457 problem details (a domain error adds members of its own, such as
+    ``available_sqft``: the document allows them)."""
+
+    class Meta:
+        unknown = INCLUDE
 
     type = fields.String()
     title = fields.String()

@@ -8,6 +8,7 @@ from api.schemas.common import (
     WETLAND_TYPES,
     CreditClassOut,
     EventDate,
+    IsoDate,
     Quantity,
     ServiceArea,
     StrictInteger,
@@ -289,7 +290,7 @@ class SecurityIn(Schema):
     amount_cents = Quantity(required=True)
     irrevocable = fields.Boolean(required=True)
     issued_on = EventDate(required=True)
-    expires_on = fields.Date(required=True)
+    expires_on = IsoDate(required=True)
 
 
 class SecurityOut(Schema):
