@@ -1,7 +1,7 @@
 """Measured in a child process so that peak memory (ru_maxrss) is the measured work's alone.
 
 ``python -m bench.child verify URL`` · ``python -m bench.child export URL ROWS``
-Prints one JSON line: seconds, rows, maxrss_kb.
+Prints one JSON line: seconds, rows, maxrss_kb (the peak resident set of this process).
 """
 
 from __future__ import annotations
@@ -47,10 +47,23 @@ def export(url: str, rows: int) -> dict[str, object]:
     return {"seconds": time.perf_counter() - started, "rows": written}
 
 
+def peak_rss_kb() -> int:
+    """This process's own peak resident set (VmHWM).  Not ru_maxrss: Linux carries that over
+    from the parent through fork and exec, so a big parent would hide a small child."""
+    try:
+        with open("/proc/self/status") as status:
+            for line in status:
+                if line.startswith("VmHWM:"):
+                    return int(line.split()[1])
+    except OSError:
+        pass
+    return int(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)
+
+
 def main() -> None:
     command, url, *rest = sys.argv[1:]
     result = verify(url) if command == "verify" else export(url, int(rest[0]))
-    result["maxrss_kb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    result["maxrss_kb"] = peak_rss_kb()
     print(json.dumps(result))
 
 
