@@ -31,9 +31,12 @@ def main() -> None:
     args = parser.parse_args()
     seconds = 3.0 if args.quick else 10.0
     sizes = (1_000, 10_000, 100_000) if args.quick else (1_000, 100_000, 1_000_000)
-    out: list[str] = [f"machine: {os.cpu_count()} cores, {platform.python_implementation()} "
-                      f"{platform.python_version()}, {_pg_version()}; run {date.today()}"
-                      f"{' (--quick)' if args.quick else ''}", ""]
+    out: list[str] = [
+        f"machine: {os.cpu_count()} cores, {platform.python_implementation()} "
+        f"{platform.python_version()}, {_pg_version()}; run {date.today()}"
+        f"{' (--quick)' if args.quick else ''}",
+        "",
+    ]
     checks: list[tuple[str, bool]] = []
     url = create_database()
     try:
@@ -60,8 +63,13 @@ def _pg_version() -> str:
 
 def _migrate(url: str) -> None:
     env = dict(os.environ, DATABASE_URL=url)
-    subprocess.run([sys.executable, "-m", "api.cli", "db", "upgrade"], env=env, check=True,
-                   capture_output=True, cwd=ROOT)
+    subprocess.run(
+        [sys.executable, "-m", "api.cli", "db", "upgrade"],
+        env=env,
+        check=True,
+        capture_output=True,
+        cwd=ROOT,
+    )
 
 
 def _posting(url: str, seconds: float, out: list[str], checks: list[tuple[str, bool]]) -> None:
@@ -82,8 +90,11 @@ def _posting(url: str, seconds: float, out: list[str], checks: list[tuple[str, b
     for workers in (1, 4, 8):
         with Server(url, workers) as server:
             result = run_parallel(
-                f"HTTP POST /transfers x{workers}", workers, posting.http_worker,
-                (server.port, bank.token, bank.accounts, bank.credit_class), seconds,
+                f"HTTP POST /transfers x{workers}",
+                workers,
+                posting.http_worker,
+                (server.port, bank.token, bank.accounts, bank.credit_class),
+                seconds,
             )
         rates[("http", workers)] = result.rate
         out.append(result.line())
@@ -100,18 +111,36 @@ def _posting(url: str, seconds: float, out: list[str], checks: list[tuple[str, b
         ("engine at 4 workers >= 2x engine at 1 worker", scaling >= 2.0),
     ]
     out += ["", "## Contention (8 workers)"]
-    hot_base = run_parallel("baseline SQL, 80% on 2 hot", 8, posting.baseline_worker, (url, accounts, True), seconds)
-    hot = run_parallel("engine, 80% on 2 hot", 8, posting.engine_worker, (url, ids, True, "transfer"), seconds)
-    deposits = run_parallel("engine, deposits from 1 issuer", 8, posting.engine_worker, (url, ids, False, "deposit"), seconds)
+    hot_base = run_parallel(
+        "baseline SQL, 80% on 2 hot", 8, posting.baseline_worker, (url, accounts, True), seconds
+    )
+    hot = run_parallel(
+        "engine, 80% on 2 hot", 8, posting.engine_worker, (url, ids, True, "transfer"), seconds
+    )
+    deposits = run_parallel(
+        "engine, deposits from 1 issuer",
+        8,
+        posting.engine_worker,
+        (url, ids, False, "deposit"),
+        seconds,
+    )
     for r in (hot_base, hot, deposits):
         out.append(r.line())
-    out.append(f"hot engine / uniform engine at 8: {hot.rate / rates[('engine', 8)]:.2f}; "
-               f"deposits / uniform: {deposits.rate / rates[('engine', 8)]:.2f}")
-    checks.append(("contention: throughput does not collapse to one-at-a-time (> 1 worker's rate)",
-                   hot.rate > rates[("engine", 1)] and deposits.rate > rates[("engine", 1)]))
+    out.append(
+        f"hot engine / uniform engine at 8: {hot.rate / rates[('engine', 8)]:.2f}; "
+        f"deposits / uniform: {deposits.rate / rates[('engine', 8)]:.2f}"
+    )
+    checks.append(
+        (
+            "contention: throughput does not collapse to one-at-a-time (> 1 worker's rate)",
+            hot.rate > rates[("engine", 1)] and deposits.rate > rates[("engine", 1)],
+        )
+    )
 
 
-def _reads_verify_export(url: str, sizes: tuple[int, ...], out: list[str], checks: list[tuple[str, bool]]) -> None:
+def _reads_verify_export(
+    url: str, sizes: tuple[int, ...], out: list[str], checks: list[tuple[str, bool]]
+) -> None:
     out += ["", "## Balance reads: GET /accounts/{id}"]
     bank = make_bank(url, accounts=len(sizes))
     started = time.perf_counter()
@@ -127,26 +156,39 @@ def _reads_verify_export(url: str, sizes: tuple[int, ...], out: list[str], check
             out.append(result.line())
     ratio = p50s[-1] / p50s[0]
     out.append(f"p50 largest/smallest: {ratio:.2f}")
-    checks.append((f"balance read p50 at {sizes[-1]:,} entries <= 1.5x that at {sizes[0]:,}", ratio <= 1.5))
+    checks.append(
+        (f"balance read p50 at {sizes[-1]:,} entries <= 1.5x that at {sizes[0]:,}", ratio <= 1.5)
+    )
     out += ["", "## Audit and export"]
     verify = _child("verify", url)
     tx_rate = verify["rows"] / verify["seconds"]
-    out.append(f"verify: {verify['rows']:,} transactions in {verify['seconds']:.1f} s = {tx_rate:,.0f} tx/s, "
-               f"peak {verify['maxrss_kb'] / 1024:.0f} MiB, ok={verify['ok']}")
+    out.append(
+        f"verify: {verify['rows']:,} transactions in {verify['seconds']:.1f} s = "
+        f"{tx_rate:,.0f} tx/s, peak {verify['maxrss_kb'] / 1024:.0f} MiB, ok={verify['ok']}"
+    )
     checks.append(("verify >= 50,000 transactions/s", tx_rate >= 50_000))
     small, large = sizes[-1] // 10, sizes[-1]
     exports = [_child("export", url, str(n)) for n in (small, large)]
     for e in exports:
-        out.append(f"export: {e['rows']:,} journal rows at {e['rows'] / e['seconds']:,.0f} rows/s, "
-                   f"peak {e['maxrss_kb'] / 1024:.0f} MiB")
+        out.append(
+            f"export: {e['rows']:,} journal rows at {e['rows'] / e['seconds']:,.0f} rows/s, "
+            f"peak {e['maxrss_kb'] / 1024:.0f} MiB"
+        )
     growth = exports[1]["maxrss_kb"] / exports[0]["maxrss_kb"]
     out.append(f"export peak memory {large:,} / {small:,} rows: {growth:.2f}")
-    checks.append((f"export peak memory at {large:,} rows <= 1.2x that at {small:,}", growth <= 1.2))
+    checks.append(
+        (f"export peak memory at {large:,} rows <= 1.2x that at {small:,}", growth <= 1.2)
+    )
 
 
 def _child(*args: str) -> dict[str, float]:
-    done = subprocess.run([sys.executable, "-m", "bench.child", *args], capture_output=True,
-                          text=True, check=True, cwd=ROOT)
+    done = subprocess.run(
+        [sys.executable, "-m", "bench.child", *args],
+        capture_output=True,
+        text=True,
+        check=True,
+        cwd=ROOT,
+    )
     return json.loads(done.stdout.strip().splitlines()[-1])
 
 

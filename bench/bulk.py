@@ -62,10 +62,19 @@ def _balances(conn: psycopg.Connection, ids: list[int]) -> dict[int, tuple[int, 
 
 def _header(tx_id: int, key: str, recorded_at: datetime) -> dict[str, object]:
     return {
-        "id": tx_id, "kind": "bulk", "state": "sealed", "pending": False, "expires_at": None,
-        "reverses_id": None, "idempotency_key": key, "request_hash": "0" * 64,
-        "effective_on": date(2026, 1, 1), "recorded_at": recorded_at, "actor": "bench",
-        "request_id": None, "memo": None,
+        "id": tx_id,
+        "kind": "bulk",
+        "state": "sealed",
+        "pending": False,
+        "expires_at": None,
+        "reverses_id": None,
+        "idempotency_key": key,
+        "request_hash": "0" * 64,
+        "effective_on": date(2026, 1, 1),
+        "recorded_at": recorded_at,
+        "actor": "bench",
+        "request_id": None,
+        "memo": None,
     }
 
 
@@ -73,9 +82,16 @@ def _entry(
     entry_id: int, account: int, asset: str, amount: int, after: int, version: int
 ) -> dict[str, object]:
     return {
-        "id": entry_id, "account_id": account, "asset": asset, "amount": amount, "phase": "posted",
-        "balance_after": after, "account_version": version, "effective_on": date(2026, 1, 1),
-        "resolves_id": None, "resolution": None,
+        "id": entry_id,
+        "account_id": account,
+        "asset": asset,
+        "amount": amount,
+        "phase": "posted",
+        "balance_after": after,
+        "account_version": version,
+        "effective_on": date(2026, 1, 1),
+        "resolves_id": None,
+        "resolution": None,
     }
 
 
@@ -93,7 +109,9 @@ def _write_rows(tx_buf, entry_buf, link_buf, header, entries, seq, prev, digest)
     tx_buf.write("\t".join(_cell(header[c]) for c in HEADER) + "\n")
     for e in entries:
         entry_buf.write("\t".join(_cell(v) for v in (*[e[c] for c in ENTRY], header["id"])) + "\n")
-    link_buf.write(f"{seq}\t{header['id']}\t{prev}\t{digest}\t{header['recorded_at'].isoformat()}\n")
+    link_buf.write(
+        f"{seq}\t{header['id']}\t{prev}\t{digest}\t{header['recorded_at'].isoformat()}\n"
+    )
 
 
 def _copy(conn: psycopg.Connection, tx_buf, entry_buf, link_buf) -> None:  # type: ignore[no-untyped-def]
@@ -116,5 +134,7 @@ def _store_balances(conn: psycopg.Connection, state, next_tx: int, next_entry: i
             "WHERE account_id = %s",
             (debits, credits, version, account),
         )
-    conn.execute("SELECT setval(pg_get_serial_sequence('ledger_transactions', 'id'), %s)", (next_tx,))
+    conn.execute(
+        "SELECT setval(pg_get_serial_sequence('ledger_transactions', 'id'), %s)", (next_tx,)
+    )
     conn.execute("SELECT setval(pg_get_serial_sequence('ledger_entries', 'id'), %s)", (next_entry,))

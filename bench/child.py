@@ -23,7 +23,11 @@ def verify(url: str) -> dict[str, object]:
     started = time.perf_counter()
     with db.engine.connect() as connection:
         report = chain.verify(connection)
-    return {"seconds": time.perf_counter() - started, "rows": report.transactions_checked, "ok": report.ok}
+    return {
+        "seconds": time.perf_counter() - started,
+        "rows": report.transactions_checked,
+        "ok": report.ok,
+    }
 
 
 def export(url: str, rows: int) -> dict[str, object]:
@@ -36,7 +40,11 @@ def export(url: str, rows: int) -> dict[str, object]:
     db = Database.from_url(url)
     started = time.perf_counter()
     written = 0
-    with open(os.devnull, "w") as sink, db.engine.connect() as connection, Session(bind=connection) as session:
+    with (
+        open(os.devnull, "w") as sink,
+        db.engine.connect() as connection,
+        Session(bind=connection) as session,
+    ):
         writer = csv.DictWriter(sink, fieldnames=JOURNAL_FIELDS, extrasaction="ignore")
         writer.writeheader()
         for row in audit.journal_all(session, audit.JournalFilter()):

@@ -13,7 +13,9 @@ from typing import Any
 from sqlalchemy import create_engine, text
 from sqlalchemy.engine import make_url
 
-ADMIN_URL = os.environ.get("WETBANK_BENCH_PG_URL", "postgresql+psycopg://postgres@127.0.0.1:5432/test")
+ADMIN_URL = os.environ.get(
+    "WETBANK_BENCH_PG_URL", "postgresql+psycopg://postgres@127.0.0.1:5432/test"
+)
 
 
 def create_database() -> str:
@@ -69,12 +71,19 @@ def _worker(target: Callable[..., Any], args: tuple[Any, ...], seconds: float, q
 
 
 def run_parallel(
-    label: str, workers: int, target: Callable[..., list[float]], args: tuple[Any, ...], seconds: float
+    label: str,
+    workers: int,
+    target: Callable[..., list[float]],
+    args: tuple[Any, ...],
+    seconds: float,
 ) -> Result:
     """Run ``target(*args, seconds)`` in ``workers`` processes; each returns its latencies (ms)."""
     ctx = mp.get_context("spawn")
     queue = ctx.Queue()
-    procs = [ctx.Process(target=_worker, args=(target, (*args, i), seconds, queue)) for i in range(workers)]
+    procs = [
+        ctx.Process(target=_worker, args=(target, (*args, i), seconds, queue))
+        for i in range(workers)
+    ]
     for proc in procs:
         proc.start()
     latencies: list[float] = []

@@ -68,7 +68,8 @@ def baseline_worker(url: str, accounts: int, hot: bool, worker: int, seconds: fl
 def _baseline_transfer(conn: psycopg.Connection, src: int, dst: int) -> None:
     with conn.transaction():
         rows = conn.execute(
-            "SELECT id, credits - debits FROM bench_balances WHERE id = ANY(%s) ORDER BY id FOR UPDATE",
+            "SELECT id, credits - debits FROM bench_balances WHERE id = ANY(%s) "
+            "ORDER BY id FOR UPDATE",
             ([src, dst],),
         ).fetchall()
         balance = dict(rows)
@@ -81,7 +82,8 @@ def _baseline_transfer(conn: psycopg.Connection, src: int, dst: int) -> None:
             (tx, src, balance[src] - 1, tx, dst, balance[dst] + 1),
         )
         conn.execute(
-            "UPDATE bench_balances SET debits = debits + 1, version = version + 1 WHERE id = %s", (src,)
+            "UPDATE bench_balances SET debits = debits + 1, version = version + 1 WHERE id = %s",
+            (src,),
         )
         conn.execute(
             "UPDATE bench_balances SET credits = credits + 1, version = version + 1 WHERE id = %s",
@@ -100,7 +102,9 @@ def setup_engine(url: str, accounts: int, seed_amount: int) -> list[int]:
     with db.transaction() as session:
         issuer = ledger.create_account(session, code="bench:issuer", asset="X", name="issuer")
         ids = [
-            ledger.create_account(session, code=f"bench:{i}", asset="X", name=f"a{i}", no_overdraft=True)
+            ledger.create_account(
+                session, code=f"bench:{i}", asset="X", name=f"a{i}", no_overdraft=True
+            )
             for i in range(accounts)
         ]
         ledger.transfer(
@@ -113,7 +117,9 @@ def setup_engine(url: str, accounts: int, seed_amount: int) -> list[int]:
     return [issuer, *ids]
 
 
-def engine_worker(url: str, ids: list[int], hot: bool, mode: str, worker: int, seconds: float) -> list[float]:
+def engine_worker(
+    url: str, ids: list[int], hot: bool, mode: str, worker: int, seconds: float
+) -> list[float]:
     """The engine in-process with every guarantee on: idempotency key, overdraft check, hash
     chain, balance-after.  ``mode`` "deposit" credits from the one issuance account."""
     import ledger
@@ -135,13 +141,17 @@ def engine_worker(url: str, ids: list[int], hot: bool, mode: str, worker: int, s
             src, dst = pick_pair(rng, accounts, hot_ids)
         meta = ledger.Meta(f"bench:{worker}:{uuid.uuid4().hex}", today)
         started = time.perf_counter()
-        db.run(lambda s, a=src, b=dst, m=meta: ledger.transfer(s, "transfer", [ledger.Leg(a, b, 1)], m))
+        db.run(
+            lambda s, a=src, b=dst, m=meta: ledger.transfer(s, "transfer", [ledger.Leg(a, b, 1)], m)
+        )
         latencies.append((time.perf_counter() - started) * 1000)
     db.dispose()
     return latencies
 
 
-def http_worker(port: int, token: str, accounts: list[str], credit_class: str, worker: int, seconds: float) -> list[float]:
+def http_worker(
+    port: int, token: str, accounts: list[str], credit_class: str, worker: int, seconds: float
+) -> list[float]:
     """POST /api/v1/transfers over one keep-alive connection."""
     import http.client
     import json
@@ -154,7 +164,12 @@ def http_worker(port: int, token: str, accounts: list[str], credit_class: str, w
     while time.perf_counter() < end:
         src, dst = rng.sample(accounts, 2)
         body = json.dumps(
-            {"from_account_id": src, "to_account_id": dst, "credit_class": credit_class, "amount_sqft": 1}
+            {
+                "from_account_id": src,
+                "to_account_id": dst,
+                "credit_class": credit_class,
+                "amount_sqft": 1,
+            }
         )
         started = time.perf_counter()
         conn.request("POST", "/api/v1/transfers", body=body, headers=headers)

@@ -34,9 +34,20 @@ class Server:
     def __enter__(self) -> Server:
         env = dict(os.environ, DATABASE_URL=self.url)
         self.proc = subprocess.Popen(
-            [sys.executable, "-m", "api.cli", "serve", "--port", str(self.port), "--workers",
-             str(self.workers)],
-            env=env, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+            [
+                sys.executable,
+                "-m",
+                "api.cli",
+                "serve",
+                "--port",
+                str(self.port),
+                "--workers",
+                str(self.workers),
+            ],
+            env=env,
+            cwd=ROOT,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
         )
         deadline = time.time() + 30
         while time.time() < deadline:
@@ -101,18 +112,41 @@ def make_bank(url: str, accounts: int) -> Bank:
         )
         ids, lots, partners = [], [], []
         for i in range(accounts):
-            account = parties.open_account(session, SEED, holder_id=holder.id, service_area=5, county="Lyon")
-            deposits.make_deposit(session, SEED, SYSTEM, deposits.DepositRequest(
-                account.id, site.id, day, f"BP-{i}", day, lgu.id, "2", day, False, True, True, False,
-                (ActionRequest("replacement_wetland", 10**9, 10**9),),
-            ), None)
+            account = parties.open_account(
+                session, SEED, holder_id=holder.id, service_area=5, county="Lyon"
+            )
+            deposits.make_deposit(
+                session,
+                SEED,
+                SYSTEM,
+                deposits.DepositRequest(
+                    account.id,
+                    site.id,
+                    day,
+                    f"BP-{i}",
+                    day,
+                    lgu.id,
+                    "2",
+                    day,
+                    False,
+                    True,
+                    True,
+                    False,
+                    (ActionRequest("replacement_wetland", 10**9, 10**9),),
+                ),
+                None,
+            )
             ids.append(account.id)
             lot = credits.lots_of(session, account)[0].lot
             lots.append(lot.ledger_account_id)
-            partners.append(ledger.create_account(
-                session, code=f"bench:partner:{account.id}", asset=credits.asset_of(lot.credit_class),
-                name="bench partner",
-            ))
+            partners.append(
+                ledger.create_account(
+                    session,
+                    code=f"bench:partner:{account.id}",
+                    asset=credits.asset_of(lot.credit_class),
+                    name="bench partner",
+                )
+            )
         _row, token = access.create_token(session, role="board", name="bench")
         code = credits.class_code(5, "2", False)
     db.dispose()
