@@ -7,7 +7,7 @@ status: open, frozen (accepts deposits, nothing out: DOMAIN.md §7) or closed.
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Any
+from typing import Any, TypeVar
 
 from sqlalchemy import (
     Boolean,
@@ -28,6 +28,8 @@ from bank.ids import new_id
 from bank.ruleset import Ruleset
 from ledger import clock
 from ledger.schema import Base
+
+R = TypeVar("R", bound=Base)
 
 LGU_KINDS = ("county", "city", "township", "watershed_district", "swcd", "state_agency")
 ACCOUNT_STATUSES = ("open", "frozen", "closed")
@@ -214,32 +216,23 @@ def check_service_area(ruleset: Ruleset, service_area: int) -> None:
 
 def get_holder(session: Session, holder_id: str, *, field: str | None = None) -> Holder:
     """The holder, or ``not_found`` (``validation_error`` naming ``field`` when it is an input)."""
-    holder = session.get(Holder, holder_id)
-    if holder is None:
-        _missing("holder", holder_id, field)
-    assert holder is not None
-    return holder
+    return _get(session, Holder, holder_id, "holder", field)
 
 
 def get_lgu(session: Session, lgu_id: str, *, field: str | None = None) -> Lgu:
     """The LGU, or ``not_found`` / ``validation_error``."""
-    lgu = session.get(Lgu, lgu_id)
-    if lgu is None:
-        _missing("LGU", lgu_id, field)
-    assert lgu is not None
-    return lgu
+    return _get(session, Lgu, lgu_id, "LGU", field)
 
 
 def get_site(session: Session, site_id: str, *, field: str | None = None) -> BankSite:
     """The bank site, or ``not_found`` / ``validation_error``."""
-    site = session.get(BankSite, site_id)
-    if site is None:
-        _missing("bank site", site_id, field)
-    assert site is not None
-    return site
+    return _get(session, BankSite, site_id, "bank site", field)
 
 
-def _missing(what: str, ident: str, field: str | None) -> None:
+def _get(session: Session, model: type[R], ident: str, what: str, field: str | None) -> R:
+    row = session.get(model, ident)
+    if row is not None:
+        return row
     if field:
         raise ValidationFailed(f"no {what} {ident}", {field: [f"no such {what}"]})
     raise NotFound(f"no {what} {ident}")
