@@ -235,11 +235,9 @@ class AppealPetition(MethodView):
     @blp.response(201, AppealOut)
     def post(self, data: dict[str, Any], appeal_id: str) -> Any:
         """The board grants or denies the petition, with its reason."""
-        board = require_board()
-        with database().transaction() as session:
-            appeal = appeals.get_appeal(session, appeal_id)
-            plans.visible_plan(session, board, appeal.plan_id, lock=True)
-            appeal = appeals.decide_petition(
+        return _decide(
+            appeal_id,
+            lambda session, board: appeals.decide_petition(
                 session,
                 board,
                 appeal_id,
@@ -247,8 +245,8 @@ class AppealPetition(MethodView):
                 data["decided_on"],
                 data["reason"],
                 request_id(),
-            )
-            return appeals.appeal_dict(session, appeal)
+            ),
+        )
 
 
 @blp.route("/appeals/<appeal_id>/decision")
@@ -258,11 +256,18 @@ class AppealDecision(MethodView):
     @blp.response(201, AppealOut)
     def post(self, data: dict[str, Any], appeal_id: str) -> Any:
         """The board's decision on the merits: upheld, or reversed."""
-        board = require_board()
-        with database().transaction() as session:
-            appeal = appeals.get_appeal(session, appeal_id)
-            plans.visible_plan(session, board, appeal.plan_id, lock=True)
-            appeal = appeals.decide_appeal(
+        return _decide(
+            appeal_id,
+            lambda session, board: appeals.decide_appeal(
                 session, board, appeal_id, data["outcome"], data["decided_on"], request_id()
-            )
-            return appeals.appeal_dict(session, appeal)
+            ),
+        )
+
+
+def _decide(appeal_id: str, decision: Any) -> Any:
+    """Run a board decision on an appeal with its plan locked; answer the appeal as it stands."""
+    board = require_board()
+    with database().transaction() as session:
+        appeal = appeals.get_appeal(session, appeal_id)
+        plans.visible_plan(session, board, appeal.plan_id, lock=True)
+        return appeals.appeal_dict(session, decision(session, board))
