@@ -24,9 +24,9 @@ run: $(STAMP)
 ## The whole test suite, every database test on SQLite and PostgreSQL.
 test: $(STAMP)
 	$(BIN)/lint-imports
-	$(BIN)/python -m pytest -p no:cacheprovider -n 2 --ignore=tests/system $(PYTEST_ARGS)
-	# real server processes (and, in CI, a PostgreSQL stop/start): one at a time, alone
-	$(BIN)/python -m pytest -p no:cacheprovider tests/system $(PYTEST_ARGS)
+	$(BIN)/python -m pytest -p no:cacheprovider -n 2 --ignore=tests/system --ignore=tests/browser $(PYTEST_ARGS)
+	# real server processes (and, in CI, a PostgreSQL stop/start) and a real Chromium: one at a time
+	$(BIN)/python -m pytest -p no:cacheprovider tests/system tests/browser $(PYTEST_ARGS)
 
 ## Static checks.
 check: $(STAMP)

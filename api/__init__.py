@@ -9,7 +9,7 @@ from typing import Any
 from flask import Flask
 from flask_smorest import Api
 
-from api import auth, problems
+from api import auth, problems, web
 from api.config import build_config
 from api.ratelimit import WriteLimiter
 from api.schema_check import SchemaGuard
@@ -41,6 +41,7 @@ def create_app(config: Mapping[str, Any] | None = None) -> Flask:
     if app.config["WETBANK_CHECK_SCHEMA"]:
         SchemaGuard(db).register(app)
     auth.register(app)
+    web.register(app)  # after auth: its session hook sets the actor that auth's hook resets
     return app
 
 

@@ -19,7 +19,6 @@ log = logging.getLogger("wetbank.api")
 PUBLIC_PATHS = re.compile(
     r"^/api/v1/(health|openapi\.json|reports/credit-availability)/?$"
     r"|^/api/v1/(swagger|redoc|docs)"
-    r"|^/(?!api/)"  # the read-only web pages authenticate their own way
 )
 _SAFE_REQUEST_ID = re.compile(r"^[A-Za-z0-9._:\-]{1,200}$")
 JSON_TYPES = ("application/json", "application/problem+json")
@@ -40,6 +39,8 @@ def assign_request_id() -> None:
 
 def _authenticate() -> None:
     g.actor = None
+    if not request.path.startswith("/api/"):
+        return  # the pages sign in with a cookie session (api.web.signin), never a bearer token
     header = request.headers.get("Authorization", "")
     scheme, _, secret = header.partition(" ")
     if scheme.lower() == "bearer" and secret.strip():
@@ -52,8 +53,8 @@ def _authenticate() -> None:
 
 
 def _require_json_body() -> None:
-    if request.method not in ("POST", "PUT", "PATCH"):
-        return
+    if request.method not in ("POST", "PUT", "PATCH") or not request.path.startswith("/api/"):
+        return  # the pages' forms post application/x-www-form-urlencoded
     if not request.content_length and not request.headers.get("Transfer-Encoding"):
         return  # bodiless actions (freeze, void) need no content type
     if request.mimetype not in JSON_TYPES:

@@ -19,6 +19,8 @@ DEFAULTS: dict[str, Any] = {
     "WETBANK_WRITE_RATE_LIMIT": None,  # e.g. "60/minute" per token; off unless configured
     "WETBANK_CHECK_SCHEMA": True,
     "JSON_SORT_KEYS": False,
+    # the pages' session cookie is Secure (sent over HTTPS only) unless turned off for plain HTTP
+    "WETBANK_COOKIE_SECURE": True,
 }
 
 #: environment variables read, and the config key each sets
@@ -27,7 +29,10 @@ ENVIRONMENT = {
     "WETBANK_SECRET_KEY": "SECRET_KEY",
     "WETBANK_WRITE_RATE_LIMIT": "WETBANK_WRITE_RATE_LIMIT",
     "WETBANK_MAX_BODY_BYTES": "MAX_CONTENT_LENGTH",
+    "WETBANK_COOKIE_SECURE": "WETBANK_COOKIE_SECURE",
 }
+
+_FALSE = {"0", "false", "no", "off"}
 
 
 def build_config(instance_path: str, overrides: Mapping[str, Any] | None) -> dict[str, Any]:
@@ -43,4 +48,6 @@ def build_config(instance_path: str, overrides: Mapping[str, Any] | None) -> dic
     if not config.get("SECRET_KEY"):
         config["SECRET_KEY"] = secrets.token_hex(32)
     config["MAX_CONTENT_LENGTH"] = int(config["MAX_CONTENT_LENGTH"])
+    if isinstance(config["WETBANK_COOKIE_SECURE"], str):
+        config["WETBANK_COOKIE_SECURE"] = config["WETBANK_COOKIE_SECURE"].lower() not in _FALSE
     return config

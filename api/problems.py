@@ -106,7 +106,7 @@ def register(app: Flask) -> None:
     """Install handlers so that every error leaves as problem details."""
     app.register_error_handler(LedgerError, _domain_error)
     app.register_error_handler(ApiProblem, _api_problem)
-    app.register_error_handler(HTTPException, _http_error)
+    app.register_error_handler(HTTPException, http_error)
     app.register_error_handler(DBAPIError, _database_error)
     app.register_error_handler(Exception, _unexpected)
 
@@ -130,7 +130,8 @@ def _api_problem(error: ApiProblem) -> Response:
     return problem(error.status, error.code, error.detail, error.headers, **error.extra)
 
 
-def _http_error(error: HTTPException) -> Response:
+def http_error(error: HTTPException) -> Response:
+    """An error raised by Flask or Werkzeug (routing, parsing, size limits) as a problem."""
     status = error.code or 500
     code = CODE_BY_STATUS.get(status, "error")
     detail = error.description or ""

@@ -77,6 +77,12 @@ def journal_all(session: Session, filters: JournalFilter) -> Iterator[dict[str, 
         after = rows[-1].seq
 
 
+def latest_journal(session: Session, limit: int) -> list[dict[str, Any]]:
+    """The ``limit`` most recently sealed transactions, newest first (the audit page's view)."""
+    query = _journal_query(JournalFilter()).order_by(None).order_by(C.seq.desc()).limit(limit)
+    return _with_entries(session, session.execute(query).all())
+
+
 def _with_entries(session: Session, rows: Any) -> list[dict[str, Any]]:
     ids = [row.LedgerTransaction.id for row in rows]
     entries: dict[int, list[dict[str, Any]]] = {i: [] for i in ids}

@@ -276,9 +276,11 @@ def set_site_frozen(session: Session, site_id: str, frozen: bool) -> BankSite:
     return site
 
 
-def holder_accounts(session: Session, holder_id: str | None) -> list[BankAccount]:
-    """Every account (``holder_id=None``), or one holder's, in opening order."""
-    query = select(BankAccount).order_by(BankAccount.created_at, BankAccount.id)
+def holder_accounts(
+    session: Session, holder_id: str | None, limit: int | None = None
+) -> list[BankAccount]:
+    """Every account (``holder_id=None``), or one holder's, in opening order; at most ``limit``."""
+    query = select(BankAccount).order_by(BankAccount.created_at, BankAccount.id).limit(limit)
     if holder_id is not None:
         query = query.where(BankAccount.holder_id == holder_id)
     return list(session.execute(query).scalars())

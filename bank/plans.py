@@ -99,9 +99,9 @@ def visible_plan(session: Session, actor: Actor, plan_id: str, *, lock: bool = F
     return plan
 
 
-def list_plans(session: Session, actor: Actor) -> list[Plan]:
-    """Every plan (board) or the LGU's own, oldest first."""
-    query = select(Plan).order_by(Plan.created_at, Plan.id)
+def list_plans(session: Session, actor: Actor, limit: int | None = None) -> list[Plan]:
+    """Every plan (board) or the LGU's own, oldest first; the first ``limit`` when given."""
+    query = select(Plan).order_by(Plan.created_at, Plan.id).limit(limit)
     if not actor.is_board:
         query = query.where(Plan.lgu_id == actor.lgu_id)
     return list(session.execute(query).scalars())

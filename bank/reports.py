@@ -12,6 +12,7 @@ from sqlalchemy.orm import Session
 import ledger
 from bank import credits, parties
 from bank.balances import posted_entries_query
+from bank.deposits import Deposit
 from ledger.schema import PHASE_POSTED, LedgerEntry
 
 
@@ -41,6 +42,38 @@ def credit_availability(session: Session) -> list[dict[str, Any]]:
         for (area, kind, restricted), n in sorted(totals.items())
         if n > 0
     ]
+
+
+def lots_with_provenance(session: Session, account: parties.BankAccount) -> list[dict[str, Any]]:
+    """The account's lots as ``GET /accounts/{id}/lots`` shows them, each with where it came from:
+    its bank site's name, the deposit's banking plan and date, and the lot it was split from."""
+    items = [credits.lot_dict(item) for item in credits.lots_of(session, account)]
+    sites = _names(session, parties.BankSite, {i["bank_site_id"] for i in items})
+    deposits = {
+        d.id: d
+        for d in session.execute(
+            select(Deposit).where(Deposit.id.in_({i["deposit_id"] for i in items}))
+        ).scalars()
+    }
+    parents = {
+        lot.id: lot
+        for lot in session.execute(
+            select(credits.Lot).where(
+                credits.Lot.id.in_({i["parent_lot_id"] for i in items if i["parent_lot_id"]})
+            )
+        ).scalars()
+    }
+    for item in items:
+        deposit, parent = deposits.get(item["deposit_id"]), parents.get(item["parent_lot_id"])
+        item["bank_site_name"] = sites.get(item["bank_site_id"])
+        item["banking_plan_reference"] = deposit.banking_plan_reference if deposit else None
+        item["deposited_on"] = deposit.effective_on if deposit else None
+        item["parent_lot_label"] = parent.label if parent else None
+    return items
+
+
+def _names(session: Session, model: Any, ids: set[str]) -> dict[str, str]:
+    return dict(session.execute(select(model.id, model.name).where(model.id.in_(ids))).all())
 
 
 def statement(

@@ -9,5 +9,6 @@ import bank.parties  # noqa: F401
 import bank.plan_tables  # noqa: F401
 import bank.reservations  # noqa: F401
 import bank.transfers  # noqa: F401
+import bank.web_sessions  # noqa: F401
 import bank.withdrawals  # noqa: F401
 import ledger.schema  # noqa: F401

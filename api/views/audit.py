@@ -252,11 +252,12 @@ class Statement(MethodView):
             account = parties.visible_account(session, actor(), account_id)
             classes = reports.statement(session, account, start, end)
         if wants_csv():
-            return csv_response(STATEMENT_FIELDS, _statement_rows(classes), "statement.csv")
+            return csv_response(STATEMENT_FIELDS, statement_csv_rows(classes), "statement.csv")
         return {"account_id": account_id, "from_": start, "to": end, "classes": classes}
 
 
-def _statement_rows(classes: list[dict[str, Any]]) -> Iterator[dict[str, Any]]:
+def statement_csv_rows(classes: list[dict[str, Any]]) -> Iterator[dict[str, Any]]:
+    """A statement as CSV rows: per class an opening row, its entries, a closing row."""
     for block in classes:
         code = block["credit_class"]["code"]
         yield {"credit_class": code, "row": "opening", "balance_after_sqft": block["opening_sqft"]}

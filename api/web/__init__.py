@@ -1,0 +1,23 @@
+"""Read-only web pages over the same ``bank`` services as the API (issue #9).
+
+Server-rendered Jinja templates and one stylesheet, nothing loaded from elsewhere and no
+JavaScript.  A person signs in by pasting an API token once; the pages then act exactly as that
+token does through the API.
+"""
+
+from __future__ import annotations
+
+from flask import Flask
+
+from api.web import errors, filters, pages, signin
+from api.web.blueprint import web
+
+
+def register(app: Flask) -> None:
+    """Add the pages, their sign-in and their HTML error pages to the app."""
+    app.config.setdefault("WETBANK_COOKIE_SECURE", True)
+    filters.register(web)
+    signin.register(web)
+    errors.register(app, web)
+    pages.load()
+    app.register_blueprint(web)

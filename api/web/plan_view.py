@@ -1,0 +1,151 @@
+"""A plan's timeline as the plan page lists it: each step, its deadline, when it was done, and
+whether that was in time.
+
+Every date and ``late`` flag comes from ``bank.plan_report.plan_dict`` (the same body
+``GET /api/v1/plans/{id}`` returns); this module only puts them in order and names each state.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import date
+from typing import Any
+
+#: what a step's state means to a reader
+STATE_LABELS = {
+    "met": "Met",
+    "late": "Late",
+    "overdue": "Overdue",
+    "open": "Due",
+    "running": "Running",
+    "ended": "Ended",
+    "recorded": "Recorded",
+    "deemed": "Passed: deemed approved",
+    "none": "Does not apply",
+    "pending": "Not yet",
+}
+
+
+@dataclass(frozen=True)
+class Step:
+    name: str
+    rule: str
+    due: date | None
+    done_on: date | None
+    state: str
+    note: str = ""
+
+    @property
+    def state_label(self) -> str:
+        return STATE_LABELS[self.state]
+
+
+def timeline(plan: dict[str, Any], today: date) -> list[Step]:
+    """Every step of the plan's timeline, in the order they happen."""
+    d = plan["deadlines"]
+    notice, decision, decision_notice = plan["notice"], plan["decision"], plan["decision_notice"]
+    steps = [
+        Step("Application received", "Subd. 6", None, plan["received_on"], "recorded"),
+        _task(
+            f"Notice of application ({plan['notice_kind'] or 'full'})",
+            "Subd. 6",
+            d["notice_due"],
+            notice and notice["mailed_on"],
+            notice and notice["late"],
+            today,
+        ),
+        _period("Public comment period ends", "Subd. 8", d["comment_period_ends"], today),
+        _decision(plan, today),
+        _task(
+            "Notice of decision",
+            "Subd. 7",
+            d["decision_notice_due"],
+            decision_notice and decision_notice["mailed_on"],
+            decision_notice and decision_notice["late"],
+            today,
+            waits_for=decision is None,
+        ),
+        _period("Appeal window ends", "Subd. 9", d["appeal_window_ends"], today),
+    ]
+    for number, appeal in enumerate(plan["appeals"], 1):
+        steps += _appeal_steps(number, appeal, today)
+    if plan["replacement_completed_on"]:
+        steps.append(
+            Step("Replacement completed", "Subd. 3", None, plan["replacement_completed_on"], "met")
+        )
+    return steps
+
+
+def _task(
+    name: str,
+    rule: str,
+    due: date | None,
+    done_on: date | None,
+    late: bool | None,
+    today: date,
+    *,
+    waits_for: bool = False,
+) -> Step:
+    if done_on is not None:
+        return Step(name, rule, due, done_on, "late" if late else "met")
+    if due is None:
+        return Step(name, rule, None, None, "pending" if waits_for else "none")
+    return Step(name, rule, due, None, "overdue" if today > due else "open")
+
+
+def _period(name: str, rule: str, ends: date | None, today: date) -> Step:
+    if ends is None:
+        return Step(name, rule, None, None, "none")
+    return Step(name, rule, ends, None, "ended" if today > ends else "running")
+
+
+def _decision(plan: dict[str, Any], today: date) -> Step:
+    due = plan["deadlines"]["decision_due"]
+    extension = plan["extension"]
+    note = (
+        f"Extended {extension['days']} days on {extension['notified_on']}: {extension['reason']}"
+        if extension
+        else ""
+    )
+    name, rule = "Decision (60-day rule)", "Subd. 4; Minn. Stat. 15.99"
+    decision = plan["decision"]
+    if decision is not None:
+        # a decision dated after the deadline is refused (deadline_passed): a recorded one is met
+        note = "; ".join(filter(None, [decision["outcome"].capitalize(), note]))
+        return Step(name, rule, due, decision["decided_on"], "met", note)
+    if today > due:
+        return Step(name, rule, due, None, "deemed", note)
+    return Step(name, rule, due, None, "open", note)
+
+
+def _appeal_steps(number: int, appeal: dict[str, Any], today: date) -> list[Step]:
+    petition, decision = appeal["petition"], appeal["decision"]
+    steps = [
+        Step(
+            f"Appeal {number}: petition received",
+            "Subd. 9",
+            None,
+            appeal["received_on"],
+            "recorded",
+        ),
+        _task(
+            f"Appeal {number}: board decides whether to grant",
+            "Subd. 9",
+            appeal["grant_decision_due"],
+            petition and petition["decided_on"],
+            petition and petition["late"],
+            today,
+        ),
+    ]
+    if appeal["decision_due"] is not None or decision is not None:
+        steps.append(
+            _task(
+                f"Appeal {number}: board decides the appeal",
+                "Subd. 9",
+                appeal["decision_due"],
+                decision and decision["decided_on"],
+                decision and decision["late"],
+                today,
+            )
+        )
+    return steps

@@ -1,0 +1,172 @@
+"""Sign-in by pasting a token, the session cookie, and CSRF protection of the pages' forms.
+
+The session cookie carries only a random secret (``bank.web_sessions`` keeps its hash); it is
+HTTP-only, SameSite=Lax and Secure unless ``WETBANK_COOKIE_SECURE`` is turned off for plain-HTTP
+development.  Every form posts a CSRF secret: before sign-in the double-submit kind (a SameSite=
+Strict cookie echoed in a hidden field), after it the session's own.  A cross-site ``Origin`` is
+refused outright.
+"""
+
+from __future__ import annotations
+
+import hmac
+import secrets
+from typing import Any
+from urllib.parse import urlsplit
+
+from flask import (
+    Blueprint,
+    Response,
+    current_app,
+    g,
+    redirect,
+    render_template,
+    request,
+    url_for,
+)
+
+from api.context import database
+from bank import access, web_sessions
+
+SESSION_COOKIE = "wetbank_session"
+CSRF_COOKIE = "wetbank_signin_csrf"
+CSRF_FIELD = "csrf_token"
+
+
+class SignInRequired(Exception):
+    """The page needs a signed-in person: send them to sign in, and back here after."""
+
+
+class BadForm(Exception):
+    """A form arrived without its CSRF secret, or from another site."""
+
+
+def register(blueprint: Blueprint) -> None:
+    blueprint.before_app_request(_load_session)
+    blueprint.add_url_rule("/sign-in", view_func=sign_in_form, methods=["GET"])
+    blueprint.add_url_rule("/sign-in", view_func=sign_in, methods=["POST"])
+    blueprint.add_url_rule("/sign-out", view_func=sign_out, methods=["POST"])
+    blueprint.app_context_processor(lambda: {"signed_in": g.get("web"), "csrf_field": CSRF_FIELD})
+
+
+def _load_session() -> None:
+    """Pages only: the person a session cookie stands for becomes the request's actor."""
+    g.web = None
+    if request.path.startswith("/api/"):
+        return  # the API authenticates bearer tokens only; a cookie never authorizes it
+    cookie = request.cookies.get(SESSION_COOKIE)
+    if not cookie:
+        return
+    with database().transaction() as session:
+        g.web = web_sessions.resume(session, cookie)
+    if g.web is not None:
+        g.actor = g.web.actor
+
+
+def signed_in_actor() -> access.Actor:
+    """The signed-in person, or a redirect to the sign-in page."""
+    if g.get("web") is None:
+        raise SignInRequired()
+    actor: access.Actor = g.web.actor
+    return actor
+
+
+def sign_in_form() -> Any:
+    if g.get("web") is not None:
+        return redirect(_safe_next(request.args.get("next")), 303)
+    return _render_sign_in(200, error=None)
+
+
+def sign_in() -> Any:
+    _check_origin()
+    expected = request.cookies.get(CSRF_COOKIE, "")
+    if not _same_secret(request.form.get(CSRF_FIELD, ""), expected):
+        raise BadForm()
+    token = request.form.get("token", "").strip()
+    if not token:
+        return _render_sign_in(422, error="Paste your API token to sign in.")
+    with database().transaction() as session:
+        started = web_sessions.sign_in(session, token)
+        outcome = ("signed_in", 303) if started else ("unauthorized", 401)
+        _record(session, *outcome, started)
+    if started is None:
+        return _render_sign_in(401, error="That token is unknown or has been revoked.")
+    cookie, _who = started
+    response = redirect(_safe_next(request.form.get("next")), 303)
+    response.set_cookie(
+        SESSION_COOKIE,
+        cookie,
+        max_age=int(web_sessions.LIFETIME.total_seconds()),
+        secure=_secure(),
+        httponly=True,
+        samesite="Lax",
+    )
+    response.delete_cookie(CSRF_COOKIE, secure=_secure(), httponly=True, samesite="Strict")
+    return response
+
+
+def sign_out() -> Any:
+    _check_origin()
+    cookie = request.cookies.get(SESSION_COOKIE)
+    if g.get("web") is None or not cookie:
+        return redirect(url_for("web.index"), 303)
+    check_form_secret()
+    with database().transaction() as session:
+        web_sessions.sign_out(session, cookie)
+        _record(session, "signed_out", 303, (cookie, g.web))
+    response = redirect(url_for("web.index"), 303)
+    response.delete_cookie(SESSION_COOKIE, secure=_secure(), httponly=True, samesite="Lax")
+    return response
+
+
+def check_form_secret() -> None:
+    """A signed-in form must echo the session's CSRF secret."""
+    if not _same_secret(request.form.get(CSRF_FIELD, ""), g.web.csrf_secret):
+        raise BadForm()
+
+
+def _render_sign_in(status: int, error: str | None) -> Response:
+    secret = request.cookies.get(CSRF_COOKIE) or secrets.token_urlsafe(32)
+    body = render_template(
+        "sign_in.html",
+        error=error,
+        signin_csrf=secret,
+        next=_safe_next(request.values.get("next")),
+    )
+    response = Response(body, status=status, mimetype="text/html")
+    response.set_cookie(CSRF_COOKIE, secret, secure=_secure(), httponly=True, samesite="Strict")
+    return response
+
+
+def _record(session: Any, kind: str, status: int, started: Any) -> None:
+    who = started[1].actor.label if started else None
+    access.record_event(
+        session,
+        kind=kind,
+        path=f"{request.method} {request.path}",
+        status=status,
+        actor=who,
+        request_id=g.get("request_id"),
+    )
+
+
+def _same_secret(sent: str, expected: str) -> bool:
+    return bool(sent) and bool(expected) and hmac.compare_digest(sent, expected)
+
+
+def _check_origin() -> None:
+    """Browsers name the page a form came from; one from another site is refused."""
+    origin = request.headers.get("Origin")
+    if origin and origin != "null" and urlsplit(origin).netloc != request.host:
+        raise BadForm()
+
+
+def _safe_next(target: str | None) -> str:
+    """Only a path on this site: never ``//host`` or ``https://…`` (no open redirect)."""
+    if not target or not target.startswith("/") or target.startswith("//") or "\\" in target:
+        return url_for("web.index")
+    return target
+
+
+def _secure() -> bool:
+    return bool(current_app.config.get("WETBANK_COOKIE_SECURE", True))
