@@ -11,6 +11,8 @@ from sqlalchemy import case, func, select
 from sqlalchemy.orm import Session
 
 from bank import credits
+from ledger import chain, sealer
+from ledger.db import Database
 from ledger.schema import (
     PHASE_POSTED,
     LedgerAccount,
@@ -20,6 +22,13 @@ from ledger.schema import (
 )
 
 C, T, E, A = LedgerChainLink, LedgerTransaction, LedgerEntry, LedgerAccount
+
+
+def verify_now(db: Database) -> chain.Report:
+    """Seal what is waiting, then recompute the whole hash chain and every stored balance."""
+    sealer.seal_all(db)
+    with db.reader() as connection:
+        return chain.verify(connection)
 
 
 @dataclass(frozen=True)

@@ -12,12 +12,15 @@ from flask import Flask
 from api.web import errors, filters, pages, signin
 from api.web.blueprint import web
 
+# a blueprint is set up once, on import; each app (tests make many) then registers it
+filters.register(web)
+signin.register(web)
+errors.register(web)
+pages.load()
+
 
 def register(app: Flask) -> None:
     """Add the pages, their sign-in and their HTML error pages to the app."""
     app.config.setdefault("WETBANK_COOKIE_SECURE", True)
-    filters.register(web)
-    signin.register(web)
-    errors.register(app, web)
-    pages.load()
+    errors.register_routing_errors(app)
     app.register_blueprint(web)

@@ -25,12 +25,15 @@ HEADINGS = {
 }
 
 
-def register(app: Flask, blueprint: Blueprint) -> None:
+def register(blueprint: Blueprint) -> None:
     blueprint.register_error_handler(SignInRequired, _to_sign_in)
     blueprint.register_error_handler(BadForm, _bad_form)
     blueprint.register_error_handler(LedgerError, _domain_error)
     blueprint.register_error_handler(DBAPIError, _database_error)
-    # routing errors belong to no blueprint: a page path gets a page, an API path a problem
+
+
+def register_routing_errors(app: Flask) -> None:
+    """Routing errors belong to no blueprint: a page path gets a page, an API path a problem."""
     for status in (404, 405):
         app.register_error_handler(status, _routing_error)
 

@@ -1,0 +1,190 @@
+"""Signing in to the pages: a pasted token, a server-side session behind an HTTP-only cookie,
+CSRF protection, sign-out, and the same authorization as the API (issue #9)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from flask import Flask
+from freezegun import freeze_time
+from sqlalchemy import func, select
+
+from bank.web_sessions import WebSession
+from tests.api.conftest import Api, make_token
+from tests.api.web_kit import SESSION_COOKIE, csrf_of, parse, sign_in, signed_in
+
+
+def _session_rows(app: Flask) -> int:
+    with app.extensions["wetbank.db"].transaction() as session:
+        return int(session.execute(select(func.count()).select_from(WebSession)).scalar_one())
+
+
+def _set_cookie(response: Any, name: str) -> str:
+    headers = [h for h in response.headers.getlist("Set-Cookie") if h.startswith(f"{name}=")]
+    assert len(headers) == 1, response.headers.getlist("Set-Cookie")
+    return str(headers[0])
+
+
+def _events(api: Api, kind: str) -> list[dict[str, Any]]:
+    body = api.get("/audit/events?limit=200").json
+    return [e for e in body["items"] if e["kind"] == kind]
+
+
+def test_a_holder_signs_in_with_a_token_and_gets_a_secure_http_only_same_site_cookie(
+    app: Flask, api: Api, holder: dict[str, str]
+) -> None:
+    client = app.test_client()
+    form = client.get("/sign-in")
+    assert form.status_code == 200
+    # the form's CSRF secret is also in a Strict, HTTP-only cookie (double submit)
+    csrf_cookie = _set_cookie(form, "wetbank_signin_csrf")
+    assert (
+        "HttpOnly" in csrf_cookie and "SameSite=Strict" in csrf_cookie and "Secure" in csrf_cookie
+    )
+    document = parse(form.get_data(as_text=True))
+    assert document.one("label").attrs["for"] == "token"  # the field is labelled
+    assert document.one("input", id="token").attrs["type"] == "password"
+
+    response = client.post(
+        "/sign-in",
+        data={
+            "csrf_token": csrf_of(form.get_data(as_text=True)),
+            "token": holder["token"],
+            "next": "/",
+        },
+    )
+
+    assert response.status_code == 303
+    assert response.headers["Location"] == "/"
+    cookie = _set_cookie(response, SESSION_COOKIE)
+    assert "HttpOnly" in cookie and "SameSite=Lax" in cookie and "Secure" in cookie
+    # the cookie holds a random secret, never the token
+    assert holder["token"] not in cookie
+    home = client.get("/")
+    assert "Signed in as test holder (holder)" in home.get_data(as_text=True)
+    assert home.headers["Cache-Control"] == "no-store"
+    assert any(e["status"] == 303 for e in _events(api, "signed_in"))
+
+
+def test_a_sign_in_without_the_forms_csrf_secret_is_refused_and_starts_no_session(
+    app: Flask, holder: dict[str, str]
+) -> None:
+    client = app.test_client()
+    form = client.get("/sign-in")
+    before = _session_rows(app)
+
+    missing = client.post("/sign-in", data={"token": holder["token"]})
+    wrong = client.post("/sign-in", data={"token": holder["token"], "csrf_token": "guess"})
+
+    for response in (missing, wrong):
+        assert response.status_code == 400
+        assert "did not come from this site" in response.get_data(as_text=True)
+        assert SESSION_COOKIE not in str(response.headers.getlist("Set-Cookie"))
+    assert _session_rows(app) == before
+    # a second browser's secret does not fit this browser's cookie
+    other = app.test_client().get("/sign-in")
+    forged = client.post(
+        "/sign-in",
+        data={"token": holder["token"], "csrf_token": csrf_of(other.get_data(as_text=True))},
+    )
+    assert forged.status_code == 400
+    assert csrf_of(form.get_data(as_text=True)) != csrf_of(other.get_data(as_text=True))
+
+
+def test_a_sign_in_posted_from_another_site_is_refused(app: Flask, holder: dict[str, str]) -> None:
+    client = app.test_client()
+    form = client.get("/sign-in")
+    response = client.post(
+        "/sign-in",
+        data={"csrf_token": csrf_of(form.get_data(as_text=True)), "token": holder["token"]},
+        headers={"Origin": "https://evil.example"},
+    )
+    assert response.status_code == 400
+    assert client.get("/accounts/anything").status_code == 303  # still signed out
+
+
+def test_an_unknown_token_is_refused_with_401_and_audited(app: Flask, api: Api) -> None:
+    client = app.test_client()
+    response = sign_in(client, "wbt_not-a-real-token")
+    assert response.status_code == 401
+    assert "unknown or has been revoked" in response.get_data(as_text=True)
+    assert SESSION_COOKIE not in str(response.headers.getlist("Set-Cookie"))
+    assert any(e["path"] == "POST /sign-in" for e in _events(api, "unauthorized"))
+
+    empty = sign_in(client, "   ")
+    assert empty.status_code == 422
+
+
+def test_a_signed_out_visitor_is_sent_to_sign_in_and_back(
+    app: Flask, holder: dict[str, str]
+) -> None:
+    client = app.test_client()
+    response = client.get("/accounts/acct_x?from=2026-01-01")
+    assert response.status_code == 303
+    assert response.headers["Location"] == "/sign-in?next=/accounts/acct_x?from%3D2026-01-01"
+
+    back = sign_in(client, holder["token"], "/accounts/acct_x?from=2026-01-01")
+    assert back.headers["Location"] == "/accounts/acct_x?from=2026-01-01"
+
+
+def test_sign_in_never_redirects_off_the_site(app: Flask, holder: dict[str, str]) -> None:
+    for target in ("//evil.example/", "https://evil.example/", "/\\evil.example", "evil"):
+        response = sign_in(app.test_client(), holder["token"], target)
+        assert response.status_code == 303
+        assert response.headers["Location"] == "/", target
+
+
+def test_sign_out_needs_the_sessions_csrf_secret_and_kills_the_cookie_server_side(
+    app: Flask, api: Api, holder: dict[str, str]
+) -> None:
+    client = signed_in(app.test_client(), holder["token"])
+    cookie = client.get_cookie(SESSION_COOKIE)
+    assert cookie is not None
+    home = client.get("/").get_data(as_text=True)
+
+    refused = client.post("/sign-out", data={})
+    assert refused.status_code == 400
+    assert "Signed in as" in client.get("/").get_data(as_text=True)
+
+    response = client.post("/sign-out", data={"csrf_token": csrf_of(home)})
+    assert response.status_code == 303
+    assert "Signed in as" not in client.get("/").get_data(as_text=True)
+    assert _events(api, "signed_out")
+
+    # a copy of the old cookie (say, kept by an attacker) no longer works
+    replay = app.test_client()
+    replay.set_cookie(SESSION_COOKIE, cookie.value)
+    assert replay.get("/audit").status_code == 303
+
+
+def test_revoking_the_token_ends_its_page_sessions(app: Flask, api: Api) -> None:
+    token = make_token(app, "board")
+    client = signed_in(app.test_client(), token)
+    assert client.get("/audit").status_code == 200
+
+    token_id = api.get("/me", token=token).json["token_id"]
+    assert api.delete(f"/tokens/{token_id}").status_code == 204
+
+    assert client.get("/audit").status_code == 303
+
+
+def test_a_session_lasts_eight_hours(app: Flask, holder: dict[str, str]) -> None:
+    with freeze_time("2026-06-01 12:00:00", tz_offset=0) as clock:
+        client = signed_in(app.test_client(), holder["token"])
+        clock.tick(8 * 3600 - 1)
+        assert "Signed in as" in client.get("/").get_data(as_text=True)
+        clock.tick(2)
+        assert "Signed in as" not in client.get("/").get_data(as_text=True)
+        assert client.get("/accounts/acct_x").status_code == 303
+
+
+def test_a_page_cookie_never_authorizes_the_api_nor_a_bearer_token_a_page(
+    app: Flask, holder: dict[str, str]
+) -> None:
+    client = signed_in(app.test_client(), holder["token"])
+    assert client.get("/api/v1/me").status_code == 401
+
+    bearer = app.test_client().get(
+        "/accounts/acct_x", headers={"Authorization": f"Bearer {holder['token']}"}
+    )
+    assert bearer.status_code == 303  # the pages know only their own sessions
