@@ -66,8 +66,10 @@ def _require_json_body() -> None:
 
 def _finish(response: Response) -> Response:
     response.headers["X-Request-Id"] = g.get("request_id", "")
-    if response.status_code in (401, 403) and request.path.startswith("/api/"):
-        _record_refusal(response.status_code)
+    status = response.status_code
+    # a page's 401 (a bad token pasted at sign-in) is recorded by the sign-in itself
+    if status == 403 or (status == 401 and request.path.startswith("/api/")):
+        _record_refusal(status)
     return response
 
 

@@ -252,10 +252,14 @@ def test_a_plan_is_refused_to_another_lgu_and_to_holders(app: Flask, kit: Kit, w
 # --- /audit --------------------------------------------------------------------------------------
 
 
-def test_the_audit_page_is_for_the_board_only(app: Flask, world, board_token: str) -> None:
+def test_the_audit_page_is_for_the_board_only(app: Flask, api: Api, world) -> None:
     for token in (world["bank"]["holder"]["token"], world["lgu"]["token"]):
         assert signed_in(app.test_client(), token).get("/audit").status_code == 403
     assert app.test_client().get("/audit").status_code == 303  # signed out: sign in first
+    # refused like the API's refusals: in the access trail, with who was refused
+    events = api.get("/audit/events?limit=200").json["items"]
+    refused = [e for e in events if e["kind"] == "forbidden" and e["path"] == "GET /audit"]
+    assert {e["actor"].split(" (")[0] for e in refused} >= {"test holder", "test lgu"}
 
 
 def test_the_board_sees_verify_the_trial_balance_and_the_newest_journal(
