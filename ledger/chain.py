@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from datetime import date, datetime
 from typing import Any
@@ -139,21 +139,69 @@ def _group(
 
 def canonical(header: dict[str, Any], entries: list[dict[str, Any]]) -> bytes:
     """The bytes a link hashes: every header column and every entry, in a fixed form."""
+    return _canonical_json(
+        [header.get(c) for c in HEADER_COLUMNS], [[e[c] for c in ENTRY_COLUMNS] for e in entries]
+    )
+
+
+def _canonical_json(header: Sequence[Any], entries: Iterable[Sequence[Any]]) -> bytes:
+    """``canonical`` over values already in column order (what verification streams)."""
     body = {
-        "tx": [_plain(header.get(c)) for c in HEADER_COLUMNS],
-        "entries": [[_plain(e[c]) for c in ENTRY_COLUMNS] for e in entries],
+        "tx": _plained(header, _HEADER_PLAIN),
+        "entries": [_plained(e, _ENTRY_PLAIN) for e in entries],
     }
-    return json.dumps(body, separators=(",", ":")).encode()
+    return _ENCODER.encode(body).encode()
 
 
-def _plain(value: Any) -> Any:
-    if isinstance(value, datetime):
-        return clock.as_utc(value).strftime("%Y-%m-%dT%H:%M:%S.%f")
-    if isinstance(value, date):
-        return value.isoformat()
-    if isinstance(value, bool):
-        return int(value)
-    return value
+def _plained(
+    values: Sequence[Any], converters: list[tuple[int, Callable[[Any], Any]]]
+) -> list[Any]:
+    out = list(values)
+    for index, convert in converters:
+        out[index] = convert(out[index])
+    return out
+
+
+#: one encoder for every link (``json.dumps`` with options builds a new one per call)
+_ENCODER = json.JSONEncoder(separators=(",", ":"))
+
+
+def _plain_datetime(value: datetime | None) -> str | None:
+    if value is None:
+        return None
+    # the same text as strftime("%Y-%m-%dT%H:%M:%S.%f") of the UTC time, at a third of the cost
+    return clock.as_utc(value).replace(tzinfo=None).isoformat(timespec="microseconds")
+
+
+def _plain_date(value: date | None) -> str | None:
+    return None if value is None else value.isoformat()
+
+
+def _plain_bool(value: bool | None) -> int | None:
+    return None if value is None else int(value)
+
+
+def _plain_for(column: Any) -> Callable[[Any], Any] | None:
+    """How a column's values enter the canonical JSON, chosen once per column rather than by
+    testing every value (verification converts millions); ``None``: as they are."""
+    python_type = column.type.python_type
+    if issubclass(python_type, datetime):
+        return _plain_datetime
+    if issubclass(python_type, date):
+        return _plain_date
+    if issubclass(python_type, bool):
+        return _plain_bool
+    return None
+
+
+def _converters(table: Any, columns: Sequence[str]) -> list[tuple[int, Callable[[Any], Any]]]:
+    """``(position, converter)`` of the columns whose values need converting."""
+    found = [(i, _plain_for(table[c])) for i, c in enumerate(columns)]
+    return [(i, f) for i, f in found if f is not None]
+
+
+_HEADER_PLAIN = _converters(T, HEADER_COLUMNS)
+_ENTRY_PLAIN = _converters(E, ENTRY_COLUMNS)
 
 
 def link_hash(prev_hash: str, content: bytes) -> str:
@@ -249,9 +297,10 @@ def _chain_rows(connection: Connection) -> Iterator[Any]:
     sql = str(query.compile(dialect=connection.dialect))
     raw: Any = connection.connection.dbapi_connection
     with raw.cursor(name="ledger_verify") as cursor:
-        cursor.itersize = 20_000
         cursor.execute(sql)
-        yield from cursor
+        # whole batches: iterating the cursor row by row costs a generator step per row
+        while batch := cursor.fetchmany(20_000):
+            yield from batch
 
 
 def _verify_chain(connection: Connection, report: Report, progress: Progress | None) -> None:
@@ -288,11 +337,7 @@ def _check_link(expected: int, prev: str, head: Any, entries: list[Any]) -> Brea
         return Break("missing_transaction", f"transaction {tx_id} was deleted", tx_id, seq)
     if link_prev != prev:
         return Break("chain_link", "previous hash does not match the link before", tx_id, seq)
-    body = {
-        "tx": [_plain(v) for v in head[_LINK : _LINK + _H]],
-        "entries": [[_plain(v) for v in e] for e in entries],
-    }
-    content = json.dumps(body, separators=(",", ":")).encode()
+    content = _canonical_json(head[_LINK : _LINK + _H], entries)
     if link_hash(prev, content) != link_hash_:
         return Break(
             "hash_mismatch", f"transaction {tx_id} differs from what was sealed", tx_id, seq
