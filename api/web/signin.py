@@ -52,8 +52,8 @@ def register(blueprint: Blueprint) -> None:
 def _load_session() -> None:
     """Pages only: the person a session cookie stands for becomes the request's actor."""
     g.web = None
-    if request.path.startswith("/api/"):
-        return  # the API authenticates bearer tokens only; a cookie never authorizes it
+    if request.path.startswith("/api/") or request.endpoint == "web.static":
+        return  # the API authenticates bearer tokens only; the stylesheet needs no one
     cookie = request.cookies.get(SESSION_COOKIE)
     if not cookie:
         return
@@ -86,6 +86,9 @@ def sign_in() -> Any:
     if not token:
         return _render_sign_in(422, error="Paste your API token to sign in.")
     with database().transaction() as session:
+        earlier = request.cookies.get(SESSION_COOKIE)
+        if earlier:  # signing in again (perhaps as someone else) ends this browser's last session
+            web_sessions.sign_out(session, earlier)
         started = web_sessions.sign_in(session, token)
         outcome = ("signed_in", 303) if started else ("unauthorized", 401)
         _record(session, *outcome, started)

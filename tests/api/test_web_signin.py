@@ -188,3 +188,18 @@ def test_a_page_cookie_never_authorizes_the_api_nor_a_bearer_token_a_page(
         "/accounts/acct_x", headers={"Authorization": f"Bearer {holder['token']}"}
     )
     assert bearer.status_code == 303  # the pages know only their own sessions
+
+
+def test_a_new_sign_in_deletes_the_browsers_stale_session(
+    app: Flask, api: Api, holder: dict[str, str]
+) -> None:
+    token = make_token(app, "holder", holder_id=holder["id"])
+    client = signed_in(app.test_client(), token)
+    token_id = api.get("/me", token=token).json["token_id"]
+    assert api.delete(f"/tokens/{token_id}").status_code == 204
+    before = _session_rows(app)  # the revoked token's session row is still there, unusable
+
+    signed_in(client, make_token(app, "board"))
+
+    assert _session_rows(app) == before  # one added, the stale one gone
+    assert client.get("/audit").status_code == 200
