@@ -344,3 +344,32 @@ def test_a_signed_in_holder_finds_their_accounts_on_the_home_page(
     lgu = signed_in(app.test_client(), world["lgu"]["token"])
     plans = {a.attrs["href"] for a in html(lgu.get("/")).one("ul", id="my-plans").all("a")}
     assert f"/plans/{world['plan']['id']}" in plans
+
+
+def test_a_plans_appeal_shows_its_deadlines_and_which_were_late(app: Flask, kit: Kit) -> None:
+    from tests.api.test_appeals import grant, noticed_decision, petition, rule
+
+    lgu = kit.lgu()
+    plan = noticed_decision(kit, lgu)
+    appeal = ok(petition(kit, plan, received="2026-09-24"))
+    ok(grant(kit, appeal, "2026-10-27"))  # the grant was due 2026-10-26: late
+    ok(rule(kit, appeal, "2026-12-07", "plan_upheld"))  # due 2026-12-07: in time
+    with on("2026-12-08"):
+        client = signed_in(app.test_client(), lgu["token"])
+        document = html(client.get(f"/plans/{plan['id']}"))
+
+    states = {
+        row.one("th").text: row.attrs["data-state"]
+        for row in document.one("table", id="timeline").one("tbody").all("tr")
+    }
+    assert states["Appeal 1: petition received"] == "recorded"
+    assert states["Appeal 1: board decides whether to grant"] == "late"
+    assert states["Appeal 1: board decides the appeal"] == "met"
+    assert states["Notice of decision"] == "met"
+    row = document.one("table", id="appeals").one("tr", data_appeal_id=appeal["id"])
+    assert "Granted 2026-10-27 (late)" in row.text
+    assert "Plan upheld 2026-12-07" in row.text
+    assert "$200.00" in row.text
+    assert document.one("dd", id="plan-status").text.startswith(
+        kit.get_plan(plan["id"], token=lgu["token"])["status"]
+    )
