@@ -18,6 +18,7 @@ from api.web import chart
 from bank.deposits import Deposit
 from tests.api.conftest import Api, make_token
 from tests.api.plan_kit import Kit, ok, on
+from tests.api.test_appeals import grant, noticed_decision, petition, rule
 from tests.api.web_kit import Element, number, page_balances, parse, signed_in
 
 DAY = "2026-06-08"
@@ -347,8 +348,6 @@ def test_a_signed_in_holder_finds_their_accounts_on_the_home_page(
 
 
 def test_a_plans_appeal_shows_its_deadlines_and_which_were_late(app: Flask, kit: Kit) -> None:
-    from tests.api.test_appeals import grant, noticed_decision, petition, rule
-
     lgu = kit.lgu()
     plan = noticed_decision(kit, lgu)
     appeal = ok(petition(kit, plan, received="2026-09-24"))
