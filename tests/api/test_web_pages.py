@@ -14,6 +14,7 @@ from typing import Any
 import pytest
 from flask import Flask
 
+from api import create_app
 from api.web import chart
 from bank.deposits import Deposit
 from tests.api.conftest import Api, make_token
@@ -372,3 +373,17 @@ def test_a_plans_appeal_shows_its_deadlines_and_which_were_late(app: Flask, kit:
     assert document.one("dd", id="plan-status").text.startswith(
         kit.get_plan(plan["id"], token=lgu["token"])["status"]
     )
+
+
+def test_an_empty_bank_has_pages_too(fresh_db_url: str) -> None:
+    empty = create_app({"DATABASE_URL": fresh_db_url, "PROPAGATE_EXCEPTIONS": False})
+    try:
+        index = html(empty.test_client().get("/"))
+        assert index.one("p", id="no-credits").text == "No credits are available at the moment."
+        assert not index.has("svg")
+        board = signed_in(empty.test_client(), make_token(empty, "board"))
+        audit = html(board.get("/audit"))
+        assert audit.one("p", id="verify-result").attrs["data-ok"] == "true"
+        assert "The journal is empty." in audit.one("table", id="journal").text
+    finally:
+        empty.extensions["wetbank.db"].dispose()
