@@ -19,6 +19,7 @@ run: $(STAMP)
 	$(BIN)/wetbank db upgrade
 	$(BIN)/wetbank demo
 	@echo "API: http://127.0.0.1:$(PORT)/api/v1  (OpenAPI: /api/v1/openapi.json)"
+	@echo "Pages: http://127.0.0.1:$(PORT)/  (sign in with a token printed above)"
 	$(BIN)/wetbank serve --host 127.0.0.1 --port $(PORT) --workers 2
 
 ## The whole test suite, every database test on SQLite and PostgreSQL.
