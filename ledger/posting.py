@@ -25,12 +25,12 @@ from dataclasses import dataclass, field
 from datetime import date, datetime, timedelta
 from typing import Any, cast
 
-from sqlalchemy import Table, delete, insert, select, text, update
-from sqlalchemy.dialects import postgresql, sqlite
+from sqlalchemy import Table, delete, insert, select, update
+from sqlalchemy.dialects import sqlite
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
-from ledger import chain, clock
+from ledger import chain, clock, pg_write
 from ledger.errors import (
     AlreadyResolved,
     AlreadyReversed,
@@ -47,7 +47,6 @@ from ledger.schema import (
     PHASE_POSTED,
     PHASE_RELEASE,
     LedgerBalance,
-    LedgerChainQueue,
     LedgerEntry,
     LedgerOpenPending,
     LedgerTransaction,
@@ -57,7 +56,6 @@ B = LedgerBalance.__table__.c
 T = LedgerTransaction.__table__.c
 _TX = cast(Table, LedgerTransaction.__table__)
 _ENTRIES = cast(Table, LedgerEntry.__table__)
-_QUEUE = cast(Table, LedgerChainQueue.__table__)
 
 
 @dataclass(frozen=True)
@@ -308,66 +306,122 @@ def _write(
     balances = _balances_for(session, {line.account_id for line in lines})
     _check_balanced(lines, balances)
     locked = _lock(session, balances)
-    if locked:
-        # a replay, or a concurrent twin that committed while we waited for the locks, is
-        # answered here, before any limit is checked against balances it already changed
+    if expire_first and any(row.debits_pending or row.credits_pending for row in locked.values()):
+        # a replay writes nothing, not even the expiries this request would have triggered
         replay = _replay(session, meta.idempotency_key, request_hash)
         if replay:
             return replay
-    if expire_first and any(row.debits_pending or row.credits_pending for row in locked.values()):
         if _expire_due(session, locked, now):
             locked = _lock(session, balances)
-    _check_limits(lines, locked)
-    tx_id = _insert_header(
-        session,
-        {
-            "kind": kind,
-            "state": "open" if session.bind.dialect.name == "sqlite" else "sealed",  # type: ignore[union-attr]
-            "pending": pending,
-            "expires_at": expires_at,
-            "reverses_id": reverses_id,
-            "idempotency_key": meta.idempotency_key,
-            "request_hash": request_hash,
-            "effective_on": meta.effective_on,
-            "recorded_at": now,
-            "actor": meta.actor,
-            "request_id": meta.request_id,
-            "memo": meta.memo,
-        },
-    )
-    if tx_id is None:
+    try:
+        _check_limits(lines, locked)
+    except InsufficientFunds:
+        # a replay, or a concurrent twin that committed while we waited for the locks, is
+        # answered with its result, not refused against the balances it already changed
         replay = _replay(session, meta.idempotency_key, request_hash)
-        assert replay is not None
+        if replay:
+            return replay
+        raise
+    header = {
+        "kind": kind,
+        "pending": pending,
+        "expires_at": expires_at,
+        "reverses_id": reverses_id,
+        "idempotency_key": meta.idempotency_key,
+        "request_hash": request_hash,
+        "effective_on": meta.effective_on,
+        "recorded_at": now,
+        "actor": meta.actor,
+        "request_id": meta.request_id,
+        "memo": meta.memo,
+    }
+    if _is_postgresql(session):
+        tx_id = _insert_at_once(session, header, lines, balances)
+    else:
+        tx_id = _insert_one_by_one(session, header, lines, balances)
+    if tx_id is None:
+        # a twin took the idempotency key first (on PostgreSQL, nothing of ours was written)
+        replay = _replay(session, meta.idempotency_key, request_hash)
+        if replay is None:
+            raise LedgerError("the idempotency key is taken but its transaction is not visible")
         return replay
-    _insert_entries(session, tx_id, lines, meta.effective_on, balances)
     _track_pending(session, tx_id, lines, pending, expires_at)
-    if session.bind.dialect.name == "sqlite":  # type: ignore[union-attr]
-        session.execute(update(LedgerTransaction).where(T.id == tx_id).values(state="sealed"))
-        chain.enqueue(session, tx_id)
     return Posted(tx_id, entries=tuple((x.account_id, x.amount, x.phase) for x in lines))
 
 
+def _is_postgresql(session: Session) -> bool:
+    return session.bind.dialect.name == "postgresql"  # type: ignore[union-attr]
+
+
+def _insert_at_once(
+    session: Session,
+    header: dict[str, Any],
+    lines: list[_Line],
+    balances: dict[int, LedgerBalanceRow],
+) -> int | None:
+    """PostgreSQL: header, sealing queue, balances and entries in one prepared statement."""
+    deltas = _deltas(lines)
+    ids = sorted(deltas)
+    params = dict(
+        header,
+        ids=ids,
+        dp=[deltas[a]["debits_posted"] for a in ids],
+        cp=[deltas[a]["credits_posted"] for a in ids],
+        dq=[deltas[a]["debits_pending"] for a in ids],
+        cq=[deltas[a]["credits_pending"] for a in ids],
+        accounts=[line.account_id for line in lines],
+        assets=[balances[line.account_id].asset for line in lines],
+        amounts=[line.amount for line in lines],
+        phases=[line.phase for line in lines],
+        resolves=[line.resolves_id for line in lines],
+        resolutions=[line.resolution for line in lines],
+    )
+    try:
+        return pg_write.insert(session, params)
+    except IntegrityError as error:
+        raise _refusal(error) from error
+
+
+def _insert_one_by_one(
+    session: Session,
+    header: dict[str, Any],
+    lines: list[_Line],
+    balances: dict[int, LedgerBalanceRow],
+) -> int | None:
+    """SQLite: the header inserted ``open``, balances and entries, then sealed and chained."""
+    tx_id = _insert_header(session, dict(header, state="open"))
+    if tx_id is None:
+        return None
+    _insert_entries(session, tx_id, lines, header["effective_on"], balances)
+    session.execute(update(LedgerTransaction).where(T.id == tx_id).values(state="sealed"))
+    chain.enqueue(session, tx_id)
+    return tx_id
+
+
+def _refusal(error: IntegrityError) -> Exception:
+    """The domain error a refused write means, by the constraint that refused it."""
+    message = str(error.orig)
+    if "reverses_id" in message:
+        return AlreadyReversed("the transaction was already reversed")
+    if "resolves" in message:
+        return AlreadyResolved("the pending transfer was already resolved")
+    if "ck_ledger_balances" in message:
+        return InsufficientFunds("a balance would break its account's limit")
+    return error
+
+
 def _insert_header(session: Session, values: dict[str, Any]) -> int | None:
-    """Insert a transaction header; ``None`` when a concurrent twin took its idempotency key."""
-    dialect = session.bind.dialect.name  # type: ignore[union-attr]
-    stmt: Any = (postgresql.insert if dialect == "postgresql" else sqlite.insert)(_TX)
-    stmt = stmt.values(**values).on_conflict_do_nothing(index_elements=["idempotency_key"])
-    if dialect == "postgresql":
-        # header and its place in the sealing queue in one round trip
-        header = stmt.returning(T.id).cte("header")
-        stmt = (
-            insert(_QUEUE)
-            .from_select(["transaction_id"], select(header.c.id))
-            .returning(_QUEUE.c.transaction_id)
-        )
-    else:
-        stmt = stmt.returning(T.id)
+    """SQLite: insert a header; ``None`` when a twin took its idempotency key."""
+    stmt = (
+        sqlite.insert(_TX)
+        .values(**values)
+        .on_conflict_do_nothing(index_elements=["idempotency_key"])
+        .returning(T.id)
+    )
     try:
         return session.connection().execute(stmt).scalar_one_or_none()
     except IntegrityError as error:
-        if "reverses_id" in str(error.orig):
-            raise AlreadyReversed("the transaction was already reversed") from error
-        raise
+        raise _refusal(error) from error
 
 
 def _insert_entries(
@@ -377,12 +431,9 @@ def _insert_entries(
     effective_on: date,
     balances: dict[int, LedgerBalanceRow],
 ) -> None:
+    """SQLite: apply each account's delta, then insert the entries with their balance-after."""
     deltas = _deltas(lines)
-    if session.bind.dialect.name == "postgresql":  # type: ignore[union-attr]
-        after = _apply_deltas_at_once(session, deltas)
-    else:
-        after = {a: _apply_delta(session, a, deltas[a]) for a in sorted(deltas)}
-    rows = []
+    after = {a: _apply_delta(session, a, deltas[a]) for a in sorted(deltas)}
     remaining = {a: after[a][0] for a in after}
     # balance-after per line: walk each account's lines backwards from its final balance
     per_line: list[int] = [0] * len(lines)
@@ -391,27 +442,25 @@ def _insert_entries(
         per_line[index] = remaining[line.account_id]
         if line.phase == PHASE_POSTED:
             remaining[line.account_id] -= line.amount
-    for index, line in enumerate(lines):
-        rows.append(
-            {
-                "transaction_id": tx_id,
-                "account_id": line.account_id,
-                "asset": balances[line.account_id].asset,
-                "amount": line.amount,
-                "phase": line.phase,
-                "balance_after": per_line[index],
-                "account_version": after[line.account_id][1],
-                "effective_on": effective_on,
-                "resolves_id": line.resolves_id,
-                "resolution": line.resolution,
-            }
-        )
+    rows = [
+        {
+            "transaction_id": tx_id,
+            "account_id": line.account_id,
+            "asset": balances[line.account_id].asset,
+            "amount": line.amount,
+            "phase": line.phase,
+            "balance_after": per_line[index],
+            "account_version": after[line.account_id][1],
+            "effective_on": effective_on,
+            "resolves_id": line.resolves_id,
+            "resolution": line.resolution,
+        }
+        for index, line in enumerate(lines)
+    ]
     try:
         session.connection().execute(insert(_ENTRIES), rows)
     except IntegrityError as error:
-        if "resolves" in str(error.orig):
-            raise AlreadyResolved("the pending transfer was already resolved") from error
-        raise
+        raise _refusal(error) from error
 
 
 def _apply_delta(session: Session, account_id: int, d: dict[str, int]) -> tuple[int, int]:
@@ -434,44 +483,6 @@ def _apply_delta(session: Session, account_id: int, d: dict[str, int]) -> tuple[
             "the balance would break its account's limit", account_id=account_id
         ) from error
     return int(row[0]), int(row[1])
-
-
-_UPDATE_ALL = text(
-    """
-    UPDATE ledger_balances AS b SET
-        debits_posted = b.debits_posted + v.dp, credits_posted = b.credits_posted + v.cp,
-        debits_pending = b.debits_pending + v.dq, credits_pending = b.credits_pending + v.cq,
-        version = b.version + 1
-    FROM unnest(CAST(:ids AS bigint[]), CAST(:dp AS bigint[]), CAST(:cp AS bigint[]),
-                CAST(:dq AS bigint[]), CAST(:cq AS bigint[])) AS v(id, dp, cp, dq, cq)
-    WHERE b.account_id = v.id
-    RETURNING b.account_id, b.credits_posted - b.debits_posted, b.version
-    """
-)
-
-
-def _apply_deltas_at_once(
-    session: Session, deltas: dict[int, dict[str, int]]
-) -> dict[int, tuple[int, int]]:
-    """Every balance of the transaction in one UPDATE (PostgreSQL), rows in ascending id."""
-    ids = sorted(deltas)
-    params = {
-        "ids": ids,
-        **{
-            key: [deltas[a][column] for a in ids]
-            for key, column in (
-                ("dp", "debits_posted"),
-                ("cp", "credits_posted"),
-                ("dq", "debits_pending"),
-                ("cq", "credits_pending"),
-            )
-        },
-    }
-    try:
-        rows = session.connection().execute(_UPDATE_ALL, params).all()
-    except IntegrityError as error:
-        raise InsufficientFunds("a balance would break its account's limit") from error
-    return {int(r[0]): (int(r[1]), int(r[2])) for r in rows}
 
 
 def _deltas(lines: Iterable[_Line]) -> dict[int, dict[str, int]]:
@@ -579,25 +590,25 @@ def _lock(
     ids = sorted(accounts)
     if not ids:
         return {}
-    stmt = (
-        select(LedgerBalance.__table__)
-        .where(B.account_id.in_(ids), (B.no_overdraft | B.no_overcredit))
-        .order_by(B.account_id)
-    )
-    if session.bind.dialect.name == "postgresql":  # type: ignore[union-attr]
-        stmt = stmt.with_for_update()
-    locked = {}
-    for r in session.execute(stmt).mappings():
-        locked[r["account_id"]] = LedgerBalanceRow(
-            r["account_id"],
-            r["asset"],
-            r["no_overdraft"],
-            r["no_overcredit"],
-            r["debits_posted"],
-            r["credits_posted"],
-            r["debits_pending"],
-            r["credits_pending"],
-        )
+    rows: Iterable[Sequence[Any]]
+    if _is_postgresql(session):
+        rows = pg_write.lock(session, ids)
+    else:
+        rows = session.execute(
+            select(
+                B.account_id,
+                B.asset,
+                B.no_overdraft,
+                B.no_overcredit,
+                B.debits_posted,
+                B.credits_posted,
+                B.debits_pending,
+                B.credits_pending,
+            )
+            .where(B.account_id.in_(ids), (B.no_overdraft | B.no_overcredit))
+            .order_by(B.account_id)
+        ).all()
+    locked = {int(r[0]): LedgerBalanceRow(*r) for r in rows}
     if isinstance(accounts, dict):
         accounts.update(locked)
     return locked

@@ -515,6 +515,48 @@ def test_every_kind_of_write_replays_under_its_key(db, book):
     assert (row_counts(db), stored_rows(db, [a, b])) == before
 
 
+def test_a_replay_after_the_account_was_drained_returns_the_original_and_not_a_refusal(db, book):
+    _asset, _issuer, a, b = book
+    request = meta()
+    first = db.run(lambda s: transfer(s, "t", [Leg(a, b, 60)], request))
+    move(db, a, b, 40)
+    assert balance(db, a).available == 0
+    before = row_counts(db), stored_rows(db, [a, b])
+    again = db.run(lambda s: transfer(s, "t", [Leg(a, b, 60)], request))
+    assert (again.transaction_id, again.replayed) == (first.transaction_id, True)
+    assert (row_counts(db), stored_rows(db, [a, b])) == before
+    # and a new request for the same amount is refused: the account really is empty
+    with pytest.raises(InsufficientFunds):
+        db.run(lambda s: transfer(s, "t", [Leg(a, b, 60)], meta()))
+
+
+def test_a_used_key_with_a_request_that_would_overdraw_is_a_conflict_not_a_refusal(db, book):
+    _asset, _issuer, a, b = book
+    key = unique("key")
+    db.run(lambda s: transfer(s, "t", [Leg(a, b, 10)], meta(key=key)))
+    before = row_counts(db), stored_rows(db, [a, b])
+    with pytest.raises(IdempotencyConflict):
+        db.run(lambda s: transfer(s, "t", [Leg(a, b, 1_000)], meta(key=key)))
+    assert (row_counts(db), stored_rows(db, [a, b])) == before
+
+
+def test_a_replay_writes_nothing_even_when_a_reservation_on_its_account_has_expired(db, book):
+    _asset, _issuer, a, b = book
+    with freeze_time(EXPIRY - timedelta(hours=1)) as frozen:
+        hold = _reserve(db, a, b, 40, expires_at=EXPIRY)
+        request = meta()
+        first = db.run(lambda s: transfer(s, "t", [Leg(a, b, 10)], request))
+        frozen.move_to(EXPIRY + timedelta(minutes=1))
+        before = row_counts(db), stored_rows(db, [a, b])
+        again = db.run(lambda s: transfer(s, "t", [Leg(a, b, 10)], request))
+        assert (again.transaction_id, again.replayed) == (first.transaction_id, True)
+        # not even the expiry this account is due: the next real write records it
+        assert (row_counts(db), stored_rows(db, [a, b])) == before
+        move(db, a, b, 90)
+        assert _state(db, hold.transaction_id) == "expired"
+        assert balance(db, a).posted == 0
+
+
 @pytest.mark.parametrize("change", ["amount", "legs", "kind", "effective_on", "memo", "operation"])
 def test_the_same_key_with_a_different_request_is_a_conflict(db, book, change):
     _asset, issuer, a, b = book

@@ -1,0 +1,102 @@
+"""The PostgreSQL write path: a posting's statements sent through psycopg directly, prepared.
+
+Profiling the engine (bench/README.md) showed SQLAlchemy's statement building, cache-key
+generation and result objects costing the writer more CPU than PostgreSQL spends running the
+statements. On PostgreSQL the hot path of every write therefore sends fixed SQL text through the
+session's own psycopg connection (the same database transaction), prepared once per connection:
+
+1. the limited balance rows locked ``FOR UPDATE`` in ascending account id (``lock``);
+2. ONE statement (``insert``) that inserts the header (``ON CONFLICT DO NOTHING`` on the
+   idempotency key), queues it for sealing, applies every balance delta and inserts the entries
+   with each one's balance-after and the account's new version.
+
+Every guarantee stays in the database: the CHECK constraints on the balance rows, the unique
+indexes, the deferred balance trigger and the immutability triggers all apply to these rows as
+they do to the ORM's.  Errors are re-raised as SQLAlchemy's, so callers (and ``Database.run``'s
+retry of deadlocks) see one kind of exception whichever path wrote.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any, cast
+
+import psycopg
+from sqlalchemy.exc import DBAPIError
+from sqlalchemy.orm import Session
+
+LOCK_SQL = """
+SELECT account_id, asset, no_overdraft, no_overcredit,
+       debits_posted, credits_posted, debits_pending, credits_pending
+FROM ledger_balances
+WHERE account_id = ANY(%s::bigint[]) AND (no_overdraft OR no_overcredit)
+ORDER BY account_id
+FOR UPDATE
+"""
+
+# The header, its place in the sealing queue, every balance delta and every entry in one round
+# trip.  When the idempotency key is taken (a concurrent twin committed first) the header CTE is
+# empty, and so, through it, is everything else: the caller then answers with the replay.
+# balance-after of a line: the account's final posted balance less the posted amounts of the
+# transaction's later lines on that account (entry ids follow the lines' order).
+WRITE_SQL = """
+WITH header AS (
+    INSERT INTO ledger_transactions (kind, state, pending, expires_at, reverses_id,
+        idempotency_key, request_hash, effective_on, recorded_at, actor, request_id, memo)
+    VALUES (%(kind)s, 'sealed', %(pending)s, %(expires_at)s, %(reverses_id)s,
+        %(idempotency_key)s, %(request_hash)s, %(effective_on)s, %(recorded_at)s, %(actor)s,
+        %(request_id)s, %(memo)s)
+    ON CONFLICT (idempotency_key) DO NOTHING
+    RETURNING id
+), queued AS (
+    INSERT INTO ledger_chain_queue (transaction_id) SELECT id FROM header
+), balances AS (
+    UPDATE ledger_balances AS b SET
+        debits_posted = b.debits_posted + v.dp, credits_posted = b.credits_posted + v.cp,
+        debits_pending = b.debits_pending + v.dq, credits_pending = b.credits_pending + v.cq,
+        version = b.version + 1
+    FROM unnest(%(ids)s::bigint[], %(dp)s::bigint[], %(cp)s::bigint[], %(dq)s::bigint[],
+                %(cq)s::bigint[]) AS v(id, dp, cp, dq, cq)
+    WHERE b.account_id = v.id AND EXISTS (SELECT FROM header)
+    RETURNING b.account_id, b.credits_posted - b.debits_posted AS posted, b.version
+), lines AS (
+    SELECT * FROM unnest(%(accounts)s::bigint[], %(assets)s::text[], %(amounts)s::bigint[],
+                         %(phases)s::text[], %(resolves)s::bigint[], %(resolutions)s::text[])
+        WITH ORDINALITY AS l(account_id, asset, amount, phase, resolves_id, resolution, n)
+), entries AS (
+    INSERT INTO ledger_entries (transaction_id, account_id, asset, amount, phase, balance_after,
+        account_version, effective_on, resolves_id, resolution)
+    SELECT header.id, l.account_id, l.asset, l.amount, l.phase,
+        b.posted - COALESCE(sum(CASE WHEN l.phase = 'posted' THEN l.amount END) OVER later, 0),
+        b.version, %(effective_on)s, l.resolves_id, l.resolution
+    FROM lines AS l JOIN balances AS b USING (account_id) CROSS JOIN header
+    WINDOW later AS (PARTITION BY l.account_id ORDER BY l.n
+                     ROWS BETWEEN 1 FOLLOWING AND UNBOUNDED FOLLOWING)
+    ORDER BY l.n
+)
+SELECT id FROM header
+"""
+
+
+def lock(session: Session, account_ids: Sequence[int]) -> list[tuple[Any, ...]]:
+    """Lock the limited balance rows among ``account_ids`` in ascending id; return them."""
+    return execute(session, LOCK_SQL, (list(account_ids),)).fetchall()
+
+
+def insert(session: Session, params: dict[str, Any]) -> int | None:
+    """Run ``WRITE_SQL``; the new transaction's id, or ``None`` when its key was taken."""
+    row = execute(session, WRITE_SQL, params).fetchone()
+    return None if row is None else int(row[0])
+
+
+def execute(session: Session, sql: str, params: Any) -> psycopg.Cursor[Any]:
+    """Run ``sql`` prepared on the session's own psycopg connection, inside its transaction."""
+    connection = session.connection()
+    raw = cast(psycopg.Connection[Any], connection.connection.driver_connection)
+    try:
+        return raw.execute(sql, params, prepare=True)
+    except psycopg.Error as error:
+        if raw.broken:
+            # a lost connection must not go back to the pool
+            connection.invalidate(error)
+        raise DBAPIError.instance(sql, params, error, psycopg.Error) from error
