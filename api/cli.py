@@ -16,7 +16,7 @@ from api import create_app
 from api.context import database
 from api.schema_check import alembic_config, schema_problem
 from bank import access
-from ledger import chain, sealer
+from ledger import sealer, verification
 
 
 def _app(*_args: Any) -> Flask:
@@ -93,7 +93,7 @@ def audit_verify() -> None:
             _progress_line(done, total, started)
 
     with db_.reader() as connection:
-        report = chain.verify(connection, progress)
+        report = verification.verify(connection, progress)
     if show:
         click.echo("", err=True)
     if report.ok:

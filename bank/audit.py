@@ -11,7 +11,7 @@ from sqlalchemy import case, func, select
 from sqlalchemy.orm import Session
 
 from bank import credits
-from ledger import chain, sealer
+from ledger import sealer, verification
 from ledger.db import Database
 from ledger.schema import (
     PHASE_POSTED,
@@ -24,11 +24,11 @@ from ledger.schema import (
 C, T, E, A = LedgerChainLink, LedgerTransaction, LedgerEntry, LedgerAccount
 
 
-def verify_now(db: Database) -> chain.Report:
+def verify_now(db: Database) -> verification.Report:
     """Seal what is waiting, then recompute the whole hash chain and every stored balance."""
     sealer.seal_all(db)
     with db.reader() as connection:
-        return chain.verify(connection)
+        return verification.verify(connection)
 
 
 @dataclass(frozen=True)

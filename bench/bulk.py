@@ -9,7 +9,7 @@ from datetime import UTC, date, datetime, timedelta
 import psycopg
 
 from bench.common import libpq
-from ledger import chain
+from ledger import canonical as chain
 
 HEADER = chain.HEADER_COLUMNS
 ENTRY = chain.ENTRY_COLUMNS

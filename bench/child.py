@@ -15,14 +15,14 @@ import time
 
 
 def verify(url: str) -> dict[str, object]:
-    from ledger import chain, sealer
+    from ledger import sealer, verification
     from ledger.db import Database
 
     db = Database.from_url(url)
     sealer.seal_all(db)
     started = time.perf_counter()
     with db.engine.connect() as connection:
-        report = chain.verify(connection)
+        report = verification.verify(connection)
     return {
         "seconds": time.perf_counter() - started,
         "rows": report.transactions_checked,

@@ -21,7 +21,6 @@ from ledger.accounts import (
     create_account,
     lock,
 )
-from ledger.chain import Report, verify
 from ledger.db import Database
 from ledger.errors import (
     AlreadyResolved,
@@ -46,6 +45,7 @@ from ledger.posting import (
     transfer,
     void_pending,
 )
+from ledger.verification import Report, verify
 
 __all__ = [
     "AlreadyResolved",

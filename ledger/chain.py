@@ -1,50 +1,38 @@
-"""The SHA-256 hash chain and the verifier (LEDGER.md guarantee 8).
+"""The SHA-256 hash chain: queueing and sealing (LEDGER.md guarantee 8).
 
 Writers never wait on a global chain head: each only adds its transaction id to a queue inside its
 own transaction.  A sealer, one at a time (a PostgreSQL advisory lock; SQLite has one writer
 anyway), gives queued transactions consecutive ``seq`` numbers in commit order, each link hashing
-the previous link's hash with the transaction's canonical content.  The verifier recomputes every
-link and every stored balance from the entries, streaming, and names the first break.
+the previous link's hash with the transaction's canonical content (``ledger.canonical``).
+``ledger.verification`` recomputes it all.
 """
 
 from __future__ import annotations
 
-import hashlib
-import json
-from collections.abc import Callable, Iterable, Iterator, Sequence
-from dataclasses import dataclass, field
-from datetime import date, datetime
-from typing import Any
+from collections.abc import Iterator, Sequence
+from typing import Any, cast
 
-from sqlalchemy import Connection, case, delete, func, insert, select, text
+import psycopg
+from sqlalchemy import Connection, delete, insert, select
 from sqlalchemy.orm import Session
 
 from ledger import clock
-from ledger.schema import (
-    PHASE_POSTED,
-    PHASE_RELEASE,
-    LedgerBalance,
-    LedgerChainLink,
-    LedgerChainQueue,
-    LedgerEntry,
-    LedgerTransaction,
+from ledger.canonical import (
+    ENTRY_COLUMNS,
+    GENESIS,
+    HEADER_COLUMNS,
+    canonical,
+    canonical_json,
+    link_hash,
 )
+from ledger.schema import LedgerChainLink, LedgerChainQueue, LedgerEntry, LedgerTransaction
 
-GENESIS = "0" * 64
 SEAL_BATCH = 2000
 _ADVISORY_KEY = 0x1ED6E7  # one sealer at a time across every process
 
 T = LedgerTransaction.__table__.c
 E = LedgerEntry.__table__.c
 C = LedgerChainLink.__table__.c
-
-HEADER_COLUMNS = (
-    "id kind state pending expires_at reverses_id idempotency_key "
-    "request_hash effective_on recorded_at actor request_id memo"
-).split()
-ENTRY_COLUMNS = (
-    "id account_id asset amount phase balance_after account_version effective_on".split()
-)
 
 
 def enqueue(session: Session, transaction_id: int) -> None:
@@ -61,12 +49,7 @@ def seal(connection: Connection, *, wait: bool = False) -> int:
     when another holds it: that sealer, or the next one, will chain these transactions too.
     """
     if connection.dialect.name == "postgresql":
-        if wait:
-            connection.execute(text(f"SELECT pg_advisory_xact_lock({_ADVISORY_KEY})"))
-        else:
-            got = connection.execute(text(f"SELECT pg_try_advisory_xact_lock({_ADVISORY_KEY})"))
-            if not got.scalar():
-                return 0
+        return _seal_postgresql(connection, wait)
     sealed = 0
     while True:
         ids = list(
@@ -80,6 +63,91 @@ def seal(connection: Connection, *, wait: bool = False) -> int:
             return sealed
         _seal_batch(connection, ids)
         sealed += len(ids)
+
+
+# --- PostgreSQL: fixed SQL through psycopg, three statements a batch -------------------------
+
+_H = len(HEADER_COLUMNS)
+
+# Take a batch off the queue and read the chain head and the batch's content in one statement.
+# Only the sealer holding the advisory lock deletes from the queue, and the lock was taken in an
+# earlier statement, so this statement's snapshot sees the head the previous sealer committed.
+_TAKE_BATCH_SQL = f"""
+WITH taken AS (
+    DELETE FROM ledger_chain_queue
+    WHERE transaction_id IN (
+        SELECT transaction_id FROM ledger_chain_queue ORDER BY transaction_id LIMIT %s)
+    RETURNING transaction_id
+), head AS (
+    SELECT seq, hash FROM ledger_chain ORDER BY seq DESC LIMIT 1
+)
+SELECT (SELECT seq FROM head), (SELECT hash FROM head),
+       {", ".join(f"t.{c}" for c in HEADER_COLUMNS)},
+       {", ".join(f"e.{c}" for c in ENTRY_COLUMNS)}
+FROM taken
+JOIN ledger_transactions AS t ON t.id = taken.transaction_id
+LEFT JOIN ledger_entries AS e ON e.transaction_id = t.id
+ORDER BY t.id, e.id
+"""
+
+_INSERT_LINKS_SQL = """
+INSERT INTO ledger_chain (seq, transaction_id, prev_hash, hash, chained_at)
+SELECT v.seq, v.transaction_id, v.prev_hash, v.hash, %s
+FROM unnest(%s::bigint[], %s::bigint[], %s::text[], %s::text[])
+    AS v(seq, transaction_id, prev_hash, hash)
+"""
+
+
+def _seal_postgresql(connection: Connection, wait: bool) -> int:
+    raw = cast(psycopg.Connection[Any], connection.connection.driver_connection)
+    if wait:
+        raw.execute("SELECT pg_advisory_xact_lock(%s)", (_ADVISORY_KEY,))
+    else:
+        got = raw.execute("SELECT pg_try_advisory_xact_lock(%s)", (_ADVISORY_KEY,)).fetchone()
+        if not got or not got[0]:
+            return 0
+    sealed = 0
+    while True:
+        rows = raw.execute(_TAKE_BATCH_SQL, (SEAL_BATCH,), prepare=True).fetchall()
+        if not rows:
+            return sealed
+        seq, prev = (rows[0][0], rows[0][1]) if rows[0][0] is not None else (0, GENESIS)
+        seqs: list[int] = []
+        tx_ids: list[int] = []
+        prevs: list[str] = []
+        hashes: list[str] = []
+        for tx_id, header, entries in _by_transaction(rows):
+            seq += 1
+            digest = link_hash(prev, canonical_json(header, entries))
+            seqs.append(seq)
+            tx_ids.append(tx_id)
+            prevs.append(prev)
+            hashes.append(digest)
+            prev = digest
+        raw.execute(_INSERT_LINKS_SQL, (clock.utcnow(), seqs, tx_ids, prevs, hashes), prepare=True)
+        sealed += len(tx_ids)
+        if len(tx_ids) < SEAL_BATCH:
+            return sealed
+
+
+def _by_transaction(
+    rows: Sequence[Sequence[Any]],
+) -> Iterator[tuple[int, Sequence[Any], list[Sequence[Any]]]]:
+    """Group ``_TAKE_BATCH_SQL`` rows: each transaction's header values and its entries'."""
+    header: Sequence[Any] | None = None
+    entries: list[Sequence[Any]] = []
+    for row in rows:
+        if header is None or row[2] != header[0]:
+            if header is not None:
+                yield int(header[0]), header, entries
+            header, entries = row[2 : 2 + _H], []
+        if row[2 + _H] is not None:
+            entries.append(row[2 + _H :])
+    if header is not None:
+        yield int(header[0]), header, entries
+
+
+# --- SQLite -------------------------------------------------------------------------------------
 
 
 def _seal_batch(connection: Connection, ids: list[int]) -> None:
@@ -135,313 +203,3 @@ def _group(
             entries.append({c: row[f"e_{c}"] for c in ENTRY_COLUMNS})
     if entries or header:
         yield current, header, entries
-
-
-def canonical(header: dict[str, Any], entries: list[dict[str, Any]]) -> bytes:
-    """The bytes a link hashes: every header column and every entry, in a fixed form."""
-    return _canonical_json(
-        [header.get(c) for c in HEADER_COLUMNS], [[e[c] for c in ENTRY_COLUMNS] for e in entries]
-    )
-
-
-def _canonical_json(header: Sequence[Any], entries: Iterable[Sequence[Any]]) -> bytes:
-    """``canonical`` over values already in column order (what verification streams)."""
-    body = {
-        "tx": _plained(header, _HEADER_PLAIN),
-        "entries": [_plained(e, _ENTRY_PLAIN) for e in entries],
-    }
-    return _ENCODER.encode(body).encode()
-
-
-def _plained(
-    values: Sequence[Any], converters: list[tuple[int, Callable[[Any], Any]]]
-) -> list[Any]:
-    out = list(values)
-    for index, convert in converters:
-        out[index] = convert(out[index])
-    return out
-
-
-#: one encoder for every link (``json.dumps`` with options builds a new one per call)
-_ENCODER = json.JSONEncoder(separators=(",", ":"))
-
-
-def _plain_datetime(value: datetime | None) -> str | None:
-    if value is None:
-        return None
-    # the same text as strftime("%Y-%m-%dT%H:%M:%S.%f") of the UTC time, at a third of the cost
-    return clock.as_utc(value).replace(tzinfo=None).isoformat(timespec="microseconds")
-
-
-def _plain_date(value: date | None) -> str | None:
-    return None if value is None else value.isoformat()
-
-
-def _plain_bool(value: bool | None) -> int | None:
-    return None if value is None else int(value)
-
-
-def _plain_for(column: Any) -> Callable[[Any], Any] | None:
-    """How a column's values enter the canonical JSON, chosen once per column rather than by
-    testing every value (verification converts millions); ``None``: as they are."""
-    python_type = column.type.python_type
-    if issubclass(python_type, datetime):
-        return _plain_datetime
-    if issubclass(python_type, date):
-        return _plain_date
-    if issubclass(python_type, bool):
-        return _plain_bool
-    return None
-
-
-def _converters(table: Any, columns: Sequence[str]) -> list[tuple[int, Callable[[Any], Any]]]:
-    """``(position, converter)`` of the columns whose values need converting."""
-    found = [(i, _plain_for(table[c])) for i, c in enumerate(columns)]
-    return [(i, f) for i, f in found if f is not None]
-
-
-_HEADER_PLAIN = _converters(T, HEADER_COLUMNS)
-_ENTRY_PLAIN = _converters(E, ENTRY_COLUMNS)
-
-
-def link_hash(prev_hash: str, content: bytes) -> str:
-    """SHA-256 over the previous link's hash and this transaction's canonical content."""
-    return hashlib.sha256(prev_hash.encode() + b"\n" + content).hexdigest()
-
-
-# --- verification -----------------------------------------------------------------------------
-
-
-@dataclass
-class Break:
-    """The first place where the stored ledger disagrees with what its entries say."""
-
-    kind: str
-    detail: str
-    transaction_id: int | None = None
-    seq: int | None = None
-    account_id: int | None = None
-
-    def as_dict(self) -> dict[str, Any]:
-        return {k: v for k, v in self.__dict__.items() if v is not None}
-
-
-@dataclass
-class Report:
-    """What ``verify`` found: ``ok`` when the chain and every balance recompute exactly."""
-
-    transactions_checked: int = 0
-    accounts_checked: int = 0
-    first_broken: Break | None = None
-    extra: dict[str, Any] = field(default_factory=dict)
-
-    @property
-    def ok(self) -> bool:
-        return self.first_broken is None
-
-
-Progress = Callable[[int], None]
-
-
-def verify(connection: Connection, progress: Progress | None = None) -> Report:
-    """Recompute the chain and every stored balance; stop at the first break.
-
-    Streams both passes with server-side cursors, so memory stays flat however long the ledger.
-    ``progress(n)`` is called with the number of transactions checked so far.
-    """
-    report = Report()
-    _verify_chain(connection, report, progress)
-    if report.ok:
-        _verify_unchained(connection, report)
-    if report.ok:
-        _verify_balances(connection, report)
-    return report
-
-
-_H, _EN = len(HEADER_COLUMNS), len(ENTRY_COLUMNS)
-_LINK = 4  # seq, prev hash, hash, transaction id come first in each verify row
-_E_AMOUNT, _E_ASSET, _E_PHASE = (ENTRY_COLUMNS.index(c) for c in ("amount", "asset", "phase"))
-
-
-def _chain_query() -> Any:
-    return (
-        select(
-            C.seq,
-            C.prev_hash,
-            C.hash,
-            C.transaction_id,
-            *[T[c] for c in HEADER_COLUMNS],
-            *[E[c] for c in ENTRY_COLUMNS],
-        )
-        .select_from(
-            LedgerChainLink.__table__.outerjoin(
-                LedgerTransaction.__table__, T.id == C.transaction_id
-            ).outerjoin(LedgerEntry.__table__, E.transaction_id == T.id)
-        )
-        .order_by(C.seq, E.id)
-    )
-
-
-def _chain_rows(connection: Connection) -> Iterator[Any]:
-    """Every link joined to its transaction and entries, streamed as plain tuples.
-
-    PostgreSQL reads through a server-side cursor straight from psycopg: at a million
-    transactions the per-row cost of result processing is what bounds verification speed.
-    """
-    query = _chain_query()
-    if connection.dialect.name != "postgresql":
-        yield from connection.execution_options(stream_results=True, yield_per=10_000).execute(
-            query
-        )
-        return
-    sql = str(query.compile(dialect=connection.dialect))
-    raw: Any = connection.connection.dbapi_connection
-    with raw.cursor(name="ledger_verify") as cursor:
-        cursor.execute(sql)
-        # whole batches: iterating the cursor row by row costs a generator step per row
-        while batch := cursor.fetchmany(20_000):
-            yield from batch
-
-
-def _verify_chain(connection: Connection, report: Report, progress: Progress | None) -> None:
-    expected_seq, prev = 1, GENESIS
-    head: Any = None
-    entries: list[Any] = []
-    for row in _chain_rows(connection):
-        if head is None or row[0] != head[0]:
-            if head is not None:
-                problem = _check_link(expected_seq, prev, head, entries)
-                if problem:
-                    report.first_broken = problem
-                    return
-                prev, expected_seq = head[2], expected_seq + 1
-                report.transactions_checked += 1
-                if progress and report.transactions_checked % 10_000 == 0:
-                    progress(report.transactions_checked)
-            head, entries = row, []
-        if row[_LINK + _H] is not None:
-            entries.append(row[_LINK + _H :])
-    if head is not None:
-        report.first_broken = _check_link(expected_seq, prev, head, entries)
-        if report.first_broken is None:
-            report.transactions_checked += 1
-    if progress:
-        progress(report.transactions_checked)
-
-
-def _check_link(expected: int, prev: str, head: Any, entries: list[Any]) -> Break | None:
-    seq, link_prev, link_hash_, tx_id = head[0], head[1], head[2], head[3]
-    if seq != expected:
-        return Break("chain_gap", f"chain link {expected} is missing", seq=expected)
-    if head[_LINK] is None:
-        return Break("missing_transaction", f"transaction {tx_id} was deleted", tx_id, seq)
-    if link_prev != prev:
-        return Break("chain_link", "previous hash does not match the link before", tx_id, seq)
-    content = _canonical_json(head[_LINK : _LINK + _H], entries)
-    if link_hash(prev, content) != link_hash_:
-        return Break(
-            "hash_mismatch", f"transaction {tx_id} differs from what was sealed", tx_id, seq
-        )
-    sums: dict[tuple[str, str], int] = {}
-    for e in entries:
-        key = (e[_E_ASSET], e[_E_PHASE])
-        sums[key] = sums.get(key, 0) + e[_E_AMOUNT]
-    if len(entries) < 2 or any(sums.values()):
-        return Break("unbalanced", f"transaction {tx_id} is unbalanced", tx_id, seq)
-    return None
-
-
-def _verify_unchained(connection: Connection, report: Report) -> None:
-    """A transaction that is neither chained nor queued was written behind the engine's back."""
-    stray = connection.execute(
-        select(func.min(T.id)).where(
-            ~select(C.seq).where(C.transaction_id == T.id).exists(),
-            ~select(LedgerChainQueue.transaction_id)
-            .where(LedgerChainQueue.transaction_id == T.id)
-            .exists(),
-        )
-    ).scalar()
-    if stray is not None:
-        report.first_broken = Break(
-            "unchained_transaction", f"transaction {stray} is not in the chain", stray
-        )
-
-
-def _verify_balances(connection: Connection, report: Report) -> None:
-    """Stored balances against the sums of their entries, and every balance-after against the
-    running posted total: both computed by the database, which streams them."""
-    sign = case((E.phase == PHASE_RELEASE, -1), else_=1)
-    debit = case((E.amount < 0, -E.amount), else_=0)
-    credit = case((E.amount > 0, E.amount), else_=0)
-    posted = E.phase == PHASE_POSTED
-    sums = (
-        select(
-            E.account_id.label("account_id"),
-            func.sum(case((posted, debit), else_=0)).label("dp"),
-            func.sum(case((posted, credit), else_=0)).label("cp"),
-            func.sum(case((posted, 0), else_=debit * sign)).label("dq"),
-            func.sum(case((posted, 0), else_=credit * sign)).label("cq"),
-        )
-        .group_by(E.account_id)
-        .subquery()
-    )
-    Bt = LedgerBalance.__table__.c
-    wrong = connection.execute(
-        select(
-            Bt.account_id,
-            Bt.debits_posted,
-            Bt.credits_posted,
-            Bt.debits_pending,
-            Bt.credits_pending,
-            sums.c.dp,
-            sums.c.cp,
-            sums.c.dq,
-            sums.c.cq,
-        )
-        .select_from(LedgerBalance.__table__.outerjoin(sums, sums.c.account_id == Bt.account_id))
-        .where(
-            (func.coalesce(sums.c.dp, 0) != Bt.debits_posted)
-            | (func.coalesce(sums.c.cp, 0) != Bt.credits_posted)
-            | (func.coalesce(sums.c.dq, 0) != Bt.debits_pending)
-            | (func.coalesce(sums.c.cq, 0) != Bt.credits_pending)
-        )
-        .order_by(Bt.account_id)
-        .limit(1)
-    ).first()
-    report.accounts_checked = int(
-        connection.execute(select(func.count()).select_from(LedgerBalance.__table__)).scalar() or 0
-    )
-    if wrong is not None:
-        have = [wrong[1], wrong[2], wrong[3], wrong[4]]
-        expected = [int(x or 0) for x in wrong[5:9]]
-        report.first_broken = Break(
-            "stored_balance",
-            f"account {wrong[0]} stores {have} but its entries sum to {expected}",
-            account_id=wrong[0],
-        )
-        return
-    running = (
-        select(
-            E.id,
-            E.account_id,
-            E.transaction_id,
-            E.balance_after,
-            func.sum(case((posted, E.amount), else_=0))
-            .over(partition_by=E.account_id, order_by=E.id)
-            .label("running"),
-        )
-    ).subquery()
-    drift = connection.execute(
-        select(running)
-        .where(running.c.balance_after != running.c.running)
-        .order_by(running.c.id)
-        .limit(1)
-    ).first()
-    if drift is not None:
-        report.first_broken = Break(
-            "balance_after",
-            f"an entry of transaction {drift.transaction_id} says the balance after it is "
-            f"{drift.balance_after}, the entries say {drift.running}",
-            drift.transaction_id,
-            account_id=drift.account_id,
-        )

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from datetime import UTC, date, datetime, timedelta, timezone
 
-from ledger import chain
+from ledger import canonical as chain
 
 
 def test_the_canonical_form_of_a_transaction_is_pinned() -> None:
