@@ -10,7 +10,7 @@ the previous link's hash with the transaction's canonical content (``ledger.cano
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
-from typing import Any, cast
+from typing import Any, NamedTuple, cast
 
 import psycopg
 from sqlalchemy import Connection, delete, insert, select
@@ -42,8 +42,21 @@ def enqueue(session: Session, transaction_id: int) -> None:
         seal(session.connection())
 
 
-def seal(connection: Connection, *, wait: bool = False) -> int:
-    """Chain every queued transaction, oldest id first; returns how many were sealed.
+class Sealed(NamedTuple):
+    """What one ``seal`` did: how many transactions it chained, and the chain's first and last
+    ``seq`` it wrote (both 0 when it chained nothing)."""
+
+    transactions: int
+    first_seq: int = 0
+    last_seq: int = 0
+
+    def passed_multiple_of(self, step: int) -> bool:
+        """Whether the links written include a ``seq`` that is a multiple of ``step``."""
+        return self.transactions > 0 and (self.first_seq - 1) // step < self.last_seq // step
+
+
+def seal(connection: Connection, *, wait: bool = False) -> Sealed:
+    """Chain every queued transaction, oldest id first.
 
     On PostgreSQL only one sealer runs at a time (an advisory lock).  Without ``wait`` it gives up
     when another holds it: that sealer, or the next one, will chain these transactions too.
@@ -60,7 +73,7 @@ def seal(connection: Connection, *, wait: bool = False) -> int:
             ).scalars()
         )
         if not ids:
-            return sealed
+            return Sealed(sealed)
         _seal_batch(connection, ids)
         sealed += len(ids)
 
@@ -98,20 +111,21 @@ FROM unnest(%s::bigint[], %s::bigint[], %s::text[], %s::text[])
 """
 
 
-def _seal_postgresql(connection: Connection, wait: bool) -> int:
+def _seal_postgresql(connection: Connection, wait: bool) -> Sealed:
     raw = cast(psycopg.Connection[Any], connection.connection.driver_connection)
     if wait:
         raw.execute("SELECT pg_advisory_xact_lock(%s)", (_ADVISORY_KEY,))
     else:
         got = raw.execute("SELECT pg_try_advisory_xact_lock(%s)", (_ADVISORY_KEY,)).fetchone()
         if not got or not got[0]:
-            return 0
-    sealed = 0
+            return Sealed(0)
+    sealed, first_seq, seq = 0, 0, 0
     while True:
         rows = raw.execute(_TAKE_BATCH_SQL, (SEAL_BATCH,), prepare=True).fetchall()
         if not rows:
-            return sealed
+            return Sealed(sealed, first_seq, seq if sealed else 0)
         seq, prev = (rows[0][0], rows[0][1]) if rows[0][0] is not None else (0, GENESIS)
+        first_seq = first_seq or seq + 1
         seqs: list[int] = []
         tx_ids: list[int] = []
         prevs: list[str] = []
@@ -127,7 +141,7 @@ def _seal_postgresql(connection: Connection, wait: bool) -> int:
         raw.execute(_INSERT_LINKS_SQL, (clock.utcnow(), seqs, tx_ids, prevs, hashes), prepare=True)
         sealed += len(tx_ids)
         if len(tx_ids) < SEAL_BATCH:
-            return sealed
+            return Sealed(sealed, first_seq, seq)
 
 
 def _by_transaction(
