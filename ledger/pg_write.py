@@ -37,8 +37,11 @@ FOR UPDATE
 # The header, its place in the sealing queue, every balance delta and every entry in one round
 # trip.  When the idempotency key is taken (a concurrent twin committed first) the header CTE is
 # empty, and so, through it, is everything else: the caller then answers with the replay.
-# balance-after of a line: the account's final posted balance less the posted amounts of the
-# transaction's later lines on that account (entry ids follow the lines' order).
+# Deltas and lines arrive as two JSON arrays: psycopg infers and dumps a Python list element by
+# element, which cost more than the rest of the statement's client work (py-spy).  An entry's
+# asset is its account's, as the balance row holds it.  The balance-after of a line is the
+# account's final posted balance less the posted amounts of the transaction's later lines on that
+# account (entry ids follow the lines' order).
 WRITE_SQL = """
 WITH header AS (
     INSERT INTO ledger_transactions (kind, state, pending, expires_at, reverses_id,
@@ -55,18 +58,19 @@ WITH header AS (
         debits_posted = b.debits_posted + v.dp, credits_posted = b.credits_posted + v.cp,
         debits_pending = b.debits_pending + v.dq, credits_pending = b.credits_pending + v.cq,
         version = b.version + 1
-    FROM unnest(%(ids)s::bigint[], %(dp)s::bigint[], %(cp)s::bigint[], %(dq)s::bigint[],
-                %(cq)s::bigint[]) AS v(id, dp, cp, dq, cq)
+    FROM (SELECT (d->>0)::bigint, (d->>1)::bigint, (d->>2)::bigint, (d->>3)::bigint,
+                 (d->>4)::bigint
+          FROM jsonb_array_elements(%(deltas)s::jsonb) AS d) AS v(id, dp, cp, dq, cq)
     WHERE b.account_id = v.id AND EXISTS (SELECT FROM header)
-    RETURNING b.account_id, b.credits_posted - b.debits_posted AS posted, b.version
+    RETURNING b.account_id, b.asset, b.credits_posted - b.debits_posted AS posted, b.version
 ), lines AS (
-    SELECT * FROM unnest(%(accounts)s::bigint[], %(assets)s::text[], %(amounts)s::bigint[],
-                         %(phases)s::text[], %(resolves)s::bigint[], %(resolutions)s::text[])
-        WITH ORDINALITY AS l(account_id, asset, amount, phase, resolves_id, resolution, n)
+    SELECT (x->>0)::bigint AS account_id, (x->>1)::bigint AS amount, x->>2 AS phase,
+           (x->>3)::bigint AS resolves_id, x->>4 AS resolution, n
+    FROM jsonb_array_elements(%(lines)s::jsonb) WITH ORDINALITY AS l(x, n)
 ), entries AS (
     INSERT INTO ledger_entries (transaction_id, account_id, asset, amount, phase, balance_after,
         account_version, effective_on, resolves_id, resolution)
-    SELECT header.id, l.account_id, l.asset, l.amount, l.phase,
+    SELECT header.id, l.account_id, b.asset, l.amount, l.phase,
         b.posted - COALESCE(sum(CASE WHEN l.phase = 'posted' THEN l.amount END) OVER later, 0),
         b.version, %(effective_on)s, l.resolves_id, l.resolution
     FROM lines AS l JOIN balances AS b USING (account_id) CROSS JOIN header

@@ -336,7 +336,7 @@ def _write(
         "memo": meta.memo,
     }
     if _is_postgresql(session):
-        tx_id = _insert_at_once(session, header, lines, balances)
+        tx_id = _insert_at_once(session, header, lines)
     else:
         tx_id = _insert_one_by_one(session, header, lines, balances)
     if tx_id is None:
@@ -349,32 +349,25 @@ def _write(
     return Posted(tx_id, entries=tuple((x.account_id, x.amount, x.phase) for x in lines))
 
 
+_JSON = json.JSONEncoder(separators=(",", ":"))
+_DELTA_COLUMNS = ("debits_posted", "credits_posted", "debits_pending", "credits_pending")
+
+
 def _is_postgresql(session: Session) -> bool:
     return session.bind.dialect.name == "postgresql"  # type: ignore[union-attr]
 
 
-def _insert_at_once(
-    session: Session,
-    header: dict[str, Any],
-    lines: list[_Line],
-    balances: dict[int, LedgerBalanceRow],
-) -> int | None:
+def _insert_at_once(session: Session, header: dict[str, Any], lines: list[_Line]) -> int | None:
     """PostgreSQL: header, sealing queue, balances and entries in one prepared statement."""
     deltas = _deltas(lines)
-    ids = sorted(deltas)
     params = dict(
         header,
-        ids=ids,
-        dp=[deltas[a]["debits_posted"] for a in ids],
-        cp=[deltas[a]["credits_posted"] for a in ids],
-        dq=[deltas[a]["debits_pending"] for a in ids],
-        cq=[deltas[a]["credits_pending"] for a in ids],
-        accounts=[line.account_id for line in lines],
-        assets=[balances[line.account_id].asset for line in lines],
-        amounts=[line.amount for line in lines],
-        phases=[line.phase for line in lines],
-        resolves=[line.resolves_id for line in lines],
-        resolutions=[line.resolution for line in lines],
+        deltas=_JSON.encode(
+            [[a, *(d[column] for column in _DELTA_COLUMNS)] for a, d in sorted(deltas.items())]
+        ),
+        lines=_JSON.encode(
+            [[x.account_id, x.amount, x.phase, x.resolves_id, x.resolution] for x in lines]
+        ),
     )
     try:
         return pg_write.insert(session, params)
