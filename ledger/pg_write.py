@@ -100,7 +100,10 @@ def execute(session: Session, sql: str, params: Any) -> psycopg.Cursor[Any]:
     try:
         return raw.execute(sql, params, prepare=True)
     except psycopg.Error as error:
-        if raw.broken:
+        lost = raw.broken
+        if lost:
             # a lost connection must not go back to the pool
             connection.invalidate(error)
-        raise DBAPIError.instance(sql, params, error, psycopg.Error) from error
+        raise DBAPIError.instance(
+            sql, params, error, psycopg.Error, connection_invalidated=lost
+        ) from error
