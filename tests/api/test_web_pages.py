@@ -273,7 +273,7 @@ def test_the_board_sees_verify_the_trial_balance_and_the_newest_journal(
 
     verify = api.get("/audit/verify").json
     result = document.one("p", id="verify-result")
-    assert result.attrs["data-ok"] == "true" and verify["ok"] is True
+    assert result.attrs["data-ok"] == "true" and verify["ok"] is True, (verify, document)
     trial = api.get("/audit/trial-balance").json
     rows = {
         row.attrs["data-asset"]: row
