@@ -66,8 +66,10 @@ class Result:
         )
 
 
-def _worker(target: Callable[..., Any], args: tuple[Any, ...], seconds: float, queue: Any) -> None:
-    queue.put(target(*args, seconds))
+def _worker(
+    target: Callable[..., Any], args: tuple[Any, ...], seconds: float, start: Any, queue: Any
+) -> None:
+    queue.put(target(*args, seconds, start))
 
 
 def run_parallel(
@@ -77,11 +79,18 @@ def run_parallel(
     args: tuple[Any, ...],
     seconds: float,
 ) -> Result:
-    """Run ``target(*args, seconds)`` in ``workers`` processes; each returns its latencies (ms)."""
+    """Run ``target(*args, worker, seconds, start)`` in ``workers`` processes; each returns its
+    latencies (ms).
+
+    Each worker sets itself up (imports, connections, a warm-up operation), then waits on the
+    barrier ``start`` so that all of them measure the same window: a worker still importing
+    SQLAlchemy must not eat into the window of one that is already measuring.
+    """
     ctx = mp.get_context("spawn")
     queue = ctx.Queue()
+    start = ctx.Barrier(workers)
     procs = [
-        ctx.Process(target=_worker, args=(target, (*args, i), seconds, queue))
+        ctx.Process(target=_worker, args=(target, (*args, i), seconds, start, queue))
         for i in range(workers)
     ]
     for proc in procs:
@@ -91,7 +100,7 @@ def run_parallel(
         latencies += queue.get()
     for proc in procs:
         proc.join()
-    # every worker measures the same window of ``seconds`` after its own warm-up
+    # every worker measures the same window of ``seconds``, after everyone's warm-up
     return Result(label, len(latencies), seconds, latencies)
 
 

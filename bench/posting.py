@@ -5,7 +5,9 @@ from __future__ import annotations
 import random
 import time
 import uuid
+from collections.abc import Callable
 from datetime import date
+from typing import Any
 
 import psycopg
 
@@ -43,26 +45,41 @@ def pick_pair(rng: random.Random, accounts: list[int], hot: list[int] | None) ->
     return a, b
 
 
-def baseline_worker(url: str, accounts: int, hot: bool, worker: int, seconds: float) -> list[float]:
+def measure(op: Callable[[], None], seconds: float, start: Any, warm_up: int = 3) -> list[float]:
+    """``op``'s latencies (ms) over ``seconds``, after ``warm_up`` unmeasured calls (prepared
+    statements, pools) and once every worker is ready (the barrier ``start``)."""
+    for _ in range(warm_up):
+        op()
+    start.wait()
+    latencies: list[float] = []
+    end = time.perf_counter() + seconds
+    while time.perf_counter() < end:
+        started = time.perf_counter()
+        op()
+        latencies.append((time.perf_counter() - started) * 1000)
+    return latencies
+
+
+def baseline_worker(
+    url: str, accounts: int, hot: bool, worker: int, seconds: float, start: Any
+) -> list[float]:
     """Lock both balance rows in id order, insert the transaction and its two entries, update both
     balances, commit: what the engine does, without its guarantees' extra work."""
     rng = random.Random(worker)
     ids = list(range(1, accounts + 1))
     hot_ids = ids[:2] if hot else None
-    latencies: list[float] = []
     with psycopg.connect(libpq(url)) as conn:
-        end = time.perf_counter() + seconds
-        while time.perf_counter() < end:
+
+        def one() -> None:
             src, dst = pick_pair(rng, ids, hot_ids)
-            started = time.perf_counter()
             for _attempt in range(10):
                 try:
                     _baseline_transfer(conn, src, dst)
-                    break
+                    return
                 except psycopg.errors.DeadlockDetected:
                     conn.rollback()
-            latencies.append((time.perf_counter() - started) * 1000)
-    return latencies
+
+        return measure(one, seconds, start)
 
 
 def _baseline_transfer(conn: psycopg.Connection, src: int, dst: int) -> None:
@@ -118,7 +135,7 @@ def setup_engine(url: str, accounts: int, seed_amount: int) -> list[int]:
 
 
 def engine_worker(
-    url: str, ids: list[int], hot: bool, mode: str, worker: int, seconds: float
+    url: str, ids: list[int], hot: bool, mode: str, worker: int, seconds: float, start: Any
 ) -> list[float]:
     """The engine in-process with every guarantee on: idempotency key, overdraft check, hash
     chain, balance-after.  ``mode`` "deposit" credits from the one issuance account."""
@@ -132,25 +149,29 @@ def engine_worker(
     issuer, accounts = ids[0], ids[1:]
     hot_ids = accounts[:2] if hot else None
     today = date.today()
-    latencies: list[float] = []
-    end = time.perf_counter() + seconds
-    while time.perf_counter() < end:
+
+    def one() -> None:
         if mode == "deposit":
             src, dst = issuer, rng.choice(accounts)
         else:
             src, dst = pick_pair(rng, accounts, hot_ids)
         meta = ledger.Meta(f"bench:{worker}:{uuid.uuid4().hex}", today)
-        started = time.perf_counter()
-        db.run(
-            lambda s, a=src, b=dst, m=meta: ledger.transfer(s, "transfer", [ledger.Leg(a, b, 1)], m)
-        )
-        latencies.append((time.perf_counter() - started) * 1000)
-    db.dispose()
-    return latencies
+        db.run(lambda s: ledger.transfer(s, "transfer", [ledger.Leg(src, dst, 1)], meta))
+
+    try:
+        return measure(one, seconds, start)
+    finally:
+        db.dispose()
 
 
 def http_worker(
-    port: int, token: str, accounts: list[str], credit_class: str, worker: int, seconds: float
+    port: int,
+    token: str,
+    accounts: list[str],
+    credit_class: str,
+    worker: int,
+    seconds: float,
+    start: Any,
 ) -> list[float]:
     """POST /api/v1/transfers over one keep-alive connection."""
     import http.client
@@ -159,9 +180,8 @@ def http_worker(
     rng = random.Random(2000 + worker)
     conn = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
     headers = {"Authorization": f"Bearer {token}", "Content-Type": "application/json"}
-    latencies: list[float] = []
-    end = time.perf_counter() + seconds
-    while time.perf_counter() < end:
+
+    def one() -> None:
         src, dst = rng.sample(accounts, 2)
         body = json.dumps(
             {
@@ -171,11 +191,13 @@ def http_worker(
                 "amount_sqft": 1,
             }
         )
-        started = time.perf_counter()
         conn.request("POST", "/api/v1/transfers", body=body, headers=headers)
         response = conn.getresponse()
         response.read()
-        if response.status == 201:
-            latencies.append((time.perf_counter() - started) * 1000)
-    conn.close()
-    return latencies
+        if response.status != 201:
+            raise RuntimeError(f"POST /transfers answered {response.status}")
+
+    try:
+        return measure(one, seconds, start)
+    finally:
+        conn.close()

@@ -10,7 +10,7 @@ from typing import Any
 from sqlalchemy import case, func, insert, select
 from sqlalchemy.orm import Session
 
-from ledger import clock
+from ledger import clock, pg_direct
 from ledger.errors import UnknownAccount
 from ledger.schema import (
     PHASE_PENDING,
@@ -109,6 +109,11 @@ def _read(
     if not ids:
         return {}
     moment = now or clock.utcnow()
+    if session.bind is not None and session.bind.dialect.name == "postgresql":
+        rows = pg_direct.read_balances(session, ids, moment, for_update=for_update)
+        result = {int(r[0]): Balance(*r) for r in rows}
+        _check_found(ids, result)
+        return result
     P, B = LedgerOpenPending, LedgerBalance
 
     def stale(column: Any) -> Any:
@@ -137,10 +142,14 @@ def _read(
             row.credits_pending - int(stale_c),
             row.version,
         )
-    missing = set(ids) - set(result)
+    _check_found(ids, result)
+    return result
+
+
+def _check_found(ids: list[int], found: dict[int, Balance]) -> None:
+    missing = set(ids) - set(found)
     if missing:
         raise UnknownAccount(f"unknown ledger account(s) {sorted(missing)}")
-    return result
 
 
 def balances_as_of(session: Session, account_ids: Iterable[int], day: date) -> dict[int, Balance]:

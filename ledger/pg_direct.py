@@ -1,4 +1,5 @@
-"""The PostgreSQL write path: a posting's statements sent through psycopg directly, prepared.
+"""The PostgreSQL hot paths: a posting's statements, and balance reads, sent through psycopg
+directly, prepared.
 
 Profiling the engine (bench/README.md) showed SQLAlchemy's statement building, cache-key
 generation and result objects costing the writer more CPU than PostgreSQL spends running the
@@ -80,6 +81,32 @@ WITH header AS (
 )
 SELECT id FROM header
 """
+
+
+# A balance as ``ledger.balances`` reads it: the stored row, less what pending transfers past
+# their expiry still hold in it (no sweeper needs to have run).
+BALANCES_SQL = """
+SELECT b.account_id, b.asset, b.debits_posted, b.credits_posted,
+       b.debits_pending - COALESCE(s.debits, 0), b.credits_pending - COALESCE(s.credits, 0),
+       b.version
+FROM ledger_balances AS b
+LEFT JOIN LATERAL (
+    SELECT sum(p.debits)::bigint AS debits, sum(p.credits)::bigint AS credits
+    FROM ledger_open_pending AS p
+    WHERE p.account_id = b.account_id AND p.expires_at <= %(now)s
+) AS s ON true
+WHERE b.account_id = ANY(%(ids)s::bigint[])
+ORDER BY b.account_id
+"""
+BALANCES_FOR_UPDATE_SQL = BALANCES_SQL + "FOR UPDATE OF b\n"
+
+
+def read_balances(
+    session: Session, account_ids: Sequence[int], now: Any, *, for_update: bool
+) -> list[tuple[Any, ...]]:
+    """Stored balance rows net of expired reservations, ascending id (locked if ``for_update``)."""
+    sql = BALANCES_FOR_UPDATE_SQL if for_update else BALANCES_SQL
+    return execute(session, sql, {"ids": list(account_ids), "now": now}).fetchall()
 
 
 def lock(session: Session, account_ids: Sequence[int]) -> list[tuple[Any, ...]]:

@@ -30,7 +30,7 @@ from sqlalchemy.dialects import sqlite
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
-from ledger import chain, clock, pg_write
+from ledger import chain, clock, pg_direct
 from ledger.errors import (
     AlreadyResolved,
     AlreadyReversed,
@@ -370,7 +370,7 @@ def _insert_at_once(session: Session, header: dict[str, Any], lines: list[_Line]
         ),
     )
     try:
-        return pg_write.insert(session, params)
+        return pg_direct.insert(session, params)
     except IntegrityError as error:
         raise _refusal(error) from error
 
@@ -585,7 +585,7 @@ def _lock(
         return {}
     rows: Iterable[Sequence[Any]]
     if _is_postgresql(session):
-        rows = pg_write.lock(session, ids)
+        rows = pg_direct.lock(session, ids)
     else:
         rows = session.execute(
             select(
