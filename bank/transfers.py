@@ -109,7 +109,7 @@ def make_transfer(
     transfer_id = new_id("trf")
     legs, made = [], []
     for item, amount in picks:
-        child = children.get(item.lot.id) or _new_receiving_lot(session, target, klass, item.lot)
+        child = children.get(item.lot.id) or _receiving_lot(session, target, klass, item.lot)
         legs.append(ledger.Leg(item.lot.ledger_account_id, child.ledger_account_id, amount))
         made.append({"from_lot_id": item.lot.id, "to_lot_id": child.id, "amount_sqft": amount})
     posted = ledger.transfer(
@@ -155,11 +155,18 @@ def _existing_children(
     return {str(lot.parent_lot_id): lot for lot in lots}
 
 
-def _new_receiving_lot(
+def _receiving_lot(
     session: Session, target: parties.BankAccount, klass: credits.CreditClass, parent: credits.Lot
 ) -> credits.Lot:
     """The receiving account's lot for credits from ``parent``: one per parent lot, so repeated
-    transfers from the same lot accumulate in one child (provenance stays exact)."""
+    transfers from the same lot accumulate in one child (provenance stays exact).
+
+    Looked up again here, after ``pick_lots`` locked ``parent``: a concurrent transfer from the
+    same lot may have created the child and committed while we waited for that lock.
+    """
+    existing = _existing_children(session, target, [parent]).get(parent.id)
+    if existing is not None:
+        return existing
     return credits.new_lot(
         session,
         target,
