@@ -10,13 +10,12 @@ the previous link's hash with the transaction's canonical content (``ledger.cano
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
-from typing import Any, NamedTuple, cast
+from typing import Any, NamedTuple
 
-import psycopg
 from sqlalchemy import Connection, delete, insert, select
 from sqlalchemy.orm import Session
 
-from ledger import clock
+from ledger import clock, pg_direct
 from ledger.canonical import (
     ENTRY_COLUMNS,
     GENESIS,
@@ -112,16 +111,18 @@ FROM unnest(%s::bigint[], %s::bigint[], %s::text[], %s::text[])
 
 
 def _seal_postgresql(connection: Connection, wait: bool) -> Sealed:
-    raw = cast(psycopg.Connection[Any], connection.connection.driver_connection)
+    def run(sql: str, params: Any) -> Any:
+        return pg_direct.execute_on(connection, sql, params)
+
     if wait:
-        raw.execute("SELECT pg_advisory_xact_lock(%s)", (_ADVISORY_KEY,))
+        run("SELECT pg_advisory_xact_lock(%s)", (_ADVISORY_KEY,))
     else:
-        got = raw.execute("SELECT pg_try_advisory_xact_lock(%s)", (_ADVISORY_KEY,)).fetchone()
+        got = run("SELECT pg_try_advisory_xact_lock(%s)", (_ADVISORY_KEY,)).fetchone()
         if not got or not got[0]:
             return Sealed(0)
     sealed, first_seq, seq = 0, 0, 0
     while True:
-        rows = raw.execute(_TAKE_BATCH_SQL, (SEAL_BATCH,), prepare=True).fetchall()
+        rows = run(_TAKE_BATCH_SQL, (SEAL_BATCH,)).fetchall()
         if not rows:
             return Sealed(sealed, first_seq, seq if sealed else 0)
         seq, prev = (rows[0][0], rows[0][1]) if rows[0][0] is not None else (0, GENESIS)
@@ -138,7 +139,7 @@ def _seal_postgresql(connection: Connection, wait: bool) -> Sealed:
             prevs.append(prev)
             hashes.append(digest)
             prev = digest
-        raw.execute(_INSERT_LINKS_SQL, (clock.utcnow(), seqs, tx_ids, prevs, hashes), prepare=True)
+        run(_INSERT_LINKS_SQL, (clock.utcnow(), seqs, tx_ids, prevs, hashes))
         sealed += len(tx_ids)
         if len(tx_ids) < SEAL_BATCH:
             return Sealed(sealed, first_seq, seq)

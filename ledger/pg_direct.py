@@ -23,6 +23,7 @@ from collections.abc import Sequence
 from typing import Any, cast
 
 import psycopg
+from sqlalchemy import Connection
 from sqlalchemy.exc import DBAPIError
 from sqlalchemy.orm import Session
 
@@ -122,7 +123,15 @@ def insert(session: Session, params: dict[str, Any]) -> int | None:
 
 def execute(session: Session, sql: str, params: Any) -> psycopg.Cursor[Any]:
     """Run ``sql`` prepared on the session's own psycopg connection, inside its transaction."""
-    connection = session.connection()
+    return execute_on(session.connection(), sql, params)
+
+
+def execute_on(connection: Connection, sql: str, params: Any) -> psycopg.Cursor[Any]:
+    """Run ``sql`` prepared on ``connection``'s psycopg connection, inside its transaction.
+
+    A psycopg error is re-raised as SQLAlchemy's (``IntegrityError``, ``OperationalError``...),
+    so the retry of deadlocks and the API's 503 for a lost database work as for any statement.
+    """
     raw = cast(psycopg.Connection[Any], connection.connection.driver_connection)
     try:
         return raw.execute(sql, params, prepare=True)

@@ -23,7 +23,7 @@ from collections import defaultdict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import date, datetime, timedelta
-from typing import Any, cast
+from typing import Any, NoReturn, cast
 
 from sqlalchemy import Table, delete, insert, select, update
 from sqlalchemy.dialects import sqlite
@@ -163,7 +163,14 @@ def resolve_pending(
     for pending_id, resolution, amount in items:
         if resolution not in ("posted", "voided"):
             raise LedgerError(f"unknown resolution {resolution}")
-        _check_open(session, pending_id)
+        try:
+            _check_open(session, pending_id)
+        except AlreadyResolved:
+            # a twin under our key that committed while we waited is answered with its result
+            replay = _replay(session, meta.idempotency_key, _hash(request, meta))
+            if replay:
+                return replay
+            raise
         lines += _release(pending[pending_id], pending_id, resolution)
         if resolution == "posted":
             lines += _posted_part(pending[pending_id], amount)
@@ -194,6 +201,10 @@ def reverse(session: Session, transaction_id: int, meta: Meta, *, kind: str = "r
     _lock(session, {line.account_id for line in lines})
     _lock_headers(session, [transaction_id])
     if _reversed_by(session, transaction_id) is not None:
+        # a twin under our key that committed while we waited is answered with its result
+        replay = _replay(session, meta.idempotency_key, _hash(request, meta))
+        if replay:
+            return replay
         raise AlreadyReversed(f"transaction {transaction_id} was already reversed")
     return _write(session, kind, lines, meta, request, reverses_id=transaction_id)
 
@@ -372,7 +383,7 @@ def _insert_at_once(session: Session, header: dict[str, Any], lines: list[_Line]
     try:
         return pg_direct.insert(session, params)
     except IntegrityError as error:
-        raise _refusal(error) from error
+        _raise_refusal(error)
 
 
 def _insert_one_by_one(
@@ -391,16 +402,29 @@ def _insert_one_by_one(
     return tx_id
 
 
-def _refusal(error: IntegrityError) -> Exception:
-    """The domain error a refused write means, by the constraint that refused it."""
+_REVERSED_ONCE = ("uq_ledger_transactions_reverses_id", "ledger_transactions.reverses_id")
+_RESOLVED_ONCE = ("uq_ledger_entries_resolves_once", "ledger_entries.resolves_id")
+
+
+def _refusal(error: IntegrityError) -> Exception | None:
+    """The domain error a refused write means, by the constraint that refused it (``None``: not
+    one the engine expects)."""
+    # PostgreSQL names the constraint; SQLite names a unique index's columns
     message = str(error.orig)
-    if "reverses_id" in message:
+    if any(m in message for m in _REVERSED_ONCE):
         return AlreadyReversed("the transaction was already reversed")
-    if "resolves" in message:
+    if any(m in message for m in _RESOLVED_ONCE):
         return AlreadyResolved("the pending transfer was already resolved")
     if "ck_ledger_balances" in message:
         return InsufficientFunds("a balance would break its account's limit")
-    return error
+    return None
+
+
+def _raise_refusal(error: IntegrityError) -> NoReturn:
+    refusal = _refusal(error)
+    if refusal is None:
+        raise error
+    raise refusal from error
 
 
 def _insert_header(session: Session, values: dict[str, Any]) -> int | None:
@@ -414,7 +438,7 @@ def _insert_header(session: Session, values: dict[str, Any]) -> int | None:
     try:
         return session.connection().execute(stmt).scalar_one_or_none()
     except IntegrityError as error:
-        raise _refusal(error) from error
+        _raise_refusal(error)
 
 
 def _insert_entries(
@@ -453,7 +477,7 @@ def _insert_entries(
     try:
         session.connection().execute(insert(_ENTRIES), rows)
     except IntegrityError as error:
-        raise _refusal(error) from error
+        _raise_refusal(error)
 
 
 def _apply_delta(session: Session, account_id: int, d: dict[str, int]) -> tuple[int, int]:

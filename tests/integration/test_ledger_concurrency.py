@@ -177,6 +177,36 @@ def test_one_idempotency_key_from_eight_threads_commits_one_transaction(fresh_db
     _assert_verifies(db)
 
 
+@pytest.mark.parametrize("operation", ["post", "reverse"])
+def test_one_key_for_a_resolution_or_a_reversal_from_four_threads_answers_each_with_one_result(
+    fresh_db, operation
+):
+    db = fresh_db
+    asset = unique("X")
+    issuer, a, b = open_accounts(db, asset, False, True, True)
+    move(db, issuer, a, 10_000)
+    for round_ in range(5):
+        if operation == "post":
+            target = db.run(
+                lambda s, n=round_: reserve(s, "hold", [Leg(a, b, 5 + n)], meta(), expires_at=None)
+            ).transaction_id
+
+            def write(s, t=target, m=meta()):  # noqa: B008 - one key shared by the threads
+                return post_pending(s, t, m)
+        else:
+            target = move(db, a, b, 5 + round_).transaction_id
+
+            def write(s, t=target, m=meta()):  # noqa: B008
+                return reverse(s, t, m)
+
+        results = race(*[lambda w=write: db.run(w) for _ in range(4)])
+        # the twins that waited for the winner's locks get its result, not "already done"
+        assert all(isinstance(r, Posted) for r in results), results
+        assert len({r.transaction_id for r in results}) == 1
+        assert sorted(r.replayed for r in results) == [False, True, True, True]
+    _assert_verifies(db)
+
+
 ACCOUNTS = 20
 SEED = 1_000
 WRITERS = 8
