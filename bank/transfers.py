@@ -73,7 +73,7 @@ def make_transfer(
     """Move credits (board, or the holder of the source account), as one ledger transaction."""
     # both accounts in one round trip: while this list holds them, the look-ups below find them
     # in the session's identity map (which keeps only weak references)
-    loaded = session.execute(
+    _loaded = session.execute(
         select(parties.BankAccount).where(
             parties.BankAccount.id.in_({request.from_account_id, request.to_account_id})
         )
@@ -87,7 +87,6 @@ def make_transfer(
     check_can_send(source)
     if target.status == "closed":
         raise Conflict("a closed account receives nothing")
-    del loaded
     children: dict[str, credits.Lot] = {}
 
     def receiving_lots(parents: list[credits.Lot]) -> list[int]:

@@ -109,7 +109,7 @@ def _read(
     if not ids:
         return {}
     moment = now or clock.utcnow()
-    if session.bind is not None and session.bind.dialect.name == "postgresql":
+    if pg_direct.is_postgresql(session):
         rows = pg_direct.read_balances(session, ids, moment, for_update=for_update)
         result = {int(r[0]): Balance(*r) for r in rows}
         _check_found(ids, result)
@@ -213,8 +213,7 @@ def lock(
     For callers that choose among accounts by balance (oldest lots first) before they post, so the
     choice cannot be overtaken by a concurrent writer.  SQLite's writer lock already covers it.
     """
-    postgresql = session.bind is not None and session.bind.dialect.name == "postgresql"
-    return _read(session, account_ids, now, for_update=postgresql)
+    return _read(session, account_ids, now, for_update=pg_direct.is_postgresql(session))
 
 
 __all__ = [

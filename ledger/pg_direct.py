@@ -110,6 +110,11 @@ def read_balances(
     return execute(session, sql, {"ids": list(account_ids), "now": now}).fetchall()
 
 
+def is_postgresql(session: Session) -> bool:
+    """Whether the session's database is PostgreSQL (where these hot paths apply)."""
+    return session.bind is not None and session.bind.dialect.name == "postgresql"
+
+
 def lock(session: Session, account_ids: Sequence[int]) -> list[tuple[Any, ...]]:
     """Lock the limited balance rows among ``account_ids`` in ascending id; return them."""
     return execute(session, LOCK_SQL, (list(account_ids),)).fetchall()

@@ -346,7 +346,7 @@ def _write(
         "request_id": meta.request_id,
         "memo": meta.memo,
     }
-    if _is_postgresql(session):
+    if pg_direct.is_postgresql(session):
         tx_id = _insert_at_once(session, header, lines)
     else:
         tx_id = _insert_one_by_one(session, header, lines, balances)
@@ -362,10 +362,6 @@ def _write(
 
 _JSON = json.JSONEncoder(separators=(",", ":"))
 _DELTA_COLUMNS = ("debits_posted", "credits_posted", "debits_pending", "credits_pending")
-
-
-def _is_postgresql(session: Session) -> bool:
-    return session.bind.dialect.name == "postgresql"  # type: ignore[union-attr]
 
 
 def _insert_at_once(session: Session, header: dict[str, Any], lines: list[_Line]) -> int | None:
@@ -608,7 +604,7 @@ def _lock(
     if not ids:
         return {}
     rows: Iterable[Sequence[Any]]
-    if _is_postgresql(session):
+    if pg_direct.is_postgresql(session):
         rows = pg_direct.lock(session, ids)
     else:
         rows = session.execute(
@@ -636,7 +632,7 @@ def _lock_headers(session: Session, transaction_ids: Iterable[int]) -> None:
 
     ``FOR NO KEY UPDATE``: rows that merely reference these headers are not blocked by it.
     """
-    if session.bind.dialect.name == "postgresql":  # type: ignore[union-attr]
+    if pg_direct.is_postgresql(session):
         session.execute(
             select(T.id)
             .where(T.id.in_(sorted(transaction_ids)))
