@@ -80,7 +80,14 @@ def audit() -> None:
 
 
 @audit.command("verify")
-def audit_verify() -> None:
+@click.option(
+    "--processes",
+    type=click.IntRange(min=1),
+    default=os.cpu_count() or 1,
+    show_default="the number of CPUs",
+    help="Worker processes checking a long chain in segments.",
+)
+def audit_verify(processes: int) -> None:
     """Recompute the hash chain and every stored balance; exit 1 on any break."""
     db_ = database()
     sealer.seal_all(db_)
@@ -93,7 +100,7 @@ def audit_verify() -> None:
             _progress_line(done, total, started)
 
     with db_.reader() as connection:
-        report = verification.verify(connection, progress)
+        report = verification.verify(connection, progress, processes)
     if show:
         click.echo("", err=True)
     if report.ok:

@@ -164,7 +164,10 @@ def _reads_verify_export(
     tx_rate = verify["rows"] / verify["seconds"]
     out.append(
         f"verify: {verify['rows']:,} transactions in {verify['seconds']:.1f} s = "
-        f"{tx_rate:,.0f} tx/s, peak {verify['maxrss_kb'] / 1024:.0f} MiB, ok={verify['ok']}"
+        f"{tx_rate:,.0f} tx/s, peak {verify['maxrss_kb'] / 1024:.0f} MiB "
+        f"(+ {os.cpu_count()} segment workers, largest "
+        f"{verify['worker_maxrss_kb'] / 1024:.0f} MiB), "
+        f"ok={verify['ok']}"
     )
     checks.append(("verify >= 50,000 transactions/s", tx_rate >= 50_000))
     small, large = sizes[-1] // 10, sizes[-1]

@@ -22,11 +22,13 @@ def verify(url: str) -> dict[str, object]:
     sealer.seal_all(db)
     started = time.perf_counter()
     with db.engine.connect() as connection:
-        report = verification.verify(connection)
+        report = verification.verify(connection, processes=os.cpu_count() or 1)
     return {
         "seconds": time.perf_counter() - started,
         "rows": report.transactions_checked,
         "ok": report.ok,
+        # the segment workers have exited and been waited for: the largest one's peak
+        "worker_maxrss_kb": resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss,
     }
 
 

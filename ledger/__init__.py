@@ -10,7 +10,8 @@ Python API, used by ``bank``::
         post_pending(session, hold.transaction_id, Meta("key-3", day), amount=30)
         void_pending(...); reverse(session, posted.transaction_id, Meta("key-4", day))
     balances(session, [a])[a].available; balances_as_of(session, [a], day)
-    verify(connection) -> Report (chain and stored balances recomputed, first break named)
+    verify(connection, progress, processes) -> Report (chain and stored balances recomputed,
+        first break named; a long chain checked in segments by worker processes)
 """
 
 from ledger.accounts import (

@@ -6,11 +6,14 @@ and balance-after from the entries, streaming, and names the first break.
 
 from __future__ import annotations
 
+import multiprocessing
 from collections.abc import Callable, Iterator
+from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
 
-from sqlalchemy import Connection, case, func, select
+from sqlalchemy import Connection, case, create_engine, func, select
+from sqlalchemy.pool import NullPool
 
 from ledger.canonical import ENTRY_COLUMNS, GENESIS, HEADER_COLUMNS, canonical_json, link_hash
 from ledger.schema import (
@@ -59,14 +62,16 @@ class Report:
 Progress = Callable[[int], None]
 
 
-def verify(connection: Connection, progress: Progress | None = None) -> Report:
+def verify(connection: Connection, progress: Progress | None = None, processes: int = 1) -> Report:
     """Recompute the chain and every stored balance; stop at the first break.
 
     Streams both passes with server-side cursors, so memory stays flat however long the ledger.
-    ``progress(n)`` is called with the number of transactions checked so far.
+    ``progress(n)`` is called with the number of transactions checked so far. With
+    ``processes`` > 1 a long chain is checked in segments by that many worker processes (each
+    on its own connection); the answer is the same as one process's.
     """
     report = Report()
-    _verify_chain(connection, report, progress)
+    _verify_chain(connection, report, progress, processes)
     if report.ok:
         _verify_unchained(connection, report)
     if report.ok:
@@ -78,8 +83,29 @@ _H, _EN = len(HEADER_COLUMNS), len(ENTRY_COLUMNS)
 _LINK = 4  # seq, prev hash, hash, transaction id come first in each verify row
 _E_AMOUNT, _E_ASSET, _E_PHASE = (ENTRY_COLUMNS.index(c) for c in ("amount", "asset", "phase"))
 
+# Below this many links, starting worker processes (~0.5 s each) costs more than it saves.
+PARALLEL_FROM = 100_000
+_SEGMENTS_PER_PROCESS = 4  # smaller segments even out the load and report progress sooner
 
-def _chain_query() -> Any:
+
+@dataclass
+class Segment:
+    """What checking the links ``first``..``last`` found, on its own.
+
+    A segment cannot know the hash before its first link, so it takes the stored one
+    (``start_prev``) and the caller checks it against the previous segment's ``last_hash``.
+    """
+
+    first: int
+    last: int
+    checked: int = 0
+    start_prev: str | None = None
+    start_transaction: int | None = None
+    last_hash: str | None = None
+    problem: Break | None = None
+
+
+def _chain_query(first: int, last: int) -> Any:
     return (
         select(
             C.seq,
@@ -94,55 +120,128 @@ def _chain_query() -> Any:
                 LedgerTransaction.__table__, T.id == C.transaction_id
             ).outerjoin(LedgerEntry.__table__, E.transaction_id == T.id)
         )
+        .where(C.seq.between(first, last))
         .order_by(C.seq, E.id)
     )
 
 
-def _chain_rows(connection: Connection) -> Iterator[Any]:
-    """Every link joined to its transaction and entries, streamed as plain tuples.
+def _chain_rows(connection: Connection, first: int, last: int) -> Iterator[Any]:
+    """Links ``first``..``last`` joined to their transactions and entries, as plain tuples.
 
     PostgreSQL reads through a server-side cursor straight from psycopg: at a million
     transactions the per-row cost of result processing is what bounds verification speed.
     """
-    query = _chain_query()
+    query = _chain_query(first, last)
     if connection.dialect.name != "postgresql":
         yield from connection.execution_options(stream_results=True, yield_per=10_000).execute(
             query
         )
         return
-    sql = str(query.compile(dialect=connection.dialect))
+    compiled = query.compile(dialect=connection.dialect)
     raw: Any = connection.connection.dbapi_connection
     with raw.cursor(name="ledger_verify") as cursor:
-        cursor.execute(sql)
+        cursor.execute(str(compiled), compiled.params)
         # whole batches: iterating the cursor row by row costs a generator step per row
         while batch := cursor.fetchmany(20_000):
             yield from batch
 
 
-def _verify_chain(connection: Connection, report: Report, progress: Progress | None) -> None:
-    expected_seq, prev = 1, GENESIS
+def _verify_chain(
+    connection: Connection, report: Report, progress: Progress | None, processes: int
+) -> None:
+    last = int(connection.execute(select(func.max(C.seq))).scalar() or 0)
+    url = connection.engine.url
+    in_memory = url.get_backend_name() == "sqlite" and url.database in (None, "", ":memory:")
+    if processes > 1 and last >= PARALLEL_FROM and not in_memory:
+        segments: Iterator[Segment] = _segments_in_processes(
+            url.render_as_string(hide_password=False), last, processes
+        )
+    else:
+        segments = iter([check_segment(connection, 1, last, progress)])
+    expected_prev = GENESIS
+    for segment in segments:
+        if segment.start_prev is not None and segment.start_prev != expected_prev:
+            report.first_broken = Break(
+                "chain_link",
+                "previous hash does not match the link before",
+                segment.start_transaction,
+                segment.first,
+            )
+            return
+        report.transactions_checked += segment.checked
+        if progress:
+            progress(report.transactions_checked)
+        if segment.problem is not None:
+            report.first_broken = segment.problem
+            return
+        expected_prev = segment.last_hash or expected_prev
+
+
+def _segments_in_processes(url: str, last: int, processes: int) -> Iterator[Segment]:
+    """Check the chain in segments, in parallel; yield their findings in chain order."""
+    size = max(-(-last // (processes * _SEGMENTS_PER_PROCESS)), PARALLEL_FROM // 8)
+    ranges = [(first, min(first + size - 1, last)) for first in range(1, last + 1, size)]
+    # spawn, not fork: the parent holds open connections a forked child must not share
+    context = multiprocessing.get_context("spawn")
+    with ProcessPoolExecutor(max_workers=processes, mp_context=context) as pool:
+        futures = [pool.submit(check_segment_at, url, first, end) for first, end in ranges]
+        try:
+            for future in futures:
+                yield future.result()
+        finally:
+            for future in futures:  # a break was found (or the caller stopped): skip the rest
+                future.cancel()
+
+
+def check_segment_at(url: str, first: int, last: int) -> Segment:
+    """``check_segment`` on a connection of its own: what a worker process runs."""
+    engine = create_engine(url, poolclass=NullPool)
+    try:
+        with engine.connect() as connection:
+            return check_segment(connection, first, last, None)
+    finally:
+        engine.dispose()
+
+
+def check_segment(
+    connection: Connection, first: int, last: int, progress: Progress | None
+) -> Segment:
+    """Recompute links ``first``..``last``; the first one's previous hash is taken as stored,
+    or the genesis hash when ``first`` is 1."""
+    segment = Segment(first, last)
+    expected_seq, prev = first, GENESIS if first == 1 else None
     head: Any = None
     entries: list[Any] = []
-    for row in _chain_rows(connection):
+
+    def close(head: Any) -> bool:
+        nonlocal prev, expected_seq
+        if prev is None and head[0] == first:
+            prev = segment.start_prev = head[1]
+            segment.start_transaction = head[3]
+        segment.problem = _check_link(expected_seq, prev or GENESIS, head, entries)
+        if segment.problem:
+            return False
+        prev, expected_seq = head[2], expected_seq + 1
+        segment.checked += 1
+        if progress and segment.checked % 10_000 == 0:
+            progress(segment.checked)
+        return True
+
+    for row in _chain_rows(connection, first, last):
         if head is None or row[0] != head[0]:
-            if head is not None:
-                problem = _check_link(expected_seq, prev, head, entries)
-                if problem:
-                    report.first_broken = problem
-                    return
-                prev, expected_seq = head[2], expected_seq + 1
-                report.transactions_checked += 1
-                if progress and report.transactions_checked % 10_000 == 0:
-                    progress(report.transactions_checked)
+            if head is not None and not close(head):
+                return segment
             head, entries = row, []
         if row[_LINK + _H] is not None:
             entries.append(row[_LINK + _H :])
-    if head is not None:
-        report.first_broken = _check_link(expected_seq, prev, head, entries)
-        if report.first_broken is None:
-            report.transactions_checked += 1
-    if progress:
-        progress(report.transactions_checked)
+    if head is not None and not close(head):
+        return segment
+    segment.last_hash = prev
+    if expected_seq <= last:  # the segment's last links are missing
+        segment.problem = Break(
+            "chain_gap", f"chain link {expected_seq} is missing", seq=expected_seq
+        )
+    return segment
 
 
 def _check_link(expected: int, prev: str, head: Any, entries: list[Any]) -> Break | None:

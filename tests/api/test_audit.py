@@ -28,6 +28,7 @@ import ledger
 from api import cli as wetbank_cli
 from api import create_app
 from bank import audit as bank_audit
+from ledger import verification
 from ledger.ddl import drop_triggers
 from tests.api.conftest import Api, make_token
 from tests.api.plan_kit import Kit, ok, on, problem
@@ -441,7 +442,7 @@ def test_verify_names_a_transaction_whose_entries_and_header_were_deleted(fresh)
     assert str(report["first_broken"]["transaction_id"]) == work.withdrawal
 
 
-def run_verify_command(url: str) -> Any:
+def run_verify_command(url: str, *options: str) -> Any:
     """``wetbank audit verify`` with ``DATABASE_URL`` set, through the real app factory; the
     app it builds is disposed of afterwards (its connection pool would outlive the test)."""
     built: list[Flask] = []
@@ -454,7 +455,7 @@ def run_verify_command(url: str) -> Any:
     try:
         return CliRunner().invoke(
             wetbank_cli.main,
-            ["audit", "verify"],
+            ["audit", "verify", *options],
             env={"DATABASE_URL": url},
             obj=ScriptInfo(create_app=build),
         )
@@ -479,6 +480,25 @@ def test_the_audit_verify_command_exits_1_after_tampering(fresh, fresh_db_url):
     assert broken.exit_code == 1, broken.output
     assert "BROKEN" in broken.output
     assert work.deposits[1] in broken.output
+
+
+def test_the_audit_verify_command_names_the_same_break_from_parallel_workers(
+    fresh, fresh_db_url, monkeypatch
+):
+    work = workload(fresh)
+    tamper(
+        fresh.app,
+        "UPDATE ledger_transactions SET memo = 'edited' WHERE id = :t",
+        t=int(work.deposits[-1]),
+    )
+    alone = run_verify_command(fresh_db_url, "--processes", "1")
+    monkeypatch.setattr(verification, "PARALLEL_FROM", 1)  # every chain is long enough
+    parallel = run_verify_command(fresh_db_url, "--processes", "2")
+    assert (alone.exit_code, parallel.exit_code) == (1, 1), parallel.output
+    assert "hash_mismatch" in alone.output
+    assert parallel.output == alone.output
+    refused = run_verify_command(fresh_db_url, "--processes", "0")
+    assert refused.exit_code == 2 and "--processes" in refused.output
 
 
 # --- refused requests in the access trail --------------------------------------------------------

@@ -239,3 +239,52 @@ def test_verify_catches_an_entry_inserted_into_a_sealed_transaction(fresh_db, le
     )
     report = _verify(fresh_db)
     assert (report.ok, report.first_broken.transaction_id) == (False, target)
+
+
+# Verified in parallel (worker processes, one segment of two links each), a ledger gives the
+# same answer as verified by one process: the same count, the same first break.
+PARALLEL_TAMPERING = {
+    "clean": [],
+    "edited entry in a later segment": [
+        "UPDATE ledger_entries SET amount = amount + 1 WHERE id = (SELECT min(id) FROM "
+        "ledger_entries WHERE transaction_id = (SELECT transaction_id FROM ledger_chain "
+        "WHERE seq = 6))"
+    ],
+    "a segment's first link deleted": ["DELETE FROM ledger_chain WHERE seq = 5"],
+    "a segment's last link deleted": ["DELETE FROM ledger_chain WHERE seq = 4"],
+    "a segment's first link re-pointed": ["UPDATE ledger_chain SET prev_hash = hash WHERE seq = 7"],
+    "two breaks, the earlier wins": [
+        "UPDATE ledger_chain SET prev_hash = hash WHERE seq = 9",
+        "UPDATE ledger_transactions SET memo = 'x' WHERE id = "
+        "(SELECT transaction_id FROM ledger_chain WHERE seq = 3)",
+    ],
+}
+
+
+@pytest.mark.parametrize("tampering", PARALLEL_TAMPERING, ids=list(PARALLEL_TAMPERING))
+def test_parallel_verify_finds_what_one_process_finds(fresh_db, ledger, monkeypatch, tampering):
+    from ledger import verification
+
+    if PARALLEL_TAMPERING[tampering]:
+        _tamper(fresh_db, *PARALLEL_TAMPERING[tampering])
+    seal_all(fresh_db)
+    with fresh_db.engine.connect() as connection:
+        alone = verify(connection)
+    monkeypatch.setattr(verification, "PARALLEL_FROM", 1)  # segments of 2 links
+    seen: list[int] = []
+    with fresh_db.engine.connect() as connection:
+        parallel = verify(connection, seen.append, processes=2)
+    assert parallel.ok is alone.ok is (tampering == "clean")
+    assert parallel.first_broken == alone.first_broken
+    assert parallel.transactions_checked == alone.transactions_checked
+    assert seen == sorted(seen) and len(seen) > 1  # progress after each segment, in order
+
+
+def test_parallel_verify_expects_the_genesis_hash_before_link_one(fresh_db, ledger, monkeypatch):
+    from ledger import verification
+
+    _tamper(fresh_db, "UPDATE ledger_chain SET prev_hash = hash WHERE seq = 1")
+    monkeypatch.setattr(verification, "PARALLEL_FROM", 1)
+    with fresh_db.engine.connect() as connection:
+        report = verify(connection, processes=2)
+    assert (report.first_broken.kind, report.first_broken.seq) == ("chain_link", 1)
