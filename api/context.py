@@ -5,6 +5,7 @@ from __future__ import annotations
 from flask import current_app, g
 
 from api.problems import ApiProblem
+from bank import access
 from bank.access import Actor
 from bank.ruleset import Ruleset, ruleset_for
 from ledger import clock
@@ -17,9 +18,23 @@ def database() -> Database:
     return db
 
 
+#: set on a view that authenticates inside its own unit of work (``api.idempotency.writes``)
+AUTHENTICATES_IN_UNIT = "authenticates_in_unit"
+
+
 def actor() -> Actor:
-    """The authenticated caller (every non-public endpoint has one)."""
+    """The authenticated caller (every non-public endpoint has one).
+
+    A bearer token not yet checked is checked now, in the current unit of work if there is one
+    (a write's), so that the look-up shares its transaction; 401 if it is unknown or revoked.
+    """
     current: Actor | None = g.get("actor")
+    if current is None and g.get("bearer_secret"):
+        with database().transaction() as session:
+            current = access.authenticate(session, g.bearer_secret)
+        if current is None:
+            raise ApiProblem(401, "unauthorized", "The bearer token is unknown or revoked.")
+        g.actor = current
     if current is None:
         raise ApiProblem(401, "unauthorized", "A bearer token is required.")
     return current

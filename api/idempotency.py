@@ -14,10 +14,10 @@ from collections.abc import Callable
 from functools import wraps
 from typing import Any, TypeVar
 
-from flask import Response, make_response, request
+from flask import Response, g, make_response, request
 from sqlalchemy.orm import Session
 
-from api.context import actor, database
+from api.context import AUTHENTICATES_IN_UNIT, actor, database
 from api.problems import ApiProblem
 from api.ratelimit import check_write
 from bank import access
@@ -31,14 +31,18 @@ def writes(view: F) -> F:
 
     @wraps(view)
     def wrapper(*args: Any, **kwargs: Any) -> Response:
-        check_write(actor().token_id)
-        key = request.headers.get("Idempotency-Key")
-        if key is not None and not 0 < len(key) <= MAX_KEY_LENGTH:
-            raise ApiProblem(
-                400, "bad_request", f"Idempotency-Key must be 1 to {MAX_KEY_LENGTH} characters."
-            )
-
         def unit(session: Session) -> Response:
+            who = actor()  # the token is checked here, in this unit of work
+            if not g.get("write_counted"):  # once per request, not per retry of the unit
+                g.write_counted = True
+                check_write(who.token_id)
+            key = request.headers.get("Idempotency-Key")
+            if key is not None and not 0 < len(key) <= MAX_KEY_LENGTH:
+                raise ApiProblem(
+                    400,
+                    "bad_request",
+                    f"Idempotency-Key must be 1 to {MAX_KEY_LENGTH} characters.",
+                )
             if key is not None:
                 replay = _claim(session, key)
                 if replay is not None:
@@ -49,7 +53,7 @@ def writes(view: F) -> F:
             if key is not None:
                 access.store_result(
                     session,
-                    actor().token_id,
+                    who.token_id,
                     key,
                     response.status_code,
                     response.get_data(as_text=True),
@@ -62,6 +66,7 @@ def writes(view: F) -> F:
         except _Refused as refused:
             return refused.response
 
+    setattr(wrapper, AUTHENTICATES_IN_UNIT, True)
     return wrapper  # type: ignore[return-value]
 
 

@@ -164,9 +164,19 @@ def revoke_token(session: Session, token_id: str) -> ApiToken:
 def authenticate(session: Session, secret: str) -> Actor | None:
     """The actor a bearer secret stands for, or ``None`` if it is unknown or revoked."""
     digest = hash_token(secret)
+    # columns, not the ORM entity: this runs on every request (bench/README.md)
     row = session.execute(
-        select(ApiToken).where(ApiToken.token_hash == digest)
-    ).scalar_one_or_none()
+        select(
+            ApiToken.id,
+            ApiToken.token_hash,
+            ApiToken.role,
+            ApiToken.name,
+            ApiToken.lgu_id,
+            ApiToken.holder_id,
+            ApiToken.revoked_at,
+            ApiToken.last_used_at,
+        ).where(ApiToken.token_hash == digest)
+    ).one_or_none()
     if row is None or row.revoked_at is not None:
         return None
     if not hmac.compare_digest(row.token_hash, digest):

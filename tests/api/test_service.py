@@ -43,6 +43,53 @@ def test_an_unknown_token_is_401(api):
     assert response.json["code"] == "unauthorized"
 
 
+def test_a_write_with_an_unknown_or_revoked_token_is_401_and_writes_nothing(api, app):
+    created = api.post("/tokens", {"role": "board", "name": "soon revoked"}).json
+    assert api.delete(f"/tokens/{created['id']}").status_code == 204
+    before = count(app, ApiToken)
+    for token in ("wbt_not-a-real-token", created["token"]):
+        response = api.post(
+            "/tokens",
+            {"role": "board", "name": "sneaky"},
+            token=token,
+            headers={"Idempotency-Key": f"k-{token[-6:]}"},
+        )
+        assert (response.status_code, response.json["code"]) == (401, "unauthorized")
+    assert count(app, ApiToken) == before
+
+
+def test_an_unknown_token_hears_401_before_anything_about_its_request(api):
+    """A write checks its token inside its own unit of work; the checks that run before it
+    (content type, strict JSON, the Idempotency-Key's length) must not tell an unknown caller
+    more than 401."""
+    bad = "wbt_not-a-real-token"
+    wrong_type = api.post(
+        "/tokens",
+        data="role=board",
+        token=bad,
+        headers={"Content-Type": "application/x-www-form-urlencoded"},
+    )
+    broken_json = api.post(
+        "/tokens", data='{"role": ', token=bad, headers={"Content-Type": "application/json"}
+    )
+    long_key = api.post(
+        "/tokens", {"role": "board", "name": "x"}, token=bad, headers={"Idempotency-Key": "k" * 300}
+    )
+    invalid = api.post("/tokens", {"role": "nobody"}, token=bad)
+    for response in (wrong_type, broken_json, long_key, invalid):
+        assert (response.status_code, response.json["code"]) == (401, "unauthorized")
+    # with a good token the same requests are refused for what they are
+    assert (
+        api.post(
+            "/tokens",
+            data="role=board",
+            headers={"Content-Type": "application/x-www-form-urlencoded"},
+        ).status_code
+        == 415
+    )
+    assert api.post("/tokens", {"role": "nobody"}).status_code == 422
+
+
 def test_the_board_creates_an_lgu_token_that_acts_for_that_lgu(api, lgu):
     response = api.post("/tokens", {"role": "lgu", "name": "Wright clerk", "lgu_id": lgu["id"]})
     assert response.status_code == 201, response.json
