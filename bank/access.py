@@ -19,6 +19,7 @@ from sqlalchemy import (
     Integer,
     String,
     Text,
+    bindparam,
     insert,
     select,
     update,
@@ -161,22 +162,24 @@ def revoke_token(session: Session, token_id: str) -> ApiToken:
     return row
 
 
+# Built once: this runs on every request, and a statement built per call costs SQLAlchemy more
+# (cache key, ORM entity loading) than the database spends on it (bench/README.md).
+_TOKEN_BY_HASH = select(
+    ApiToken.id,
+    ApiToken.token_hash,
+    ApiToken.role,
+    ApiToken.name,
+    ApiToken.lgu_id,
+    ApiToken.holder_id,
+    ApiToken.revoked_at,
+    ApiToken.last_used_at,
+).where(ApiToken.token_hash == bindparam("digest"))
+
+
 def authenticate(session: Session, secret: str) -> Actor | None:
     """The actor a bearer secret stands for, or ``None`` if it is unknown or revoked."""
     digest = hash_token(secret)
-    # columns, not the ORM entity: this runs on every request (bench/README.md)
-    row = session.execute(
-        select(
-            ApiToken.id,
-            ApiToken.token_hash,
-            ApiToken.role,
-            ApiToken.name,
-            ApiToken.lgu_id,
-            ApiToken.holder_id,
-            ApiToken.revoked_at,
-            ApiToken.last_used_at,
-        ).where(ApiToken.token_hash == digest)
-    ).one_or_none()
+    row = session.execute(_TOKEN_BY_HASH, {"digest": digest}).one_or_none()
     if row is None or row.revoked_at is not None:
         return None
     if not hmac.compare_digest(row.token_hash, digest):

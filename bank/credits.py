@@ -22,6 +22,7 @@ from sqlalchemy import (
     Integer,
     String,
     UniqueConstraint,
+    bindparam,
     func,
     select,
     update,
@@ -195,6 +196,17 @@ class LotBalance:
         return self.posted_sqft - self.reserved_sqft - self.frozen_sqft
 
 
+# built once (a statement built per call costs SQLAlchemy its cache key every time)
+_LOTS = (
+    select(Lot, BankSite.frozen)
+    .join(BankSite, BankSite.id == Lot.bank_site_id)
+    .where(Lot.account_id == bindparam("account_id"))
+    # labels are issued in order per account: they break ties between lots made at once
+    .order_by(Lot.created_at, func.length(Lot.label), Lot.label)
+)
+_LOTS_OF_CLASS = _LOTS.where(Lot.credit_class == bindparam("credit_class"))
+
+
 def lots_of(
     session: Session,
     account: BankAccount,
@@ -204,16 +216,12 @@ def lots_of(
     now: datetime | None = None,
 ) -> list[LotBalance]:
     """The account's lots, oldest first, with balances (locked ``FOR UPDATE`` if ``lock``)."""
-    query = (
-        select(Lot, BankSite.frozen)
-        .join(BankSite, BankSite.id == Lot.bank_site_id)
-        .where(Lot.account_id == account.id)
-        # labels are issued in order per account: they break ties between lots made at once
-        .order_by(Lot.created_at, func.length(Lot.label), Lot.label)
-    )
-    if credit_class is not None:
-        query = query.where(Lot.credit_class == credit_class)
-    rows = session.execute(query).all()
+    if credit_class is None:
+        rows = session.execute(_LOTS, {"account_id": account.id}).all()
+    else:
+        rows = session.execute(
+            _LOTS_OF_CLASS, {"account_id": account.id, "credit_class": credit_class}
+        ).all()
     ids = [lot.ledger_account_id for lot, _ in rows]
     read = ledger.lock if lock else ledger.balances
     balances = read(session, ids, now)

@@ -10,9 +10,19 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any
+from typing import Any, cast
 
-from sqlalchemy import BigInteger, DateTime, ForeignKey, Integer, String, Text, insert, select
+from sqlalchemy import (
+    BigInteger,
+    DateTime,
+    ForeignKey,
+    Integer,
+    String,
+    Table,
+    Text,
+    bindparam,
+    select,
+)
 from sqlalchemy.orm import Mapped, Session, mapped_column
 
 import ledger
@@ -67,6 +77,21 @@ class TransferRequest:
     memo: str | None = None
 
 
+# The statements of a transfer, built once: built per call, their cache keys and the ORM's
+# bulk-insert path cost SQLAlchemy more than the database spent on them (py-spy, bench/README.md).
+# The inserts are Core (the tables'), so no ORM unit of work is involved.
+_ACCOUNTS = select(parties.BankAccount).where(
+    parties.BankAccount.id.in_(bindparam("ids", expanding=True))
+)
+_CLASS = select(credits.CreditClass).where(credits.CreditClass.code == bindparam("code"))
+_CHILDREN = select(credits.Lot).where(
+    credits.Lot.account_id == bindparam("account_id"),
+    credits.Lot.parent_lot_id.in_(bindparam("parents", expanding=True)),
+)
+_INSERT_TRANSFER = cast(Table, Transfer.__table__).insert()
+_INSERT_LOTS = cast(Table, TransferLot.__table__).insert()
+
+
 def make_transfer(
     session: Session, actor: Actor, request: TransferRequest, request_id: str | None
 ) -> dict[str, Any]:
@@ -74,9 +99,7 @@ def make_transfer(
     # both accounts in one round trip: while this list holds them, the look-ups below find them
     # in the session's identity map (which keeps only weak references)
     _loaded = session.execute(
-        select(parties.BankAccount).where(
-            parties.BankAccount.id.in_({request.from_account_id, request.to_account_id})
-        )
+        _ACCOUNTS, {"ids": [request.from_account_id, request.to_account_id]}
     ).all()
     source = parties.visible_account(session, actor, request.from_account_id)
     target = session.get(parties.BankAccount, request.to_account_id)
@@ -103,8 +126,7 @@ def make_transfer(
         request.amount_sqft,
         also_lock=receiving_lots,
     )
-    klass = session.get(credits.CreditClass, picks[0][0].lot.credit_class)
-    assert klass is not None
+    klass = session.execute(_CLASS, {"code": picks[0][0].lot.credit_class}).scalar_one()
     transfer_id = new_id("trf")
     legs, made = [], []
     for item, amount in picks:
@@ -135,9 +157,8 @@ def make_transfer(
         "recorded_at": clock.utcnow(),
         "actor": actor.label,
     }
-    # Core inserts: the ORM's unit of work cost more than the statements (py-spy)
-    session.execute(insert(Transfer).values(**row))
-    session.execute(insert(TransferLot), [dict(lot, transfer_id=transfer_id) for lot in made])
+    session.execute(_INSERT_TRANSFER, row)
+    session.execute(_INSERT_LOTS, [dict(lot, transfer_id=transfer_id) for lot in made])
     return _transfer_dict(row, klass, made)
 
 
@@ -146,10 +167,7 @@ def _existing_children(
 ) -> dict[str, credits.Lot]:
     """The receiving account's lots that already descend from ``parents``, by parent lot id."""
     lots = session.execute(
-        select(credits.Lot).where(
-            credits.Lot.account_id == target.id,
-            credits.Lot.parent_lot_id.in_([lot.id for lot in parents]),
-        )
+        _CHILDREN, {"account_id": target.id, "parents": [lot.id for lot in parents]}
     ).scalars()
     return {str(lot.parent_lot_id): lot for lot in lots}
 
