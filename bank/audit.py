@@ -108,6 +108,7 @@ def _with_entries(session: Session, rows: Any) -> list[dict[str, Any]]:
                 "amount": e.amount,
                 "phase": e.phase,
                 "balance_after": e.balance_after,
+                "balance_slot": e.slot,
                 "resolves_id": str(e.resolves_id) if e.resolves_id else None,
             }
         )

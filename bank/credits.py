@@ -84,6 +84,11 @@ def asset_of(code: str) -> str:
     return f"sqft:{code}"
 
 
+#: balance slots of a class's issuance and withdrawn accounts (LEDGER.md: hot system accounts);
+#: migration 0004 gives existing ones the same
+HOT_ACCOUNT_SLOTS = 8
+
+
 def ensure_class(
     session: Session, service_area: int, wetland_type: str, restricted: bool
 ) -> CreditClass:
@@ -98,11 +103,21 @@ def ensure_class(
     if found is not None:
         return found
     asset = asset_of(code)
+    # every deposit of the class draws on its issuance account, every withdrawal credits its
+    # withdrawn account: spread over slots, concurrent ones need not take turns
     issuance = ledger.create_account(
-        session, code=f"issuance:{code}", asset=asset, name=f"Board issuance {code}"
+        session,
+        code=f"issuance:{code}",
+        asset=asset,
+        name=f"Board issuance {code}",
+        slots=HOT_ACCOUNT_SLOTS,
     )
     withdrawn = ledger.create_account(
-        session, code=f"withdrawn:{code}", asset=asset, name=f"Withdrawn credits {code}"
+        session,
+        code=f"withdrawn:{code}",
+        asset=asset,
+        name=f"Withdrawn credits {code}",
+        slots=HOT_ACCOUNT_SLOTS,
     )
     row = CreditClass(
         code=code,

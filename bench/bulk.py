@@ -54,7 +54,7 @@ def _positions(conn: psycopg.Connection) -> tuple[int, int, int, str]:
 def _balances(conn: psycopg.Connection, ids: list[int]) -> dict[int, tuple[int, int, int]]:
     rows = conn.execute(
         "SELECT account_id, debits_posted, credits_posted, version FROM ledger_balances "
-        "WHERE account_id = ANY(%s)",
+        "WHERE account_id = ANY(%s) AND slot = 0",  # the bulk history goes to slot 0
         (ids,),
     ).fetchall()
     return {r[0]: (r[1], r[2], r[3]) for r in rows}
@@ -92,6 +92,7 @@ def _entry(
         "effective_on": date(2026, 1, 1),
         "resolves_id": None,
         "resolution": None,
+        "slot": 0,
     }
 
 
@@ -131,7 +132,7 @@ def _store_balances(conn: psycopg.Connection, state, next_tx: int, next_entry: i
     for account, (debits, credits, version) in state.items():
         conn.execute(
             "UPDATE ledger_balances SET debits_posted = %s, credits_posted = %s, version = %s "
-            "WHERE account_id = %s",
+            "WHERE account_id = %s AND slot = 0",
             (debits, credits, version, account),
         )
     conn.execute(

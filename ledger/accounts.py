@@ -47,6 +47,10 @@ class Balance:
         return self.posted - self.reserved_debits
 
 
+#: the most balance rows one account may spread over
+MAX_SLOTS = 64
+
+
 def create_account(
     session: Session,
     *,
@@ -55,8 +59,18 @@ def create_account(
     name: str,
     no_overdraft: bool = False,
     no_overcredit: bool = False,
+    slots: int = 1,
 ) -> int:
-    """Create an account and its zero balance row; returns the account id."""
+    """Create an account and its zero balance row(s); returns the account id.
+
+    ``slots`` > 1 spreads a hot account's balance over that many rows, so that concurrent
+    writers of it need not wait for each other's commits (its balance is their sum).  Only an
+    account without limits may have more than one: a limit is checked against one locked row.
+    """
+    if not 1 <= slots <= MAX_SLOTS:
+        raise ValueError(f"slots must be 1 to {MAX_SLOTS}")
+    if slots > 1 and (no_overdraft or no_overcredit):
+        raise ValueError("an account with a limit keeps its balance in one slot")
     account_id = session.execute(
         insert(LedgerAccount)
         .values(
@@ -66,21 +80,27 @@ def create_account(
             no_overdraft=no_overdraft,
             no_overcredit=no_overcredit,
             created_at=clock.utcnow(),
+            slots=slots,
         )
         .returning(LedgerAccount.id)
     ).scalar_one()
     session.execute(
-        insert(LedgerBalance).values(
-            account_id=account_id,
-            asset=asset,
-            no_overdraft=no_overdraft,
-            no_overcredit=no_overcredit,
-            debits_posted=0,
-            credits_posted=0,
-            debits_pending=0,
-            credits_pending=0,
-            version=0,
-        )
+        insert(LedgerBalance),
+        [
+            {
+                "account_id": account_id,
+                "slot": slot,
+                "asset": asset,
+                "no_overdraft": no_overdraft,
+                "no_overcredit": no_overcredit,
+                "debits_posted": 0,
+                "credits_posted": 0,
+                "debits_pending": 0,
+                "credits_pending": 0,
+                "version": 0,
+            }
+            for slot in range(slots)
+        ],
     )
     return int(account_id)
 
@@ -111,9 +131,9 @@ def _read(
     moment = now or clock.utcnow()
     if pg_direct.is_postgresql(session):
         rows = pg_direct.read_balances(session, ids, moment, for_update=for_update)
-        result = {int(r[0]): Balance(*r) for r in rows}
-        _check_found(ids, result)
-        return result
+        found = {int(r[0]): Balance(*r) for r in rows}
+        _check_found(ids, found)
+        return found
     P, B = LedgerOpenPending, LedgerBalance
 
     def stale(column: Any) -> Any:
@@ -127,20 +147,22 @@ def _read(
     query = (
         select(B, stale(P.debits).label("stale_d"), stale(P.credits).label("stale_c"))
         .where(B.account_id.in_(ids))
-        .order_by(B.account_id)
+        .order_by(B.account_id, B.slot)
     )
     if for_update:
         query = query.with_for_update(of=B)
-    result = {}
+    result: dict[int, Balance] = {}
     for row, stale_d, stale_c in session.execute(query).all():
+        # an account's balance is the sum of its slot rows (one, unless it is a hot account)
+        seen = result.get(row.account_id)
         result[row.account_id] = Balance(
             row.account_id,
             row.asset,
-            row.debits_posted,
-            row.credits_posted,
-            row.debits_pending - int(stale_d),
-            row.credits_pending - int(stale_c),
-            row.version,
+            row.debits_posted + (seen.debits_posted if seen else 0),
+            row.credits_posted + (seen.credits_posted if seen else 0),
+            row.debits_pending + (seen.reserved_debits if seen else -int(stale_d)),
+            row.credits_pending + (seen.reserved_credits if seen else -int(stale_c)),
+            row.version + (seen.version if seen else 0),
         )
     _check_found(ids, result)
     return result

@@ -39,6 +39,8 @@ FOR UPDATE
 # The header, its place in the sealing queue, every balance delta and every entry in one round
 # trip.  When the idempotency key is taken (a concurrent twin committed first) the header CTE is
 # empty, and so, through it, is everything else: the caller then answers with the replay.
+# A transaction changes one slot of each account (the caller picks it; one-slot accounts: 0), so
+# the entries join the updated rows by account.
 # Deltas and lines arrive as two JSON arrays: psycopg infers and dumps a Python list element by
 # element, which cost more than the rest of the statement's client work (py-spy).  An entry's
 # asset is its account's, as the balance row holds it.  The balance-after of a line is the
@@ -60,21 +62,22 @@ WITH header AS (
         debits_posted = b.debits_posted + v.dp, credits_posted = b.credits_posted + v.cp,
         debits_pending = b.debits_pending + v.dq, credits_pending = b.credits_pending + v.cq,
         version = b.version + 1
-    FROM (SELECT (d->>0)::bigint, (d->>1)::bigint, (d->>2)::bigint, (d->>3)::bigint,
-                 (d->>4)::bigint
-          FROM jsonb_array_elements(%(deltas)s::jsonb) AS d) AS v(id, dp, cp, dq, cq)
-    WHERE b.account_id = v.id AND EXISTS (SELECT FROM header)
-    RETURNING b.account_id, b.asset, b.credits_posted - b.debits_posted AS posted, b.version
+    FROM (SELECT (d->>0)::bigint, (d->>1)::smallint, (d->>2)::bigint, (d->>3)::bigint,
+                 (d->>4)::bigint, (d->>5)::bigint
+          FROM jsonb_array_elements(%(deltas)s::jsonb) AS d) AS v(id, slot, dp, cp, dq, cq)
+    WHERE b.account_id = v.id AND b.slot = v.slot AND EXISTS (SELECT FROM header)
+    RETURNING b.account_id, b.slot, b.asset, b.credits_posted - b.debits_posted AS posted,
+              b.version
 ), lines AS (
     SELECT (x->>0)::bigint AS account_id, (x->>1)::bigint AS amount, x->>2 AS phase,
            (x->>3)::bigint AS resolves_id, x->>4 AS resolution, n
     FROM jsonb_array_elements(%(lines)s::jsonb) WITH ORDINALITY AS l(x, n)
 ), entries AS (
     INSERT INTO ledger_entries (transaction_id, account_id, asset, amount, phase, balance_after,
-        account_version, effective_on, resolves_id, resolution)
+        account_version, effective_on, resolves_id, resolution, slot)
     SELECT header.id, l.account_id, b.asset, l.amount, l.phase,
         b.posted - COALESCE(sum(CASE WHEN l.phase = 'posted' THEN l.amount END) OVER later, 0),
-        b.version, %(effective_on)s, l.resolves_id, l.resolution
+        b.version, %(effective_on)s, l.resolves_id, l.resolution, b.slot
     FROM lines AS l JOIN balances AS b USING (account_id) CROSS JOIN header
     WINDOW later AS (PARTITION BY l.account_id ORDER BY l.n
                      ROWS BETWEEN 1 FOLLOWING AND UNBOUNDED FOLLOWING)
@@ -84,22 +87,38 @@ SELECT id FROM header
 """
 
 
-# A balance as ``ledger.balances`` reads it: the stored row, less what pending transfers past
-# their expiry still hold in it (no sweeper needs to have run).
-BALANCES_SQL = """
+# A balance as ``ledger.balances`` reads it: the sum of the account's stored slot rows (one,
+# unless it is a hot account), less what pending transfers past their expiry still hold in it
+# (no sweeper needs to have run).  The locking variant locks every slot row in (account, slot)
+# order; FOR UPDATE cannot sit beside GROUP BY, hence the CTE.
+_BALANCES_SQL = """
+WITH rows AS (
+    SELECT account_id, asset, debits_posted, credits_posted, debits_pending, credits_pending,
+           version
+    FROM ledger_balances
+    WHERE account_id = ANY(%(ids)s::bigint[])
+    ORDER BY account_id, slot
+    {lock}
+), b AS (
+    SELECT account_id, min(asset) AS asset, sum(debits_posted)::bigint AS debits_posted,
+           sum(credits_posted)::bigint AS credits_posted,
+           sum(debits_pending)::bigint AS debits_pending,
+           sum(credits_pending)::bigint AS credits_pending, sum(version)::bigint AS version
+    FROM rows GROUP BY account_id
+)
 SELECT b.account_id, b.asset, b.debits_posted, b.credits_posted,
        b.debits_pending - COALESCE(s.debits, 0), b.credits_pending - COALESCE(s.credits, 0),
        b.version
-FROM ledger_balances AS b
+FROM b
 LEFT JOIN LATERAL (
     SELECT sum(p.debits)::bigint AS debits, sum(p.credits)::bigint AS credits
     FROM ledger_open_pending AS p
     WHERE p.account_id = b.account_id AND p.expires_at <= %(now)s
 ) AS s ON true
-WHERE b.account_id = ANY(%(ids)s::bigint[])
 ORDER BY b.account_id
 """
-BALANCES_FOR_UPDATE_SQL = BALANCES_SQL + "FOR UPDATE OF b\n"
+BALANCES_SQL = _BALANCES_SQL.format(lock="")
+BALANCES_FOR_UPDATE_SQL = _BALANCES_SQL.format(lock="FOR UPDATE")
 
 
 def read_balances(

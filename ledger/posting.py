@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import random
 import weakref
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
@@ -46,12 +47,14 @@ from ledger.schema import (
     PHASE_PENDING,
     PHASE_POSTED,
     PHASE_RELEASE,
+    LedgerAccount,
     LedgerBalance,
     LedgerEntry,
     LedgerOpenPending,
     LedgerTransaction,
 )
 
+A = LedgerAccount.__table__.c
 B = LedgerBalance.__table__.c
 T = LedgerTransaction.__table__.c
 _TX = cast(Table, LedgerTransaction.__table__)
@@ -347,7 +350,7 @@ def _write(
         "memo": meta.memo,
     }
     if pg_direct.is_postgresql(session):
-        tx_id = _insert_at_once(session, header, lines)
+        tx_id = _insert_at_once(session, header, lines, _slots(session, lines, balances))
     else:
         tx_id = _insert_one_by_one(session, header, lines, balances)
     if tx_id is None:
@@ -364,13 +367,19 @@ _JSON = json.JSONEncoder(separators=(",", ":"))
 _DELTA_COLUMNS = ("debits_posted", "credits_posted", "debits_pending", "credits_pending")
 
 
-def _insert_at_once(session: Session, header: dict[str, Any], lines: list[_Line]) -> int | None:
-    """PostgreSQL: header, sealing queue, balances and entries in one prepared statement."""
+def _insert_at_once(
+    session: Session, header: dict[str, Any], lines: list[_Line], slots: dict[int, int]
+) -> int | None:
+    """PostgreSQL: header, sealing queue, balances and entries in one prepared statement.
+    ``slots``: the slot changed per account that has several (others: slot 0)."""
     deltas = _deltas(lines)
     params = dict(
         header,
         deltas=_JSON.encode(
-            [[a, *(d[column] for column in _DELTA_COLUMNS)] for a, d in sorted(deltas.items())]
+            [
+                [a, slots.get(a, 0), *(d[column] for column in _DELTA_COLUMNS)]
+                for a, d in sorted(deltas.items())
+            ]
         ),
         lines=_JSON.encode(
             [[x.account_id, x.amount, x.phase, x.resolves_id, x.resolution] for x in lines]
@@ -479,7 +488,7 @@ def _insert_entries(
 def _apply_delta(session: Session, account_id: int, d: dict[str, int]) -> tuple[int, int]:
     stmt = (
         update(LedgerBalance)
-        .where(B.account_id == account_id)
+        .where(B.account_id == account_id, B.slot == 0)  # SQLite writes slot 0 only
         .values(
             debits_posted=B.debits_posted + d["debits_posted"],
             credits_posted=B.credits_posted + d["credits_posted"],
@@ -561,15 +570,16 @@ class LedgerBalanceRow:
     credits_posted: int = 0
     debits_pending: int = 0
     credits_pending: int = 0
+    slots: int = 1
 
     @property
     def limited(self) -> bool:
         return self.no_overdraft or self.no_overcredit
 
 
-#: accounts are immutable, so their asset and flags are cached per engine (PostgreSQL only:
-#: SQLite may reuse the id of an account whose creation rolled back)
-_ACCOUNT_META: weakref.WeakKeyDictionary[Any, dict[int, tuple[str, bool, bool]]] = (
+#: accounts are immutable, so their asset, flags and slots are cached per engine (PostgreSQL
+#: only: SQLite may reuse the id of an account whose creation rolled back)
+_ACCOUNT_META: weakref.WeakKeyDictionary[Any, dict[int, tuple[str, bool, bool, int]]] = (
     weakref.WeakKeyDictionary()
 )
 
@@ -578,22 +588,42 @@ def _balances_for(session: Session, account_ids: set[int]) -> dict[int, LedgerBa
     engine = session.get_bind().engine
     cacheable = engine.dialect.name == "postgresql"
     cache = _ACCOUNT_META.setdefault(engine, {}) if cacheable else {}
-    found = {a: LedgerBalanceRow(a, *cache[a]) for a in account_ids if a in cache}
+    found = {a: _meta_row(a, cache[a]) for a in account_ids if a in cache}
     wanted = account_ids - set(found)
     if wanted:
         rows = session.execute(
-            select(B.account_id, B.asset, B.no_overdraft, B.no_overcredit).where(
-                B.account_id.in_(sorted(wanted))
+            select(A.id, A.asset, A.no_overdraft, A.no_overcredit, A.slots).where(
+                A.id.in_(sorted(wanted))
             )
         ).all()
         for r in rows:
-            found[r.account_id] = LedgerBalanceRow(*r)
+            meta = (r.asset, r.no_overdraft, r.no_overcredit, r.slots)
+            found[r.id] = _meta_row(r.id, meta)
             if cacheable:
-                cache[r.account_id] = (r.asset, r.no_overdraft, r.no_overcredit)
+                cache[r.id] = meta
     missing = account_ids - set(found)
     if missing:
         raise UnknownAccount(f"unknown ledger account(s) {sorted(missing)}")
     return found
+
+
+def _meta_row(account_id: int, meta: tuple[str, bool, bool, int]) -> LedgerBalanceRow:
+    asset, no_overdraft, no_overcredit, slots = meta
+    return LedgerBalanceRow(account_id, asset, no_overdraft, no_overcredit, slots=slots)
+
+
+def _slots(
+    session: Session, lines: list[_Line], balances: dict[int, LedgerBalanceRow]
+) -> dict[int, int]:
+    """The slot this transaction changes, per account with more than one: a random one, so
+    that concurrent writers of a hot account rarely wait for each other.  Pending and release
+    lines go to slot 0, where the reservation they make or undo is held (a slot's pending
+    columns never go negative).  SQLite has one writer at a time: always slot 0."""
+    spread = {a for a, row in balances.items() if row.slots > 1}
+    if not spread or not pg_direct.is_postgresql(session):
+        return {}
+    reserving = {line.account_id for line in lines if line.phase != PHASE_POSTED}
+    return {a: random.randrange(balances[a].slots) for a in spread - reserving}
 
 
 def _lock(

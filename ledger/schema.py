@@ -18,6 +18,7 @@ from sqlalchemy import (
     Index,
     Integer,
     MetaData,
+    SmallInteger,
     String,
     Text,
     UniqueConstraint,
@@ -58,13 +59,18 @@ class LedgerAccount(Base):
     #: "credits must not exceed debits"
     no_overcredit: Mapped[bool] = mapped_column(Boolean, default=False)
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
+    #: balance rows (slots) a writer spreads this account's changes over; more than one only
+    #: for a hot account without limits, so that its writers need not take turns
+    slots: Mapped[int] = mapped_column(SmallInteger, default=1, server_default="1")
 
 
 class LedgerBalance(Base):
-    """The stored balance of one account, changed only with its entries, in the same transaction.
+    """The stored balance of one account (the sum of its slot rows), changed only with its
+    entries, in the same transaction.
 
     The flags are copied here so that CHECK constraints (which cannot look at another table) refuse
-    an overdraft even from a raw UPDATE.
+    an overdraft even from a raw UPDATE; an account with a limit has one row only, slot 0, so its
+    check sees its whole balance.
     """
 
     __tablename__ = "ledger_balances"
@@ -82,9 +88,13 @@ class LedgerBalance(Base):
             "NOT no_overcredit OR credits_posted + credits_pending <= debits_posted",
             name="no_overcredit",
         ),
+        CheckConstraint(
+            "slot >= 0 AND (slot = 0 OR NOT (no_overdraft OR no_overcredit))", name="slot"
+        ),
     )
 
     account_id: Mapped[int] = mapped_column(ForeignKey("ledger_accounts.id"), primary_key=True)
+    slot: Mapped[int] = mapped_column(SmallInteger, primary_key=True, default=0, server_default="0")
     asset: Mapped[str] = mapped_column(String(100))
     no_overdraft: Mapped[bool] = mapped_column(Boolean)
     no_overcredit: Mapped[bool] = mapped_column(Boolean)
@@ -150,6 +160,9 @@ class LedgerEntry(Base):
     balance_after: Mapped[int] = mapped_column(BigInteger)
     #: the account's balance version after this entry
     account_version: Mapped[int] = mapped_column(BigInteger)
+    #: the balance slot this entry changed; on an account with several slots, ``balance_after``
+    #: and ``account_version`` are that slot's
+    slot: Mapped[int] = mapped_column(SmallInteger, default=0, server_default="0")
     effective_on: Mapped[date] = mapped_column(Date)
     #: on a release entry: the pending transaction it resolves, and how
     resolves_id: Mapped[int | None] = mapped_column(ForeignKey("ledger_transactions.id"))

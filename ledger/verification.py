@@ -284,7 +284,8 @@ def _verify_unchained(connection: Connection, report: Report) -> None:
 
 def _verify_balances(connection: Connection, report: Report) -> None:
     """Stored balances against the sums of their entries, and every balance-after against the
-    running posted total: both computed by the database, which streams them."""
+    running posted total: both computed by the database, which streams them.  An account with
+    several balance slots is checked slot by slot: each entry says which slot it changed."""
     sign = case((E.phase == PHASE_RELEASE, -1), else_=1)
     debit = case((E.amount < 0, -E.amount), else_=0)
     credit = case((E.amount > 0, E.amount), else_=0)
@@ -292,18 +293,23 @@ def _verify_balances(connection: Connection, report: Report) -> None:
     sums = (
         select(
             E.account_id.label("account_id"),
+            E.slot.label("slot"),
             func.sum(case((posted, debit), else_=0)).label("dp"),
             func.sum(case((posted, credit), else_=0)).label("cp"),
             func.sum(case((posted, 0), else_=debit * sign)).label("dq"),
             func.sum(case((posted, 0), else_=credit * sign)).label("cq"),
         )
-        .group_by(E.account_id)
+        .group_by(E.account_id, E.slot)
         .subquery()
     )
     Bt = LedgerBalance.__table__.c
+    balance_rows = LedgerBalance.__table__.outerjoin(
+        sums, (sums.c.account_id == Bt.account_id) & (sums.c.slot == Bt.slot)
+    )
     wrong = connection.execute(
         select(
             Bt.account_id,
+            Bt.slot,
             Bt.debits_posted,
             Bt.credits_posted,
             Bt.debits_pending,
@@ -313,26 +319,45 @@ def _verify_balances(connection: Connection, report: Report) -> None:
             sums.c.dq,
             sums.c.cq,
         )
-        .select_from(LedgerBalance.__table__.outerjoin(sums, sums.c.account_id == Bt.account_id))
+        .select_from(balance_rows)
         .where(
             (func.coalesce(sums.c.dp, 0) != Bt.debits_posted)
             | (func.coalesce(sums.c.cp, 0) != Bt.credits_posted)
             | (func.coalesce(sums.c.dq, 0) != Bt.debits_pending)
             | (func.coalesce(sums.c.cq, 0) != Bt.credits_pending)
         )
-        .order_by(Bt.account_id)
+        .order_by(Bt.account_id, Bt.slot)
         .limit(1)
     ).first()
     report.accounts_checked = int(
-        connection.execute(select(func.count()).select_from(LedgerBalance.__table__)).scalar() or 0
+        connection.execute(select(func.count(func.distinct(Bt.account_id)))).scalar() or 0
     )
     if wrong is not None:
-        have = [wrong[1], wrong[2], wrong[3], wrong[4]]
-        expected = [int(x or 0) for x in wrong[5:9]]
+        have = [wrong[2], wrong[3], wrong[4], wrong[5]]
+        expected = [int(x or 0) for x in wrong[6:10]]
+        where = f"account {wrong[0]}" + (f" (slot {wrong[1]})" if wrong[1] else "")
         report.first_broken = Break(
             "stored_balance",
-            f"account {wrong[0]} stores {have} but its entries sum to {expected}",
+            f"{where} stores {have} but its entries sum to {expected}",
             account_id=wrong[0],
+        )
+        return
+    orphan = connection.execute(
+        select(sums.c.account_id)
+        .select_from(
+            sums.outerjoin(
+                LedgerBalance.__table__,
+                (sums.c.account_id == Bt.account_id) & (sums.c.slot == Bt.slot),
+            )
+        )
+        .where(Bt.account_id.is_(None))
+        .limit(1)
+    ).first()
+    if orphan is not None:
+        report.first_broken = Break(
+            "stored_balance",
+            f"entries of account {orphan[0]} name a balance slot it does not have",
+            account_id=orphan[0],
         )
         return
     running = (
@@ -342,7 +367,7 @@ def _verify_balances(connection: Connection, report: Report) -> None:
             E.transaction_id,
             E.balance_after,
             func.sum(case((posted, E.amount), else_=0))
-            .over(partition_by=E.account_id, order_by=E.id)
+            .over(partition_by=[E.account_id, E.slot], order_by=E.id)
             .label("running"),
         )
     ).subquery()

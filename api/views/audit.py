@@ -37,7 +37,10 @@ class JournalEntryOut(Schema):
     asset = fields.String()
     amount = fields.Integer()
     phase = fields.String()
+    #: on an account with several balance slots (a hot system account), ``balance_after`` is
+    #: the balance of the slot this entry changed; 0 on every other account
     balance_after = fields.Integer()
+    balance_slot = fields.Integer()
     resolves_id = fields.String(allow_none=True)
 
 

@@ -2,15 +2,19 @@
 
 from __future__ import annotations
 
+from datetime import date
 from pathlib import Path
 
+import pytest
 from alembic import command
 from click.testing import CliRunner
-from sqlalchemy import create_engine, inspect
+from sqlalchemy import create_engine, inspect, text
 
 from api import create_app
 from api.cli import main
 from api.schema_check import alembic_config
+from ledger import Database, Leg, Meta, create_account, transfer, verify
+from ledger.sealer import seal_all
 from tests.dbs import create_database, drop_database
 
 LEDGER_TABLES = {"ledger_accounts", "ledger_balances", "ledger_transactions", "ledger_entries"}
@@ -80,5 +84,90 @@ def test_the_demo_loads_once_and_prints_a_token_per_role(backend: str, tmp_path:
         app.extensions["wetbank.db"].dispose()
         verified = runner.invoke(main, ["audit", "verify"], env={"DATABASE_URL": url})
         assert verified.exit_code == 0 and verified.output.startswith("ok:")
+    finally:
+        drop_database(url)
+
+
+def test_balance_slots_migrate_down_and_up_with_a_ledger_that_still_verifies(
+    backend: str, tmp_path: Path
+) -> None:
+    """0004 (balance slots) keeps every existing row as slot 0 and every sealed link's bytes;
+    it refuses to go back down once an entry was written to another slot."""
+    url = create_database(backend, tmp_path)
+    config = alembic_config(url)
+    day = date(2026, 3, 2)
+    try:
+        command.upgrade(config, "head")
+        db = Database.from_url(url)
+        with db.transaction() as session:
+            issuer = create_account(session, code="i", asset="X", name="issuer")
+            holder = create_account(session, code="h", asset="X", name="h", no_overdraft=True)
+            for n in range(1, 6):
+                transfer(session, "t", [Leg(issuer, holder, n)], Meta(f"k{n}", day))
+        seal_all(db)
+        db.dispose()
+        command.downgrade(config, "0003")
+        command.upgrade(config, "head")
+        db = Database.from_url(url)
+        with db.engine.connect() as connection:
+            report = verify(connection)
+        assert report.ok, report.first_broken
+        assert report.transactions_checked == 5
+        if backend == "postgresql":  # SQLite writes slot 0 only
+            with db.transaction() as session:
+                hot = create_account(session, code="hot", asset="X", name="hot", slots=4)
+            for n in range(12):
+                with db.transaction() as session:
+                    transfer(session, "t", [Leg(hot, holder, 1)], Meta(f"h{n}", day))
+            db.dispose()
+            with pytest.raises(RuntimeError, match="balance slots"):
+                command.downgrade(config, "0003")
+        db.dispose()
+    finally:
+        drop_database(url)
+
+
+def test_existing_issuance_and_withdrawn_accounts_get_their_slots(
+    backend: str, tmp_path: Path
+) -> None:
+    url = create_database(backend, tmp_path)
+    config = alembic_config(url)
+    try:
+        command.upgrade(config, "0003")
+        engine = create_engine(url)
+        with engine.begin() as connection:
+            for n, code in enumerate(("issuance:C", "withdrawn:C", "lot:1", "usd:fees"), 1):
+                connection.execute(
+                    text(
+                        "INSERT INTO ledger_accounts (id, code, asset, name, no_overdraft, "
+                        "no_overcredit, created_at) VALUES (:n, :code, 'X', 'x', :limited, "
+                        "false, '2026-01-01')"
+                    ),
+                    {"n": n, "code": code, "limited": code == "lot:1"},
+                )
+                connection.execute(
+                    text(
+                        "INSERT INTO ledger_balances (account_id, asset, no_overdraft, "
+                        "no_overcredit, debits_posted, credits_posted, debits_pending, "
+                        "credits_pending, version) VALUES (:n, 'X', :limited, false, 0, 0, 0, "
+                        "0, 0)"
+                    ),
+                    {"n": n, "limited": code == "lot:1"},
+                )
+        command.upgrade(config, "head")
+        with engine.connect() as connection:
+            rows = connection.execute(
+                text(
+                    "SELECT a.code, a.slots, count(*) FROM ledger_accounts AS a JOIN "
+                    "ledger_balances AS b ON b.account_id = a.id GROUP BY a.code, a.slots"
+                )
+            ).all()
+        engine.dispose()
+        assert {code: (slots, n) for code, slots, n in rows} == {
+            "issuance:C": (8, 8),
+            "withdrawn:C": (8, 8),
+            "lot:1": (1, 1),
+            "usd:fees": (1, 1),
+        }
     finally:
         drop_database(url)

@@ -45,6 +45,24 @@ def test_the_canonical_form_of_a_transaction_is_pinned() -> None:
     )
 
 
+def test_an_entrys_balance_slot_is_hashed_only_when_it_is_not_0() -> None:
+    """Links sealed before accounts had slots keep their bytes; a slot other than 0 is sealed."""
+    entry = {
+        "id": 1,
+        "account_id": 3,
+        "asset": "X",
+        "amount": 5,
+        "phase": "posted",
+        "balance_after": 5,
+        "account_version": 1,
+        "effective_on": date(2026, 6, 8),
+    }
+    before = canonical.canonical({}, [entry])
+    assert canonical.canonical({}, [dict(entry, slot=0)]) == before
+    assert before.endswith(b'"2026-06-08"]]}')
+    assert canonical.canonical({}, [dict(entry, slot=2)]).endswith(b'"2026-06-08",2]]}')
+
+
 def test_naive_and_aware_utc_instants_hash_alike() -> None:
     aware = {"recorded_at": datetime(2026, 1, 2, 3, 4, 5, 6, tzinfo=UTC), "pending": True}
     naive = {"recorded_at": datetime(2026, 1, 2, 3, 4, 5, 6), "pending": True}
