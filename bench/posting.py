@@ -109,7 +109,8 @@ def _baseline_transfer(conn: psycopg.Connection, src: int, dst: int) -> None:
 
 
 def setup_engine(url: str, accounts: int, seed_amount: int) -> list[int]:
-    """``accounts`` no-overdraft ledger accounts seeded from one unlimited issuance account."""
+    """``accounts`` no-overdraft ledger accounts seeded from one unlimited issuance account
+    (with 8 balance slots, as the bank gives each credit class's issuance account)."""
     import ledger
     from ledger import sealer
     from ledger.db import Database
@@ -117,7 +118,10 @@ def setup_engine(url: str, accounts: int, seed_amount: int) -> list[int]:
     db = Database.from_url(url)
     sealer.attach(db)
     with db.transaction() as session:
-        issuer = ledger.create_account(session, code="bench:issuer", asset="X", name="issuer")
+        # a hot system account, as the bank's issuance accounts are: spread over balance slots
+        issuer = ledger.create_account(
+            session, code="bench:issuer", asset="X", name="issuer", slots=8
+        )
         ids = [
             ledger.create_account(
                 session, code=f"bench:{i}", asset="X", name=f"a{i}", no_overdraft=True
