@@ -89,8 +89,12 @@ SELECT id FROM header
 
 # A balance as ``ledger.balances`` reads it: the sum of the account's stored slot rows (one,
 # unless it is a hot account), less what pending transfers past their expiry still hold in it
-# (no sweeper needs to have run).  The locking variant locks every slot row in (account, slot)
-# order; FOR UPDATE cannot sit beside GROUP BY, hence the CTE.
+# (no sweeper needs to have run).
+# The locking variant locks every slot row in (account, slot) order (FOR UPDATE cannot sit
+# beside GROUP BY, hence the CTE), then the expired reservations too: a read that waited for a
+# writer which expired one sees the row as that writer left it, and must not subtract the
+# reservation again from its older snapshot; a reservation row the writer deleted is skipped
+# when it is locked (READ COMMITTED re-checks locked rows), never counted.
 _BALANCES_SQL = """
 WITH rows AS (
     SELECT account_id, asset, debits_posted, credits_posted, debits_pending, credits_pending,
@@ -105,6 +109,11 @@ WITH rows AS (
            sum(debits_pending)::bigint AS debits_pending,
            sum(credits_pending)::bigint AS credits_pending, sum(version)::bigint AS version
     FROM rows GROUP BY account_id
+), expired AS (
+    SELECT account_id, debits, credits
+    FROM ledger_open_pending
+    WHERE account_id = ANY(%(ids)s::bigint[]) AND expires_at <= %(now)s
+    {lock}
 )
 SELECT b.account_id, b.asset, b.debits_posted, b.credits_posted,
        b.debits_pending - COALESCE(s.debits, 0), b.credits_pending - COALESCE(s.credits, 0),
@@ -112,8 +121,8 @@ SELECT b.account_id, b.asset, b.debits_posted, b.credits_posted,
 FROM b
 LEFT JOIN LATERAL (
     SELECT sum(p.debits)::bigint AS debits, sum(p.credits)::bigint AS credits
-    FROM ledger_open_pending AS p
-    WHERE p.account_id = b.account_id AND p.expires_at <= %(now)s
+    FROM expired AS p
+    WHERE p.account_id = b.account_id
 ) AS s ON true
 ORDER BY b.account_id
 """

@@ -12,9 +12,11 @@ import threading
 import time
 from collections import Counter
 from collections.abc import Callable
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import pytest
+from freezegun import freeze_time
 
 from ledger import (
     AlreadyResolved,
@@ -23,6 +25,7 @@ from ledger import (
     Leg,
     Posted,
     balances,
+    lock,
     pending_state,
     post_pending,
     reserve,
@@ -299,3 +302,34 @@ def _assert_verifies(db) -> None:
         report = verify(connection)
     assert report.ok, report.first_broken
     assert isinstance(report.transactions_checked, int)
+
+
+def test_a_locking_read_that_waited_on_a_lazy_expiry_sees_the_reservation_gone_once(fresh_db):
+    """A writer expires a reservation lazily while a locking read (``ledger.lock``) waits for
+    the balance row: the read must count neither the reservation nor its release twice."""
+    db = fresh_db
+    expiry = datetime(2026, 6, 1, 17, tzinfo=UTC)
+    issuer, a, b = open_accounts(db, unique("X"), False, True, True)
+    with freeze_time(expiry - timedelta(hours=1)) as frozen:
+        move(db, issuer, a, 100)
+        db.run(lambda s: reserve(s, "hold", [Leg(a, b, 40)], meta(), expires_at=expiry))
+        frozen.move_to(expiry + timedelta(minutes=1))
+        seen: list[Any] = []
+        with db.transaction() as session:
+            transfer(session, "move", [Leg(a, b, 1)], meta())  # expires the hold, holds the row
+
+            def read() -> None:
+                with db.transaction() as reader:
+                    seen.append(lock(reader, [a])[a])
+
+            waiting = threading.Thread(target=read)
+            waiting.start()
+            deadline = time.monotonic() + 10
+            while not scalar(
+                db, "SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock'"
+            ):
+                assert time.monotonic() < deadline, "the locking read never waited"
+                time.sleep(0.01)
+        waiting.join(10)
+    (after,) = seen
+    assert (after.posted, after.reserved_debits, after.available) == (99, 0, 99)
