@@ -231,22 +231,36 @@ def lots_of(
     now: datetime | None = None,
 ) -> list[LotBalance]:
     """The account's lots, oldest first, with balances (locked ``FOR UPDATE`` if ``lock``)."""
+    rows = lot_rows(session, account, credit_class)
+    ids = [lot.ledger_account_id for lot, _ in rows]
+    read = ledger.lock if lock else ledger.balances
+    return with_balances(account, rows, read(session, ids, now))
+
+
+def lot_rows(
+    session: Session, account: BankAccount, credit_class: str | None = None
+) -> list[tuple[Lot, bool]]:
+    """The account's lots (of ``credit_class``), oldest first, each with its site's frozen flag."""
     if credit_class is None:
         rows = session.execute(_LOTS, {"account_id": account.id}).all()
     else:
         rows = session.execute(
             _LOTS_OF_CLASS, {"account_id": account.id, "credit_class": credit_class}
         ).all()
-    ids = [lot.ledger_account_id for lot, _ in rows]
-    read = ledger.lock if lock else ledger.balances
-    balances = read(session, ids, now)
+    return [(lot, bool(site_frozen)) for lot, site_frozen in rows]
+
+
+def with_balances(
+    account: BankAccount, rows: list[tuple[Lot, bool]], balances: dict[int, ledger.Balance]
+) -> list[LotBalance]:
+    """``lot_rows`` with their ledger balances; frozen if the account or the site is."""
     account_frozen = account.status == "frozen"
     return [
         LotBalance(
             lot,
             balances[lot.ledger_account_id].posted,
             balances[lot.ledger_account_id].reserved_debits,
-            account_frozen or bool(site_frozen),
+            account_frozen or site_frozen,
         )
         for lot, site_frozen in rows
     ]

@@ -28,7 +28,7 @@ from sqlalchemy.orm import Mapped, Session, mapped_column
 import ledger
 from bank import credits, parties
 from bank.access import Actor
-from bank.errors import AccountFrozen, ConcurrentChange, Conflict, NotFound, ValidationFailed
+from bank.errors import AccountFrozen, Conflict, NotFound, ValidationFailed
 from bank.ids import new_id
 from ledger import clock
 from ledger.errors import InsufficientFunds
@@ -216,9 +216,10 @@ def pick_lots(
 
     By lot: that lot.  By class: the oldest lots first, skipping frozen ones.  Refuses with
     ``account_frozen`` when only frozen credits would cover it, else ``insufficient_credits``.
-    The chosen lots, and the ledger accounts ``also_lock`` names for them (the lots receiving
+    Every candidate lot, and the ledger accounts ``also_lock`` names for them (the lots receiving
     the credits), are locked in ONE statement in ascending id, the global lock order, so two
-    transfers in opposite directions cannot deadlock; the choice is then re-checked under lock.
+    transfers in opposite directions cannot deadlock; the choice is made from the locked
+    balances, so no concurrent writer can change it before this transaction ends.
     """
     if (credit_class is None) == (lot_id is None):
         raise ValidationFailed(
@@ -230,17 +231,13 @@ def pick_lots(
         if lot is None or lot.account_id != account.id:
             raise NotFound(f"no lot {lot_id} in account {account.number}")
         credit_class = lot.credit_class
-    for _attempt in range(3):
-        items = credits.lots_of(session, account, credit_class=credit_class)
-        if lot_id is not None:
-            items = [item for item in items if item.lot.id == lot_id]
-        picks = _take(items, amount_sqft)
-        lots = [item.lot for item, _ in picks]
-        extra = also_lock(lots) if also_lock else []
-        fresh = ledger.lock(session, [lot.ledger_account_id for lot in lots] + extra)
-        if all(fresh[item.lot.ledger_account_id].available >= take for item, take in picks):
-            return picks
-    raise ConcurrentChange("the account's lots kept changing; try again")
+    rows = credits.lot_rows(session, account, credit_class)
+    if lot_id is not None:
+        rows = [(lot, frozen) for lot, frozen in rows if lot.id == lot_id]
+    lots = [lot for lot, _ in rows]
+    extra = also_lock(lots) if also_lock else []
+    locked = ledger.lock(session, [lot.ledger_account_id for lot in lots] + extra)
+    return _take(credits.with_balances(account, rows, locked), amount_sqft)
 
 
 def _take(items: list[credits.LotBalance], amount: int) -> list[tuple[credits.LotBalance, int]]:
