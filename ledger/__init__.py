@@ -5,11 +5,17 @@ Python API, used by ``bank``::
     db = Database.from_url(url); sealer.attach(db)
     with db.transaction() as session:            # or db.run(fn) to retry deadlocks
         a = create_account(session, code="a", asset="X", name="A", no_overdraft=True)
+        b = create_account(session, code="b", asset="X", name="B", slots=8)  # a hot account
         posted = transfer(session, "deposit", [Leg(b, a, 100)], Meta("key-1", date.today()))
         hold = reserve(session, "reservation", [Leg(a, b, 40)], Meta("key-2", day), expires_at=t)
         post_pending(session, hold.transaction_id, Meta("key-3", day), amount=30)
         void_pending(...); reverse(session, posted.transaction_id, Meta("key-4", day))
     balances(session, [a])[a].available; balances_as_of(session, [a], day)
+    lock(session, [a])  # balances read FOR UPDATE, ascending id
+
+An account without limits may keep its balance in several slot rows (``slots``): each write
+changes one, so concurrent writers of a hot account do not take turns; its balance is their sum,
+and each entry's balance-after is its slot's (``ledger_entries.slot``).
     verify(connection, progress, processes) -> Report (chain and stored balances recomputed,
         first break named; a long chain checked in segments by worker processes)
 """
