@@ -7,6 +7,7 @@ import re
 import uuid
 
 from flask import Flask, Response, current_app, g, request
+from werkzeug.exceptions import HTTPException
 
 from api.context import AUTHENTICATES_IN_UNIT, actor, database
 from api.problems import ApiProblem
@@ -63,8 +64,9 @@ def _view_authenticates_in_its_unit() -> bool:
 def _require_json_body() -> None:
     try:
         _check_json_body()
-    except ApiProblem:
-        actor()  # a caller with an unknown token hears 401, whatever its body
+    except (ApiProblem, HTTPException):  # 415, 400, and werkzeug's 413 for an oversized body
+        if g.get("bearer_secret") and g.get("actor") is None:
+            actor()  # a token not checked yet: an unknown one hears 401, whatever its body
         raise
 
 

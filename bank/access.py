@@ -188,7 +188,15 @@ def authenticate(session: Session, secret: str) -> Actor | None:
         return None
     now = clock.utcnow()
     if row.last_used_at is None or clock.as_utc(row.last_used_at) < now - LAST_USED_RESOLUTION:
-        session.execute(update(ApiToken).where(ApiToken.id == row.id).values(last_used_at=now))
+        # A write checks its token inside its own transaction, so this row lock lasts until the
+        # write commits: concurrent requests with the token skip the update rather than queue
+        # behind it (one of them records the use; PostgreSQL; SQLite has one writer anyway).
+        unlocked = select(_TOKENS.id).where(_TOKENS.id == row.id).with_for_update(skip_locked=True)
+        session.execute(
+            update(ApiToken)
+            .where(ApiToken.id.in_(unlocked.scalar_subquery()))
+            .values(last_used_at=now)
+        )
     return Actor(row.id, row.role, row.name, row.lgu_id, row.holder_id)
 
 

@@ -84,8 +84,8 @@ def asset_of(code: str) -> str:
     return f"sqft:{code}"
 
 
-#: balance slots of a class's issuance and withdrawn accounts (LEDGER.md: hot system accounts);
-#: migration 0004 gives existing ones the same
+#: balance slots of a class's issuance account (LEDGER.md: hot system accounts); migration 0004
+#: gives existing ones the same
 HOT_ACCOUNT_SLOTS = 8
 
 
@@ -103,8 +103,9 @@ def ensure_class(
     if found is not None:
         return found
     asset = asset_of(code)
-    # every deposit of the class draws on its issuance account, every withdrawal credits its
-    # withdrawn account: spread over slots, concurrent ones need not take turns
+    # every deposit of the class draws on its issuance account: spread over slots, concurrent
+    # deposits need not take turns.  Not the withdrawn account: credits reach it as
+    # reservations and their resolution, which a slotted account keeps in slot 0 anyway
     issuance = ledger.create_account(
         session,
         code=f"issuance:{code}",
@@ -117,7 +118,6 @@ def ensure_class(
         code=f"withdrawn:{code}",
         asset=asset,
         name=f"Withdrawn credits {code}",
-        slots=HOT_ACCOUNT_SLOTS,
     )
     row = CreditClass(
         code=code,

@@ -113,6 +113,10 @@ WITH rows AS (
     SELECT account_id, debits, credits
     FROM ledger_open_pending
     WHERE account_id = ANY(%(ids)s::bigint[]) AND expires_at <= %(now)s
+      -- counting b (an InitPlan, run once before any reservation row passes) reads, and so
+      -- locks, every balance row first: the order every writer takes them in, whatever else
+      -- the plan streams
+      AND (SELECT count(*) FROM b) >= 0
     {lock}
 )
 SELECT b.account_id, b.asset, b.debits_posted, b.credits_posted,

@@ -612,18 +612,37 @@ def _meta_row(account_id: int, meta: tuple[str, bool, bool, int]) -> LedgerBalan
     return LedgerBalanceRow(account_id, asset, no_overdraft, no_overcredit, slots=slots)
 
 
+_SLOTS_TAKEN = "ledger.slots_taken"  # session.info: the slot each hot account uses in this unit
+
+
 def _slots(
     session: Session, lines: list[_Line], balances: dict[int, LedgerBalanceRow]
 ) -> dict[int, int]:
     """The slot this transaction changes, per account with more than one: a random one, so
     that concurrent writers of a hot account rarely wait for each other.  Pending and release
     lines go to slot 0, where the reservation they make or undo is held (a slot's pending
-    columns never go negative).  SQLite has one writer at a time: always slot 0."""
+    columns never go negative).  SQLite has one writer at a time: always slot 0.
+
+    One slot per account for the whole unit of work: two writes in one database transaction
+    taking two slots of an account could take them in the opposite order to another's, and
+    deadlock.  The first slot it takes is the one it keeps; at most it adds slot 0 after it
+    for a reservation, and no unit holding slot 0 then asks for another.
+    """
     spread = {a for a, row in balances.items() if row.slots > 1}
     if not spread or not pg_direct.is_postgresql(session):
         return {}
+    taken: dict[int, int] = session.info.setdefault(_SLOTS_TAKEN, {})
     reserving = {line.account_id for line in lines if line.phase != PHASE_POSTED}
-    return {a: random.randrange(balances[a].slots) for a in spread - reserving}
+    chosen = {}
+    for account in sorted(spread):
+        if account in reserving:
+            chosen[account] = 0
+            taken.setdefault(account, 0)  # later postings of this unit stay in slot 0 too
+        else:
+            if account not in taken:
+                taken[account] = random.randrange(balances[account].slots)
+            chosen[account] = taken[account]
+    return chosen
 
 
 def _lock(

@@ -48,10 +48,10 @@ def upgrade() -> None:
         sa.Column("slot", sa.SmallInteger(), server_default="0", nullable=False),
     )
     # the bank's hot accounts (bank.credits.HOT_ACCOUNT_SLOTS): each credit class's issuance
-    # and withdrawn accounts, which carry no limit, get their other slots, all zero
+    # account, which carries no limit, gets its other slots, all zero
     hot = (
-        "SELECT id FROM ledger_accounts WHERE (code LIKE 'issuance:%' OR code LIKE "
-        "'withdrawn:%') AND NOT no_overdraft AND NOT no_overcredit"
+        "SELECT id FROM ledger_accounts WHERE code LIKE 'issuance:%' "
+        "AND NOT no_overdraft AND NOT no_overcredit"
     )
     op.execute(f"UPDATE ledger_accounts SET slots = {HOT_SLOTS} WHERE id IN ({hot})")
     op.execute(

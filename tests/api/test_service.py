@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import json
+import threading
 
-from sqlalchemy import func, select
+import pytest
+from sqlalchemy import func, select, text
 
 from bank.access import ApiToken, AuditEvent
 from tests.api.conftest import make_token
@@ -76,7 +78,13 @@ def test_an_unknown_token_hears_401_before_anything_about_its_request(api):
         "/tokens", {"role": "board", "name": "x"}, token=bad, headers={"Idempotency-Key": "k" * 300}
     )
     invalid = api.post("/tokens", {"role": "nobody"}, token=bad)
-    for response in (wrong_type, broken_json, long_key, invalid):
+    oversized = api.post(
+        "/tokens",
+        data='{"name": "' + "x" * (1024 * 1024 + 10) + '"}',
+        token=bad,
+        headers={"Content-Type": "application/json"},
+    )
+    for response in (wrong_type, broken_json, long_key, invalid, oversized):
         assert (response.status_code, response.json["code"]) == (401, "unauthorized")
     # with a good token the same requests are refused for what they are
     assert (
@@ -88,6 +96,14 @@ def test_an_unknown_token_hears_401_before_anything_about_its_request(api):
         == 415
     )
     assert api.post("/tokens", {"role": "nobody"}).status_code == 422
+    # a public path needs no token: its body is judged for what it is
+    public = api.post(
+        "/reports/credit-availability",
+        data="x=1",
+        token="",
+        headers={"Content-Type": "application/x-www-form-urlencoded"},
+    )
+    assert public.status_code in (405, 415)
 
 
 def test_the_board_creates_an_lgu_token_that_acts_for_that_lgu(api, lgu):
@@ -242,3 +258,32 @@ def test_the_openapi_document_is_public_and_describes_the_service(api):
     assert response.status_code == 200
     paths = json.loads(response.get_data(as_text=True))["paths"]
     assert "/api/v1/tokens" in paths and "/api/v1/health" in paths
+
+
+def test_a_write_does_not_wait_for_another_transaction_holding_its_token_row(api, app, backend):
+    """The token's last use is recorded inside the write's transaction; when another request
+    holds the token's row (its own write not yet committed), this one goes on without it."""
+    if backend != "postgresql":
+        pytest.skip("SQLite has one writer at a time")
+    created = api.post("/tokens", {"role": "board", "name": "busy"}).json
+    engine = app.extensions["wetbank.db"].engine
+    with engine.connect() as holder:
+        holder.execute(
+            text("UPDATE api_tokens SET last_used_at = '2000-01-01' WHERE id = :i"),
+            {"i": created["id"]},
+        )  # the row stays locked until this connection's transaction ends
+        done: list[int] = []
+        thread = threading.Thread(
+            target=lambda: done.append(
+                api.post(
+                    "/tokens", {"role": "board", "name": "x"}, token=created["token"]
+                ).status_code
+            )
+        )
+        thread.start()
+        thread.join(10)
+        stuck = thread.is_alive()
+        holder.rollback()
+        thread.join(10)
+    assert not stuck, "the write waited for the token's row"
+    assert done == [201]

@@ -243,3 +243,37 @@ def test_one_transaction_with_two_lines_on_a_slotted_account_keeps_them_in_one_s
             ).all()
         assert len(slots) == 1
     assert _verify(fresh_db).ok
+
+
+def test_one_unit_of_work_keeps_to_one_slot_of_a_hot_account(fresh_db, backend):
+    """Two writes of one database transaction taking two slots of an account could take them
+    in the opposite order to another transaction, and deadlock: a unit keeps its first slot
+    (adding at most slot 0, for a reservation)."""
+    asset = unique("X")
+    hot = _slotted(fresh_db, asset, slots=8)
+    (a,) = open_accounts(fresh_db, asset, True)
+    for _ in range(5):
+        with fresh_db.transaction() as session:
+            ids = [
+                transfer(session, "t", [Leg(hot, a, 1)], meta()).transaction_id for _ in range(6)
+            ]
+            ids.append(
+                reserve(session, "hold", [Leg(hot, a, 1)], meta(), expires_at=None).transaction_id
+            )
+            ids.append(transfer(session, "t", [Leg(hot, a, 1)], meta()).transaction_id)
+        with fresh_db.engine.connect() as connection:
+            slots = [
+                connection.execute(
+                    text(
+                        "SELECT slot FROM ledger_entries WHERE transaction_id = :t "
+                        "AND account_id = :a"
+                    ),
+                    {"t": t, "a": hot},
+                ).scalar_one()
+                for t in ids
+            ]
+        first = slots[0]
+        assert slots == [first] * 6 + [0, first]
+        if backend == "sqlite":
+            assert first == 0
+    assert _verify(fresh_db).ok
