@@ -219,7 +219,7 @@ _LOTS = (
     # labels are issued in order per account: they break ties between lots made at once
     .order_by(Lot.created_at, func.length(Lot.label), Lot.label)
 )
-_LOTS_OF_CLASS = _LOTS.where(Lot.credit_class == bindparam("credit_class"))
+LOTS_OF_CLASS = _LOTS.where(Lot.credit_class == bindparam("credit_class"))
 
 
 def lots_of(
@@ -245,7 +245,7 @@ def lot_rows(
         rows = session.execute(_LOTS, {"account_id": account.id}).all()
     else:
         rows = session.execute(
-            _LOTS_OF_CLASS, {"account_id": account.id, "credit_class": credit_class}
+            LOTS_OF_CLASS, {"account_id": account.id, "credit_class": credit_class}
         ).all()
     return [(lot, bool(site_frozen)) for lot, site_frozen in rows]
 

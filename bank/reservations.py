@@ -89,9 +89,8 @@ def reserve(
     if plan_outcome in CLOSED_OUTCOMES:
         raise Conflict("the plan was denied: nothing can be reserved for it")
     check_can_send(account)
-    picks = pick_lots(session, account, request.credit_class, request.lot_id, request.amount_sqft)
-    klass = session.get(credits.CreditClass, picks[0][0].lot.credit_class)
-    assert klass is not None
+    picked = pick_lots(session, account, request.credit_class, request.lot_id, request.amount_sqft)
+    picks, klass = picked.picks, picked.klass
     _check_service_area(plan, klass)
     reservation = Reservation(
         id=new_id("res"),

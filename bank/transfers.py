@@ -7,7 +7,6 @@ class, the oldest unfrozen lots with credits available go first.
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, cast
@@ -23,7 +22,7 @@ from sqlalchemy import (
     bindparam,
     select,
 )
-from sqlalchemy.orm import Mapped, Session, mapped_column
+from sqlalchemy.orm import Mapped, Session, aliased, mapped_column
 
 import ledger
 from bank import credits, parties
@@ -83,7 +82,17 @@ class TransferRequest:
 _ACCOUNTS = select(parties.BankAccount).where(
     parties.BankAccount.id.in_(bindparam("ids", expanding=True))
 )
-_CLASS = select(credits.CreditClass).where(credits.CreditClass.code == bindparam("code"))
+_CHILD = aliased(credits.Lot, name="child")
+# a source account's lots of a class, oldest first, each with its site's frozen flag, the class,
+# and the lot already descending from it in the receiving account (at most one: unique)
+_CANDIDATES = (
+    credits.LOTS_OF_CLASS.add_columns(credits.CreditClass, _CHILD)
+    .join(credits.CreditClass, credits.CreditClass.code == credits.Lot.credit_class)
+    .outerjoin(
+        _CHILD,
+        (_CHILD.parent_lot_id == credits.Lot.id) & (_CHILD.account_id == bindparam("receiving")),
+    )
+)
 _CHILDREN = select(credits.Lot).where(
     credits.Lot.account_id == bindparam("account_id"),
     credits.Lot.parent_lot_id.in_(bindparam("parents", expanding=True)),
@@ -110,27 +119,14 @@ def make_transfer(
     check_can_send(source)
     if target.status == "closed":
         raise Conflict("a closed account receives nothing")
-    children: dict[str, credits.Lot] = {}
-
-    def receiving_lots(parents: list[credits.Lot]) -> list[int]:
-        # the target's lots already descending from the chosen ones: locked with them
-        children.clear()
-        children.update(_existing_children(session, target, parents))
-        return [child.ledger_account_id for child in children.values()]
-
-    picks = pick_lots(
-        session,
-        source,
-        request.credit_class,
-        request.lot_id,
-        request.amount_sqft,
-        also_lock=receiving_lots,
+    picked = pick_lots(
+        session, source, request.credit_class, request.lot_id, request.amount_sqft, target
     )
-    klass = session.execute(_CLASS, {"code": picks[0][0].lot.credit_class}).scalar_one()
+    klass = picked.klass
     transfer_id = new_id("trf")
     legs, made = [], []
-    for item, amount in picks:
-        child = children.get(item.lot.id) or _receiving_lot(session, target, klass, item.lot)
+    for item, amount in picked.picks:
+        child = picked.children.get(item.lot.id) or _receiving_lot(session, target, klass, item.lot)
         legs.append(ledger.Leg(item.lot.ledger_account_id, child.ledger_account_id, amount))
         made.append({"from_lot_id": item.lot.id, "to_lot_id": child.id, "amount_sqft": amount})
     posted = ledger.transfer(
@@ -203,23 +199,33 @@ def check_can_send(account: parties.BankAccount) -> None:
         raise Conflict(f"account {account.number} is closed", account_id=account.id)
 
 
+@dataclass(frozen=True)
+class Picked:
+    """The lots chosen for a draw, what to take from each, their credit class, and (for a
+    transfer) the receiving account's lots already descending from them, by parent lot id."""
+
+    picks: list[tuple[credits.LotBalance, int]]
+    klass: credits.CreditClass
+    children: dict[str, credits.Lot]
+
+
 def pick_lots(
     session: Session,
     account: parties.BankAccount,
     credit_class: str | None,
     lot_id: str | None,
     amount_sqft: int,
-    *,
-    also_lock: Callable[[list[credits.Lot]], list[int]] | None = None,
-) -> list[tuple[credits.LotBalance, int]]:
+    receiving: parties.BankAccount | None = None,
+) -> Picked:
     """Choose the lots to draw ``amount_sqft`` from, and lock them.
 
     By lot: that lot.  By class: the oldest lots first, skipping frozen ones.  Refuses with
     ``account_frozen`` when only frozen credits would cover it, else ``insufficient_credits``.
-    Every candidate lot, and the ledger accounts ``also_lock`` names for them (the lots receiving
-    the credits), are locked in ONE statement in ascending id, the global lock order, so two
-    transfers in opposite directions cannot deadlock; the choice is made from the locked
-    balances, so no concurrent writer can change it before this transaction ends.
+    The candidate lots are read in one statement with their class and, for a transfer, the
+    ``receiving`` account's lots descending from them.  All of those lots are locked in ONE
+    statement in ascending id, the global lock order, so two transfers in opposite directions
+    cannot deadlock; the choice is made from the locked balances, so no concurrent writer can
+    change it before this transaction ends.
     """
     if (credit_class is None) == (lot_id is None):
         raise ValidationFailed(
@@ -231,13 +237,23 @@ def pick_lots(
         if lot is None or lot.account_id != account.id:
             raise NotFound(f"no lot {lot_id} in account {account.number}")
         credit_class = lot.credit_class
-    rows = credits.lot_rows(session, account, credit_class)
+    rows = session.execute(
+        _CANDIDATES,
+        {
+            "account_id": account.id,
+            "credit_class": credit_class,
+            "receiving": receiving.id if receiving is not None else None,
+        },
+    ).all()
     if lot_id is not None:
-        rows = [(lot, frozen) for lot, frozen in rows if lot.id == lot_id]
-    lots = [lot for lot, _ in rows]
-    extra = also_lock(lots) if also_lock else []
-    locked = ledger.lock(session, [lot.ledger_account_id for lot in lots] + extra)
-    return _take(credits.with_balances(account, rows, locked), amount_sqft)
+        rows = [row for row in rows if row[0].id == lot_id]
+    children = {lot.id: child for lot, _, _, child in rows if child is not None}
+    lock_ids = [lot.ledger_account_id for lot, *_ in rows]
+    lock_ids += [child.ledger_account_id for child in children.values()]
+    locked = ledger.lock(session, lock_ids)
+    lots = [(lot, bool(frozen)) for lot, frozen, _, _ in rows]
+    picks = _take(credits.with_balances(account, lots, locked), amount_sqft)
+    return Picked(picks, rows[0][2], children)  # _take refused if there were no rows
 
 
 def _take(items: list[credits.LotBalance], amount: int) -> list[tuple[credits.LotBalance, int]]:
