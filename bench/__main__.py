@@ -15,9 +15,17 @@ import sys
 import time
 from datetime import date
 from pathlib import Path
+from typing import Any
 
 from bench import bulk, posting
-from bench.common import Result, create_database, drop_database, libpq, run_parallel
+from bench.common import (
+    Result,
+    create_database,
+    drop_database,
+    libpq,
+    run_parallel,
+    settle,
+)
 from bench.server import Server, make_bank
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -83,13 +91,14 @@ def _posting(url: str, seconds: float, out: list[str], checks: list[tuple[str, b
             ("baseline SQL", posting.baseline_worker, (url, accounts, False)),
             ("engine", posting.engine_worker, (url, ids, False, "transfer")),
         ):
-            result = run_parallel(f"{label} x{workers}", workers, target, targs, seconds)
+            result = _measured(url, f"{label} x{workers}", workers, target, targs, seconds)
             rates[(label, workers)] = result.rate
             out.append(result.line())
     bank = make_bank(url, accounts=8)
     for workers in (1, 4, 8):
         with Server(url, workers) as server:
-            result = run_parallel(
+            result = _measured(
+                url,
                 f"HTTP POST /transfers x{workers}",
                 workers,
                 posting.http_worker,
@@ -114,13 +123,19 @@ def _posting(url: str, seconds: float, out: list[str], checks: list[tuple[str, b
         ("engine at 4 workers >= 2x engine at 1 worker", scaling >= 2.0),
     ]
     out += ["", "## Contention (8 workers)"]
-    hot_base = run_parallel(
-        "baseline SQL, 80% on 2 hot", 8, posting.baseline_worker, (url, accounts, True), seconds
+    hot_base = _measured(
+        url,
+        "baseline SQL, 80% on 2 hot",
+        8,
+        posting.baseline_worker,
+        (url, accounts, True),
+        seconds,
     )
-    hot = run_parallel(
-        "engine, 80% on 2 hot", 8, posting.engine_worker, (url, ids, True, "transfer"), seconds
+    hot = _measured(
+        url, "engine, 80% on 2 hot", 8, posting.engine_worker, (url, ids, True, "transfer"), seconds
     )
-    deposits = run_parallel(
+    deposits = _measured(
+        url,
         "engine, deposits from 1 issuer",
         8,
         posting.engine_worker,
@@ -139,6 +154,12 @@ def _posting(url: str, seconds: float, out: list[str], checks: list[tuple[str, b
             hot.rate > rates[("engine", 1)] and deposits.rate > rates[("engine", 1)],
         )
     )
+
+
+def _measured(url: str, *args: Any) -> Any:
+    """``run_parallel(*args)`` on a settled database (``bench.common.settle``)."""
+    settle(url)
+    return run_parallel(*args)
 
 
 def _reads_verify_export(

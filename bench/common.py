@@ -10,6 +10,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+import psycopg
 from sqlalchemy import create_engine, text
 from sqlalchemy.engine import make_url
 
@@ -102,6 +103,15 @@ def run_parallel(
         proc.join()
     # every worker measures the same window of ``seconds``, after everyone's warm-up
     return Result(label, len(latencies), seconds, latencies)
+
+
+def settle(url: str) -> None:
+    """Vacuum, analyze and checkpoint the database before a measured run, so that maintenance
+    the previous run left due (autovacuum of the tables it grew, a checkpoint's writes) does
+    not land inside this run's window on the two shared cores."""
+    with psycopg.connect(libpq(url), autocommit=True) as conn:
+        conn.execute("VACUUM (ANALYZE)")
+        conn.execute("CHECKPOINT")
 
 
 def median(values: list[float]) -> float:
