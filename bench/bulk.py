@@ -41,6 +41,10 @@ def load_pairs(url: str, account_a: int, account_b: int, count: int, tag: str, a
         _copy(conn, tx_buf, entry_buf, link_buf)
         _store_balances(conn, state, next_tx + count, next_entry)
         conn.commit()
+        # as after any bulk load: statistics for the planner now, not whenever autovacuum gets
+        # to it (the journal export's plan, and speed, depended on which came first)
+        conn.execute("ANALYZE ledger_transactions, ledger_entries, ledger_chain")
+        conn.commit()
 
 
 def _positions(conn: psycopg.Connection) -> tuple[int, int, int, str]:

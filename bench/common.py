@@ -106,12 +106,12 @@ def run_parallel(
 
 
 def settle(url: str) -> None:
-    """Vacuum, analyze and checkpoint the database before a measured run, so that maintenance
-    the previous run left due (autovacuum of the tables it grew, a checkpoint's writes) does
-    not land inside this run's window on the two shared cores."""
+    """Vacuum and analyze the database before a measured run, so that the autovacuum the
+    previous run left due (of the tables it grew) does not land inside this run's window on the
+    two shared cores.  No CHECKPOINT: after one, every page's first change writes a full-page
+    image to the WAL, which slowed the next run's commits by a third."""
     with psycopg.connect(libpq(url), autocommit=True) as conn:
         conn.execute("VACUUM (ANALYZE)")
-        conn.execute("CHECKPOINT")
 
 
 def median(values: list[float]) -> float:
