@@ -15,7 +15,6 @@ import sys
 import time
 from datetime import date
 from pathlib import Path
-from typing import Any
 
 from bench import bulk, posting
 from bench.common import (
@@ -24,7 +23,6 @@ from bench.common import (
     drop_database,
     libpq,
     run_parallel,
-    settle,
 )
 from bench.server import Server, make_bank
 
@@ -91,14 +89,13 @@ def _posting(url: str, seconds: float, out: list[str], checks: list[tuple[str, b
             ("baseline SQL", posting.baseline_worker, (url, accounts, False)),
             ("engine", posting.engine_worker, (url, ids, False, "transfer")),
         ):
-            result = _measured(url, f"{label} x{workers}", workers, target, targs, seconds)
+            result = run_parallel(f"{label} x{workers}", workers, target, targs, seconds)
             rates[(label, workers)] = result.rate
             out.append(result.line())
     bank = make_bank(url, accounts=8)
     for workers in (1, 4, 8):
         with Server(url, workers) as server:
-            result = _measured(
-                url,
+            result = run_parallel(
                 f"HTTP POST /transfers x{workers}",
                 workers,
                 posting.http_worker,
@@ -123,19 +120,17 @@ def _posting(url: str, seconds: float, out: list[str], checks: list[tuple[str, b
         ("engine at 4 workers >= 2x engine at 1 worker", scaling >= 2.0),
     ]
     out += ["", "## Contention (8 workers)"]
-    hot_base = _measured(
-        url,
+    hot_base = run_parallel(
         "baseline SQL, 80% on 2 hot",
         8,
         posting.baseline_worker,
         (url, accounts, True),
         seconds,
     )
-    hot = _measured(
-        url, "engine, 80% on 2 hot", 8, posting.engine_worker, (url, ids, True, "transfer"), seconds
+    hot = run_parallel(
+        "engine, 80% on 2 hot", 8, posting.engine_worker, (url, ids, True, "transfer"), seconds
     )
-    deposits = _measured(
-        url,
+    deposits = run_parallel(
         "engine, deposits from 1 issuer",
         8,
         posting.engine_worker,
@@ -154,12 +149,6 @@ def _posting(url: str, seconds: float, out: list[str], checks: list[tuple[str, b
             hot.rate > rates[("engine", 1)] and deposits.rate > rates[("engine", 1)],
         )
     )
-
-
-def _measured(url: str, *args: Any) -> Any:
-    """``run_parallel(*args)`` on a settled database (``bench.common.settle``)."""
-    settle(url)
-    return run_parallel(*args)
 
 
 def _reads_verify_export(

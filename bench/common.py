@@ -10,7 +10,6 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-import psycopg
 from sqlalchemy import create_engine, text
 from sqlalchemy.engine import make_url
 
@@ -103,15 +102,6 @@ def run_parallel(
         proc.join()
     # every worker measures the same window of ``seconds``, after everyone's warm-up
     return Result(label, len(latencies), seconds, latencies)
-
-
-def settle(url: str) -> None:
-    """Vacuum and analyze the database before a measured run, so that the autovacuum the
-    previous run left due (of the tables it grew) does not land inside this run's window on the
-    two shared cores.  No CHECKPOINT: after one, every page's first change writes a full-page
-    image to the WAL, which slowed the next run's commits by a third."""
-    with psycopg.connect(libpq(url), autocommit=True) as conn:
-        conn.execute("VACUUM (ANALYZE)")
 
 
 def median(values: list[float]) -> float:
