@@ -227,14 +227,12 @@ def lots_of(
     account: BankAccount,
     *,
     credit_class: str | None = None,
-    lock: bool = False,
     now: datetime | None = None,
 ) -> list[LotBalance]:
-    """The account's lots, oldest first, with balances (locked ``FOR UPDATE`` if ``lock``)."""
+    """The account's lots, oldest first, with balances (``pick_lots`` locks them instead)."""
     rows = lot_rows(session, account, credit_class)
     ids = [lot.ledger_account_id for lot, _ in rows]
-    read = ledger.lock if lock else ledger.balances
-    return with_balances(account, rows, read(session, ids, now))
+    return with_balances(account, rows, ledger.balances(session, ids, now))
 
 
 def lot_rows(

@@ -78,9 +78,3 @@ class SecurityRequired(BankError):
 
 class AccountFrozen(BankError):
     code = "account_frozen"
-
-
-class ConcurrentChange(BankError):
-    """Other writers kept changing what this request depends on; retrying will do."""
-
-    code = "conflict"

@@ -326,7 +326,9 @@ def test_a_locking_read_that_waited_on_a_lazy_expiry_sees_the_reservation_gone_o
             waiting.start()
             deadline = time.monotonic() + 10
             while not scalar(
-                db, "SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock'"
+                db,
+                "SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock' "
+                "AND datname = current_database()",
             ):
                 assert time.monotonic() < deadline, "the locking read never waited"
                 time.sleep(0.01)
