@@ -5,6 +5,7 @@ from __future__ import annotations
 import multiprocessing as mp
 import os
 import statistics
+import time
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -48,6 +49,9 @@ class Result:
     ops: int
     seconds: float
     latencies_ms: list[float]
+    #: cores the whole machine kept busy during the measured window (every process: workers,
+    #: PostgreSQL, the sealer), from /proc/stat; None where /proc/stat is unreadable
+    busy_cores: float | None = None
 
     @property
     def rate(self) -> float:
@@ -63,7 +67,29 @@ class Result:
         return (
             f"{self.label:<34} {self.rate:>9.0f}/s   p50 {self.pct(50):7.2f} ms   "
             f"p99 {self.pct(99):7.2f} ms   (n={self.ops})"
+            + (f"   {self.busy_cores:.2f} cores busy" if self.busy_cores is not None else "")
         )
+
+
+def cpu_times() -> tuple[float, float] | None:
+    """The machine's (busy, total) CPU time in clock ticks since boot, from /proc/stat."""
+    try:
+        with open("/proc/stat") as stat:
+            fields = [float(x) for x in stat.readline().split()[1:]]
+    except (OSError, ValueError):
+        return None
+    idle = fields[3] + (fields[4] if len(fields) > 4 else 0.0)  # idle + iowait
+    total = sum(fields[:8])  # user nice system idle iowait irq softirq steal (not guest: in user)
+    return total - idle, total
+
+
+def busy_cores(
+    before: tuple[float, float] | None, after: tuple[float, float] | None
+) -> float | None:
+    """How many of the machine's cores were busy, on average, between two ``cpu_times``."""
+    if before is None or after is None or after[1] <= before[1]:
+        return None
+    return (after[0] - before[0]) / (after[1] - before[1]) * (os.cpu_count() or 1)
 
 
 def _worker(
@@ -88,20 +114,24 @@ def run_parallel(
     """
     ctx = mp.get_context("spawn")
     queue = ctx.Queue()
-    start = ctx.Barrier(workers)
+    start = ctx.Barrier(workers + 1)  # and this process, to read the CPU counters at the start
     procs = [
         ctx.Process(target=_worker, args=(target, (*args, i), seconds, start, queue))
         for i in range(workers)
     ]
     for proc in procs:
         proc.start()
+    start.wait()
+    before = cpu_times()
+    time.sleep(seconds)
+    after = cpu_times()
     latencies: list[float] = []
     for _ in procs:
         latencies += queue.get()
     for proc in procs:
         proc.join()
     # every worker measures the same window of ``seconds``, after everyone's warm-up
-    return Result(label, len(latencies), seconds, latencies)
+    return Result(label, len(latencies), seconds, latencies, busy_cores(before, after))
 
 
 def median(values: list[float]) -> float:
