@@ -27,7 +27,7 @@ from ledger.canonical import (
 from ledger.schema import LedgerChainLink, LedgerChainQueue, LedgerEntry, LedgerTransaction
 
 SEAL_BATCH = 2000
-_ADVISORY_KEY = 0x1ED6E7  # one sealer at a time across every process
+SEALER_LOCK_KEY = 0x1ED6E7  # one sealer at a time across every process
 
 T = LedgerTransaction.__table__.c
 E = LedgerEntry.__table__.c
@@ -115,9 +115,9 @@ def _seal_postgresql(connection: Connection, wait: bool) -> Sealed:
         return pg_direct.execute_on(connection, sql, params)
 
     if wait:
-        run("SELECT pg_advisory_xact_lock(%s)", (_ADVISORY_KEY,))
+        run("SELECT pg_advisory_xact_lock(%s)", (SEALER_LOCK_KEY,))
     else:
-        got = run("SELECT pg_try_advisory_xact_lock(%s)", (_ADVISORY_KEY,)).fetchone()
+        got = run("SELECT pg_try_advisory_xact_lock(%s)", (SEALER_LOCK_KEY,)).fetchone()
         if not got or not got[0]:
             return Sealed(0)
     sealed, first_seq, seq = 0, 0, 0

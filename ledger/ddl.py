@@ -12,6 +12,8 @@ from __future__ import annotations
 
 from sqlalchemy import Connection, text
 
+from ledger.chain import SEALER_LOCK_KEY
+
 _BALANCED_SQL = """
     (SELECT count(*) FROM ledger_entries WHERE transaction_id = {tx}) >= 2
     AND NOT EXISTS (
@@ -156,7 +158,14 @@ def install_triggers(connection: Connection) -> None:
 
 
 def drop_triggers(connection: Connection) -> None:
-    """Drop the ledger's triggers (migrations' downgrade, and tamper tests)."""
+    """Drop the ledger's triggers (migrations' downgrade, and tamper tests).
+
+    On PostgreSQL it first takes the sealer's lock, for the rest of the transaction: a background
+    sealer reads the chain head and the queue, and DROP TRIGGER takes each table's exclusive lock
+    one table at a time, so the two could deadlock (seen in a test).  Sealers take that lock before
+    touching any table, so they wait or skip instead."""
+    if connection.dialect.name == "postgresql":
+        connection.execute(text("SELECT pg_advisory_xact_lock(:key)"), {"key": SEALER_LOCK_KEY})
     for statement in _statements(connection, install=False):
         connection.execute(text(statement))
 

@@ -288,3 +288,40 @@ def test_parallel_verify_expects_the_genesis_hash_before_link_one(fresh_db, ledg
     with fresh_db.engine.connect() as connection:
         report = verify(connection, processes=2)
     assert (report.first_broken.kind, report.first_broken.seq) == ("chain_link", 1)
+
+
+def test_dropping_the_triggers_waits_for_a_running_sealer(fresh_db, ledger):
+    """A sealer holds the chain head while DROP TRIGGER locks table after table: the two could
+    deadlock (a tamper test once did).  Dropping the triggers takes the sealer's lock first."""
+    import threading
+
+    from ledger.chain import SEALER_LOCK_KEY
+
+    if fresh_db.dialect != "postgresql":
+        pytest.skip("SQLite has no background sealer")
+    with fresh_db.engine.connect() as sealer:
+        sealer.execute(text("SELECT pg_advisory_lock(:k)"), {"k": SEALER_LOCK_KEY})
+        sealer.commit()
+        done = threading.Event()
+
+        def drop() -> None:
+            with fresh_db.engine.begin() as connection:
+                drop_triggers(connection)
+            done.set()
+
+        worker = threading.Thread(target=drop)
+        worker.start()
+        try:
+            assert not done.wait(1.0), "dropped the triggers while a sealer held its lock"
+            waiting = sealer.execute(
+                text(
+                    "SELECT l.locktype FROM pg_locks l JOIN pg_stat_activity a ON a.pid = l.pid "
+                    "WHERE NOT l.granted AND a.datname = current_database()"
+                )
+            ).scalars()
+            assert list(waiting) == ["advisory"]  # waiting before it locked any table
+        finally:
+            sealer.execute(text("SELECT pg_advisory_unlock(:k)"), {"k": SEALER_LOCK_KEY})
+            sealer.commit()
+            worker.join(10)
+    assert done.is_set()
