@@ -153,20 +153,23 @@ SQLITE_UNINSTALL = [
 
 def install_triggers(connection: Connection) -> None:
     """Create the ledger's triggers for the connection's dialect."""
-    for statement in _statements(connection, install=True):
-        connection.execute(text(statement))
+    _run_excluding_sealers(connection, _statements(connection, install=True))
 
 
 def drop_triggers(connection: Connection) -> None:
-    """Drop the ledger's triggers (migrations' downgrade, and tamper tests).
+    """Drop the ledger's triggers (migrations' downgrade, and tamper tests)."""
+    _run_excluding_sealers(connection, _statements(connection, install=False))
 
-    On PostgreSQL it first takes the sealer's lock, for the rest of the transaction: a background
-    sealer reads the chain head and the queue, and DROP TRIGGER takes each table's exclusive lock
-    one table at a time, so the two could deadlock (seen in a test).  Sealers take that lock before
+
+def _run_excluding_sealers(connection: Connection, statements: list[str]) -> None:
+    """Run DDL on the ledger's tables with the sealer's lock held to the end of the transaction.
+
+    A background sealer reads the chain head and the queue; CREATE and DROP TRIGGER lock table
+    after table, so the two could deadlock (seen in a test).  Sealers take that lock before
     touching any table, so they wait or skip instead."""
     if connection.dialect.name == "postgresql":
         connection.execute(text("SELECT pg_advisory_xact_lock(:key)"), {"key": SEALER_LOCK_KEY})
-    for statement in _statements(connection, install=False):
+    for statement in statements:
         connection.execute(text(statement))
 
 
