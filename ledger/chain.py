@@ -43,11 +43,13 @@ def enqueue(session: Session, transaction_id: int) -> None:
 
 class Sealed(NamedTuple):
     """What one ``seal`` did: how many transactions it chained, and the chain's first and last
-    ``seq`` it wrote (both 0 when it chained nothing)."""
+    ``seq`` it wrote (both 0 when it chained nothing); ``contended``: it gave up because another
+    sealer held the lock."""
 
     transactions: int
     first_seq: int = 0
     last_seq: int = 0
+    contended: bool = False
 
     def passed_multiple_of(self, step: int) -> bool:
         """Whether the links written include a ``seq`` that is a multiple of ``step``."""
@@ -119,7 +121,7 @@ def _seal_postgresql(connection: Connection, wait: bool) -> Sealed:
     else:
         got = run("SELECT pg_try_advisory_xact_lock(%s)", (SEALER_LOCK_KEY,)).fetchone()
         if not got or not got[0]:
-            return Sealed(0)
+            return Sealed(0, contended=True)
     sealed, first_seq, seq = 0, 0, 0
     while True:
         rows = run(_TAKE_BATCH_SQL, (SEAL_BATCH,)).fetchall()

@@ -1,8 +1,18 @@
 """Sealing the hash chain off the write path, on PostgreSQL.
 
 Each process runs one daemon thread that a commit wakes; it seals whatever is queued in its own
-short transaction.  Queued transactions are durable, so a crash only delays their sealing, and
-``seal_all`` (used by the verifier and the journal) seals synchronously.
+short transaction, and keeps sealing at its pace while it finds work.  Queued
+transactions are durable, so a crash only delays their sealing, and ``seal_all`` (used by the
+verifier and the journal) seals synchronously.
+
+Several processes' sealers pace themselves (``next_pace``): one that finds another sealed since
+its own last run, or holding the lock, waits twice as long before its next run, up to
+``idle_seconds``; one that finds nobody did goes back to ``batch_seconds``.  With a fixed pace,
+every writing process sealed twenty times a second, each run a sliver of the queue (two busy
+processes: ~110 runs in 3 s; paced: ~14).  Eight benchmark workers, rounds interleaved on one
+machine: 684 transfers/s with a fixed pace, 807 paced, 908 with a sealer in one process only
+(bench/README.md).  No lock outlives a transaction, so a connection pooler in transaction mode
+changes nothing.
 """
 
 from __future__ import annotations
@@ -36,6 +46,7 @@ class BackgroundSealer:
         self._lock = threading.Lock()
         self._stopped = False
         self._thread: threading.Thread | None = None
+        self.runs = 0  # sealing transactions this process ran (tests read it)
 
     def wake(self, _db: Database | None = None) -> None:
         """Ask the sealer to run soon (starting it in this process if needed: gunicorn forks)."""
@@ -59,10 +70,14 @@ class BackgroundSealer:
             self._thread.join(timeout=10)
 
     def _loop(self) -> None:
+        pace = self.batch_seconds
+        busy = False  # the last run found work: run again without waiting for a commit here
+        last_seq: int | None = None  # the chain's last link after this sealer's last run
         while not self._stopped:
-            self._event.wait(self.idle_seconds)
+            if not busy:
+                self._event.wait(self.idle_seconds)
             # let a burst of commits queue up, then seal them as one batch
-            time.sleep(self.batch_seconds)
+            time.sleep(pace)
             self._event.clear()
             if self._stopped:
                 return
@@ -71,7 +86,13 @@ class BackgroundSealer:
                     sealed = chain.seal(connection)
             except Exception:  # the queue is durable: log, and try again on the next wake
                 log.exception("sealing the hash chain failed; will retry")
+                busy = False
                 continue
+            self.runs += 1
+            pace = next_pace(pace, sealed, last_seq, self.batch_seconds, self.idle_seconds)
+            busy = sealed.transactions > 0 or sealed.contended
+            if sealed.transactions:
+                last_seq = sealed.last_seq
             # whichever process's sealer passes a multiple of VACUUM_EVERY vacuums, so the
             # queue is vacuumed that often however many processes share the sealing
             if sealed.passed_multiple_of(VACUUM_EVERY):
@@ -89,6 +110,23 @@ class BackgroundSealer:
                 connection.exec_driver_sql("VACUUM ledger_chain_queue")
         except Exception:  # autovacuum still comes; a refused VACUUM only costs speed
             log.warning("vacuuming the sealing queue failed", exc_info=True)
+
+
+def next_pace(
+    pace: float, sealed: chain.Sealed, last_seq: int | None, fastest: float, slowest: float
+) -> float:
+    """How long a sealer waits before its next run, after a run that did ``sealed``.
+
+    Another sealer at work (it held the lock, or chained links since this one's last run, which
+    ended at ``last_seq``): wait twice as long, up to ``slowest``.  Nobody else: ``fastest``.
+    An empty queue says nothing either way: the pace stays.
+    """
+    if sealed.contended:
+        return min(pace * 2, slowest)
+    if not sealed.transactions:
+        return pace
+    others_sealed = last_seq is not None and sealed.first_seq - 1 > last_seq
+    return min(pace * 2, slowest) if others_sealed else fastest
 
 
 def seal_all(db: Database) -> chain.Sealed:

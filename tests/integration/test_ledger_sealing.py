@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import threading
 import time
 
 import pytest
 from sqlalchemy import text
 
-from ledger import sealer
+from ledger import Database, sealer
 from tests.integration.ledger_kit import move, open_accounts, scalar, unique
 
 
@@ -57,3 +58,48 @@ def test_the_background_sealer_chains_every_write_and_vacuums_the_queue_as_the_c
 
     assert _until(chained), "the sealer left committed transactions unchained"
     assert _until(lambda: _queue_vacuums(db) > vacuums), "the queue was never vacuumed"
+
+
+def _sealer_of(db: Database) -> sealer.BackgroundSealer:
+    [background] = [hook.__self__ for hook in db._after_commit]  # type: ignore[attr-defined]
+    return background
+
+
+def test_the_sealers_of_two_busy_processes_run_about_as_often_as_one(fresh_db_url):
+    """Each Database stands for a process (its own pool and sealer).  With a fixed pace each
+    sealer would run every 50 ms, twice the runs for the same links; instead a sealer that finds
+    the other's links since its last run slows down, and every committed write is chained."""
+    databases = [Database.from_url(fresh_db_url) for _ in range(2)]
+    for database in databases:
+        sealer.attach(database)
+    try:
+        issuer, a = open_accounts(databases[0], unique("X"), False, True)
+        written: list[int] = []
+        seconds = 3.0
+
+        def write(database: Database) -> None:
+            end = time.monotonic() + seconds
+            while time.monotonic() < end:
+                written.append(move(database, issuer, a, 1).transaction_id)
+
+        writers = [threading.Thread(target=write, args=(d,)) for d in databases]
+        for writer in writers:
+            writer.start()
+        for writer in writers:
+            writer.join()
+        runs = sum(_sealer_of(d).runs for d in databases)
+        # a fixed 50 ms pace: about 2 x 3 s / 50 ms = 120 runs (fewer as runs take time)
+        assert runs <= 40, f"{runs} sealing runs in {seconds} s"
+
+        def all_chained() -> bool:
+            chained = scalar(
+                databases[0],
+                "SELECT count(*) FROM ledger_chain WHERE transaction_id = ANY(:ids)",
+                ids=written,
+            )
+            return bool(chained == len(written))
+
+        assert _until(all_chained), "committed writes were left unchained"
+    finally:
+        for database in databases:
+            database.dispose()
