@@ -135,9 +135,11 @@ def seal_all(db: Database) -> chain.Sealed:
         return chain.seal(connection, wait=True)
 
 
-def attach(db: Database) -> None:
+def attach(db: Database) -> BackgroundSealer | None:
     """On PostgreSQL, seal after commits in the background (SQLite seals inside each write)."""
-    if db.dialect == "postgresql":
-        background = BackgroundSealer(db)
-        db.on_commit(background.wake)
-        db.on_dispose(background.stop)
+    if db.dialect != "postgresql":
+        return None
+    background = BackgroundSealer(db)
+    db.on_commit(background.wake)
+    db.on_dispose(background.stop)
+    return background
