@@ -168,6 +168,53 @@ def engine_worker(
         db.dispose()
 
 
+def held_worker(
+    url: str,
+    ids: list[int],
+    hold: float,
+    serialize: bool,
+    workers: int,
+    worker: int,
+    seconds: float,
+    start: Any,
+) -> list[float]:
+    """The engine's transfer, each transaction held open ``hold`` seconds after its writes (the
+    round trips to a database on another host), among accounts no other worker touches.
+
+    Nothing is shared, and the machine's cores are mostly idle, so N workers do N times the work
+    of one unless the engine serializes unrelated transfers somewhere (a global lock, a chain
+    head every writer updates).  ``serialize``: the control, which takes one global lock first,
+    shows that the measure catches such a point."""
+    from sqlalchemy import text
+
+    import ledger
+    from ledger import sealer
+    from ledger.db import Database
+
+    db = Database.from_url(url, pool_size=2, max_overflow=0)
+    sealer.attach(db)
+    rng = random.Random(2000 + worker)
+    mine = ids[1:][worker::workers]
+    today = date.today()
+
+    def one() -> None:
+        src, dst = rng.sample(mine, 2)
+        meta = ledger.Meta(f"held:{worker}:{uuid.uuid4().hex}", today)
+
+        def work(session: Any) -> None:
+            if serialize:
+                session.execute(text("SELECT pg_advisory_xact_lock(7)"))
+            ledger.transfer(session, "transfer", [ledger.Leg(src, dst, 1)], meta)
+            session.execute(text("SELECT pg_sleep(:hold)"), {"hold": hold})
+
+        db.run(work)
+
+    try:
+        return measure(one, seconds, start)
+    finally:
+        db.dispose()
+
+
 def http_worker(
     port: int,
     token: str,
