@@ -44,6 +44,7 @@ from tests.integration.ledger_kit import (
     open_accounts,
     row_counts,
     scalar,
+    seal_raw,
     stored_rows,
     unique,
     write_raw_transaction,
@@ -124,6 +125,51 @@ def test_an_entry_added_to_a_sealed_transaction_is_refused(db, book):
     with pytest.raises(IntegrityError, match="sealed|unbalanced"):
         with db.engine.begin() as connection:
             insert_raw_entry(connection, posted.transaction_id, a, asset, 1)
+    assert row_counts(db) == before
+
+
+def test_an_entry_slipped_into_an_earlier_transaction_beside_a_new_balanced_one_is_refused(
+    db, book
+):
+    # PostgreSQL's check skips the entries of a header inserted in the same database transaction
+    # (that header checks itself); the earlier transaction's header is not such a one
+    asset, issuer, a, b = book
+    earlier = move(db, issuer, a, 7)
+    before = row_counts(db), stored_rows(db, [issuer, a, b])
+    postgresql = db.dialect == "postgresql"
+    with pytest.raises(IntegrityError, match="sealed|unbalanced"):
+        with db.engine.begin() as connection:
+            tx_id = insert_raw_header(connection, "sealed" if postgresql else "open")
+            insert_raw_entry(connection, tx_id, a, asset, -3)
+            insert_raw_entry(connection, tx_id, b, asset, 3)
+            if not postgresql:
+                seal_raw(connection, tx_id)
+            insert_raw_entry(connection, earlier.transaction_id, a, asset, 1)
+    assert (row_counts(db), stored_rows(db, [issuer, a, b])) == before
+
+
+@pytest.mark.parametrize("inside", ["header", "entries"])
+def test_an_unbalanced_transaction_written_partly_inside_a_savepoint_is_refused(db, book, inside):
+    # a header inserted inside a savepoint carries the subtransaction's id, not the
+    # transaction's: its entries then check themselves; entries inside one, beside a header
+    # outside it, leave the check to the header
+    asset, _issuer, a, b = book
+    before = row_counts(db)
+    postgresql = db.dialect == "postgresql"
+    with pytest.raises(IntegrityError, match="unbalanced"):
+        with db.engine.begin() as connection:
+            if inside == "header":
+                with connection.begin_nested():
+                    tx_id = insert_raw_header(connection, "sealed" if postgresql else "open")
+                insert_raw_entry(connection, tx_id, a, asset, -5)
+                insert_raw_entry(connection, tx_id, b, asset, 4)
+            else:
+                tx_id = insert_raw_header(connection, "sealed" if postgresql else "open")
+                with connection.begin_nested():
+                    insert_raw_entry(connection, tx_id, a, asset, -5)
+                    insert_raw_entry(connection, tx_id, b, asset, 4)
+            if not postgresql:
+                seal_raw(connection, tx_id)
     assert row_counts(db) == before
 
 

@@ -9,6 +9,7 @@ import pytest
 from alembic import command
 from click.testing import CliRunner
 from sqlalchemy import create_engine, inspect, text
+from sqlalchemy.exc import IntegrityError
 
 from api import create_app
 from api.cli import main
@@ -16,6 +17,7 @@ from api.schema_check import alembic_config
 from ledger import Database, Leg, Meta, create_account, transfer, verify
 from ledger.sealer import seal_all
 from tests.dbs import create_database, drop_database
+from tests.integration.ledger_kit import open_accounts, unique, write_raw_transaction
 
 LEDGER_TABLES = {"ledger_accounts", "ledger_balances", "ledger_transactions", "ledger_entries"}
 
@@ -167,5 +169,36 @@ def test_existing_issuance_accounts_get_their_slots(backend: str, tmp_path: Path
             "lot:1": (1, 1),
             "usd:fees": (1, 1),
         }
+    finally:
+        drop_database(url)
+
+
+@pytest.mark.parametrize("revision", ["0004", "head"])
+def test_the_balance_check_refuses_an_unbalanced_transaction_before_and_after_0005(
+    backend: str, tmp_path: Path, revision: str
+) -> None:
+    """0005 makes PostgreSQL's deferred balance check run once per transaction; going down to
+    0004 puts back the check of every row. Either way an unbalanced transaction is refused
+    and a balanced one commits."""
+    if backend != "postgresql":
+        pytest.skip("0005 changes only PostgreSQL's trigger function")
+    url = create_database(backend, tmp_path)
+    config = alembic_config(url)
+    try:
+        command.upgrade(config, "head")
+        if revision == "0004":
+            command.downgrade(config, "0004")
+        db = Database.from_url(url)
+        asset = unique("X")
+        a, b = open_accounts(db, asset, False, False)
+        with pytest.raises(IntegrityError, match="unbalanced"):
+            write_raw_transaction(db, [(a, asset, -5), (b, asset, 4)])
+        write_raw_transaction(db, [(a, asset, -5), (b, asset, 5)])
+        with db.engine.connect() as connection:
+            source = connection.execute(
+                text("SELECT prosrc FROM pg_proc WHERE proname = 'ledger_check_balanced'")
+            ).scalar_one()
+        db.dispose()
+        assert ("pg_current_xact_id" in source) == (revision == "head")
     finally:
         drop_database(url)
