@@ -98,41 +98,48 @@ def _posting(url: str, seconds: float, out: list[str], checks: list[tuple[str, b
         ("baseline SQL", posting.baseline_worker, (url, accounts, False)),
         ("engine", posting.engine_worker, (url, ids, False, "transfer")),
     )
-    runs: dict[tuple[str, int], list[Result]] = {}
-    for _round in range(ROUNDS):
-        for workers in ROUND_WORKERS:
-            for label, target, targs in kinds:
-                result = run_parallel(f"{label} x{workers}", workers, target, targs, seconds)
-                runs.setdefault((label, workers), []).append(result)
-    for label, target, targs in kinds:
-        runs[(label, 8)] = [run_parallel(f"{label} x8", 8, target, targs, seconds)]
-    for workers in (*ROUND_WORKERS, 8):
-        for label, _target, _targs in kinds:
-            out.append(_median_line(runs[(label, workers)]))
-    rates = {key: _median([r.rate for r in results]) for key, results in runs.items()}
     bank = make_bank(url, accounts=8)
-    for workers in (1, 4, 8):
+
+    def http(workers: int) -> Result:
         with Server(url, workers) as server:
-            result = run_parallel(
+            return run_parallel(
                 f"HTTP POST /transfers x{workers}",
                 workers,
                 posting.http_worker,
                 (server.port, bank.token, bank.accounts, bank.credit_class),
                 seconds,
             )
-        rates[("http", workers)] = result.rate
-        out.append(result.line())
+
+    runs: dict[tuple[str, int], list[Result]] = {}
+    for _round in range(ROUNDS):
+        for workers in ROUND_WORKERS:
+            for label, target, targs in kinds:
+                result = run_parallel(f"{label} x{workers}", workers, target, targs, seconds)
+                runs.setdefault((label, workers), []).append(result)
+        # HTTP at 4 workers in every round too: its ratio is taken against the same round's baseline
+        runs.setdefault(("http", 4), []).append(http(4))
+    for label, target, targs in kinds:
+        runs[(label, 8)] = [run_parallel(f"{label} x8", 8, target, targs, seconds)]
+    runs[("http", 1)] = [http(1)]
+    runs[("http", 8)] = [http(8)]
+    for workers in (*ROUND_WORKERS, 8):
+        for label, _target, _targs in kinds:
+            out.append(_median_line(runs[(label, workers)]))
+    for workers in (1, 4, 8):
+        out.append(_median_line(runs[("http", workers)]))
+    rates = {key: _median([r.rate for r in results]) for key, results in runs.items()}
 
     def per_round(a: tuple[str, int], b: tuple[str, int]) -> float:
         """The median over rounds of a ratio of two runs of the same round."""
         return _median([x.rate / y.rate for x, y in zip(runs[a], runs[b], strict=True)])
 
     engine_ratio = per_round(("engine", 4), ("baseline SQL", 4))
-    http_ratio = rates[("http", 4)] / rates[("baseline SQL", 4)]
+    http_ratio = per_round(("http", 4), ("baseline SQL", 4))
     scaling = per_round(("engine", 4), ("engine", 1))
     base_scaling = per_round(("baseline SQL", 4), ("baseline SQL", 1))
     out.append(
-        f"(x1, x2 and x4: the median of {ROUNDS} alternating runs; ratios: median per round)"
+        f"(x1, x2 and x4, and HTTP x4: the median of {ROUNDS} alternating runs; ratios: median "
+        "per round)"
     )
     out.append(f"ratio engine/baseline at 4 workers: {engine_ratio:.2f}")
     out.append(f"ratio HTTP/baseline at 4 workers:   {http_ratio:.2f}")
