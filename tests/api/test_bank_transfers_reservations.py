@@ -7,6 +7,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from sqlalchemy import text
 
 from tests.api.bank_kit import BankKit, at, ok, on, problem, story1_actions
 
@@ -121,6 +122,50 @@ def test_lots_after_two_successive_transfers_point_back_to_the_deposit_and_site(
     assert [lot["federally_approved"] for lot in chain] == [False, False, True]
     assert kit.balances(b)["BSA5-T2-U"]["posted_sqft"] == 15_000
     assert kit.balances(a)["BSA5-T2-U"]["posted_sqft"] == 40_000
+
+
+def test_what_a_transfer_answers_is_what_it_recorded(app, kit):
+    # PostgreSQL records the transfer and its lots in one statement, SQLite in two
+    funded = kit.funded(5_000)
+    kit.wetland_deposit(funded["id"], funded["site_id"], funded["lgu"]["id"], 7_000)
+    target = kit.account(kit.holder()["id"])
+    done = transfer(
+        kit,
+        funded["id"],
+        target,
+        8_000,
+        credit_class="BSA5-T2-U",
+        price_per_sqft_cents=125,
+        memo="two lots",
+    )
+    with app.extensions["wetbank.db"].transaction() as session:
+        row = session.execute(
+            text(
+                "SELECT from_account_id, to_account_id, credit_class, amount_sqft, "
+                "price_per_sqft_cents, memo, transaction_id FROM transfers WHERE id = :id"
+            ),
+            {"id": done["id"]},
+        ).one()
+        lots = session.execute(
+            text(
+                "SELECT from_lot_id, to_lot_id, amount_sqft FROM transfer_lots "
+                "WHERE transfer_id = :id ORDER BY id"
+            ),
+            {"id": done["id"]},
+        ).all()
+    assert (*row[:6], str(row[6])) == (
+        funded["id"],
+        target,
+        "BSA5-T2-U",
+        8_000,
+        125,
+        "two lots",
+        done["transaction_id"],
+    )
+    assert len(done["lots"]) == 2
+    assert [tuple(lot) for lot in lots] == [
+        (t["from_lot_id"], t["to_lot_id"], t["amount_sqft"]) for t in done["lots"]
+    ]
 
 
 def test_a_transfer_by_class_takes_the_oldest_lots_first(api, kit):
