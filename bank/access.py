@@ -11,7 +11,7 @@ import hmac
 import secrets
 from dataclasses import dataclass
 from datetime import datetime, timedelta
-from typing import Any, cast
+from typing import Any, NamedTuple, cast
 
 from sqlalchemy import (
     DateTime,
@@ -30,7 +30,7 @@ from sqlalchemy.orm import Mapped, Session, mapped_column
 
 from bank.errors import NotFound, ValidationFailed
 from bank.ids import new_id
-from ledger import clock
+from ledger import clock, pg_direct
 from ledger.schema import Base
 
 ROLES = ("board", "lgu", "holder")
@@ -176,12 +176,36 @@ _TOKEN_BY_HASH = select(
     _TOKENS.revoked_at,
     _TOKENS.last_used_at,
 ).where(_TOKENS.token_hash == bindparam("digest"))
+# PostgreSQL: the same look-up prepared on the session's psycopg connection (``ledger.pg_direct``),
+# which costs the request about half the client CPU of the Core statement
+_TOKEN_BY_HASH_SQL = """
+SELECT id, token_hash, role, name, lgu_id, holder_id, revoked_at, last_used_at
+FROM api_tokens WHERE token_hash = %s
+"""
+
+
+class _TokenRow(NamedTuple):
+    id: str
+    token_hash: str
+    role: str
+    name: str
+    lgu_id: str | None
+    holder_id: str | None
+    revoked_at: datetime | None
+    last_used_at: datetime | None
+
+
+def _token_by_hash(session: Session, digest: str) -> Any:
+    if pg_direct.is_postgresql(session):
+        found = pg_direct.execute(session, _TOKEN_BY_HASH_SQL, (digest,)).fetchone()
+        return None if found is None else _TokenRow(*found)
+    return session.execute(_TOKEN_BY_HASH, {"digest": digest}).one_or_none()
 
 
 def authenticate(session: Session, secret: str) -> Actor | None:
     """The actor a bearer secret stands for, or ``None`` if it is unknown or revoked."""
     digest = hash_token(secret)
-    row = session.execute(_TOKEN_BY_HASH, {"digest": digest}).one_or_none()
+    row = _token_by_hash(session, digest)
     if row is None or row.revoked_at is not None:
         return None
     if not hmac.compare_digest(row.token_hash, digest):
