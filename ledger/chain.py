@@ -44,12 +44,14 @@ def enqueue(session: Session, transaction_id: int) -> None:
 class Sealed(NamedTuple):
     """What one ``seal`` did: how many transactions it chained, and the chain's first and last
     ``seq`` it wrote (both 0 when it chained nothing); ``contended``: it gave up because another
-    sealer held the lock."""
+    sealer held the lock; ``head_seq``: when it found nothing to chain, the chain's last ``seq``
+    as it found it (PostgreSQL; 0 otherwise)."""
 
     transactions: int
     first_seq: int = 0
     last_seq: int = 0
     contended: bool = False
+    head_seq: int = 0
 
     def passed_multiple_of(self, step: int) -> bool:
         """Whether the links written include a ``seq`` that is a multiple of ``step``."""
@@ -104,6 +106,8 @@ LEFT JOIN ledger_entries AS e ON e.transaction_id = t.id
 ORDER BY t.id, e.id
 """
 
+_HEAD_SEQ_SQL = "SELECT coalesce(max(seq), 0) FROM ledger_chain"
+
 _INSERT_LINKS_SQL = """
 INSERT INTO ledger_chain (seq, transaction_id, prev_hash, hash, chained_at)
 SELECT v.seq, v.transaction_id, v.prev_hash, v.hash, %s
@@ -125,8 +129,13 @@ def _seal_postgresql(connection: Connection, wait: bool) -> Sealed:
     sealed, first_seq, seq = 0, 0, 0
     while True:
         rows = run(_TAKE_BATCH_SQL, (SEAL_BATCH,)).fetchall()
+        if not rows and not sealed:
+            # nothing queued: where the chain ends tells a paced sealer whether another one
+            # chained what this process committed (``ledger.sealer.next_pace``)
+            head = run(_HEAD_SEQ_SQL, ()).fetchone()
+            return Sealed(0, head_seq=int(head[0]) if head else 0)
         if not rows:
-            return Sealed(sealed, first_seq, seq if sealed else 0)
+            return Sealed(sealed, first_seq, seq)
         seq, prev = (rows[0][0], rows[0][1]) if rows[0][0] is not None else (0, GENESIS)
         first_seq = first_seq or seq + 1
         seqs: list[int] = []

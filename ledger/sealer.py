@@ -93,6 +93,8 @@ class BackgroundSealer:
             busy = sealed.transactions > 0 or sealed.contended
             if sealed.transactions:
                 last_seq = sealed.last_seq
+            elif not sealed.contended:
+                last_seq = sealed.head_seq  # others' links are counted once
             # whichever process's sealer passes a multiple of VACUUM_EVERY vacuums, so the
             # queue is vacuumed that often however many processes share the sealing
             if sealed.passed_multiple_of(VACUUM_EVERY):
@@ -119,14 +121,18 @@ def next_pace(
 
     Another sealer at work (it held the lock, or chained links since this one's last run, which
     ended at ``last_seq``): wait twice as long, up to ``slowest``.  Nobody else: ``fastest``.
-    An empty queue says nothing either way: the pace stays.
+    An empty queue with nobody else's links since says nothing either way: the pace stays.
+
+    An empty queue with another's links since counts too: two sealers that ran in step, one
+    always just after the other, found an empty queue half the time, and with it ignored both
+    kept the fastest pace (a test saw 49 runs in 3 s where 14 was usual).
     """
     if sealed.contended:
         return min(pace * 2, slowest)
-    if not sealed.transactions:
-        return pace
-    others_sealed = last_seq is not None and sealed.first_seq - 1 > last_seq
-    return min(pace * 2, slowest) if others_sealed else fastest
+    head_before = sealed.first_seq - 1 if sealed.transactions else sealed.head_seq
+    if last_seq is not None and head_before > last_seq:
+        return min(pace * 2, slowest)
+    return fastest if sealed.transactions else pace
 
 
 def seal_all(db: Database) -> chain.Sealed:

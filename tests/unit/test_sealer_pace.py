@@ -30,8 +30,16 @@ def test_a_sealer_never_waits_longer_than_the_slowest_pace(sealed):
     assert next_pace(SLOW, sealed, 100, FAST, SLOW) == SLOW
 
 
-def test_an_empty_queue_leaves_the_pace_as_it_was():
-    assert next_pace(0.4, Sealed(0), 100, FAST, SLOW) == 0.4
+def test_an_empty_queue_with_no_links_since_its_last_run_leaves_the_pace_as_it_was():
+    # a wake by a commit that queued nothing (a read), or a busy sealer's last look
+    assert next_pace(0.4, Sealed(0, head_seq=100), 100, FAST, SLOW) == 0.4
+
+
+def test_an_empty_queue_after_another_sealer_chained_links_waits_twice_as_long():
+    # another sealer chained 101-120, what this process committed among them: in step with it,
+    # this sealer would find the queue empty run after run and never slow down
+    assert next_pace(0.05, Sealed(0, head_seq=120), 100, FAST, SLOW) == pytest.approx(0.1)
+    assert next_pace(0.8, Sealed(0, head_seq=120), 100, FAST, SLOW) == SLOW
 
 
 def test_a_first_run_knows_of_no_other_sealer():
