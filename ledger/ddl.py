@@ -1,12 +1,11 @@
 """Database-side invariants the ORM cannot be trusted with (LEDGER.md guarantees 1 and 2).
 
 PostgreSQL checks balance with a deferred constraint trigger, so a transaction's header and entries
-can be inserted in any order and the check runs at COMMIT, once per transaction (see
-``CHECK_BALANCED_FUNCTION``).  SQLite has no deferred triggers: a
-transaction is inserted ``open``, its entries added, then ``sealed`` by an UPDATE whose trigger
-checks the sums; a sealed transaction accepts no more entries, and none is inserted already sealed
-(which would skip that check).  On both, entries, chain links and sealed transactions refuse
-UPDATE and DELETE.
+can be inserted in any order and the check runs at COMMIT, once per transaction
+(``CHECK_BALANCED_FUNCTION``).  SQLite has no deferred triggers: a transaction is inserted
+``open``, its entries added, then ``sealed`` by an UPDATE whose trigger checks the sums; a sealed
+transaction accepts no more entries, and none is inserted already sealed (which would skip that
+check).  On both, entries, chain links and sealed transactions refuse UPDATE and DELETE.
 """
 
 from __future__ import annotations

@@ -1,9 +1,9 @@
 """Sealing the hash chain off the write path, on PostgreSQL.
 
 Each process runs one daemon thread that a commit wakes; it seals whatever is queued in its own
-short transaction, and keeps sealing at its pace while it finds work.  Queued
-transactions are durable, so a crash only delays their sealing, and ``seal_all`` (used by the
-verifier and the journal) seals synchronously.
+short transaction, and keeps sealing at its pace while it finds work.  Queued transactions are
+durable, so a crash only delays their sealing, and ``seal_all`` (used by the verifier and the
+journal) seals synchronously.
 
 Several processes' sealers pace themselves (``next_pace``): one that finds another sealed since
 its own last run, or holding the lock, waits twice as long before its next run, up to
