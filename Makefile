@@ -33,7 +33,7 @@ test: $(STAMP)
 check: $(STAMP)
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
-	$(BIN)/mypy bank ledger api
+	$(BIN)/mypy bank ledger api bench
 	$(BIN)/lint-imports
 
 bench: $(STAMP)

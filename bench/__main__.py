@@ -63,10 +63,10 @@ def main() -> None:
 def _pg_version() -> str:
     import psycopg
 
-    from bench.common import ADMIN_URL
+    from bench.common import ADMIN_URL, first
 
     with psycopg.connect(libpq(ADMIN_URL)) as conn:
-        return "PostgreSQL " + conn.execute("SHOW server_version").fetchone()[0]
+        return "PostgreSQL " + str(first(conn, "SHOW server_version"))
 
 
 def _migrate(url: str) -> None:
@@ -300,7 +300,8 @@ def _child(*args: str) -> dict[str, float]:
         check=True,
         cwd=ROOT,
     )
-    return json.loads(done.stdout.strip().splitlines()[-1])
+    result: dict[str, float] = json.loads(done.stdout.strip().splitlines()[-1])
+    return result
 
 
 def _write_readme(text: str) -> None:

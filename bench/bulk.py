@@ -8,7 +8,7 @@ from datetime import UTC, date, datetime, timedelta
 
 import psycopg
 
-from bench.common import libpq
+from bench.common import first, libpq
 from ledger import canonical as chain
 
 HEADER = chain.HEADER_COLUMNS
@@ -48,8 +48,8 @@ def load_pairs(url: str, account_a: int, account_b: int, count: int, tag: str, a
 
 
 def _positions(conn: psycopg.Connection) -> tuple[int, int, int, str]:
-    tx = conn.execute("SELECT coalesce(max(id), 0) + 1 FROM ledger_transactions").fetchone()[0]
-    entry = conn.execute("SELECT coalesce(max(id), 0) + 1 FROM ledger_entries").fetchone()[0]
+    tx = first(conn, "SELECT coalesce(max(id), 0) + 1 FROM ledger_transactions")
+    entry = first(conn, "SELECT coalesce(max(id), 0) + 1 FROM ledger_entries")
     head = conn.execute("SELECT seq, hash FROM ledger_chain ORDER BY seq DESC LIMIT 1").fetchone()
     seq, prev = (head[0], head[1]) if head else (0, chain.GENESIS)
     return tx, entry, seq, prev

@@ -36,6 +36,15 @@ def drop_database(url: str) -> None:
     engine.dispose()
 
 
+def first(conn: Any, sql: str, params: Any = None) -> Any:
+    """The first column of the first row ``sql`` returns on a psycopg connection (it must return
+    one)."""
+    row = conn.execute(sql, params).fetchone()
+    if row is None:
+        raise RuntimeError(f"no row from {sql!r}")
+    return row[0]
+
+
 def libpq(url: str) -> str:
     """The psycopg form of a SQLAlchemy URL."""
     return url.replace("postgresql+psycopg://", "postgresql://")

@@ -89,10 +89,12 @@ def _baseline_transfer(conn: psycopg.Connection, src: int, dst: int) -> None:
             "ORDER BY id FOR UPDATE",
             ([src, dst],),
         ).fetchall()
-        balance = dict(rows)
-        tx = conn.execute(
+        balance: dict[int, int] = dict(rows)
+        inserted = conn.execute(
             "INSERT INTO bench_transactions (key) VALUES (%s) RETURNING id", (uuid.uuid4().hex,)
-        ).fetchone()[0]
+        ).fetchone()
+        assert inserted is not None
+        tx = inserted[0]
         conn.execute(
             "INSERT INTO bench_entries (transaction_id, account_id, amount, balance_after) "
             "VALUES (%s, %s, -1, %s), (%s, %s, 1, %s)",
@@ -249,6 +251,8 @@ def http_worker(
             raise RuntimeError(f"POST /transfers answered {response.status}")
 
     try:
-        return measure(one, seconds, start)
+        # a server's worker threads and pooled connections warm up too (their first requests
+        # import code and prepare statements): a short --quick window otherwise measured them
+        return measure(one, seconds, start, warm_up=25)
     finally:
         conn.close()
