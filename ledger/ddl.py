@@ -1,11 +1,11 @@
 """Database-side invariants the ORM cannot be trusted with (LEDGER.md guarantees 1 and 2).
 
 PostgreSQL checks balance with a deferred constraint trigger, so a transaction's header and entries
-can be inserted in any order and the check runs at COMMIT, once per transaction
-(``CHECK_BALANCED_FUNCTION``).  SQLite has no deferred triggers: a transaction is inserted
-``open``, its entries added, then ``sealed`` by an UPDATE whose trigger checks the sums; a sealed
-transaction accepts no more entries, and none is inserted already sealed (which would skip that
-check).  On both, entries, chain links and sealed transactions refuse UPDATE and DELETE.
+can be inserted in any order and the check runs at COMMIT (``CHECK_BALANCED_FUNCTION``).  SQLite
+has no deferred triggers: a transaction is inserted ``open``, its entries added, then ``sealed``
+by an UPDATE whose trigger checks the sums; a sealed transaction accepts no more entries, and none
+is inserted already sealed (which would skip that check).  On both, entries, chain links and
+sealed transactions refuse UPDATE and DELETE.
 """
 
 from __future__ import annotations
@@ -22,27 +22,19 @@ _BALANCED_SQL = """
     )
 """
 
-# The deferred balance check, fired by every new header and every new entry.  A header inserted
-# by this very database transaction (its row's xmin is this transaction's id) has its own check
-# queued, so its entries leave the check to it: a transfer of two entries is checked once, not
-# three times, and a transaction of n entries reads them once, not n + 1 times (each reading all
-# n).  Headers are immutable (the trigger below refuses UPDATE), so a header whose xmin is ours
-# was inserted by us; an entry added to any other transaction's header is checked as before.  A
-# header inserted inside a savepoint has the subtransaction's xid: its entries check themselves,
-# which is only redundant.  The entries are read once: per asset and phase, their count and sum.
+# The deferred balance check, fired by every new header and every new entry: each firing reads
+# the transaction's entries once (per asset and phase, their count and sum).  It used to read them
+# twice.  A 2-entry transfer is still checked three times, and a transaction of n entries reads
+# n rows n + 1 times.  Skipping the entries of a header inserted by the same database transaction
+# (its xmin is ours) was tried and withdrawn: ``SET CONSTRAINTS ALL IMMEDIATE`` runs the header's
+# check early, so an entry added after it went unchecked, and a frozen row keeps its 32-bit xmin,
+# which an xid wraparound can make equal to ours again.
 CHECK_BALANCED_FUNCTION = """
     CREATE OR REPLACE FUNCTION ledger_check_balanced() RETURNS trigger AS $$
     DECLARE tx bigint;
     BEGIN
-        IF TG_TABLE_NAME = 'ledger_entries' THEN
-            tx := NEW.transaction_id;
-            IF EXISTS (SELECT FROM ledger_transactions
-                       WHERE id = tx AND xmin = pg_current_xact_id()::xid) THEN
-                RETURN NULL;
-            END IF;
-        ELSE
-            tx := NEW.id;
-        END IF;
+        IF TG_TABLE_NAME = 'ledger_entries' THEN tx := NEW.transaction_id;
+        ELSE tx := NEW.id; END IF;
         IF NOT (SELECT coalesce(sum(g.n) >= 2 AND bool_and(g.total = 0), false)
                 FROM (SELECT count(*) AS n, sum(amount) AS total FROM ledger_entries
                       WHERE transaction_id = tx GROUP BY asset, phase) AS g) THEN

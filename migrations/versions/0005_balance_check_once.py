@@ -1,7 +1,9 @@
-"""balance check once per transaction: the deferred trigger skips the entries of a header inserted
-by the same database transaction (the header's own check covers them) and reads the entries once
+"""balance check in one pass: each firing of the deferred balance trigger reads the transaction's
+entries once, not twice (PostgreSQL only: SQLite checks once, when a transaction is sealed)
 
-PostgreSQL only: SQLite already checks once, when a transaction is sealed.
+As first released, this revision also let an entry skip its check when its header was inserted
+by the same database transaction; 0006 withdraws that for databases that ran it, and this
+revision now installs the function 0006 does (``ledger.ddl.CHECK_BALANCED_FUNCTION``).
 
 Revision ID: 0005
 Revises: 0004
@@ -21,7 +23,7 @@ down_revision: str | None = "0004"
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
 
-# the function as 0001 installed it: every header and every entry checks the whole transaction
+# the function as 0001 installed it: two reads of the transaction's entries per firing
 _CHECK_EVERY_ROW = """
     CREATE OR REPLACE FUNCTION ledger_check_balanced() RETURNS trigger AS $$
     DECLARE tx bigint;

@@ -131,8 +131,6 @@ def test_an_entry_added_to_a_sealed_transaction_is_refused(db, book):
 def test_an_entry_slipped_into_an_earlier_transaction_beside_a_new_balanced_one_is_refused(
     db, book
 ):
-    # PostgreSQL's check skips the entries of a header inserted in the same database transaction
-    # (that header checks itself); the earlier transaction's header is not such a one
     asset, issuer, a, b = book
     earlier = move(db, issuer, a, 7)
     before = row_counts(db), stored_rows(db, [issuer, a, b])
@@ -150,9 +148,6 @@ def test_an_entry_slipped_into_an_earlier_transaction_beside_a_new_balanced_one_
 
 @pytest.mark.parametrize("inside", ["header", "entries"])
 def test_an_unbalanced_transaction_written_partly_inside_a_savepoint_is_refused(db, book, inside):
-    # a header inserted inside a savepoint carries the subtransaction's id, not the
-    # transaction's: its entries then check themselves; entries inside one, beside a header
-    # outside it, leave the check to the header
     asset, _issuer, a, b = book
     before = row_counts(db)
     postgresql = db.dialect == "postgresql"
@@ -171,6 +166,25 @@ def test_an_unbalanced_transaction_written_partly_inside_a_savepoint_is_refused(
             if not postgresql:
                 seal_raw(connection, tx_id)
     assert row_counts(db) == before
+
+
+def test_an_entry_added_after_the_check_ran_early_is_checked_too(db, book, backend):
+    # SET CONSTRAINTS ... IMMEDIATE runs the deferred checks at once: an entry added after
+    # that must be checked again at COMMIT (a skip of entries whose header was inserted by the
+    # same database transaction let this one through; withdrawn by migration 0006)
+    if backend != "postgresql":
+        pytest.skip("SQLite has no deferred constraints: it checks when a transaction is sealed")
+    asset, _issuer, a, b = book
+    before = row_counts(db), stored_rows(db, [a, b])
+    with pytest.raises(IntegrityError, match="unbalanced"):
+        with db.engine.begin() as connection:
+            tx_id = insert_raw_header(connection, "sealed")
+            insert_raw_entry(connection, tx_id, a, asset, -5)
+            insert_raw_entry(connection, tx_id, b, asset, 5)
+            connection.execute(text("SET CONSTRAINTS ALL IMMEDIATE"))
+            connection.execute(text("SET CONSTRAINTS ALL DEFERRED"))
+            insert_raw_entry(connection, tx_id, b, asset, 7)
+    assert (row_counts(db), stored_rows(db, [a, b])) == before
 
 
 def test_an_entry_cannot_be_added_to_a_sealed_transaction_on_sqlite_even_balanced(

@@ -17,7 +17,13 @@ from api.schema_check import alembic_config
 from ledger import Database, Leg, Meta, create_account, transfer, verify
 from ledger.sealer import seal_all
 from tests.dbs import create_database, drop_database
-from tests.integration.ledger_kit import open_accounts, unique, write_raw_transaction
+from tests.integration.ledger_kit import (
+    insert_raw_entry,
+    insert_raw_header,
+    open_accounts,
+    unique,
+    write_raw_transaction,
+)
 
 LEDGER_TABLES = {"ledger_accounts", "ledger_balances", "ledger_transactions", "ledger_entries"}
 
@@ -177,11 +183,11 @@ def test_existing_issuance_accounts_get_their_slots(backend: str, tmp_path: Path
 def test_the_balance_check_refuses_an_unbalanced_transaction_before_and_after_0005(
     backend: str, tmp_path: Path, revision: str
 ) -> None:
-    """0005 makes PostgreSQL's deferred balance check run once per transaction; going down to
-    0004 puts back the check of every row. Either way an unbalanced transaction is refused
-    and a balanced one commits."""
+    """0005 makes PostgreSQL's deferred balance check read the entries in one pass; going down
+    to 0004 puts back the two-read check. Either way an unbalanced transaction is refused and a
+    balanced one commits."""
     if backend != "postgresql":
-        pytest.skip("0005 changes only PostgreSQL's trigger function")
+        pytest.skip("0005 and 0006 change only PostgreSQL's trigger function")
     url = create_database(backend, tmp_path)
     config = alembic_config(url)
     try:
@@ -199,6 +205,68 @@ def test_the_balance_check_refuses_an_unbalanced_transaction_before_and_after_00
                 text("SELECT prosrc FROM pg_proc WHERE proname = 'ledger_check_balanced'")
             ).scalar_one()
         db.dispose()
-        assert ("pg_current_xact_id" in source) == (revision == "head")
+        assert ("bool_and" in source) == (revision == "head")
+        assert "xmin" not in source  # 0005's withdrawn skip (0006)
+    finally:
+        drop_database(url)
+
+
+# what 0005 installed as first released: entries of a header inserted by the same database
+# transaction skipped their check (0006 withdraws it)
+_CHECK_WITH_SKIP = """
+    CREATE OR REPLACE FUNCTION ledger_check_balanced() RETURNS trigger AS $$
+    DECLARE tx bigint;
+    BEGIN
+        IF TG_TABLE_NAME = 'ledger_entries' THEN
+            tx := NEW.transaction_id;
+            IF EXISTS (SELECT FROM ledger_transactions
+                       WHERE id = tx AND xmin = pg_current_xact_id()::xid) THEN
+                RETURN NULL;
+            END IF;
+        ELSE
+            tx := NEW.id;
+        END IF;
+        IF NOT (SELECT coalesce(sum(g.n) >= 2 AND bool_and(g.total = 0), false)
+                FROM (SELECT count(*) AS n, sum(amount) AS total FROM ledger_entries
+                      WHERE transaction_id = tx GROUP BY asset, phase) AS g) THEN
+            RAISE EXCEPTION 'ledger transaction % is unbalanced or has fewer than 2 entries', tx
+                USING ERRCODE = 'check_violation';
+        END IF;
+        RETURN NULL;
+    END $$ LANGUAGE plpgsql
+"""
+
+
+def _commit_with_an_entry_after_an_early_check(db: Database, asset: str, a: int, b: int) -> None:
+    with db.engine.begin() as connection:
+        tx_id = insert_raw_header(connection, "sealed")
+        insert_raw_entry(connection, tx_id, a, asset, -5)
+        insert_raw_entry(connection, tx_id, b, asset, 5)
+        connection.execute(text("SET CONSTRAINTS ALL IMMEDIATE"))
+        connection.execute(text("SET CONSTRAINTS ALL DEFERRED"))
+        insert_raw_entry(connection, tx_id, b, asset, 7)
+
+
+def test_0006_closes_the_hole_0005_first_opened(backend: str, tmp_path: Path) -> None:
+    """A database that ran 0005 as first released committed an unbalanced transaction whose
+    last entry came after an early check; after 0006 it refuses it."""
+    if backend != "postgresql":
+        pytest.skip("0005 and 0006 change only PostgreSQL's trigger function")
+    url = create_database(backend, tmp_path)
+    config = alembic_config(url)
+    try:
+        command.upgrade(config, "0005")
+        db = Database.from_url(url)
+        with db.engine.begin() as connection:
+            connection.execute(text(_CHECK_WITH_SKIP))
+        asset = unique("X")
+        a, b = open_accounts(db, asset, False, False)
+        _commit_with_an_entry_after_an_early_check(db, asset, a, b)  # the hole: it commits
+        db.dispose()
+        command.upgrade(config, "head")
+        db = Database.from_url(url)
+        with pytest.raises(IntegrityError, match="unbalanced"):
+            _commit_with_an_entry_after_an_early_check(db, asset, a, b)
+        db.dispose()
     finally:
         drop_database(url)
