@@ -4,11 +4,14 @@ refusals that write nothing."""
 
 from __future__ import annotations
 
+from datetime import datetime
 from typing import Any
 
 import pytest
 from sqlalchemy import text
 
+from bank.transfers import Transfer
+from ledger import clock
 from tests.api.bank_kit import BankKit, at, ok, on, problem, story1_actions
 
 
@@ -139,13 +142,18 @@ def test_what_a_transfer_answers_is_what_it_recorded(app, kit):
         memo="two lots",
     )
     with app.extensions["wetbank.db"].transaction() as session:
-        row = session.execute(
-            text(
-                "SELECT from_account_id, to_account_id, credit_class, amount_sqft, "
-                "price_per_sqft_cents, memo, transaction_id FROM transfers WHERE id = :id"
-            ),
-            {"id": done["id"]},
-        ).one()
+        stored = session.get(Transfer, done["id"])
+        assert stored is not None
+        row = (
+            stored.from_account_id,
+            stored.to_account_id,
+            stored.credit_class,
+            stored.amount_sqft,
+            stored.price_per_sqft_cents,
+            stored.memo,
+            stored.transaction_id,
+            stored.recorded_at,
+        )
         lots = session.execute(
             text(
                 "SELECT from_lot_id, to_lot_id, amount_sqft FROM transfer_lots "
@@ -162,6 +170,7 @@ def test_what_a_transfer_answers_is_what_it_recorded(app, kit):
         "two lots",
         done["transaction_id"],
     )
+    assert clock.as_utc(row[7]) == datetime.fromisoformat(done["recorded_at"])
     assert len(done["lots"]) == 2
     assert [tuple(lot) for lot in lots] == [
         (t["from_lot_id"], t["to_lot_id"], t["amount_sqft"]) for t in done["lots"]
