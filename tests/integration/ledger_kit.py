@@ -137,3 +137,17 @@ def write_raw_transaction(
         if not postgresql and state == "open":
             seal_raw(connection, tx_id)
     return tx_id
+
+
+def write_raw_with_an_entry_after_an_early_check(
+    db: Database, asset: str, debit: int, credit: int
+) -> None:
+    """PostgreSQL: a raw transaction balanced when ``SET CONSTRAINTS ALL IMMEDIATE`` runs its
+    deferred checks early, then given one more entry (7 to ``credit``) before COMMIT."""
+    with db.engine.begin() as connection:
+        tx_id = insert_raw_header(connection, "sealed")
+        insert_raw_entry(connection, tx_id, debit, asset, -5)
+        insert_raw_entry(connection, tx_id, credit, asset, 5)
+        connection.execute(text("SET CONSTRAINTS ALL IMMEDIATE"))
+        connection.execute(text("SET CONSTRAINTS ALL DEFERRED"))
+        insert_raw_entry(connection, tx_id, credit, asset, 7)

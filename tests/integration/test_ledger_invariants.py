@@ -48,6 +48,7 @@ from tests.integration.ledger_kit import (
     stored_rows,
     unique,
     write_raw_transaction,
+    write_raw_with_an_entry_after_an_early_check,
 )
 
 
@@ -177,13 +178,7 @@ def test_an_entry_added_after_the_check_ran_early_is_checked_too(db, book, backe
     asset, _issuer, a, b = book
     before = row_counts(db), stored_rows(db, [a, b])
     with pytest.raises(IntegrityError, match="unbalanced"):
-        with db.engine.begin() as connection:
-            tx_id = insert_raw_header(connection, "sealed")
-            insert_raw_entry(connection, tx_id, a, asset, -5)
-            insert_raw_entry(connection, tx_id, b, asset, 5)
-            connection.execute(text("SET CONSTRAINTS ALL IMMEDIATE"))
-            connection.execute(text("SET CONSTRAINTS ALL DEFERRED"))
-            insert_raw_entry(connection, tx_id, b, asset, 7)
+        write_raw_with_an_entry_after_an_early_check(db, asset, a, b)
     assert (row_counts(db), stored_rows(db, [a, b])) == before
 
 

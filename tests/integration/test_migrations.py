@@ -18,11 +18,10 @@ from ledger import Database, Leg, Meta, create_account, transfer, verify
 from ledger.sealer import seal_all
 from tests.dbs import create_database, drop_database
 from tests.integration.ledger_kit import (
-    insert_raw_entry,
-    insert_raw_header,
     open_accounts,
     unique,
     write_raw_transaction,
+    write_raw_with_an_entry_after_an_early_check,
 )
 
 LEDGER_TABLES = {"ledger_accounts", "ledger_balances", "ledger_transactions", "ledger_entries"}
@@ -237,16 +236,6 @@ _CHECK_WITH_SKIP = """
 """
 
 
-def _commit_with_an_entry_after_an_early_check(db: Database, asset: str, a: int, b: int) -> None:
-    with db.engine.begin() as connection:
-        tx_id = insert_raw_header(connection, "sealed")
-        insert_raw_entry(connection, tx_id, a, asset, -5)
-        insert_raw_entry(connection, tx_id, b, asset, 5)
-        connection.execute(text("SET CONSTRAINTS ALL IMMEDIATE"))
-        connection.execute(text("SET CONSTRAINTS ALL DEFERRED"))
-        insert_raw_entry(connection, tx_id, b, asset, 7)
-
-
 def test_0006_closes_the_hole_0005_first_opened(backend: str, tmp_path: Path) -> None:
     """A database that ran 0005 as first released committed an unbalanced transaction whose
     last entry came after an early check; after 0006 it refuses it."""
@@ -261,12 +250,12 @@ def test_0006_closes_the_hole_0005_first_opened(backend: str, tmp_path: Path) ->
             connection.execute(text(_CHECK_WITH_SKIP))
         asset = unique("X")
         a, b = open_accounts(db, asset, False, False)
-        _commit_with_an_entry_after_an_early_check(db, asset, a, b)  # the hole: it commits
+        write_raw_with_an_entry_after_an_early_check(db, asset, a, b)  # the hole: it commits
         db.dispose()
         command.upgrade(config, "head")
         db = Database.from_url(url)
         with pytest.raises(IntegrityError, match="unbalanced"):
-            _commit_with_an_entry_after_an_early_check(db, asset, a, b)
+            write_raw_with_an_entry_after_an_early_check(db, asset, a, b)
         db.dispose()
     finally:
         drop_database(url)
