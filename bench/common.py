@@ -61,7 +61,8 @@ def analyze_like_autovacuum(url: str) -> list[str]:
     of the tables' first rows (or none) for the whole run: plans chosen for a one-transaction
     table (hash joins over seq scans) were kept, per connection, while the tables grew to
     hundreds of thousands of rows.  PostgreSQL's default, and any production server, has it on.
-    Called between runs, outside the measured windows, when the server's autovacuum is off."""
+    Called before every measured run, outside its window; where autovacuum is on and has kept
+    up, no table is due and nothing is analyzed."""
     import psycopg
 
     with psycopg.connect(libpq(url), autocommit=True) as conn:

@@ -68,7 +68,7 @@ WITH header AS (
     WHERE b.account_id = v.id AND b.slot = v.slot AND EXISTS (SELECT FROM header)
       -- the same ids again, as an array the primary key can look up: PostgreSQL guesses 100
       -- rows for any jsonb_array_elements, and joined by hash to a seq scan of every balance
-      -- row (O(accounts) per posting: 1,000 accounts, +0.7 ms; bench/README.md)
+      -- row (O(accounts) per posting: 1,000 accounts, +0.4 ms of CPU; bench/README.md)
       AND b.account_id = ANY(ARRAY(
           SELECT (d->>0)::bigint FROM jsonb_array_elements(%(deltas)s::jsonb) AS d))
     RETURNING b.account_id, b.slot, b.asset, b.credits_posted - b.debits_posted AS posted,

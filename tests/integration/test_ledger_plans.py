@@ -2,7 +2,8 @@
 
 A posting changes a few balance rows; it must find them by key whatever the number of accounts.
 The write statement joined its deltas (a jsonb array, which the planner guesses at 100 rows) to
-every balance row by hash, a seq scan per posting: O(accounts), 0.7 ms at 1,000 accounts."""
+every balance row by hash, a seq scan per posting: O(accounts), +0.4 ms of PostgreSQL CPU at
+1,000 accounts."""
 
 from __future__ import annotations
 
