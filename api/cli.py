@@ -16,7 +16,7 @@ from api import create_app
 from api.context import database
 from api.schema_check import alembic_config, schema_problem
 from bank import access
-from ledger import sealer, verification
+from ledger import sealer, server_settings, verification
 
 
 def _app(*_args: Any) -> Flask:
@@ -145,6 +145,8 @@ def serve(host: str, port: int, workers: int) -> None:
     reason = schema_problem(database())
     if reason:
         raise click.ClickException(reason)
+    for warning in server_settings.setting_warnings(database().engine):
+        click.echo(f"warning: {warning}", err=True)
     os.environ.setdefault("DATABASE_URL", current_app.config["DATABASE_URL"])
     args = [
         "gunicorn",

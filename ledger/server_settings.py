@@ -1,0 +1,52 @@
+"""PostgreSQL settings the ledger relies on, checked when the service starts.
+
+With autovacuum off (or ``track_counts`` off, which stops autovacuum too) the planner keeps the
+statistics of a table's first rows for good, and plans cached by connections are never thrown
+away: a statement that reads a batch by index when the statistics are fresh can read every
+entry ever written instead (docs/scaling.md "PostgreSQL settings the service relies on").
+Nothing is wrong with the data, so the service still starts; it says so, once, where the
+operator looks.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from sqlalchemy import Engine, text
+
+#: setting -> the value the ledger needs, and why (said in the warning)
+REQUIRED: dict[str, tuple[str, str]] = {
+    "autovacuum": (
+        "on",
+        "planner statistics are never refreshed and cached plans never replaced, so statements "
+        "can fall back to scanning whole tables as they grow",
+    ),
+    "track_counts": (
+        "on",
+        "autovacuum cannot tell which tables changed, so it never analyzes or vacuums them",
+    ),
+}
+
+_QUERY = text("SELECT name, setting FROM pg_settings WHERE name = ANY(:names)")
+
+
+def warnings_for(settings: Mapping[str, str]) -> list[str]:
+    """One warning per setting in ``settings`` (name -> value) that is not what we need."""
+    found = []
+    for name, (needed, why) in REQUIRED.items():
+        value = settings.get(name)
+        if value is not None and value != needed:
+            found.append(
+                f"PostgreSQL {name} is {value}: {why} "
+                f'(docs/scaling.md, "PostgreSQL settings the service relies on")'
+            )
+    return found
+
+
+def setting_warnings(engine: Engine) -> list[str]:
+    """Warnings about the server's settings; none on SQLite."""
+    if engine.dialect.name != "postgresql":
+        return []
+    with engine.connect() as connection:
+        rows = connection.execute(_QUERY, {"names": list(REQUIRED)}).all()
+    return warnings_for({str(name): str(value) for name, value in rows})

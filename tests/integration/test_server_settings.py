@@ -1,0 +1,83 @@
+"""`wetbank serve` warns when PostgreSQL runs without the settings the ledger relies on."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from click.testing import CliRunner
+from sqlalchemy import create_engine, text
+from sqlalchemy.engine import make_url
+
+from api import cli
+from ledger.server_settings import setting_warnings, warnings_for
+
+
+def test_a_setting_is_warned_about_only_when_it_is_off() -> None:
+    assert warnings_for({"autovacuum": "on", "track_counts": "on"}) == []
+    assert warnings_for({}) == []  # a server that does not report a setting is not blamed
+    (off,) = warnings_for({"autovacuum": "off", "track_counts": "on"})
+    assert off.startswith("PostgreSQL autovacuum is off: planner statistics are never refreshed")
+    assert "docs/scaling.md" in off
+    both = warnings_for({"autovacuum": "off", "track_counts": "off"})
+    assert [w.split(":")[0] for w in both] == [
+        "PostgreSQL autovacuum is off",
+        "PostgreSQL track_counts is off",
+    ]
+
+
+def _with_track_counts_off(url: str) -> str:
+    # track_counts can be set per session by a superuser, so the real server can be shown
+    # both ways without changing its configuration for anyone else
+    return (
+        make_url(url)
+        .update_query_dict({"options": "-c track_counts=off"})
+        .render_as_string(hide_password=False)
+    )
+
+
+def _server_setting(url: str, name: str) -> str:
+    engine = create_engine(url)
+    try:
+        with engine.connect() as connection:
+            return str(connection.execute(text(f"SHOW {name}")).scalar_one())
+    finally:
+        engine.dispose()
+
+
+def test_the_servers_own_settings_are_read(backend: str, database_url: str) -> None:
+    engine = create_engine(database_url)
+    try:
+        found = setting_warnings(engine)
+    finally:
+        engine.dispose()
+    if backend == "sqlite":
+        assert found == []
+        return
+    autovacuum_off = _server_setting(database_url, "autovacuum") == "off"
+    assert any(w.startswith("PostgreSQL autovacuum is off") for w in found) == autovacuum_off
+    assert not any("track_counts" in w for w in found)
+
+    engine = create_engine(_with_track_counts_off(database_url))
+    try:
+        found = setting_warnings(engine)
+    finally:
+        engine.dispose()
+    assert any(w.startswith("PostgreSQL track_counts is off") for w in found)
+
+
+def test_serve_prints_the_warnings_before_it_starts_the_server(
+    backend: str, database_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    started: list[list[str]] = []
+
+    def record_instead_of_replacing_this_process(_file: str, args: list[str]) -> Any:
+        started.append(args)
+
+    monkeypatch.setattr(cli.os, "execvp", record_instead_of_replacing_this_process)
+    url = database_url if backend == "sqlite" else _with_track_counts_off(database_url)
+    served = CliRunner().invoke(cli.main, ["serve", "--port", "1"], env={"DATABASE_URL": url})
+    assert served.exit_code == 0, served.output
+    assert len(started) == 1 and "gunicorn" in started[0]
+    warned = "warning: PostgreSQL track_counts is off" in served.output
+    assert warned == (backend == "postgresql")
