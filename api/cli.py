@@ -87,7 +87,16 @@ def audit() -> None:
     show_default="the number of CPUs",
     help="Worker processes checking a long chain in segments.",
 )
-def audit_verify(processes: int) -> None:
+@click.option(
+    "--anchor",
+    "anchors",
+    multiple=True,
+    metavar="SEQ:HASH",
+    callback=lambda _ctx, _param, values: [_anchor(v) for v in values],
+    help="A chain head printed by an earlier verify and kept outside the database: the link "
+    "must still be there with that hash (nothing up to it removed or rewritten). Repeatable.",
+)
+def audit_verify(processes: int, anchors: list[verification.Anchor]) -> None:
     """Recompute the hash chain and every stored balance; exit 1 on any break."""
     db_ = database()
     sealer.seal_all(db_)
@@ -100,7 +109,7 @@ def audit_verify(processes: int) -> None:
             _progress_line(done, total, started)
 
     with db_.reader() as connection:
-        report = verification.verify(connection, progress, processes)
+        report = verification.verify(connection, progress, processes, anchors)
     if show:
         click.echo("", err=True)
     if report.ok:
@@ -108,11 +117,24 @@ def audit_verify(processes: int) -> None:
             f"ok: {report.transactions_checked} transactions and "
             f"{report.accounts_checked} balances verified"
         )
+        if report.head is not None:
+            click.echo(
+                f"chain head: {report.head} (keep it outside this database; "
+                f"`wetbank audit verify --anchor {report.head}` later shows that no link up to "
+                "it was removed or rewritten)"
+            )
         return
     broken = report.first_broken
     assert broken is not None
     click.echo(f"BROKEN: {broken.detail} ({broken.as_dict()})", err=True)
     sys.exit(1)
+
+
+def _anchor(text: str) -> verification.Anchor:
+    try:
+        return verification.Anchor.parse(text)
+    except ValueError as error:
+        raise click.BadParameter(str(error)) from error
 
 
 def _transaction_count(db_: Any) -> int:

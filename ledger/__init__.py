@@ -16,8 +16,10 @@ Python API, used by ``bank``::
 An account without limits may keep its balance in several slot rows (``slots``): each write
 changes one, so concurrent writers of a hot account do not take turns; its balance is their sum,
 and each entry's balance-after is its slot's (``ledger_entries.slot``).
-    verify(connection, progress, processes) -> Report (chain and stored balances recomputed,
-        first break named; a long chain checked in segments by worker processes)
+    verify(connection, progress, processes, anchors) -> Report (chain and stored balances
+        recomputed, first break named; a long chain checked in segments by worker processes;
+        ``report.head``, an ``Anchor`` kept outside the database, given back later, shows that
+        no link up to it was removed or rewritten)
 """
 
 from ledger.accounts import (
@@ -52,11 +54,12 @@ from ledger.posting import (
     transfer,
     void_pending,
 )
-from ledger.verification import Report, verify
+from ledger.verification import Anchor, Report, verify
 
 __all__ = [
     "AlreadyResolved",
     "AlreadyReversed",
+    "Anchor",
     "Balance",
     "Database",
     "IdempotencyConflict",

@@ -7,7 +7,7 @@ and balance-after from the entries, streaming, and names the first break.
 from __future__ import annotations
 
 import multiprocessing
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
@@ -45,13 +45,46 @@ class Break:
         return {k: v for k, v in self.__dict__.items() if v is not None}
 
 
+@dataclass(frozen=True)
+class Anchor:
+    """A link of the chain, recorded outside the database: ``SEQ:HASH``.
+
+    The chain proves that nothing before its last link changed, but not that the last links
+    are still there, nor that someone with write access did not recompute every hash after an
+    edit. A head printed by one verify and kept elsewhere (a file, a ticket, a letter), then
+    given back to a later verify, closes both gaps up to that link.
+    """
+
+    seq: int
+    hash: str
+
+    @classmethod
+    def parse(cls, text: str) -> Anchor:
+        seq, sep, hash_ = text.strip().partition(":")
+        if not sep or not seq.isdigit() or int(seq) < 1 or not _is_sha256_hex(hash_):
+            raise ValueError(f"an anchor is SEQ:HASH (a link number, a SHA-256 in hex): {text!r}")
+        return cls(int(seq), hash_.lower())
+
+    def __str__(self) -> str:
+        return f"{self.seq}:{self.hash}"
+
+
+def _is_sha256_hex(text: str) -> bool:
+    return len(text) == 64 and all(c in "0123456789abcdefABCDEF" for c in text)
+
+
 @dataclass
 class Report:
-    """What ``verify`` found: ``ok`` when the chain and every balance recompute exactly."""
+    """What ``verify`` found: ``ok`` when the chain and every balance recompute exactly.
+
+    ``head`` is the chain's last link as verified (``None`` for an empty chain): record it
+    outside the database and pass it back as an anchor to a later verify.
+    """
 
     transactions_checked: int = 0
     accounts_checked: int = 0
     first_broken: Break | None = None
+    head: Anchor | None = None
     extra: dict[str, Any] = field(default_factory=dict)
 
     @property
@@ -62,16 +95,24 @@ class Report:
 Progress = Callable[[int], None]
 
 
-def verify(connection: Connection, progress: Progress | None = None, processes: int = 1) -> Report:
+def verify(
+    connection: Connection,
+    progress: Progress | None = None,
+    processes: int = 1,
+    anchors: Sequence[Anchor] = (),
+) -> Report:
     """Recompute the chain and every stored balance; stop at the first break.
 
     Streams both passes with server-side cursors, so memory stays flat however long the ledger.
     ``progress(n)`` is called with the number of transactions checked so far. With
     ``processes`` > 1 a long chain is checked in segments by that many worker processes (each
-    on its own connection); the answer is the same as one process's.
+    on its own connection); the answer is the same as one process's. Each of ``anchors`` (links
+    recorded by earlier verifies) must still be in the chain with the same hash.
     """
     report = Report()
     _verify_chain(connection, report, progress, processes)
+    if report.ok:
+        _verify_anchors(connection, report, anchors)
     if report.ok:
         _verify_unchained(connection, report)
     if report.ok:
@@ -175,6 +216,32 @@ def _verify_chain(
             report.first_broken = segment.problem
             return
         expected_prev = segment.last_hash or expected_prev
+    if last:
+        report.head = Anchor(last, expected_prev)
+
+
+def _verify_anchors(connection: Connection, report: Report, anchors: Sequence[Anchor]) -> None:
+    """Each anchor's link is still there with the recorded hash.  Runs after the chain checked
+    out, so a stored hash here is the one recomputed from the link's content."""
+    for anchor in sorted(anchors, key=lambda a: a.seq):
+        if report.head is None or anchor.seq > report.head.seq:
+            end = report.head.seq if report.head else 0
+            report.first_broken = Break(
+                "anchor",
+                f"the chain ends at link {end} but an anchor recorded link {anchor.seq}: "
+                "links were removed from its end",
+                seq=anchor.seq,
+            )
+            return
+        stored = connection.execute(select(C.hash).where(C.seq == anchor.seq)).scalar()
+        if stored != anchor.hash:
+            report.first_broken = Break(
+                "anchor",
+                f"link {anchor.seq} does not have the hash its anchor recorded: the chain was "
+                "rewritten at or before that link",
+                seq=anchor.seq,
+            )
+            return
 
 
 def _segments_in_processes(url: str, last: int, processes: int) -> Iterator[Segment]:

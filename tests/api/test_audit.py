@@ -501,6 +501,25 @@ def test_the_audit_verify_command_names_the_same_break_from_parallel_workers(
     assert refused.exit_code == 2 and "--processes" in refused.output
 
 
+def test_the_audit_verify_command_prints_the_head_and_checks_anchors(fresh, fresh_db_url):
+    workload(fresh)
+    clean = run_verify_command(fresh_db_url)
+    assert clean.exit_code == 0, clean.output
+    head_line = clean.output.splitlines()[1]
+    assert head_line.startswith("chain head: ")
+    head = head_line.split()[2]
+    seq, digest = head.split(":")
+    assert run_verify_command(fresh_db_url, "--anchor", head).exit_code == 0
+    rewritten = run_verify_command(fresh_db_url, "--anchor", f"{seq}:{'0' * 64}")
+    assert rewritten.exit_code == 1 and "rewritten" in rewritten.output, rewritten.output
+    beyond = run_verify_command(
+        fresh_db_url, "--anchor", head, "--anchor", f"{int(seq) + 1}:{digest}"
+    )
+    assert beyond.exit_code == 1 and "removed from its end" in beyond.output, beyond.output
+    refused = run_verify_command(fresh_db_url, "--anchor", seq)
+    assert refused.exit_code == 2 and "SEQ:HASH" in refused.output
+
+
 # --- refused requests in the access trail --------------------------------------------------------
 
 

@@ -274,6 +274,13 @@ def test_the_board_sees_verify_the_trial_balance_and_the_newest_journal(
     verify = api.get("/audit/verify").json
     result = document.one("p", id="verify-result")
     assert result.attrs["data-ok"] == "true" and verify["ok"] is True, (verify, document)
+    # the chain head to keep elsewhere: the newest link, the one the journal lists first
+    head = document.one("p", id="chain-head")
+    newest = next(r for r in document.one("table", id="journal").all("tr") if "data-seq" in r.attrs)
+    assert int(head.attrs["data-seq"]) == int(newest.attrs["data-seq"])
+    assert int(head.attrs["data-seq"]) == verify["transactions_checked"]
+    assert head.attrs["data-hash"] == newest.one("code").attrs["title"]
+    assert f"--anchor {head.attrs['data-seq']}:{head.attrs['data-hash']}" in head.text
     trial = api.get("/audit/trial-balance").json
     rows = {
         row.attrs["data-asset"]: row

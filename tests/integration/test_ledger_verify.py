@@ -12,7 +12,7 @@ from dataclasses import dataclass
 import pytest
 from sqlalchemy import text
 
-from ledger import Leg, reserve, reverse, transfer, verify, void_pending
+from ledger import Anchor, Leg, reserve, reverse, transfer, verify, void_pending
 from ledger.ddl import drop_triggers
 from ledger.sealer import seal_all
 from tests.integration.ledger_kit import (
@@ -325,3 +325,85 @@ def test_dropping_the_triggers_waits_for_a_running_sealer(fresh_db, ledger):
             sealer.commit()
             worker.join(10)
     assert done.is_set()
+
+
+# --- anchors: a head recorded outside the database -------------------------------------------
+
+
+def _verify_with(db, *anchors):
+    seal_all(db)
+    with db.engine.connect() as connection:
+        return verify(connection, anchors=anchors)
+
+
+def test_verify_reports_the_chain_head_and_accepts_it_back_as_an_anchor(fresh_db, ledger):
+    report = _verify(fresh_db)
+    last = scalar(fresh_db, "SELECT max(seq) FROM ledger_chain")
+    assert (report.head.seq, report.head.hash) == (
+        last,
+        scalar(fresh_db, "SELECT hash FROM ledger_chain WHERE seq = :s", s=last),
+    )
+    assert Anchor.parse(str(report.head)) == report.head
+    # later writes extend the chain; the old head is still in it
+    move(fresh_db, ledger.issuer, ledger.a, 4)
+    later = _verify_with(fresh_db, report.head)
+    assert later.ok, later.first_broken
+    assert later.head.seq == report.head.seq + 1
+
+
+def test_an_anchor_catches_the_newest_transaction_removed_cleanly(fresh_db, ledger):
+    anchor = _verify(fresh_db).head
+    newest = ledger.transactions[-1]  # issuer -> b, 3
+    _tamper(
+        fresh_db,
+        "DELETE FROM ledger_chain WHERE transaction_id = :t",
+        "DELETE FROM ledger_entries WHERE transaction_id = :t",
+        "DELETE FROM ledger_transactions WHERE id = :t",
+        "UPDATE ledger_balances SET debits_posted = debits_posted - 3 WHERE account_id = :i",
+        "UPDATE ledger_balances SET credits_posted = credits_posted - 3 WHERE account_id = :b",
+        t=newest,
+        i=ledger.issuer,
+        b=ledger.b,
+    )
+    # with the balances made to agree, nothing inside the database shows the removal
+    assert _verify(fresh_db).ok
+    report = _verify_with(fresh_db, anchor)
+    assert not report.ok
+    assert (report.first_broken.kind, report.first_broken.seq) == ("anchor", anchor.seq)
+    assert "removed from its end" in report.first_broken.detail
+
+
+def test_an_anchor_catches_a_chain_rewritten_after_an_edit(fresh_db, ledger):
+    anchor = _verify(fresh_db).head
+    edited = ledger.transactions[2]
+    seq = scalar(fresh_db, "SELECT seq FROM ledger_chain WHERE transaction_id = :t", t=edited)
+    # edit a sealed transaction, then have the sealer chain it and every later one again
+    _tamper(
+        fresh_db,
+        "UPDATE ledger_transactions SET memo = 'rewritten' WHERE id = :t",
+        "INSERT INTO ledger_chain_queue (transaction_id) "
+        "SELECT transaction_id FROM ledger_chain WHERE seq >= :s",
+        "DELETE FROM ledger_chain WHERE seq >= :s",
+        t=edited,
+        s=seq,
+    )
+    rewritten = _verify(fresh_db)
+    assert rewritten.ok  # a consistent chain: the hashes alone cannot tell
+    assert rewritten.head.seq == anchor.seq and rewritten.head.hash != anchor.hash
+    report = _verify_with(fresh_db, anchor)
+    assert (report.ok, report.first_broken.kind) == (False, "anchor")
+    assert "rewritten" in report.first_broken.detail
+    # an anchor taken before the edited link still holds
+    earlier = Anchor(
+        seq - 1, scalar(fresh_db, "SELECT hash FROM ledger_chain WHERE seq = :s", s=seq - 1)
+    )
+    assert _verify_with(fresh_db, earlier).ok
+
+
+@pytest.mark.parametrize(
+    "text", ["", "12", "0:" + "a" * 64, "x:" + "a" * 64, "3:" + "a" * 63, "3:" + "g" * 64]
+)
+def test_an_anchor_is_a_link_number_and_a_sha256(text):
+    with pytest.raises(ValueError, match="SEQ:HASH"):
+        Anchor.parse(text)
+    assert Anchor.parse(" 3:" + "AB" * 32 + "\n") == Anchor(3, "ab" * 32)
