@@ -61,7 +61,11 @@ class Anchor:
     @classmethod
     def parse(cls, text: str) -> Anchor:
         seq, sep, hash_ = text.strip().partition(":")
-        if not sep or not seq.isdigit() or int(seq) < 1 or not _is_sha256_hex(hash_):
+        if (
+            not (sep and seq.isascii() and seq.isdigit())
+            or int(seq) < 1
+            or not _is_sha256_hex(hash_)
+        ):
             raise ValueError(f"an anchor is SEQ:HASH (a link number, a SHA-256 in hex): {text!r}")
         return cls(int(seq), hash_.lower())
 

@@ -401,7 +401,8 @@ def test_an_anchor_catches_a_chain_rewritten_after_an_edit(fresh_db, ledger):
 
 
 @pytest.mark.parametrize(
-    "text", ["", "12", "0:" + "a" * 64, "x:" + "a" * 64, "3:" + "a" * 63, "3:" + "g" * 64]
+    "text",
+    ["", "12", "²:" + "a" * 64, "0:" + "a" * 64, "x:" + "a" * 64, "3:" + "a" * 63, "3:" + "g" * 64],
 )
 def test_an_anchor_is_a_link_number_and_a_sha256(text):
     with pytest.raises(ValueError, match="SEQ:HASH"):
