@@ -81,8 +81,9 @@ def _is_sha256_hex(text: str) -> bool:
 class Report:
     """What ``verify`` found: ``ok`` when the chain and every balance recompute exactly.
 
-    ``head`` is the chain's last link as verified (``None`` for an empty chain): record it
-    outside the database and pass it back as an anchor to a later verify.
+    ``head`` is the chain's last link as verified: record it outside the database and pass it
+    back as an anchor to a later verify.  It is ``None`` for an empty chain or a broken one, and
+    set when only an anchor or a balance failed: read it when ``ok``.
     """
 
     transactions_checked: int = 0
@@ -111,7 +112,8 @@ def verify(
     ``progress(n)`` is called with the number of transactions checked so far. With
     ``processes`` > 1 a long chain is checked in segments by that many worker processes (each
     on its own connection); the answer is the same as one process's. Each of ``anchors`` (links
-    recorded by earlier verifies) must still be in the chain with the same hash.
+    recorded by earlier verifies) must still be in the chain with the same hash; seal what is
+    queued first (``sealer.seal_all``), as the verify command does.
     """
     report = Report()
     _verify_chain(connection, report, progress, processes)
@@ -225,20 +227,27 @@ def _verify_chain(
 
 
 def _verify_anchors(connection: Connection, report: Report, anchors: Sequence[Anchor]) -> None:
-    """Each anchor's link is still there with the recorded hash.  Runs after the chain checked
-    out, so a stored hash here is the one recomputed from the link's content."""
+    """Each anchor's link is still in the chain, with the hash its anchor recorded.
+
+    Runs once the chain checked out.  Each anchored link is recomputed from its content again
+    here (on PostgreSQL a later read than the walk's, perhaps another connection's), so what
+    matches an anchor is content that hashes to it, not a stored hash alone."""
+    head = report.head
     for anchor in sorted(anchors, key=lambda a: a.seq):
-        if report.head is None or anchor.seq > report.head.seq:
-            end = report.head.seq if report.head else 0
+        if head is None or anchor.seq > head.seq:
             report.first_broken = Break(
                 "anchor",
-                f"the chain ends at link {end} but an anchor recorded link {anchor.seq}: "
-                "links were removed from its end",
+                f"the chain ends at link {head.seq if head else 0} but an anchor recorded link "
+                f"{anchor.seq}: links were removed from its end, or the anchor is from another "
+                "database",
                 seq=anchor.seq,
             )
             return
-        stored = connection.execute(select(C.hash).where(C.seq == anchor.seq)).scalar()
-        if stored != anchor.hash:
+        link = check_segment(connection, anchor.seq, anchor.seq, None)
+        if link.problem is not None:  # changed since the walk
+            report.first_broken = link.problem
+            return
+        if link.last_hash != anchor.hash:
             report.first_broken = Break(
                 "anchor",
                 f"link {anchor.seq} does not have the hash its anchor recorded: the chain was "

@@ -501,7 +501,9 @@ def test_the_audit_verify_command_names_the_same_break_from_parallel_workers(
     assert refused.exit_code == 2 and "--processes" in refused.output
 
 
-def test_the_audit_verify_command_prints_the_head_and_checks_anchors(fresh, fresh_db_url):
+def test_the_audit_verify_command_prints_the_head_and_checks_anchors(
+    fresh, fresh_db_url, monkeypatch
+):
     workload(fresh)
     clean = run_verify_command(fresh_db_url)
     assert clean.exit_code == 0, clean.output
@@ -518,6 +520,10 @@ def test_the_audit_verify_command_prints_the_head_and_checks_anchors(fresh, fres
     assert beyond.exit_code == 1 and "removed from its end" in beyond.output, beyond.output
     refused = run_verify_command(fresh_db_url, "--anchor", seq)
     assert refused.exit_code == 2 and "SEQ:HASH" in refused.output
+    # worker processes, one segment of two links each, report the same head
+    monkeypatch.setattr(verification, "PARALLEL_FROM", 1)
+    parallel = run_verify_command(fresh_db_url, "--processes", "2", "--anchor", head)
+    assert parallel.output == clean.output
 
 
 # --- refused requests in the access trail --------------------------------------------------------
