@@ -29,7 +29,7 @@ def test_a_setting_is_warned_about_only_when_it_is_off() -> None:
 def _with_track_counts_off(url: str) -> str:
     """``url`` whose sessions run with track_counts off: a superuser may set it per session, so
     the real server can be shown both ways without changing its configuration for others."""
-    if not _server_setting(url, "is_superuser") == "on":
+    if _server_setting(url, "is_superuser") != "on":
         pytest.skip("setting track_counts for a session needs a superuser")
     parsed = make_url(url)
     options = " ".join(filter(None, [str(parsed.query.get("options", "")), "-c track_counts=off"]))
