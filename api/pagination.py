@@ -89,7 +89,16 @@ def _drain(buffer: io.StringIO) -> str:
     return text
 
 
+#: a spreadsheet reads a cell that begins with one of these as a formula (OWASP "CSV Injection")
+FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
+
+
 def _cell(value: Any) -> Any:
+    """``value`` as a CSV cell.  Text that a spreadsheet would run as a formula (a memo
+    ``=HYPERLINK(...)``) is prefixed with ``'``, so it shows as the text it is; numbers, such as
+    an amount of -500, are written as numbers."""
+    if isinstance(value, str):
+        return "'" + value if value.startswith(FORMULA_STARTS) else value
     if isinstance(value, datetime):
         return clock.as_utc(value).isoformat()
     if isinstance(value, date):

@@ -1,0 +1,83 @@
+"""Issue 21 §5, hostile input: CSV cells a spreadsheet would run as formulas, open redirects
+after sign-in, cursors the server never issued, bodies over the size limit (with and without a
+Content-Length) and authorization decided before a body is read.  Each on SQLite and
+PostgreSQL, through the Flask test client; ``tests/system/test_hostile_input.py`` repeats the
+chunked body against a real gunicorn server."""
+
+from __future__ import annotations
+
+import csv
+import io
+from typing import Any
+
+import pytest
+from flask import Flask
+
+from tests.api.bank_kit import BankKit, ok, on
+from tests.api.conftest import Api
+from tests.api.web_kit import signed_in
+
+CSV = {"Accept": "text/csv"}
+FORMULA = '=HYPERLINK("http://evil.example","x")'
+DAY = "2026-06-01"
+
+
+@pytest.fixture
+def kit(api: Api, app: Flask) -> BankKit:
+    return BankKit(api, app)
+
+
+def csv_rows(response: Any) -> list[dict[str, str]]:
+    assert response.status_code == 200, response.get_data(as_text=True)[:500]
+    assert response.mimetype == "text/csv"
+    return list(csv.DictReader(io.StringIO(response.get_data(as_text=True))))
+
+
+# --- CSV cells ---------------------------------------------------------------------------------
+
+
+def test_a_memo_that_is_a_formula_reads_back_as_text_in_every_csv(kit: BankKit, app: Flask) -> None:
+    memos = [FORMULA, "+1+1", "-2+3", "@SUM(A1)", "\tx", "\rx", "plain"]
+    with on(DAY):
+        source = kit.funded(10_000)
+        target = kit.account(source["holder"]["id"])
+        moved = [
+            ok(
+                kit.api.post(
+                    "/transfers",
+                    {
+                        "from_account_id": source["id"],
+                        "to_account_id": target,
+                        "credit_class": source["unrestricted"],
+                        "amount_sqft": 500,
+                        "memo": memo,
+                    },
+                )
+            )
+            for memo in memos
+        ]
+    expected = {"'" + m for m in memos[:-1]} | {"plain"}
+    period = f"from={DAY}&to={DAY}"
+
+    journal = csv_rows(kit.api.get(f"/audit/journal?account_id={source['id']}", headers=CSV))
+    by_tx = {row["transaction_id"]: row for row in journal}
+    assert {by_tx[t["transaction_id"]]["memo"] for t in moved} == expected
+
+    statement = csv_rows(kit.api.get(f"/accounts/{source['id']}/statement?{period}", headers=CSV))
+    sent = [row for row in statement if row["row"] == "entry" and row["kind"] == "transfer"]
+    assert {row["memo"] for row in sent} == expected
+    # an amount is a number, written as one: never prefixed, never quoted
+    assert {row["amount_sqft"] for row in sent} == {"-500"}
+    raw = kit.api.get(f"/accounts/{source['id']}/statement?{period}", headers=CSV)
+    text = raw.get_data(as_text=True)
+    assert ",-500," in text and "'-500" not in text and '"-500"' not in text
+    assert '"\'=HYPERLINK(""http://evil.example"",""x"")"' in text
+
+    entries = csv_rows(kit.api.get(f"/accounts/{source['id']}/entries", headers=CSV))
+    assert {row["memo"] for row in entries if row["kind"] == "transfer"} == expected
+    assert {row["amount_sqft"] for row in entries if row["kind"] == "transfer"} == {"-500"}
+
+    # the page's statement download is the same CSV
+    client = signed_in(app.test_client(), source["holder"]["token"])
+    page = client.get(f"/accounts/{source['id']}/statement.csv?{period}")
+    assert page.get_data(as_text=True) == text
