@@ -11,8 +11,9 @@ from __future__ import annotations
 
 import hmac
 import secrets
+import unicodedata
 from typing import Any
-from urllib.parse import urlsplit
+from urllib.parse import unquote, urlsplit
 
 from flask import (
     Blueprint,
@@ -165,10 +166,34 @@ def _check_origin() -> None:
 
 
 def _safe_next(target: str | None) -> str:
-    """Only a path on this site: never ``//host`` or ``https://…`` (no open redirect)."""
-    if not target or not target.startswith("/") or target.startswith("//") or "\\" in target:
-        return url_for("web.index")
-    return target
+    r"""``target`` if it is a path on this site, else the home page (no open redirect).
+
+    Browsers forgive a lot in a ``Location``: they drop TAB, CR and LF (``/<TAB>/evil.example``
+    is ``//evil.example``), read ``\`` as ``/``, and take ``//host`` as another site.  So the
+    target must parse with no scheme and no host, begin with exactly one ``/``, and hold no
+    backslash or control character, also once percent-decoded (``/%09/evil.example``).
+    """
+    if target and _is_local_path(target):
+        return target
+    return url_for("web.index")
+
+
+def _is_local_path(target: str) -> bool:
+    forms = [target]
+    for _ in range(3):  # a few rounds catch double encoding (%2509 is %09 is TAB)
+        decoded = unquote(forms[-1])
+        if decoded == forms[-1]:
+            break
+        forms.append(decoded)
+    for form in forms:
+        if "\\" in form or any(unicodedata.category(c) == "Cc" for c in form):
+            return False
+        if not form.startswith("/") or form.startswith("//"):
+            return False
+        parts = urlsplit(form)
+        if parts.scheme or parts.netloc:
+            return False
+    return True
 
 
 def _secure() -> bool:

@@ -9,13 +9,14 @@ from __future__ import annotations
 import csv
 import io
 from typing import Any
+from urllib.parse import unquote
 
 import pytest
 from flask import Flask
 
 from tests.api.bank_kit import BankKit, ok, on
 from tests.api.conftest import Api
-from tests.api.web_kit import signed_in
+from tests.api.web_kit import csrf_of, parse, signed_in
 
 CSV = {"Accept": "text/csv"}
 FORMULA = '=HYPERLINK("http://evil.example","x")'
@@ -81,3 +82,69 @@ def test_a_memo_that_is_a_formula_reads_back_as_text_in_every_csv(kit: BankKit, 
     client = signed_in(app.test_client(), source["holder"]["token"])
     page = client.get(f"/accounts/{source['id']}/statement.csv?{period}")
     assert page.get_data(as_text=True) == text
+
+
+# --- next= after sign-in -----------------------------------------------------------------------
+
+#: as sent in the query string of ``GET /sign-in``
+OFF_SITE = [
+    "/%09/evil.example",  # a browser drops the TAB: //evil.example
+    "/%0d%0a/evil.example",
+    "/%2509/evil.example",  # the same, encoded twice
+    "//evil.example",
+    "/%2F/evil.example",
+    "/\\evil.example",
+    "/%5Cevil.example",
+    "https://evil.example/",
+    "https:/evil.example",
+    "javascript:alert(1)",
+    "evil.example",
+    "/\x7f/evil.example",
+]
+
+
+def next_in_form(response: Any) -> str:
+    assert response.status_code == 200, response.get_data(as_text=True)[:300]
+    return str(parse(response.get_data(as_text=True)).one("input", name="next").attrs["value"])
+
+
+@pytest.mark.parametrize("target", OFF_SITE)
+def test_sign_in_follows_next_only_to_a_path_on_this_site(
+    app: Flask, holder: dict[str, str], target: str
+) -> None:
+    # the whole flow: the form keeps home as next; posted as is, the target is refused too
+    for as_sent in (True, False):
+        client = app.test_client()
+        form = client.get(f"/sign-in?next={target}")
+        assert next_in_form(form) == "/"
+        response = client.post(
+            "/sign-in",
+            data={
+                "csrf_token": csrf_of(form.get_data(as_text=True)),
+                "token": holder["token"],
+                "next": next_in_form(form) if as_sent else unquote(target),
+            },
+        )
+        assert response.status_code == 303
+        assert response.headers["Location"] == "/"
+
+    # signed in already, the sign-in page redirects at once: also home
+    again = client.get(f"/sign-in?next={target}")
+    assert again.status_code == 303 and again.headers["Location"] == "/"
+
+
+def test_sign_in_keeps_a_path_on_this_site(app: Flask, holder: dict[str, str]) -> None:
+    client = app.test_client()
+    form = client.get("/sign-in?next=/plans/x")
+    assert next_in_form(form) == "/plans/x"
+    response = client.post(
+        "/sign-in",
+        data={
+            "csrf_token": csrf_of(form.get_data(as_text=True)),
+            "token": holder["token"],
+            "next": next_in_form(form),
+        },
+    )
+    assert response.status_code == 303 and response.headers["Location"] == "/plans/x"
+    again = client.get("/sign-in?next=/accounts/acct_x%3Ffrom%3D2026-01-01")
+    assert again.headers["Location"] == "/accounts/acct_x?from=2026-01-01"
