@@ -16,6 +16,7 @@ from api import create_app
 from api.context import database
 from api.schema_check import alembic_config, schema_problem
 from bank import access
+from bank import audit as bank_audit
 from ledger import sealer, server_settings, verification
 
 
@@ -109,7 +110,7 @@ def audit_verify(processes: int, anchors: list[verification.Anchor]) -> None:
             _progress_line(done, total, started)
 
     with db_.reader() as connection:
-        report = verification.verify(connection, progress, processes, anchors)
+        report = bank_audit.verify(connection, progress, processes, anchors)
     if show:
         click.echo("", err=True)
     if report.ok:

@@ -2,15 +2,16 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from datetime import date
 from typing import Any
 
-from sqlalchemy import case, func, select
+from sqlalchemy import Connection, case, func, select
 from sqlalchemy.orm import Session
 
 from bank import credits
+from bank.registry import SEALED_TABLES
 from ledger import sealer, verification
 from ledger.db import Database
 from ledger.schema import (
@@ -24,11 +25,23 @@ from ledger.schema import (
 C, T, E, A = LedgerChainLink, LedgerTransaction, LedgerEntry, LedgerAccount
 
 
+def verify(
+    connection: Connection,
+    progress: verification.Progress | None = None,
+    processes: int = 1,
+    anchors: Sequence[verification.Anchor] = (),
+) -> verification.Report:
+    """The ledger's verify, covering the registry too: the hash chain, every stored balance, and
+    every sealed registry row against its seal (``bank.registry``)."""
+    return verification.verify(connection, progress, processes, anchors, SEALED_TABLES)
+
+
 def verify_now(db: Database) -> verification.Report:
-    """Seal what is waiting, then recompute the whole hash chain and every stored balance."""
+    """Seal what is waiting, then recompute the whole hash chain, every stored balance and every
+    registry row's seal."""
     sealer.seal_all(db)
     with db.reader() as connection:
-        return verification.verify(connection)
+        return verify(connection)
 
 
 @dataclass(frozen=True)

@@ -10,12 +10,21 @@ Order of checks, so that a refusal is always the same for the same request:
    positive whole square feet of area and credit;
 2. Subd. 12 (a), unless (b) lifts it (``NotEligible``);
 3. every action in request order: its category's precondition (``NotEligible``), then its cap
-   (``CapExceeded``).  The first failure refuses the whole deposit.
+   (``CapExceeded``).  The first failure refuses the whole deposit.  With the site's register,
+   every action's precondition and registered area are checked before any cap.
+
+Subd. 12 (c) caps a restoration, not a request: given the bank site's register (``SiteRegister``:
+the area of each credited action under its banking plan and the credit already yielded), an
+action's area may not exceed its category's registered area (``NotEligible``), and the credit the
+site yields in a category, this deposit included, may not exceed the cap on the registered area
+(``CapExceeded``).  So the same deposit made twice is refused, and phased releases are accepted up
+to the cap.  A buffer's cap is a share of the site's registered wetland area.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 from datetime import date
 from typing import Any, NoReturn
 
@@ -82,23 +91,57 @@ class ActionCredit:
     restricted: bool
 
 
+@dataclass(frozen=True)
+class SiteRegister:
+    """A bank site's credit register before a deposit: per category, the area of the credited
+    action under the site's banking plan, and the credit the site has yielded so far."""
+
+    areas: Mapping[str, int] = field(default_factory=dict)
+    credited: Mapping[str, int] = field(default_factory=dict)
+
+    def with_first_areas(self, actions: list[ActionRequest]) -> SiteRegister:
+        """The register once this deposit has registered the categories it credits first: a
+        category without a registered area registers the area the deposit states for it."""
+        areas = dict(self.areas)
+        for category, area in _areas_by_category(actions).items():
+            areas.setdefault(category, area)
+        return SiteRegister(areas, self.credited)
+
+    def cap_sqft(self, ruleset: Ruleset, category: str) -> int:
+        """Subd. 12 (c)'s cap on the category's whole registered area."""
+        whole = ActionRequest(category, self.areas.get(category, 0), 0)
+        return cap_sqft(ruleset, whole, dict(self.areas))
+
+
 def evaluate_deposit(
-    ruleset: Ruleset, facts: DepositFacts, actions: list[ActionRequest]
+    ruleset: Ruleset,
+    facts: DepositFacts,
+    actions: list[ActionRequest],
+    site: SiteRegister | None = None,
 ) -> list[ActionCredit]:
     """Apply Subd. 12 (a), (b) and (c) to a deposit: one ``ActionCredit`` per action, in order.
 
     Raises ``ValidationFailed`` for a malformed action, ``NotEligible`` when Subd. 12 (a) or a
     category's precondition fails, ``CapExceeded`` when an action asks more than its cap.  The
-    first failure refuses the whole deposit (see the module docstring for the order).
+    first failure refuses the whole deposit (see the module docstring for the order).  With the
+    bank site's ``site`` register (already holding this deposit's first areas:
+    ``SiteRegister.with_first_areas``) the caps apply to the site's registered areas and what it
+    has yielded; without it, to this deposit's own actions.
     """
     for index, action in enumerate(actions):
         _check_shape(ruleset, index, action)
     check_replacement_conditions(facts)
-    area_of = _areas_by_category(actions)
+    area_of = dict(site.areas) if site is not None else _areas_by_category(actions)
+    if site is not None:  # whether each action may earn credit here, before how much
+        for index, action in enumerate(actions):
+            _check_on_site(ruleset, facts, index, action, site)
     granted: dict[str, int] = {}
     evaluated = []
     for index, action in enumerate(actions):
-        credit = _evaluate(ruleset, facts, index, action, area_of, granted)
+        if site is None:
+            credit = _evaluate(ruleset, facts, index, action, area_of, granted)
+        else:
+            credit = _evaluate_on_site(ruleset, facts, index, action, site, granted)
         granted[action.category] = granted.get(action.category, 0) + credit.credit_sqft
         evaluated.append(credit)
     return evaluated
@@ -194,20 +237,77 @@ def _evaluate(
     _check_precondition(ruleset, facts, index, action, area_of)
     cap = cap_sqft(ruleset, action, area_of, granted.get(action.category, 0))
     if action.credit_sqft > cap:
-        raise CapExceeded(
-            f"{action.category} (action {index}) may earn at most {cap} sq ft of credit; "
-            f"{action.credit_sqft} sq ft were asked",
-            category=action.category,
-            cap_sqft=cap,
-            requested_sqft=action.credit_sqft,
-            action_index=index,
-        )
+        _cap_exceeded(index, action, cap)
     return ActionCredit(
         category=action.category,
         area_sqft=action.area_sqft,
         credit_sqft=action.credit_sqft,
         cap_sqft=cap,
         restricted=CATEGORIES[action.category],
+    )
+
+
+def _evaluate_on_site(
+    ruleset: Ruleset,
+    facts: DepositFacts,
+    index: int,
+    action: ActionRequest,
+    site: SiteRegister,
+    granted: dict[str, int],
+) -> ActionCredit:
+    category = action.category
+    registered = site.areas.get(category, 0)
+    own_cap = cap_sqft(ruleset, action, dict(site.areas))
+    site_cap = site.cap_sqft(ruleset, category)
+    already = site.credited.get(category, 0) + granted.get(category, 0)
+    if action.credit_sqft > own_cap:
+        _cap_exceeded(index, action, own_cap)
+    if already + action.credit_sqft > site_cap:
+        raise CapExceeded(
+            f"{category} (action {index}): the bank site may yield at most {site_cap} sq ft of "
+            f"{category} credit on its registered area of {registered} sq ft; {already} sq ft "
+            f"were already credited and {action.credit_sqft} sq ft were asked",
+            category=category,
+            cap_sqft=site_cap,
+            credited_sqft=already,
+            requested_sqft=action.credit_sqft,
+            action_index=index,
+        )
+    return ActionCredit(
+        category=category,
+        area_sqft=action.area_sqft,
+        credit_sqft=action.credit_sqft,
+        cap_sqft=min(own_cap, site_cap - already),
+        restricted=CATEGORIES[category],
+    )
+
+
+def _check_on_site(
+    ruleset: Ruleset, facts: DepositFacts, index: int, action: ActionRequest, site: SiteRegister
+) -> None:
+    """The category's precondition, and the action's area within the site's registered area."""
+    category = action.category
+    _check_precondition(ruleset, facts, index, action, dict(site.areas))
+    registered = site.areas.get(category, 0)
+    if action.area_sqft > registered:
+        _ineligible(
+            index,
+            category,
+            "area_sqft",
+            f"the action's area of {action.area_sqft} sq ft exceeds the {registered} sq ft "
+            f"registered for {category} on the bank site (Subd. 12 (c) caps the restoration)",
+            registered_area_sqft=registered,
+        )
+
+
+def _cap_exceeded(index: int, action: ActionRequest, cap: int) -> NoReturn:
+    raise CapExceeded(
+        f"{action.category} (action {index}) may earn at most {cap} sq ft of credit; "
+        f"{action.credit_sqft} sq ft were asked",
+        category=action.category,
+        cap_sqft=cap,
+        requested_sqft=action.credit_sqft,
+        action_index=index,
     )
 
 
@@ -287,7 +387,8 @@ def _check_precondition(
             index,
             category,
             "category",
-            f"a {category} earns credit only beside a {base} action in the same deposit",
+            f"a {category} earns credit only beside a {base} action (in the same deposit, or "
+            "registered on the bank site)",
             requires=base,
         )
 

@@ -8,65 +8,23 @@ of Subd. 12 (a), (b) and (c) are in ``bank.deposit_rules``; this module applies 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import date, datetime
+from datetime import date
 from typing import Any
 
-from sqlalchemy import JSON, BigInteger, Boolean, Date, DateTime, ForeignKey, Integer, String
-from sqlalchemy.orm import Mapped, Session, mapped_column
+from sqlalchemy import select
+from sqlalchemy.orm import Session
 
 import ledger
-from bank import credits, parties
+from bank import credits, parties, site_register
 from bank.access import Actor
 from bank.deposit_rules import ActionCredit, ActionRequest, DepositFacts, evaluate_deposit
-from bank.errors import Conflict, ValidationFailed
+from bank.deposit_tables import Deposit, DepositAction, DepositReversal
+from bank.errors import Conflict, NotEligible, NotFound, ValidationFailed
 from bank.ids import new_id
 from bank.ruleset import Ruleset
 from ledger import clock
-from ledger.schema import Base
 
-
-class Deposit(Base):
-    """A deposit of credits certified for an approved banking plan."""
-
-    __tablename__ = "deposits"
-
-    id: Mapped[str] = mapped_column(String(40), primary_key=True)
-    account_id: Mapped[str] = mapped_column(ForeignKey("bank_accounts.id"), index=True)
-    bank_site_id: Mapped[str] = mapped_column(ForeignKey("bank_sites.id"))
-    effective_on: Mapped[date] = mapped_column(Date)
-    banking_plan_reference: Mapped[str] = mapped_column(String(100))
-    banking_plan_approved_on: Mapped[date] = mapped_column(Date)
-    banking_plan_lgu_id: Mapped[str] = mapped_column(ForeignKey("lgus.id"))
-    wetland_type: Mapped[str] = mapped_column(String(2))
-    completed_on: Mapped[date] = mapped_column(Date)
-    federally_approved: Mapped[bool] = mapped_column(Boolean)
-    designated_for_replacement: Mapped[bool] = mapped_column(Boolean)
-    paid_by_performer: Mapped[bool] = mapped_column(Boolean)
-    paid_back_with_interest: Mapped[bool] = mapped_column(Boolean)
-    ruleset: Mapped[str] = mapped_column(String(60))
-    transaction_id: Mapped[int] = mapped_column(ForeignKey("ledger_transactions.id"))
-    total_credit_sqft: Mapped[int] = mapped_column(BigInteger)
-    recorded_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
-    actor: Mapped[str] = mapped_column(String(300))
-
-
-class DepositAction(Base):
-    """One Subd. 12 (c) action of a deposit, with the cap that applied and the lot it made."""
-
-    __tablename__ = "deposit_actions"
-
-    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
-    deposit_id: Mapped[str] = mapped_column(ForeignKey("deposits.id"), index=True)
-    position: Mapped[int] = mapped_column(Integer)
-    category: Mapped[str] = mapped_column(String(40))
-    area_sqft: Mapped[int] = mapped_column(BigInteger)
-    credit_sqft: Mapped[int] = mapped_column(BigInteger)
-    cap_sqft: Mapped[int] = mapped_column(BigInteger)
-    restricted: Mapped[bool] = mapped_column(Boolean)
-    credit_class: Mapped[str] = mapped_column(ForeignKey("credit_classes.code"))
-    lot_id: Mapped[str] = mapped_column(ForeignKey("lots.id"))
-    #: the category's precondition fields as certified (qualifying_years, established_on, ...)
-    details: Mapped[dict[str, Any]] = mapped_column(JSON)
+__all__ = ["Deposit", "DepositAction", "DepositRequest", "deposit_dict", "make_deposit"]
 
 
 @dataclass(frozen=True)
@@ -97,17 +55,29 @@ def make_deposit(
 ) -> dict[str, Any]:
     """Apply Subd. 12 to every action and book the whole deposit as one transaction.
 
-    One failing action refuses the whole deposit; nothing is written.
+    The caps apply to the bank site's register: what the site's restoration may yield in all,
+    less what it has already yielded (the site is locked meanwhile).  One failing action refuses
+    the whole deposit; nothing is written.
     """
     account = session.get(parties.BankAccount, request.account_id)
     if account is None:
         raise ValidationFailed("no such account", {"account_id": ["no such account"]})
     if account.status == "closed":
         raise Conflict("a closed account accepts no deposit")
-    site = parties.get_site(session, request.bank_site_id, field="bank_site_id")
+    parties.get_site(session, request.bank_site_id, field="bank_site_id")
+    site = site_register.lock_site(session, request.bank_site_id)
+    if site.holder_id != account.holder_id:
+        raise NotEligible(
+            f"bank site {site.id} belongs to another holder: its credits go only into an account "
+            "of the site's holder",
+            field="bank_site_id",
+        )
     parties.get_lgu(session, request.banking_plan_lgu_id, field="banking_plan.lgu_id")
     _check_dates(request)
-    evaluated = evaluate_deposit(ruleset, _facts(request), list(request.actions))
+    actions = list(request.actions)
+    before = site_register.register_of(session, site.id)
+    register = before.with_first_areas(actions)
+    evaluated = evaluate_deposit(ruleset, _facts(request), actions, register)
     deposit_id = new_id("dep")
     legs, booked = [], []
     for position, (action, credit) in enumerate(zip(request.actions, evaluated, strict=True)):
@@ -140,6 +110,10 @@ def make_deposit(
         ),
     )
     deposit = _record(session, ruleset, actor, request, deposit_id, posted.transaction_id, booked)
+    first = {c: a for c, a in register.areas.items() if c not in before.areas}
+    site_register.record(
+        session, site.id, first, actor, source="first_deposit", deposit_id=deposit_id
+    )
     return deposit_dict(session, deposit)
 
 
@@ -230,10 +204,20 @@ def _class(session: Session, code: str) -> credits.CreditClass:
     return row
 
 
+def get_deposit(session: Session, actor: Actor, deposit_id: str) -> Deposit:
+    """The deposit, if the caller may see it (board, or the holder of its account)."""
+    deposit = session.get(Deposit, deposit_id)
+    if deposit is not None and not actor.is_board:
+        account = session.get(parties.BankAccount, deposit.account_id)
+        if account is None or account.holder_id != actor.holder_id:
+            deposit = None
+    if deposit is None:
+        raise NotFound(f"no deposit {deposit_id}")
+    return deposit
+
+
 def deposit_dict(session: Session, deposit: Deposit) -> dict[str, Any]:
     """A deposit as the API shows it: per action, the cap that applied and the lot it made."""
-    from sqlalchemy import select
-
     actions = session.execute(
         select(DepositAction)
         .where(DepositAction.deposit_id == deposit.id)
@@ -259,4 +243,15 @@ def deposit_dict(session: Session, deposit: Deposit) -> dict[str, Any]:
             for a in actions
         ],
         "total_credit_sqft": deposit.total_credit_sqft,
+        "reversal": _reversal_dict(session.get(DepositReversal, deposit.id)),
+    }
+
+
+def _reversal_dict(reversal: DepositReversal | None) -> dict[str, Any] | None:
+    if reversal is None:
+        return None
+    return {
+        "transaction_id": str(reversal.transaction_id),
+        "effective_on": reversal.effective_on,
+        "reason": reversal.reason,
     }

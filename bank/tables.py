@@ -3,11 +3,13 @@
 import bank.access  # noqa: F401
 import bank.appeals  # noqa: F401
 import bank.credits  # noqa: F401
+import bank.deposit_tables  # noqa: F401
 import bank.deposits  # noqa: F401
 import bank.money  # noqa: F401
 import bank.parties  # noqa: F401
 import bank.plan_tables  # noqa: F401
 import bank.reservations  # noqa: F401
+import bank.site_register  # noqa: F401
 import bank.transfers  # noqa: F401
 import bank.web_sessions  # noqa: F401
 import bank.withdrawals  # noqa: F401

@@ -23,6 +23,7 @@ from sqlalchemy import (
     Text,
     UniqueConstraint,
 )
+from sqlalchemy.dialects.postgresql import JSONB
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 
 NAMING_CONVENTION = {
@@ -209,3 +210,17 @@ class LedgerChainQueue(Base):
     transaction_id: Mapped[int] = mapped_column(
         ForeignKey("ledger_transactions.id"), primary_key=True, autoincrement=False
     )
+
+
+#: a sealed row's content: JSONB on PostgreSQL (compared by value), JSON text on SQLite
+SealContent = Text().with_variant(JSONB(), "postgresql")
+
+
+class LedgerRowSeal(Base):
+    """What a sealed row held when it was written (``ledger.row_seals``); written by triggers."""
+
+    __tablename__ = "ledger_row_seals"
+
+    table_name: Mapped[str] = mapped_column(String(63), primary_key=True)
+    row_id: Mapped[str] = mapped_column(String(100), primary_key=True)
+    content: Mapped[str] = mapped_column(SealContent)

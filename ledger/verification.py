@@ -15,7 +15,9 @@ from typing import Any
 from sqlalchemy import Connection, case, create_engine, func, select
 from sqlalchemy.pool import NullPool
 
+from ledger import row_seals
 from ledger.canonical import ENTRY_COLUMNS, GENESIS, HEADER_COLUMNS, canonical_json, link_hash
+from ledger.row_seals import SealedTable
 from ledger.schema import (
     PHASE_POSTED,
     PHASE_RELEASE,
@@ -40,6 +42,9 @@ class Break:
     transaction_id: int | None = None
     seq: int | None = None
     account_id: int | None = None
+    #: a sealed row that disagrees with its seal (``ledger.row_seals``): its table and id
+    table: str | None = None
+    row_id: str | None = None
 
     def as_dict(self) -> dict[str, Any]:
         return {k: v for k, v in self.__dict__.items() if v is not None}
@@ -105,8 +110,10 @@ def verify(
     progress: Progress | None = None,
     processes: int = 1,
     anchors: Sequence[Anchor] = (),
+    sealed_tables: Sequence[SealedTable] = (),
 ) -> Report:
-    """Recompute the chain and every stored balance; stop at the first break.
+    """Recompute the chain and every stored balance, and compare every row of ``sealed_tables``
+    with its seal; stop at the first break.
 
     Streams both passes with server-side cursors, so memory stays flat however long the ledger.
     ``progress(n)`` is called with the number of transactions checked so far. With
@@ -123,6 +130,8 @@ def verify(
         _verify_unchained(connection, report)
     if report.ok:
         _verify_balances(connection, report)
+    if report.ok:
+        _verify_sealed_rows(connection, report, sealed_tables)
     return report
 
 
@@ -359,6 +368,17 @@ def _verify_unchained(connection: Connection, report: Report) -> None:
     if stray is not None:
         report.first_broken = Break(
             "unchained_transaction", f"transaction {stray} is not in the chain", stray
+        )
+
+
+def _verify_sealed_rows(
+    connection: Connection, report: Report, tables: Sequence[SealedTable]
+) -> None:
+    found = row_seals.first_mismatch(connection, tables)
+    report.extra["sealed_tables_checked"] = len(tables)
+    if found is not None:
+        report.first_broken = Break(
+            f"sealed_row_{found.kind}", found.detail, table=found.table, row_id=found.row_id
         )
 
 

@@ -48,12 +48,36 @@ class LguOut(LguIn):
     created_at = Timestamp()
 
 
+class CreditAreaIn(Schema):
+    """The area of one credited action under the site's approved banking plan."""
+
+    category = fields.String(required=True, validate=validate.OneOf(sorted(CATEGORIES)))
+    area_sqft = Quantity(required=True)
+
+
 class SiteIn(Schema):
     name = fields.String(required=True, validate=validate.Length(min=1, max=300))
     holder_id = fields.String(required=True, validate=validate.Length(max=40))
     service_area = ServiceArea(required=True)
     county = fields.String(required=True, validate=validate.Length(min=1, max=100))
     major_watershed = fields.String(load_default=None, validate=validate.Length(max=200))
+    credit_areas = fields.List(
+        fields.Nested(CreditAreaIn),
+        load_default=list,
+        validate=validate.Length(max=len(CATEGORIES)),
+    )
+
+
+class CreditAreaAmendIn(CreditAreaIn):
+    reason = fields.String(required=True, validate=validate.Length(min=1, max=2000))
+
+
+class CreditAreaOut(Schema):
+    category = fields.String()
+    area_sqft = fields.Integer()
+    cap_sqft = fields.Integer()
+    credited_sqft = fields.Integer()
+    remaining_sqft = fields.Integer()
 
 
 class SiteOut(Schema):
@@ -65,6 +89,7 @@ class SiteOut(Schema):
     major_watershed = fields.String(allow_none=True)
     frozen = fields.Boolean()
     created_at = Timestamp()
+    credit_areas = fields.List(fields.Nested(CreditAreaOut))
 
 
 class ServiceAreaOut(Schema):
@@ -107,7 +132,7 @@ AccountPage = page_schema(AccountOut, "AccountPage")
 
 
 class AsOfArgs(Schema):
-    as_of = fields.Date(required=True)
+    as_of = IsoDate(required=True)
 
 
 class BalancesAsOfOut(Schema):
@@ -193,6 +218,12 @@ class DepositCreditOut(Schema):
     lot_id = fields.String()
 
 
+class DepositReversalOut(Schema):
+    transaction_id = fields.String()
+    effective_on = fields.Date()
+    reason = fields.String()
+
+
 class DepositOut(Schema):
     id = fields.String()
     account_id = fields.String()
@@ -202,6 +233,12 @@ class DepositOut(Schema):
     ruleset = fields.String()
     credits = fields.List(fields.Nested(DepositCreditOut))
     total_credit_sqft = fields.Integer()
+    reversal = fields.Nested(DepositReversalOut, allow_none=True)
+
+
+class DepositReverseIn(Schema):
+    effective_on = EventDate(required=True)
+    reason = fields.String(required=True, validate=validate.Length(min=1, max=2000))
 
 
 class TransferIn(Schema):
@@ -210,7 +247,7 @@ class TransferIn(Schema):
     credit_class = fields.String(load_default=None, validate=validate.Length(max=20))
     lot_id = fields.String(load_default=None, validate=validate.Length(max=40))
     amount_sqft = Quantity(required=True)
-    price_per_sqft_cents = StrictInteger(minimum=0, load_default=None, allow_none=True)
+    price_per_sqft_cents = Quantity(minimum=0, load_default=None, allow_none=True)
     memo = fields.String(load_default=None, validate=validate.Length(max=2000))
 
 

@@ -9,7 +9,7 @@ from flask_smorest import Blueprint
 
 from api.context import actor, database, request_id, require_board, require_role, ruleset
 from api.idempotency import writes
-from api.pagination import PageArgs, csv_response, decode_cursor, page, wants_csv
+from api.pagination import Listing, PageArgs, csv_response, wants_csv
 from api.schemas.bank import (
     ENTRY_FIELDS,
     AccountIn,
@@ -19,16 +19,18 @@ from api.schemas.bank import (
     BalancesAsOfOut,
     DepositIn,
     DepositOut,
+    DepositReverseIn,
     EntryPage,
     LotList,
 )
-from bank import balances, credits, deposits, parties
+from bank import balances, credits, deposit_reversal, deposits, parties
 from bank.deposit_rules import ActionRequest
 from bank.parties import BankAccount
 
 blp = Blueprint("accounts", __name__, url_prefix="/api/v1", description="Bank accounts")
 
 ACCOUNT_FIELDS = ("id", "number", "holder_id", "service_area", "county", "name", "status")
+ACCOUNTS = Listing("/accounts", id_prefix="acct")
 
 
 def account_view(session: Any, account: BankAccount) -> dict[str, Any]:
@@ -54,7 +56,7 @@ class Accounts(MethodView):
     def get(self, args: dict[str, Any]) -> Any:
         """Accounts: all for the board, its own for a holder."""
         who = require_role("board", "holder")
-        after = decode_cursor(args["cursor"])
+        after = ACCOUNTS.after(args["cursor"])
         with database().transaction() as session:
             accounts = parties.holder_accounts(session, None if who.is_board else who.holder_id)
             if after is not None:
@@ -62,7 +64,7 @@ class Accounts(MethodView):
                 accounts = accounts[ids.index(after) + 1 :] if after in ids else []
             shown = accounts[: args["limit"] + 1]
             items = [account_view(session, a) for a in shown]
-        return page(items, args["limit"], key=lambda item: item["id"])
+        return ACCOUNTS.page(items, args["limit"], key=lambda item: item["id"])
 
 
 @blp.route("/accounts/<account_id>")
@@ -109,11 +111,11 @@ class AccountEntries(MethodView):
             account = parties.visible_account(session, actor(), account_id)
         if wants_csv():
             return csv_response(ENTRY_FIELDS, _stream_entries(db, account.id), "entries.csv")
+        listing = Listing(f"/accounts/{account.id}/entries")
+        after = listing.after(args["cursor"])
         with db.transaction() as session:
-            rows = balances.entries_page(
-                session, account.id, args["limit"], decode_cursor(args["cursor"])
-            )
-        return page(rows, args["limit"], key=lambda row: row["entry_id"])
+            rows = balances.entries_page(session, account.id, args["limit"], after)
+        return listing.page(rows, args["limit"], key=lambda row: row["entry_id"])
 
 
 def _stream_entries(db: Any, account_id: str) -> Any:
@@ -175,3 +177,29 @@ class AccountDeposits(MethodView):
 
                 raise NotFound(f"no account {account_id}")
             return deposits.make_deposit(session, ruleset(), board, request, request_id())
+
+
+@blp.route("/deposits/<deposit_id>")
+class DepositById(MethodView):
+    @blp.response(200, DepositOut)
+    def get(self, deposit_id: str) -> Any:
+        """A deposit (board, or the holder of its account), with its reversal if any."""
+        who = actor()
+        with database().transaction() as session:
+            return deposits.deposit_dict(session, deposits.get_deposit(session, who, deposit_id))
+
+
+@blp.route("/deposits/<deposit_id>/reverse")
+class DepositReverse(MethodView):
+    @writes
+    @blp.arguments(DepositReverseIn)
+    @blp.response(201, DepositOut)
+    def post(self, data: dict[str, Any], deposit_id: str) -> Any:
+        """Reverse a mistaken deposit (board) by a compensating transaction: only while every lot
+        it made still holds all its credits unreserved (``conflict`` otherwise, and for a second
+        reversal)."""
+        board = require_board()
+        with database().transaction() as session:
+            return deposit_reversal.reverse_deposit(
+                session, board, deposit_id, request_id=request_id(), **data
+            )

@@ -10,6 +10,7 @@ from flask_smorest import Blueprint
 from api.context import actor, database, require_board, ruleset
 from api.idempotency import writes
 from api.schemas.bank import (
+    CreditAreaAmendIn,
     HolderIn,
     HolderOut,
     LguIn,
@@ -18,7 +19,7 @@ from api.schemas.bank import (
     SiteIn,
     SiteOut,
 )
-from bank import parties
+from bank import parties, site_register
 from bank.errors import NotFound
 
 blp = Blueprint("parties", __name__, url_prefix="/api/v1", description="Parties and places")
@@ -76,10 +77,12 @@ class Sites(MethodView):
     @blp.arguments(SiteIn)
     @blp.response(201, SiteOut)
     def post(self, data: dict[str, Any]) -> Any:
-        """Register a bank site (board)."""
-        require_board()
+        """Register a bank site (board), with the area of each credited action under its banking
+        plan where known (Subd. 12 (c) caps apply to these areas)."""
+        board = require_board()
         with database().transaction() as session:
-            return parties.create_bank_site(session, ruleset(), **data)
+            site = site_register.register_site(session, ruleset(), board, **data)
+            return site_register.site_dict(session, ruleset(), site)
 
 
 @blp.route("/bank-sites/<site_id>")
@@ -92,7 +95,21 @@ class SiteById(MethodView):
             site = parties.get_site(session, site_id)
             if not (who.is_board or who.holder_id == site.holder_id):
                 raise NotFound(f"no bank site {site_id}")
-            return site
+            return site_register.site_dict(session, ruleset(), site)
+
+
+@blp.route("/bank-sites/<site_id>/credit-areas")
+class SiteCreditAreas(MethodView):
+    @writes
+    @blp.arguments(CreditAreaAmendIn)
+    @blp.response(200, SiteOut)
+    def post(self, data: dict[str, Any], site_id: str) -> Any:
+        """Amend the registered area of one category (board), with a reason; never below what
+        the site has already credited (``conflict``)."""
+        board = require_board()
+        with database().transaction() as session:
+            site = site_register.amend(session, ruleset(), board, site_id, **data)
+            return site_register.site_dict(session, ruleset(), site)
 
 
 @blp.route("/bank-sites/<site_id>/freeze")
@@ -103,7 +120,8 @@ class SiteFreeze(MethodView):
         """Freeze every credit that came from the site, wherever it now is (board)."""
         require_board()
         with database().transaction() as session:
-            return parties.set_site_frozen(session, site_id, True)
+            site = parties.set_site_frozen(session, site_id, True)
+            return site_register.site_dict(session, ruleset(), site)
 
 
 @blp.route("/bank-sites/<site_id>/unfreeze")
@@ -114,7 +132,8 @@ class SiteUnfreeze(MethodView):
         """Unfreeze the site's credits (board)."""
         require_board()
         with database().transaction() as session:
-            return parties.set_site_frozen(session, site_id, False)
+            site = parties.set_site_frozen(session, site_id, False)
+            return site_register.site_dict(session, ruleset(), site)
 
 
 @blp.route("/service-areas")

@@ -1,0 +1,104 @@
+"""Reversing a mistaken deposit (board): a compensating transaction, never an edit.
+
+A deposit's rows are sealed, so a deposit made in error is undone by booking its credits back
+from the lots it made to the board's issuance accounts.  That is honest only while the credits
+are untouched: every lot the deposit made must still hold all it received, with nothing reserved
+out of it.  The site's yielded credit goes back down (``bank.site_register`` leaves reversed
+deposits out), so a corrected deposit may follow.
+"""
+
+from __future__ import annotations
+
+from datetime import date
+from typing import Any
+
+from sqlalchemy import select
+from sqlalchemy.orm import Session
+
+import ledger
+from bank import credits, site_register
+from bank.access import Actor
+from bank.deposit_tables import Deposit, DepositAction, DepositReversal
+from bank.deposits import deposit_dict, get_deposit
+from bank.errors import Conflict, ValidationFailed
+from ledger import clock
+from ledger.errors import InsufficientFunds
+
+
+def reverse_deposit(
+    session: Session,
+    actor: Actor,
+    deposit_id: str,
+    *,
+    effective_on: date,
+    reason: str,
+    request_id: str | None,
+) -> dict[str, Any]:
+    """Book the deposit's credits back out of its lots, as one ledger transaction."""
+    deposit = get_deposit(session, actor, deposit_id)
+    site_register.lock_site(session, deposit.bank_site_id)
+    if session.get(DepositReversal, deposit.id, populate_existing=True) is not None:
+        raise Conflict(f"deposit {deposit.id} has already been reversed")
+    _check_date(deposit, effective_on)
+    actions = list(
+        session.execute(
+            select(DepositAction, credits.Lot, credits.CreditClass)
+            .join(credits.Lot, credits.Lot.id == DepositAction.lot_id)
+            .join(credits.CreditClass, credits.CreditClass.code == DepositAction.credit_class)
+            .where(DepositAction.deposit_id == deposit.id)
+            .order_by(DepositAction.position)
+        ).all()
+    )
+    held = ledger.lock(session, [lot.ledger_account_id for _, lot, _ in actions])
+    for action, lot, _ in actions:
+        balance = held[lot.ledger_account_id]
+        if balance.posted != action.credit_sqft or balance.available != action.credit_sqft:
+            raise Conflict(
+                f"lot {lot.label} ({lot.id}) no longer holds all {action.credit_sqft} sq ft the "
+                f"deposit put there unreserved ({balance.available} sq ft available): a deposit "
+                "is reversed only while its credits are untouched",
+                lot_id=lot.id,
+                available_sqft=balance.available,
+                deposited_sqft=action.credit_sqft,
+            )
+    legs = [
+        ledger.Leg(lot.ledger_account_id, klass.issuance_account_id, action.credit_sqft)
+        for action, lot, klass in actions
+    ]
+    try:
+        posted = ledger.transfer(
+            session,
+            "deposit_reversal",
+            legs,
+            ledger.Meta(
+                idempotency_key=f"deposit-reversal:{deposit.id}",
+                effective_on=effective_on,
+                memo=f"reversal of deposit {deposit.id}: {reason}",
+                actor=actor.label,
+                request_id=request_id,
+            ),
+        )
+    except InsufficientFunds as error:  # a writer the lock above did not cover
+        raise Conflict("the deposit's credits are no longer all in its lots") from error
+    session.add(
+        DepositReversal(
+            deposit_id=deposit.id,
+            transaction_id=posted.transaction_id,
+            effective_on=effective_on,
+            reason=reason,
+            recorded_at=clock.utcnow(),
+            actor=actor.label,
+        )
+    )
+    session.flush()
+    return deposit_dict(session, deposit)
+
+
+def _check_date(deposit: Deposit, effective_on: date) -> None:
+    if effective_on > clock.today():
+        raise ValidationFailed("the reversal date is in the future", {"effective_on": ["future"]})
+    if effective_on < deposit.effective_on:
+        raise ValidationFailed(
+            f"the reversal cannot be effective before the deposit ({deposit.effective_on})",
+            {"effective_on": ["before the deposit"]},
+        )

@@ -1,0 +1,113 @@
+"""The registry's sealed tables: every record that says who holds credits or what a transaction
+did, sealed like the ledger's own rows (``ledger.row_seals``).
+
+Who holds what: a site's holder, an account's holder, a lot's account and parent, a credit class's
+ledger accounts.  What a transaction did: deposits with their actions, reversals and the site's
+register; transfers with their lots; reservations, withdrawals and their allocations; payments and
+securities.  Only the columns that are a record's changing state are left out: statuses, counters,
+names and addresses people correct, and a security's release or draw.
+
+Migration 0007 installed exactly these; changing this list needs a migration that re-installs the
+triggers and seals what is already there (``tests/integration/test_registry_seals.py`` checks the
+two agree).
+"""
+
+from __future__ import annotations
+
+from ledger.row_seals import SealedTable
+
+
+def _all_but(name: str, id_column: str, columns: str, *, mutable: str = "") -> SealedTable:
+    sealed = tuple(c for c in columns.split() if c not in mutable.split())
+    return SealedTable(name, id_column, sealed)
+
+
+SEALED_TABLES: tuple[SealedTable, ...] = (
+    _all_but(
+        "bank_sites",
+        "id",
+        "id name holder_id service_area county major_watershed frozen created_at",
+        mutable="name county major_watershed frozen",
+    ),
+    _all_but(
+        "bank_accounts",
+        "id",
+        "id number holder_id service_area county name status lot_count created_at",
+        mutable="name status lot_count",
+    ),
+    _all_but(
+        "credit_classes",
+        "code",
+        "code service_area wetland_type restricted issuance_account_id withdrawn_account_id",
+    ),
+    _all_but(
+        "lots",
+        "id",
+        "id account_id label credit_class bank_site_id deposit_id parent_lot_id "
+        "federally_approved ledger_account_id created_at",
+    ),
+    _all_but(
+        "deposits",
+        "id",
+        "id account_id bank_site_id effective_on banking_plan_reference banking_plan_approved_on "
+        "banking_plan_lgu_id wetland_type completed_on federally_approved "
+        "designated_for_replacement paid_by_performer paid_back_with_interest ruleset "
+        "transaction_id total_credit_sqft recorded_at actor",
+    ),
+    _all_but(
+        "deposit_actions",
+        "id",
+        "id deposit_id position category area_sqft credit_sqft cap_sqft restricted credit_class "
+        "lot_id details",
+    ),
+    _all_but(
+        "deposit_reversals",
+        "deposit_id",
+        "deposit_id transaction_id effective_on reason recorded_at actor",
+    ),
+    _all_but(
+        "bank_site_credit_areas",
+        "id",
+        "id bank_site_id category area_sqft source reason deposit_id recorded_at actor",
+    ),
+    _all_but(
+        "transfers",
+        "id",
+        "id from_account_id to_account_id credit_class amount_sqft price_per_sqft_cents memo "
+        "transaction_id recorded_at actor",
+    ),
+    _all_but("transfer_lots", "id", "id transfer_id from_lot_id to_lot_id amount_sqft"),
+    _all_but(
+        "reservations",
+        "id",
+        "id account_id plan_id credit_class lot_id amount_sqft expires_on created_at actor",
+    ),
+    _all_but(
+        "reservation_lots", "id", "id reservation_id lot_id amount_sqft pending_transaction_id"
+    ),
+    _all_but(
+        "withdrawals",
+        "id",
+        "id plan_id transaction_id reversal_transaction_id withdrawn_sqft created_at actor",
+        mutable="reversal_transaction_id",
+    ),
+    _all_but(
+        "withdrawal_allocations",
+        "id",
+        "id withdrawal_id reservation_id lot_id credit_class amount_sqft portion",
+    ),
+    _all_but(
+        "payments",
+        "id",
+        "id kind amount_cents payer received_on plan_id appeal_id lgu_id transaction_id status "
+        "compensation_transaction_id ruleset created_at actor",
+        mutable="status compensation_transaction_id",
+    ),
+    _all_but(
+        "securities",
+        "id",
+        "id plan_id kind issuer amount_cents irrevocable issued_on expires_on "
+        "pending_transaction_id released_on release_reason drawn_on drawn_cents created_at",
+        mutable="released_on release_reason drawn_on drawn_cents",
+    ),
+)

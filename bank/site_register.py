@@ -1,0 +1,211 @@
+"""A bank site's credit register (Subd. 12 (c) caps a restoration, not a request).
+
+The register holds, per credited category, the area of that action under the site's approved
+banking plan: stated when the site is registered, or by the first deposit that credits the
+category, and amended by the board with a reason.  Entries are appended, never changed (sealed:
+``bank.registry``); a category's area is its latest entry.  What the site has yielded is the sum of
+its deposits' credits, reversed deposits excluded.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import BigInteger, DateTime, ForeignKey, Integer, String, Text, func, select
+from sqlalchemy.orm import Mapped, Session, mapped_column
+
+from bank.access import Actor
+from bank.deposit_rules import CATEGORIES, SiteRegister
+from bank.deposit_tables import Deposit, DepositAction, DepositReversal
+from bank.errors import Conflict, NotFound, ValidationFailed
+from bank.parties import BankSite, create_bank_site
+from bank.ruleset import Ruleset
+from ledger import clock
+from ledger.schema import Base
+
+
+class SiteCreditArea(Base):
+    """One entry of a site's register: a category's area from ``recorded_at`` on."""
+
+    __tablename__ = "bank_site_credit_areas"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
+    bank_site_id: Mapped[str] = mapped_column(ForeignKey("bank_sites.id"), index=True)
+    category: Mapped[str] = mapped_column(String(40))
+    area_sqft: Mapped[int] = mapped_column(BigInteger)
+    #: registered with the site, first credited by a deposit, or amended by the board
+    source: Mapped[str] = mapped_column(String(20))
+    reason: Mapped[str | None] = mapped_column(Text)
+    deposit_id: Mapped[str | None] = mapped_column(String(40))
+    recorded_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
+    actor: Mapped[str] = mapped_column(String(300))
+
+
+def check_areas(areas: list[dict[str, Any]], field: str = "credit_areas") -> dict[str, int]:
+    """``[{"category", "area_sqft"}]`` as a map; a category named twice is ``validation_error``."""
+    out: dict[str, int] = {}
+    for index, item in enumerate(areas):
+        category, area = item["category"], item["area_sqft"]
+        if category not in CATEGORIES:
+            raise ValidationFailed(
+                f"unknown category {category!r}", {f"{field}.{index}.category": ["unknown"]}
+            )
+        if category in out:
+            raise ValidationFailed(
+                f"{category} is registered twice", {f"{field}.{index}.category": ["repeated"]}
+            )
+        out[category] = area
+    return out
+
+
+def record(
+    session: Session,
+    site_id: str,
+    areas: dict[str, int],
+    actor: Actor,
+    *,
+    source: str,
+    reason: str | None = None,
+    deposit_id: str | None = None,
+) -> None:
+    """Append register entries for ``areas``."""
+    now = clock.utcnow()
+    for category, area in areas.items():
+        session.add(
+            SiteCreditArea(
+                bank_site_id=site_id,
+                category=category,
+                area_sqft=area,
+                source=source,
+                reason=reason,
+                deposit_id=deposit_id,
+                recorded_at=now,
+                actor=actor.label,
+            )
+        )
+    session.flush()
+
+
+def registered_areas(session: Session, site_id: str) -> dict[str, int]:
+    """Each category's current area: its latest entry."""
+    latest = (
+        select(func.max(SiteCreditArea.id))
+        .where(SiteCreditArea.bank_site_id == site_id)
+        .group_by(SiteCreditArea.category)
+    )
+    rows = session.execute(
+        select(SiteCreditArea.category, SiteCreditArea.area_sqft).where(
+            SiteCreditArea.id.in_(latest)
+        )
+    )
+    return {category: int(area) for category, area in rows}
+
+
+def credited(session: Session, site_id: str) -> dict[str, int]:
+    """Credit the site's deposits have yielded per category, reversed deposits excluded."""
+    rows = session.execute(
+        select(DepositAction.category, func.sum(DepositAction.credit_sqft))
+        .join(Deposit, Deposit.id == DepositAction.deposit_id)
+        .outerjoin(DepositReversal, DepositReversal.deposit_id == Deposit.id)
+        .where(Deposit.bank_site_id == site_id, DepositReversal.deposit_id.is_(None))
+        .group_by(DepositAction.category)
+    )
+    return {category: int(total) for category, total in rows}
+
+
+def register_of(session: Session, site_id: str) -> SiteRegister:
+    """The site's register as the deposit rules read it."""
+    return SiteRegister(registered_areas(session, site_id), credited(session, site_id))
+
+
+def lock_site(session: Session, site_id: str) -> BankSite:
+    """The site, locked: its deposits, reversals and amendments take turns, so two of them
+    cannot both find room under a cap that has room for one."""
+    site = session.get(BankSite, site_id, with_for_update=True, populate_existing=True)
+    if site is None:
+        raise NotFound(f"no bank site {site_id}")
+    return site
+
+
+def amend(
+    session: Session,
+    ruleset: Ruleset,
+    actor: Actor,
+    site_id: str,
+    *,
+    category: str,
+    area_sqft: int,
+    reason: str,
+) -> BankSite:
+    """Amend one category's area (board).  Never below what the site has already credited: every
+    category's cap on the amended register must still cover its credit (a buffer's cap follows
+    its wetland's area)."""
+    site = lock_site(session, site_id)
+    check_areas([{"category": category, "area_sqft": area_sqft}], field="category")
+    before = register_of(session, site_id)
+    after = SiteRegister({**before.areas, category: area_sqft}, before.credited)
+    for name, amount in after.credited.items():
+        cap = after.cap_sqft(ruleset, name)
+        if amount > cap:
+            raise Conflict(
+                f"the site has already credited {amount} sq ft of {name}; an area of "
+                f"{area_sqft} sq ft for {category} would cap it at {cap} sq ft",
+                category=name,
+                cap_sqft=cap,
+                credited_sqft=amount,
+            )
+    record(session, site_id, {category: area_sqft}, actor, source="amended", reason=reason)
+    return site
+
+
+def summary(session: Session, ruleset: Ruleset, site_id: str) -> list[dict[str, Any]]:
+    """``credit_areas`` as ``GET /bank-sites/{id}`` shows it, in the categories' order."""
+    register = register_of(session, site_id)
+    out = []
+    for category in CATEGORIES:
+        if category not in register.areas:
+            continue
+        cap = register.cap_sqft(ruleset, category)
+        done = register.credited.get(category, 0)
+        out.append(
+            {
+                "category": category,
+                "area_sqft": register.areas[category],
+                "cap_sqft": cap,
+                "credited_sqft": done,
+                "remaining_sqft": max(0, cap - done),
+            }
+        )
+    return out
+
+
+def register_site(
+    session: Session,
+    ruleset: Ruleset,
+    actor: Actor,
+    *,
+    credit_areas: list[dict[str, Any]],
+    **site_fields: Any,
+) -> BankSite:
+    """Register a bank site (board) with the area of each credited action under its approved
+    banking plan, where known; a category left out registers with its first deposit."""
+    areas = check_areas(credit_areas)
+    site = create_bank_site(session, ruleset, **site_fields)
+    record(session, site.id, areas, actor, source="site_registered")
+    return site
+
+
+def site_dict(session: Session, ruleset: Ruleset, site: BankSite) -> dict[str, Any]:
+    """A bank site as the API shows it, with its credit register."""
+    return {
+        "id": site.id,
+        "name": site.name,
+        "holder_id": site.holder_id,
+        "service_area": site.service_area,
+        "county": site.county,
+        "major_watershed": site.major_watershed,
+        "frozen": site.frozen,
+        "created_at": site.created_at,
+        "credit_areas": summary(session, ruleset, site.id),
+    }

@@ -1,0 +1,220 @@
+"""A bank site's credit register: Subd. 12 (c) caps a restoration, not a request; a deposit goes
+only to the site's holder; a mistaken deposit is reversed, never edited (SQLite and PostgreSQL)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from sqlalchemy import func, select
+
+from bank.deposit_tables import Deposit
+from ledger.schema import LedgerTransaction
+from tests.api.bank_kit import BankKit, ok, problem, story1_actions
+
+
+@pytest.fixture
+def kit(api: Any, app: Any) -> BankKit:
+    return BankKit(api, app)
+
+
+@pytest.fixture
+def restoration(kit: BankKit) -> dict[str, Any]:
+    """A holder, its site registered with a 100,000 sq ft replacement wetland, and an account."""
+    holder = kit.holder("Restorer")
+    body = {
+        "name": "Marsh Restoration",
+        "holder_id": holder["id"],
+        "service_area": 5,
+        "county": "Lyon",
+        "credit_areas": [{"category": "replacement_wetland", "area_sqft": 100_000}],
+    }
+    site = ok(kit.api.post("/bank-sites", body))
+    return {
+        "holder": holder,
+        "lgu": kit.lgu(),
+        "site": site,
+        "site_id": site["id"],
+        "account_id": kit.account(holder["id"]),
+    }
+
+
+def _wetland(credit: int, area: int = 100_000) -> list[dict[str, Any]]:
+    return [{"category": "replacement_wetland", "area_sqft": area, "credit_sqft": credit}]
+
+
+def _deposit(kit: BankKit, r: dict[str, Any], actions: list[dict[str, Any]], **kw: Any) -> Any:
+    body = kit.deposit_body(r["site_id"], r["lgu"]["id"], actions, **kw)
+    return kit.api.post(f"/accounts/{kw.pop('account_id', r['account_id'])}/deposits", body)
+
+
+def _counts(kit: BankKit) -> tuple[int, int]:
+    with kit.app.extensions["wetbank.db"].transaction() as session:
+        deposits = session.execute(select(func.count()).select_from(Deposit)).scalar_one()
+        txs = session.execute(select(func.count()).select_from(LedgerTransaction)).scalar_one()
+    return int(deposits), int(txs)
+
+
+def _register(kit: BankKit, site_id: str) -> dict[str, dict[str, Any]]:
+    site = ok(kit.api.get(f"/bank-sites/{site_id}"), 200)
+    return {row["category"]: row for row in site["credit_areas"]}
+
+
+def test_a_site_registers_its_areas_and_shows_them(kit, restoration):
+    assert restoration["site"]["credit_areas"] == [
+        {
+            "category": "replacement_wetland",
+            "area_sqft": 100_000,
+            "cap_sqft": 100_000,
+            "credited_sqft": 0,
+            "remaining_sqft": 100_000,
+        }
+    ]
+
+
+def test_the_same_deposit_posted_twice_is_refused_with_cap_exceeded(kit, restoration):
+    ok(_deposit(kit, restoration, _wetland(100_000)))
+    before = _counts(kit)
+    body = problem(_deposit(kit, restoration, _wetland(100_000)), 422, "cap_exceeded")
+    assert (body["cap_sqft"], body["credited_sqft"], body["requested_sqft"]) == (
+        100_000,
+        100_000,
+        100_000,
+    )
+    assert _counts(kit) == before
+    assert _register(kit, restoration["site_id"])["replacement_wetland"]["remaining_sqft"] == 0
+
+
+def test_phased_releases_are_accepted_to_the_cap_and_refused_one_square_foot_past_it(
+    kit, restoration
+):
+    ok(_deposit(kit, restoration, _wetland(15_000)))  # 15% released at once
+    ok(_deposit(kit, restoration, _wetland(60_000)))  # after the first monitoring season
+    row = _register(kit, restoration["site_id"])["replacement_wetland"]
+    assert (row["credited_sqft"], row["remaining_sqft"]) == (75_000, 25_000)
+    before = _counts(kit)
+    refused = problem(_deposit(kit, restoration, _wetland(25_001)), 422, "cap_exceeded")
+    assert (refused["credited_sqft"], refused["requested_sqft"]) == (75_000, 25_001)
+    assert "75000" in refused["detail"] and "100000" in refused["detail"]
+    assert _counts(kit) == before
+    ok(_deposit(kit, restoration, _wetland(25_000)))
+    row = _register(kit, restoration["site_id"])["replacement_wetland"]
+    assert (row["credited_sqft"], row["remaining_sqft"]) == (100_000, 0)
+
+
+def test_an_action_larger_than_its_registered_area_is_not_eligible(kit, restoration):
+    body = problem(_deposit(kit, restoration, _wetland(1_000, 100_001)), 422, "not_eligible")
+    assert body["field"] == "area_sqft"
+    assert body["registered_area_sqft"] == 100_000
+
+
+def test_a_category_first_credited_registers_the_area_its_deposit_states(kit, restoration):
+    buffer = story1_actions()[1]  # 52,000 sq ft of upland buffer, 45,000 asked
+    buffer["credit_sqft"] = 20_000
+    ok(_deposit(kit, restoration, [*_wetland(40_000), buffer]))
+    register = _register(kit, restoration["site_id"])
+    # (c)(2): buffer credit up to 75% of the registered wetland area, within its own area
+    assert register["upland_buffer"] == {
+        "category": "upland_buffer",
+        "area_sqft": 52_000,
+        "cap_sqft": 52_000,
+        "credited_sqft": 20_000,
+        "remaining_sqft": 32_000,
+    }
+    # a buffer released later, with no wetland action in its deposit, counts against the site
+    later = dict(buffer, credit_sqft=32_001)
+    problem(_deposit(kit, restoration, [later]), 422, "cap_exceeded")
+    ok(_deposit(kit, restoration, [dict(buffer, credit_sqft=32_000)]))
+
+
+def test_the_board_amends_an_area_but_never_below_what_was_credited(kit, restoration):
+    ok(_deposit(kit, restoration, _wetland(80_000)))
+    path = f"/bank-sites/{restoration['site_id']}/credit-areas"
+    amend = {"category": "replacement_wetland", "area_sqft": 79_999, "reason": "resurveyed"}
+    body = problem(kit.api.post(path, amend), 409, "conflict")
+    assert body["credited_sqft"] == 80_000
+    site = ok(kit.api.post(path, dict(amend, area_sqft=120_000)), 200)
+    row = {r["category"]: r for r in site["credit_areas"]}["replacement_wetland"]
+    assert (row["area_sqft"], row["remaining_sqft"]) == (120_000, 40_000)
+
+
+def test_only_the_board_amends_a_register(kit, restoration):
+    path = f"/bank-sites/{restoration['site_id']}/credit-areas"
+    amend = {"category": "replacement_wetland", "area_sqft": 1, "reason": "x"}
+    problem(kit.api.post(path, amend, token=restoration["holder"]["token"]), 403, "forbidden")
+
+
+def test_a_deposit_into_another_holders_account_is_not_eligible(kit, restoration):
+    other = kit.holder("Someone Else")
+    before = _counts(kit)
+    body = kit.deposit_body(restoration["site_id"], restoration["lgu"]["id"], _wetland(1_000))
+    account = kit.account(other["id"])
+    refused = problem(kit.api.post(f"/accounts/{account}/deposits", body), 422, "not_eligible")
+    assert refused["field"] == "bank_site_id"
+    assert _counts(kit) == before
+
+
+def test_a_mistaken_deposit_is_reversed_and_the_site_may_credit_again(kit, restoration):
+    deposit = ok(_deposit(kit, restoration, _wetland(100_000)))
+    assert deposit["reversal"] is None
+    reversed_ = ok(
+        kit.api.post(
+            f"/deposits/{deposit['id']}/reverse",
+            {"effective_on": "2026-06-01", "reason": "entered twice by mistake"},
+        )
+    )
+    assert reversed_["reversal"]["effective_on"] == "2026-06-01"
+    assert reversed_["reversal"]["reason"] == "entered twice by mistake"
+    shown = ok(kit.api.get(f"/deposits/{deposit['id']}"), 200)
+    assert shown["reversal"] == reversed_["reversal"]
+    assert shown["reversal"]["transaction_id"] != deposit["transaction_id"]
+    assert kit.balances(restoration["account_id"])["BSA5-T2-U"]["posted_sqft"] == 0
+    assert _register(kit, restoration["site_id"])["replacement_wetland"]["credited_sqft"] == 0
+    again = problem(
+        kit.api.post(
+            f"/deposits/{deposit['id']}/reverse", {"effective_on": "2026-06-01", "reason": "x"}
+        ),
+        409,
+        "conflict",
+    )
+    assert "already" in again["detail"]
+    ok(_deposit(kit, restoration, _wetland(100_000)))  # the corrected deposit
+
+
+def test_a_deposit_whose_credits_moved_cannot_be_reversed(kit, restoration):
+    deposit = ok(_deposit(kit, restoration, _wetland(100_000)))
+    buyer = kit.account(kit.holder("Buyer")["id"])
+    transfer = {
+        "from_account_id": restoration["account_id"],
+        "to_account_id": buyer,
+        "amount_sqft": 1,
+        "credit_class": "BSA5-T2-U",
+    }
+    ok(kit.api.post("/transfers", transfer))
+    before = _counts(kit)
+    body = problem(
+        kit.api.post(
+            f"/deposits/{deposit['id']}/reverse", {"effective_on": "2026-06-01", "reason": "x"}
+        ),
+        409,
+        "conflict",
+    )
+    assert body["available_sqft"] == 99_999
+    assert _counts(kit) == before
+    assert ok(kit.api.get(f"/deposits/{deposit['id']}"), 200)["reversal"] is None
+
+
+def test_a_reversal_dated_before_its_deposit_is_a_validation_error(kit, restoration):
+    deposit = ok(_deposit(kit, restoration, _wetland(100)))
+    reverse = {"effective_on": "2026-05-19", "reason": "x"}
+    problem(kit.api.post(f"/deposits/{deposit['id']}/reverse", reverse), 422, "validation_error")
+
+
+def test_a_holder_may_not_reverse_its_own_deposit(kit, restoration):
+    deposit = ok(_deposit(kit, restoration, _wetland(100)))
+    reverse = {"effective_on": "2026-06-01", "reason": "x"}
+    token = restoration["holder"]["token"]
+    problem(
+        kit.api.post(f"/deposits/{deposit['id']}/reverse", reverse, token=token), 403, "forbidden"
+    )
+    assert ok(kit.api.get(f"/deposits/{deposit['id']}", token=token), 200)["id"] == deposit["id"]
