@@ -2,6 +2,13 @@
 
 A cursor is the opaque, URL-safe encoding of the last row's sort key, so pages never repeat or
 skip a row while new rows arrive (keyset pagination, not offsets).
+
+A cursor names its listing, and its key is checked fully (type, range, shape) before any query
+uses it: anything else (random text, JSON of another shape, a cursor of another listing) is 400
+``bad_request``.  Cursors are not MAC-signed: ``SECRET_KEY`` is random per worker process
+unless ``WETBANK_SECRET_KEY`` is configured, so a signed cursor would fail on the next worker
+and after every restart.  A well-formed cursor made by hand only resumes the same listing after
+another key, which shows nothing the caller could not page to.
 """
 
 from __future__ import annotations
@@ -10,7 +17,9 @@ import base64
 import csv
 import io
 import json
+import re
 from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass
 from datetime import date, datetime
 from typing import Any
 
@@ -32,27 +41,58 @@ class PageArgs(Schema):
     cursor = fields.String(load_default=None)
 
 
-def encode_cursor(key: Any) -> str:
-    """The cursor that resumes after the row whose sort key is ``key``."""
-    return base64.urlsafe_b64encode(json.dumps(key).encode()).decode().rstrip("=")
+MAX_CURSOR_LENGTH = 400
+_BASE64URL = re.compile(r"^[A-Za-z0-9_-]+$")
+_MAX_BIGINT = 2**63 - 1
 
 
-def decode_cursor(cursor: str | None) -> Any:
-    """The sort key in ``cursor``, or ``None`` for the first page; 400 if it is not ours."""
-    if not cursor:
-        return None
-    try:
-        padded = cursor + "=" * (-len(cursor) % 4)
-        return json.loads(base64.urlsafe_b64decode(padded.encode()))
-    except ValueError as error:
-        raise ApiProblem(400, "bad_request", "The cursor is not valid.") from error
+@dataclass(frozen=True)
+class Listing:
+    """One paginated listing: ``name`` (its path, e.g. ``/audit/journal`` or
+    ``/accounts/acct_1/entries``) and its sort key: a row id of ``id_prefix`` (``bank.ids``:
+    ``acct_`` and hex digits), or without one a sequence number (a non-negative BIGINT)."""
 
+    name: str
+    id_prefix: str | None = None
 
-def page(items: list[Any], limit: int, key: Callable[[Any], Any]) -> dict[str, Any]:
-    """A page body from ``limit + 1`` fetched rows: the extra row only says there is more."""
-    more = len(items) > limit
-    shown = items[:limit]
-    return {"items": shown, "next_cursor": encode_cursor(key(shown[-1])) if more else None}
+    def cursor(self, key: int | str) -> str:
+        """The cursor that resumes after the row whose sort key is ``key``."""
+        raw = json.dumps([self.name, key], separators=(",", ":")).encode()
+        return base64.urlsafe_b64encode(raw).decode().rstrip("=")
+
+    def after(self, cursor: str | None) -> Any:
+        """The sort key in ``cursor``, or ``None`` for the first page; 400 ``bad_request``
+        unless it is a cursor of this listing."""
+        if not cursor:
+            return None
+        key = self._key(cursor)
+        if key is None:
+            raise ApiProblem(400, "bad_request", "The cursor is not one this listing gave.")
+        return key
+
+    def _key(self, cursor: str) -> int | str | None:
+        if len(cursor) > MAX_CURSOR_LENGTH or not _BASE64URL.match(cursor):
+            return None
+        try:
+            padded = cursor + "=" * (-len(cursor) % 4)
+            value = json.loads(base64.urlsafe_b64decode(padded.encode()))
+        except ValueError:  # not base64, not UTF-8, or not JSON
+            return None
+        if not (isinstance(value, list) and len(value) == 2 and value[0] == self.name):
+            return None
+        key = value[1]
+        if self.id_prefix is None:  # not a bool, a float or a string of digits
+            ok = type(key) is int and 0 <= key <= _MAX_BIGINT
+        else:
+            pattern = re.escape(self.id_prefix) + "_[0-9a-f]{1,64}"
+            ok = type(key) is str and re.fullmatch(pattern, key) is not None
+        return key if ok else None
+
+    def page(self, items: list[Any], limit: int, key: Callable[[Any], Any]) -> dict[str, Any]:
+        """A page body from ``limit + 1`` fetched rows: the extra row only says there is more."""
+        more = len(items) > limit
+        shown = items[:limit]
+        return {"items": shown, "next_cursor": self.cursor(key(shown[-1])) if more else None}
 
 
 def wants_csv() -> bool:

@@ -13,7 +13,7 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from api.context import actor, database, require_board
-from api.pagination import csv_response, decode_cursor, page, wants_csv
+from api.pagination import Listing, csv_response, wants_csv
 from api.schemas.common import CreditClassOut, Timestamp
 from bank import audit, parties, reports
 from bank.access import AuditEvent
@@ -21,6 +21,7 @@ from bank.errors import ValidationFailed
 from ledger import clock, sealer
 
 blp = Blueprint("audit", __name__, url_prefix="/api/v1", description="Audit and reports")
+JOURNAL, EVENTS = Listing("/audit/journal"), Listing("/audit/events")
 
 
 class JournalArgs(Schema):
@@ -177,9 +178,9 @@ class Journal(MethodView):
             return csv_response(JOURNAL_FIELDS, _stream_journal(db, _filters(args)), "journal.csv")
         with db.transaction() as session:
             rows = audit.journal_page(
-                session, _filters(args), args["limit"], decode_cursor(args["cursor"])
+                session, _filters(args), args["limit"], JOURNAL.after(args["cursor"])
             )
-        return page(rows, args["limit"], key=lambda row: row["seq"])
+        return JOURNAL.page(rows, args["limit"], key=lambda row: row["seq"])
 
 
 def _stream_journal(db: Any, filters: audit.JournalFilter) -> Iterator[dict[str, Any]]:
@@ -223,10 +224,10 @@ class Events(MethodView):
     def get(self, args: dict[str, Any]) -> Any:
         """Refused requests (401/403) and token creations and revocations, oldest first."""
         require_board()
-        after = decode_cursor(args["cursor"])
+        after = EVENTS.after(args["cursor"])
         query = select(AuditEvent).order_by(AuditEvent.id).limit(args["limit"] + 1)
         if after is not None:
-            query = query.where(AuditEvent.id > int(after))
+            query = query.where(AuditEvent.id > after)
         with database().transaction() as session:
             rows = [
                 {
@@ -235,7 +236,7 @@ class Events(MethodView):
                 }
                 for e in session.execute(query).scalars()
             ]
-        return page(rows, args["limit"], key=lambda row: row["id"])
+        return EVENTS.page(rows, args["limit"], key=lambda row: row["id"])
 
 
 @blp.route("/accounts/<account_id>/statement")

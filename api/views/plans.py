@@ -9,7 +9,7 @@ from flask_smorest import Blueprint
 
 from api.context import actor, database, request_id, require_board, require_role, ruleset
 from api.idempotency import writes
-from api.pagination import decode_cursor, page
+from api.pagination import Listing
 from api.schemas.plans import (
     AppealDecisionIn,
     AppealOut,
@@ -34,6 +34,7 @@ from bank import appeals, plan_report, plans, withdrawals
 from bank.errors import ValidationFailed
 
 blp = Blueprint("plans", __name__, url_prefix="/api/v1", description="Replacement plans, appeals")
+PLANS = Listing("/plans", id_prefix="plan")
 
 
 def _act(plan_id: str, change: Any) -> Any:
@@ -80,7 +81,7 @@ class Plans(MethodView):
     def get(self, args: dict[str, Any]) -> Any:
         """Plans (board: all; LGU: its own), optionally by status."""
         who = require_role("board", "lgu")
-        after = decode_cursor(args["cursor"])
+        after = PLANS.after(args["cursor"])
         with database().transaction() as session:
             rows = plans.list_plans(session, who)
             if after is not None:
@@ -93,7 +94,7 @@ class Plans(MethodView):
                     items.append(body)
                 if len(items) > args["limit"]:
                     break
-        return page(items, args["limit"], key=lambda item: item["id"])
+        return PLANS.page(items, args["limit"], key=lambda item: item["id"])
 
 
 @blp.route("/plans/<plan_id>")

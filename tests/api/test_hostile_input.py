@@ -6,15 +6,17 @@ chunked body against a real gunicorn server."""
 
 from __future__ import annotations
 
+import base64
 import csv
 import io
+import json
 from typing import Any
 from urllib.parse import unquote
 
 import pytest
 from flask import Flask
 
-from tests.api.bank_kit import BankKit, ok, on
+from tests.api.bank_kit import BankKit, ok, on, problem
 from tests.api.conftest import Api
 from tests.api.web_kit import csrf_of, parse, signed_in
 
@@ -148,3 +150,89 @@ def test_sign_in_keeps_a_path_on_this_site(app: Flask, holder: dict[str, str]) -
     assert response.status_code == 303 and response.headers["Location"] == "/plans/x"
     again = client.get("/sign-in?next=/accounts/acct_x%3Ffrom%3D2026-01-01")
     assert again.headers["Location"] == "/accounts/acct_x?from=2026-01-01"
+
+
+# --- cursors -----------------------------------------------------------------------------------
+
+
+def b64(value: Any) -> str:
+    raw = value if isinstance(value, bytes) else json.dumps(value).encode()
+    return base64.urlsafe_b64encode(raw).decode().rstrip("=")
+
+
+@pytest.fixture
+def listings(kit: BankKit, app: Flask, holder: dict[str, str]) -> dict[str, str]:
+    """Every listing that takes ``cursor``, each with at least two rows to page through."""
+    with on(DAY):
+        funded = kit.funded(10_000)
+        other = kit.funded(10_000)
+        for _ in range(2):
+            ok(
+                kit.api.post(
+                    "/transfers",
+                    {
+                        "from_account_id": funded["id"],
+                        "to_account_id": other["id"],
+                        "credit_class": funded["unrestricted"],
+                        "amount_sqft": 100,
+                    },
+                )
+            )
+        for _ in range(2):
+            kit.plan(funded["lgu"]["id"], received_on=DAY)
+    for _ in range(2):  # refused requests are audit events
+        assert kit.api.get("/audit/verify", token=holder["token"]).status_code == 403
+    return {
+        "accounts": "/accounts",
+        "entries": f"/accounts/{funded['id']}/entries",
+        "other entries": f"/accounts/{other['id']}/entries",
+        "plans": "/plans",
+        "journal": "/audit/journal",
+        "events": "/audit/events",
+    }
+
+
+def issued_cursor(api: Api, path: str) -> str:
+    body = ok(api.get(f"{path}?limit=1"), 200)
+    assert body["next_cursor"], path
+    return str(body["next_cursor"])
+
+
+def crafted(name: str) -> list[str]:
+    """Cursors the server never issued: text, base64 of other bytes, JSON of other shapes, a
+    key of the wrong type or kind."""
+    wrong_keys: list[Any] = [None, True, 1.5, -1, 2**64, "1", "x' OR '1'='1", {"id": 1}, [1]]
+    if name in ("/accounts", "/plans"):  # keyed by an id of their own kind
+        own, other = ("acct", "plan") if name == "/accounts" else ("plan", "acct")
+        wrong_keys += [f"{other}_0123456789abcdef", f"{own}_xyz", f"{own}_" + "0" * 65, 1]
+    return [
+        "not a cursor",
+        "%%%",
+        "abc",
+        "A" * 5_000,
+        b64(b"\xff\xfe\x00"),
+        b64({"seq": 1}),
+        b64(1),
+        b64("acct_0000000000000000"),
+        b64([name]),
+        b64([name, 1, 2]),
+        b64(["/elsewhere", 1]),
+        b64([[name], 1]),
+        b64([name, 1]) + "==",
+        *(b64([name, key]) for key in wrong_keys),
+    ]
+
+
+def test_a_cursor_the_server_did_not_issue_is_400_on_every_listing(
+    kit: BankKit, listings: dict[str, str]
+) -> None:
+    issued = {label: issued_cursor(kit.api, path) for label, path in listings.items()}
+    for label, path in listings.items():
+        # its own cursor pages on
+        assert ok(kit.api.get(f"{path}?limit=1&cursor={issued[label]}"), 200)["items"]
+        others = [cursor for other, cursor in issued.items() if other != label]
+        for cursor in crafted(path) + others:
+            response = kit.api.get(path, query_string={"limit": 1, "cursor": cursor})
+            assert response.status_code == 400, (label, cursor[:100], response.json)
+            body = problem(response, 400, "bad_request")
+            assert "cursor" in body["detail"], (label, cursor)
