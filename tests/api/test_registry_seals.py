@@ -1,0 +1,241 @@
+"""The audit covers the registry: who holds what, and what each transaction did (SQLite and
+PostgreSQL).
+
+Every sealed registry table refuses an UPDATE of its sealed columns and any DELETE; an edit made
+with the triggers bypassed (as someone with database access) makes ``GET /audit/verify`` and
+``wetbank audit verify`` fail, naming the table and the row's id.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from flask import Flask
+from sqlalchemy import Connection, text
+from sqlalchemy.exc import DBAPIError
+
+from api import create_app
+from bank.registry import SEALED_TABLES
+from ledger import row_seals
+from tests.api.conftest import Api, make_token
+from tests.api.plan_kit import Kit, ok, on
+from tests.api.test_audit import D4, run_verify_command, workload
+
+#: per table: a sealed column an attacker would change, and the SQL expression that changes it
+#: (``:other`` is another row's value of that column where the column names a party)
+EDITS: dict[str, tuple[str, str]] = {
+    "bank_sites": ("holder_id", ":other"),
+    "bank_accounts": ("holder_id", ":other"),
+    "credit_classes": ("service_area", "service_area + 1"),
+    "lots": ("account_id", ":other"),
+    "deposits": ("total_credit_sqft", "total_credit_sqft + 1"),
+    "deposit_actions": ("credit_sqft", "credit_sqft + 1"),
+    "deposit_reversals": ("reason", "reason || ' (edited)'"),
+    "bank_site_credit_areas": ("area_sqft", "area_sqft * 2"),
+    "transfers": ("amount_sqft", "amount_sqft + 46986"),
+    "transfer_lots": ("amount_sqft", "amount_sqft + 1"),
+    "reservations": ("amount_sqft", "amount_sqft + 1"),
+    "reservation_lots": ("amount_sqft", "amount_sqft + 1"),
+    "withdrawals": ("withdrawn_sqft", "withdrawn_sqft - 1"),
+    "withdrawal_allocations": ("amount_sqft", "amount_sqft - 1"),
+    "payments": ("amount_cents", "amount_cents + 1"),
+    "securities": ("amount_cents", "amount_cents + 1"),
+}
+
+
+@pytest.fixture
+def fresh_app(fresh_db_url: str) -> Iterator[Flask]:
+    application = create_app({"DATABASE_URL": fresh_db_url, "PROPAGATE_EXCEPTIONS": False})
+    yield application
+    application.extensions["wetbank.db"].dispose()
+
+
+@pytest.fixture
+def fresh(fresh_app: Flask) -> Kit:
+    return Kit(Api(fresh_app.test_client(), make_token(fresh_app, "board")), fresh_app)
+
+
+def _every_registry_table_filled(kit: Kit) -> None:
+    """The audit workload (deposits, a transfer, reservations, a withdrawal, a payment and a
+    security), plus a reversed deposit; each sealed table then holds at least one row."""
+    work = workload(kit)
+    with on(D4):
+        extra = kit.funded_account(day=D4, service_area=5, unrestricted=1_000)
+        reverse = {"effective_on": D4, "reason": "entered in error"}
+        ok(kit.api.post(f"/deposits/{extra['deposit']['id']}/reverse", reverse))
+        kit.account(extra["holder"]["id"], 5)  # an account with no lot
+    assert work.withdrawal
+
+
+def _engine(app: Flask) -> Any:
+    return app.extensions["wetbank.db"].engine
+
+
+def _first_row(connection: Connection, table: str, id_column: str) -> tuple[str, Any]:
+    column = EDITS[table][0]
+    row = connection.execute(
+        text(f"SELECT {id_column}, {column} FROM {table} ORDER BY {id_column} LIMIT 1")
+    ).one()
+    return str(row[0]), row[1]
+
+
+def _other_value(connection: Connection, table: str, column: str, value: Any) -> Any:
+    """Another holder; for a lot, an account holding no lot (a lot's label is unique per
+    account)."""
+    source = {
+        "holder_id": "holders",
+        "account_id": "bank_accounts WHERE id NOT IN (SELECT account_id FROM lots) AND",
+    }[column]
+    where = "" if " WHERE " in source else " WHERE"
+    return connection.execute(
+        text(f"SELECT id FROM {source}{where} id <> :v ORDER BY id LIMIT 1"), {"v": value}
+    ).scalar_one()
+
+
+def _bypassing_triggers(app: Flask, table: str, statement: str, **params: Any) -> None:
+    """Run ``statement`` as someone with database access who turned the triggers off."""
+    engine = _engine(app)
+    sealed = [t for t in SEALED_TABLES if t.name == table]
+    with engine.begin() as connection:
+        if engine.dialect.name == "postgresql":
+            connection.execute(text("SET LOCAL session_replication_role = replica"))
+            connection.execute(text(statement), params)
+            return
+        row_seals.uninstall(connection, sealed)
+        connection.execute(text(statement), params)
+        row_seals.install(connection, sealed)
+
+
+def _verify(kit: Kit) -> dict[str, Any]:
+    return dict(ok(kit.api.get("/audit/verify"), 200))
+
+
+def test_every_registry_table_edited_behind_the_triggers_fails_verify_naming_it(fresh):
+    _every_registry_table_filled(fresh)
+    assert _verify(fresh)["ok"] is True
+    assert {t.name for t in SEALED_TABLES} == set(EDITS)
+    for table in SEALED_TABLES:
+        column, change = EDITS[table.name]
+        with _engine(fresh.app).connect() as connection:
+            row_id, original = _first_row(connection, table.name, table.id_column)
+            other = _other_value(connection, table.name, column, original) if ":" in change else 0
+        where = f"WHERE {table.id_column} = :id"
+        _bypassing_triggers(
+            fresh.app,
+            table.name,
+            f"UPDATE {table.name} SET {column} = {change} {where}",
+            id=row_id,
+            other=other,
+        )
+        report = _verify(fresh)
+        assert report["ok"] is False, table.name
+        broken = report["first_broken"]
+        assert (broken["kind"], broken["table"], broken["row_id"]) == (
+            "sealed_row_changed",
+            table.name,
+            row_id,
+        )
+        assert table.name in broken["detail"] and row_id in broken["detail"]
+        _bypassing_triggers(
+            fresh.app,
+            table.name,
+            f"UPDATE {table.name} SET {column} = :was {where}",
+            id=row_id,
+            was=original,
+        )
+        assert _verify(fresh)["ok"] is True, table.name
+
+
+def test_a_registry_row_deleted_or_inserted_behind_the_triggers_fails_verify(fresh):
+    _every_registry_table_filled(fresh)
+    with _engine(fresh.app).connect() as connection:
+        lot_row = (
+            connection.execute(text("SELECT * FROM transfer_lots ORDER BY id LIMIT 1"))
+            .mappings()
+            .one()
+        )
+    _bypassing_triggers(
+        fresh.app, "transfer_lots", "DELETE FROM transfer_lots WHERE id = :id", id=lot_row["id"]
+    )
+    broken = _verify(fresh)["first_broken"]
+    assert (broken["kind"], broken["table"], broken["row_id"]) == (
+        "sealed_row_deleted",
+        "transfer_lots",
+        str(lot_row["id"]),
+    )
+
+
+def test_the_verify_command_covers_the_registry(fresh, fresh_db_url):
+    """``UPDATE transfers SET amount_sqft = ...`` moved credits between holders on paper while
+    the command still said ok; now it exits 1 naming the transfer."""
+    _every_registry_table_filled(fresh)
+    assert run_verify_command(fresh_db_url).exit_code == 0
+    with _engine(fresh.app).connect() as connection:
+        transfer_id = connection.execute(text("SELECT min(id) FROM transfers")).scalar_one()
+    _bypassing_triggers(
+        fresh.app,
+        "transfers",
+        "UPDATE transfers SET amount_sqft = amount_sqft + 46986 WHERE id = :id",
+        id=transfer_id,
+    )
+    broken = run_verify_command(fresh_db_url)
+    assert broken.exit_code == 1, broken.output
+    assert "transfers" in broken.output and transfer_id in broken.output
+
+
+def test_a_registry_row_inserted_without_its_seal_fails_verify(fresh):
+    _every_registry_table_filled(fresh)
+    with _engine(fresh.app).connect() as connection:
+        row = dict(
+            connection.execute(text("SELECT * FROM transfer_lots ORDER BY id LIMIT 1"))
+            .mappings()
+            .one()
+        )
+    row["id"] = 10_000_000
+    columns = ", ".join(row)
+    values = ", ".join(f":{c}" for c in row)
+    _bypassing_triggers(
+        fresh.app,
+        "transfer_lots",
+        f"INSERT INTO transfer_lots ({columns}) VALUES ({values})",
+        **row,
+    )
+    broken = _verify(fresh)["first_broken"]
+    assert (broken["kind"], broken["table"], broken["row_id"]) == (
+        "sealed_row_unsealed",
+        "transfer_lots",
+        "10000000",
+    )
+
+
+def test_the_database_refuses_edits_of_sealed_columns_but_not_of_state(fresh):
+    _every_registry_table_filled(fresh)
+    engine = _engine(fresh.app)
+    for statement in (
+        "UPDATE lots SET account_id = (SELECT max(id) FROM bank_accounts)",
+        "UPDATE bank_accounts SET holder_id = (SELECT max(id) FROM holders)",
+        "UPDATE transfers SET amount_sqft = amount_sqft + 1",
+        "DELETE FROM deposit_actions",
+        "UPDATE ledger_row_seals SET content = content",
+        "DELETE FROM ledger_row_seals",
+    ):
+        with pytest.raises(DBAPIError, match="immutable"), engine.begin() as connection:
+            connection.execute(text(statement))
+    with engine.begin() as connection:  # a status is state: it may change
+        connection.execute(text("UPDATE bank_accounts SET status = 'frozen'"))
+        connection.execute(text("UPDATE bank_sites SET name = name || ' (renamed)'"))
+    assert _verify(fresh)["ok"] is True
+
+
+def test_migration_0007_sealed_what_the_registry_declares() -> None:
+    """Changing ``bank.registry`` needs a migration: the two lists must agree."""
+    path = Path(__file__).parents[2] / "migrations" / "versions" / "0007_registry.py"
+    spec = importlib.util.spec_from_file_location("migration_0007", path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    assert module.SEALED_TABLES == SEALED_TABLES
