@@ -96,7 +96,7 @@ class Bank:
 def make_bank(url: str, accounts: int) -> Bank:
     """A holder with ``accounts`` accounts, each holding one deposited lot of 10^9 sq ft."""
     import ledger
-    from bank import access, credits, deposits, parties
+    from bank import access, credits, deposits, parties, site_register
     from bank.access import SYSTEM
     from bank.deposit_rules import ActionRequest
     from bank.ruleset import SEED
@@ -107,8 +107,16 @@ def make_bank(url: str, accounts: int) -> Bank:
     with db.transaction() as session:
         holder = parties.create_holder(session, name="bench", email=None, address=None)
         lgu = parties.create_lgu(session, name="bench lgu", kind="county")
-        site = parties.create_bank_site(
-            session, SEED, name="bench", holder_id=holder.id, service_area=5, county="Lyon"
+        # the site's register covers every account's deposit (Subd. 12 (c) caps the site)
+        site = site_register.register_site(
+            session,
+            SEED,
+            SYSTEM,
+            credit_areas=[{"category": "replacement_wetland", "area_sqft": accounts * 10**9}],
+            name="bench",
+            holder_id=holder.id,
+            service_area=5,
+            county="Lyon",
         )
         ids, lots, partners = [], [], []
         for i in range(accounts):

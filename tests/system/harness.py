@@ -333,7 +333,14 @@ def seed(client: Client, url: str, funded: list[int]) -> Bank:
     site = client.ok(
         "POST",
         "/bank-sites",
-        {"name": unique("Site"), "holder_id": holder["id"], "service_area": 5, "county": "Lyon"},
+        {
+            "name": unique("Site"),
+            "holder_id": holder["id"],
+            "service_area": 5,
+            "county": "Lyon",
+            # every account of the bank is funded from this one restoration
+            "credit_areas": [{"category": "replacement_wetland", "area_sqft": 10**11}],
+        },
     )
     bank = Bank(
         board, lgu["id"], lgu_token["token"], holder["id"], holder_token["token"], site["id"]

@@ -119,11 +119,19 @@ def build_world(app: Flask, url: str) -> World:
         },
     )
     security = client.ok("POST", f"/plans/{plan['id']}/securities", security_body())
+    deposit = client.ok(
+        "POST",
+        f"/accounts/{bank.accounts[1]}/deposits",
+        valid_bodies_deposit(bank),
+        token=board,
+    )
     appeal = client.ok(
         "POST",
         f"/plans/{plan['id']}/appeals",
         {
             "petitioner_kind": "owner",
+            "petitioner_name": "Ann Owner",
+            "petitioner_address": "1 Lake Rd, Buffalo, MN",
             "postmarked_on": days_ago(0),
             "received_on": days_ago(0),
             "filing_fee_cents": 20_000,
@@ -151,6 +159,7 @@ def build_world(app: Flask, url: str) -> World:
             "appeal_id": appeal["id"],
             "payment_id": payment["id"],
             "security_id": security["id"],
+            "deposit_id": deposit["id"],
         },
         other_account=other_account,
         other_lgu_id=other_lgu["id"],
@@ -165,6 +174,26 @@ def security_body() -> dict[str, Any]:
         "irrevocable": True,
         "issued_on": days_ago(3),
         "expires_on": days_ago(-365),
+    }
+
+
+def valid_bodies_deposit(bank: Bank) -> dict[str, Any]:
+    """A deposit of 1,000 sq ft from the bank's site."""
+    return {
+        "bank_site_id": bank.site_id,
+        "effective_on": days_ago(2),
+        "banking_plan": {
+            "reference": "BP-1",
+            "approved_on": days_ago(20),
+            "lgu_id": bank.lgu_id,
+        },
+        "wetland_type": "2",
+        "completed_on": days_ago(10),
+        "federally_approved": False,
+        "designated_for_replacement": True,
+        "paid_by_performer": True,
+        "paid_back_with_interest": False,
+        "actions": [{"category": "replacement_wetland", "area_sqft": 1_000, "credit_sqft": 1_000}],
     }
 
 
@@ -193,23 +222,12 @@ def valid_bodies(world: World) -> dict[str, dict[str, Any]]:
             "county": "Lyon",
             "name": "Second",
         },
-        "POST /accounts/{account_id}/deposits": {
-            "bank_site_id": bank.site_id,
-            "effective_on": days_ago(2),
-            "banking_plan": {
-                "reference": "BP-1",
-                "approved_on": days_ago(20),
-                "lgu_id": bank.lgu_id,
-            },
-            "wetland_type": "2",
-            "completed_on": days_ago(10),
-            "federally_approved": False,
-            "designated_for_replacement": True,
-            "paid_by_performer": True,
-            "paid_back_with_interest": False,
-            "actions": [
-                {"category": "replacement_wetland", "area_sqft": 1_000, "credit_sqft": 1_000}
-            ],
+        "POST /accounts/{account_id}/deposits": valid_bodies_deposit(bank),
+        "POST /deposits/{deposit_id}/reverse": {"effective_on": days_ago(0), "reason": "error"},
+        "POST /bank-sites/{site_id}/credit-areas": {
+            "category": "replacement_wetland",
+            "area_sqft": 10**11,
+            "reason": "resurveyed",
         },
         "POST /transfers": {
             "from_account_id": bank.accounts[0],
@@ -260,8 +278,11 @@ def valid_bodies(world: World) -> dict[str, dict[str, Any]]:
         },
         "POST /plans/{plan_id}/withdrawals": {"reservation_ids": [ids["reservation_id"]]},
         "POST /plans/{plan_id}/replacement-completed": {"completed_on": days_ago(1)},
+        "POST /plans/{plan_id}/appeal-security": {"amount_cents": 50_000},
         "POST /plans/{plan_id}/appeals": {
             "petitioner_kind": "residents",
+            "petitioner_name": "Wright County residents",
+            "petitioner_address": "10 2nd St NW, Buffalo, MN",
             "resident_count": 100,
             "postmarked_on": days_ago(1),
             "received_on": days_ago(0),
@@ -274,6 +295,7 @@ def valid_bodies(world: World) -> dict[str, dict[str, Any]]:
             "reason": "a question of public value",
         },
         "POST /appeals/{appeal_id}/decision": {"outcome": "plan_upheld", "decided_on": days_ago(0)},
+        "POST /appeals/{appeal_id}/service": {"served_on": days_ago(0)},
         "POST /payments": {
             "kind": "processing_fee",
             "amount_cents": 1_000,
