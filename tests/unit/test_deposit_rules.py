@@ -16,6 +16,7 @@ from bank.deposit_rules import (
     ActionCredit,
     ActionRequest,
     DepositFacts,
+    SiteRegister,
     evaluate_deposit,
 )
 from bank.errors import CapExceeded, NotEligible, ValidationFailed
@@ -449,3 +450,58 @@ def test_every_number_comes_from_the_ruleset_passed_in() -> None:
     assert [c.cap_sqft for c in credits] == [9_000, 4_000, 5_000, 6_000, 1_000, 3_000]
     with pytest.raises(NotEligible):
         evaluate_deposit(stricter, FACTS, [vegetative(10_000, 1, years=7)])
+
+
+# --- the bank site's register: caps per restoration, not per request -----------------------------
+
+
+def on_site(site: SiteRegister, *actions: ActionRequest) -> list[ActionCredit]:
+    return evaluate_deposit(SEED, FACTS, list(actions), site.with_first_areas(list(actions)))
+
+
+def test_a_first_deposit_registers_the_areas_it_states():
+    site = SiteRegister().with_first_areas([wetland(60_000), buffer(52_000, 45_000)])
+    assert dict(site.areas) == {"replacement_wetland": 60_000, "upland_buffer": 52_000}
+    assert site.cap_sqft(SEED, "upland_buffer") == 45_000  # 75% of the wetland, (c)(2)
+    # a registered area is kept: a later deposit's own area does not replace it
+    assert site.with_first_areas([wetland(1)]).areas["replacement_wetland"] == 60_000
+
+
+def test_the_site_yields_no_more_than_its_cap_whatever_the_requests():
+    site = SiteRegister({"replacement_wetland": 100_000}, {"replacement_wetland": 75_000})
+    assert on_site(site, wetland(100_000, 25_000))[0].cap_sqft == 25_000
+    with pytest.raises(CapExceeded) as refused:
+        on_site(site, wetland(100_000, 25_001))
+    assert refused.value.fields["cap_sqft"] == 100_000
+    assert refused.value.fields["credited_sqft"] == 75_000
+    assert refused.value.fields["requested_sqft"] == 25_001
+
+
+def test_two_actions_of_one_deposit_share_the_sites_cap():
+    site = SiteRegister({"replacement_wetland": 100_000}, {})
+    with pytest.raises(CapExceeded) as refused:
+        on_site(site, wetland(60_000, 60_000), wetland(60_000, 40_001))
+    assert refused.value.fields["credited_sqft"] == 60_000
+
+
+def test_an_action_larger_than_the_registered_area_is_not_eligible():
+    site = SiteRegister({"replacement_wetland": 100_000}, {})
+    with pytest.raises(NotEligible) as refused:
+        on_site(site, wetland(100_001, 1))
+    assert refused.value.fields["field"] == "area_sqft"
+
+
+def test_a_buffer_released_later_is_capped_by_the_sites_registered_wetland():
+    site = SiteRegister(
+        {"replacement_wetland": 60_000, "upland_buffer": 52_000},
+        {"replacement_wetland": 60_000, "upland_buffer": 20_000},
+    )
+    assert on_site(site, buffer(52_000, 25_000))[0].credit_sqft == 25_000
+    with pytest.raises(CapExceeded) as refused:
+        on_site(site, buffer(52_000, 25_001))
+    assert refused.value.fields["cap_sqft"] == 45_000
+
+
+def test_a_buffer_on_a_site_without_a_wetland_is_not_eligible():
+    with pytest.raises(NotEligible):
+        on_site(SiteRegister(), buffer(1_000, 100))
