@@ -49,7 +49,7 @@ def create_plan(session: Session, ruleset: Ruleset, request: PlanRequest) -> Pla
     """Record a replacement plan application; its clocks start at ``received_on``."""
     parties.get_lgu(session, request.lgu_id, field="lgu_id")
     parties.check_service_area(ruleset, request.service_area)
-    ratio = replacement_rules.parse_ratio(request.replacement_ratio)
+    ratio = replacement_rules.parse_new_ratio(request.replacement_ratio)
     replacement_rules.check_ratio(ruleset, ratio)
     if request.method not in METHODS:
         raise ValidationFailed("unknown method", {"method": [f"one of {', '.join(METHODS)}"]})

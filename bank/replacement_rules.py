@@ -26,6 +26,11 @@ NoticeKind = Literal["summary", "full"]
 _DECIMAL = re.compile(r"[0-9]{1,6}(?:\.[0-9]{1,6})?", re.ASCII)
 _ONE_TO_ONE: Final = Fraction(1)
 _RATIO_FIELD = "replacement_ratio"
+#: the highest ratio a new plan may state, and the most decimal places it may be written with:
+#: beyond them a ratio is a typing error, and its requirement (``ceil(A × r)``) stays far inside 64
+#: bits for every impact area the API takes
+MAX_RATIO: Final = Fraction(100)
+RATIO_DECIMALS: Final = 4
 
 
 # --- ratios and requirements -------------------------------------------------------------------
@@ -47,6 +52,25 @@ def parse_ratio(text: str) -> Fraction:
     if ratio <= 0:
         raise ValidationFailed(
             "a replacement ratio must be positive", {_RATIO_FIELD: ["must be positive"]}
+        )
+    return ratio
+
+
+def parse_new_ratio(text: str) -> Fraction:
+    """The ratio a new plan states: ``parse_ratio``'s, written with at most ``RATIO_DECIMALS``
+    decimal places and at most ``MAX_RATIO`` (``ValidationFailed`` otherwise).  A plan already
+    recorded is read with ``parse_ratio``, so that one stored before these bounds still reads."""
+    ratio = parse_ratio(text)
+    decimals = len(text.partition(".")[2])
+    if decimals > RATIO_DECIMALS:
+        raise ValidationFailed(
+            f"a replacement ratio has at most {RATIO_DECIMALS} decimal places, not {decimals}",
+            {_RATIO_FIELD: [f"at most {RATIO_DECIMALS} decimal places"]},
+        )
+    if ratio > MAX_RATIO:
+        raise ValidationFailed(
+            f"a replacement ratio is at most {MAX_RATIO}, not {text}",
+            {_RATIO_FIELD: [f"at most {MAX_RATIO}"]},
         )
     return ratio
 

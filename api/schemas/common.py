@@ -1,25 +1,42 @@
-"""Field types shared by every schema: strict integers, event dates, decimal ratios."""
+"""Field types shared by every schema: strict integers, bounded quantities, dates, decimal
+ratios."""
 
 from __future__ import annotations
 
 import re
 from datetime import date
-from typing import Any
+from typing import Any, Final
 
 from marshmallow import INCLUDE, Schema, ValidationError, fields, validate
 
+from bank import replacement_rules
+from bank.errors import ValidationFailed
 from ledger import clock
 
 INT64_MAX = 2**63 - 1
 
+#: the largest area any ``*_sqft`` field takes: 10^12 sq ft, about twice the area of every wetland
+#: left in Minnesota (10.6 million acres, 4.6 × 10^11 sq ft).  A bound this far below 2^63 keeps
+#: every sum the ledger stores (balances of millions of deposits) exact on both databases.
+MAX_SQFT: Final = 10**12
+#: the largest sum of money any ``*_cents`` field takes: 10^13 cents, $100 billion
+MAX_CENTS: Final = 10**13
+#: the last date any date field or query parameter takes: date arithmetic on it (deadlines,
+#: expiries, the end of a day in Minnesota) stays far inside what ``datetime.date`` holds
+LAST_DATE: Final = date(2199, 12, 31)
+
 
 class StrictInteger(fields.Integer):
-    """An integer on the wire: no floats, exponents, strings or booleans, and within 64 bits."""
+    """An integer on the wire: no floats, exponents, strings or booleans, and within 64 bits
+    (or ``minimum``..``maximum``)."""
 
-    def __init__(self, *, minimum: int | None = None, **kwargs: Any) -> None:
+    def __init__(
+        self, *, minimum: int | None = None, maximum: int = INT64_MAX, **kwargs: Any
+    ) -> None:
         kwargs.setdefault("strict", True)
         low = -INT64_MAX if minimum is None else minimum
-        kwargs["validate"] = validate.Range(min=low, max=INT64_MAX)
+        self.minimum, self.maximum = low, maximum
+        kwargs["validate"] = validate.Range(min=low, max=maximum)
         super().__init__(**kwargs)
 
     def _deserialize(self, value: Any, attr: Any, data: Any, **kwargs: Any) -> int:
@@ -28,19 +45,40 @@ class StrictInteger(fields.Integer):
         return int(super()._deserialize(value, attr, data, **kwargs))
 
 
-def Quantity(**kwargs: Any) -> StrictInteger:  # noqa: N802 - reads as a field type
-    """A positive whole quantity (square feet or cents)."""
-    return StrictInteger(minimum=1, **kwargs)
+#: the bound of a quantity by the unit its field's name ends with
+MAX_BY_UNIT: Final = {"_sqft": MAX_SQFT, "_cents": MAX_CENTS}
+
+
+class Quantity(StrictInteger):
+    """A whole quantity in the unit its field's name ends with: square feet (``*_sqft``, at most
+    ``MAX_SQFT``) or cents (``*_cents``, at most ``MAX_CENTS``), and at least ``minimum`` (a
+    positive quantity unless said).  Every ``*_sqft`` and ``*_cents`` field a request carries is
+    one, so the bounds live here only; a quantity field named in no unit is a programming error."""
+
+    def __init__(self, *, minimum: int = 1, **kwargs: Any) -> None:
+        super().__init__(minimum=minimum, **kwargs)
+
+    def _bind_to_schema(self, field_name: str, parent: Any) -> None:
+        super()._bind_to_schema(field_name, parent)
+        bounds = [m for unit, m in MAX_BY_UNIT.items() if field_name.endswith(unit)]
+        if not bounds:
+            raise TypeError(f"a Quantity is named *_sqft or *_cents, not {field_name!r}")
+        self.maximum = bounds[0]
+        self.validate = validate.Range(min=self.minimum, max=self.maximum)
+        self.validators = [self.validate]
 
 
 class IsoDate(fields.Date):
     """A calendar date written exactly ``YYYY-MM-DD`` (API.md "Units"), not any form that
-    ``date.fromisoformat`` accepts (``20260301``, ``2026-W10-1``)."""
+    ``date.fromisoformat`` accepts (``20260301``, ``2026-W10-1``), and no later than
+    ``LAST_DATE``.  Every date a request carries, in its body or its query, is one."""
 
     def _deserialize(self, value: Any, attr: Any, data: Any, **kwargs: Any) -> date:
         if isinstance(value, str) and not _ISO_DATE.fullmatch(value):
             raise self.make_error("invalid", input=value, obj_type=self.OBJ_TYPE)
         day: date = super()._deserialize(value, attr, data, **kwargs)
+        if day > LAST_DATE:
+            raise ValidationError(f"A date may not be later than {LAST_DATE.isoformat()}.")
         return day
 
 
@@ -55,6 +93,20 @@ class EventDate(IsoDate):
         if day > clock.today():
             raise ValidationError("This date is in the future.")
         return day
+
+
+class Ratio(fields.String):
+    """A new plan's replacement ratio, a decimal string such as ``"2"`` or ``"1.25"``
+    (``replacement_rules.parse_new_ratio``: at most 100, at most 4 decimal places).  A ratio
+    below 1:1 passes here: the domain refuses it as ``ratio_too_low``."""
+
+    def _deserialize(self, value: Any, attr: Any, data: Any, **kwargs: Any) -> str:
+        text: str = super()._deserialize(value, attr, data, **kwargs)
+        try:
+            replacement_rules.parse_new_ratio(text)
+        except ValidationFailed as refused:
+            raise ValidationError(refused.detail) from refused
+        return text
 
 
 class PageOf(Schema):

@@ -10,6 +10,7 @@ from api.schemas.common import (
     EventDate,
     IsoDate,
     Quantity,
+    Ratio,
     ServiceArea,
     StrictInteger,
     Timestamp,
@@ -36,10 +37,7 @@ class PlanIn(Schema):
     project = fields.String(required=True, validate=validate.Length(min=1, max=300))
     received_on = EventDate(required=True)
     impact = fields.Nested(ImpactIn, required=True)
-    replacement_ratio = fields.String(
-        required=True,
-        validate=validate.Regexp(r"^\d{1,6}(\.\d{1,6})?$", error="a decimal string such as 2"),
-    )
+    replacement_ratio = Ratio(required=True)
     method = fields.String(required=True, validate=validate.OneOf(METHODS))
     replacement_outside_service_area = fields.Boolean(load_default=False)
     in_lieu_amount_due_cents = Quantity(load_default=None, allow_none=True)
@@ -235,8 +233,8 @@ class PetitionIn(Schema):
     resident_count = StrictInteger(minimum=0, load_default=None, allow_none=True)
     postmarked_on = EventDate(required=True)
     received_on = EventDate(required=True)
-    filing_fee_cents = StrictInteger(minimum=0, required=True)
-    security_cents = StrictInteger(minimum=0, load_default=None, allow_none=True)
+    filing_fee_cents = Quantity(minimum=0, required=True)
+    security_cents = Quantity(minimum=0, load_default=None, allow_none=True)
 
 
 class PetitionDecisionIn(Schema):
@@ -314,7 +312,7 @@ class SecurityListArgs(Schema):
     status = fields.String(
         load_default=None, validate=validate.OneOf(["held", "released", "drawn", "expired"])
     )
-    expiring_before = fields.Date(load_default=None)
+    expiring_before = IsoDate(load_default=None)
 
 
 class SecurityList(Schema):

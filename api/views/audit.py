@@ -14,7 +14,7 @@ from sqlalchemy.orm import Session
 
 from api.context import actor, database, require_board
 from api.pagination import Listing, csv_response, wants_csv
-from api.schemas.common import CreditClassOut, Timestamp
+from api.schemas.common import CreditClassOut, IsoDate, Timestamp
 from bank import audit, parties, reports
 from bank.access import AuditEvent
 from bank.errors import ValidationFailed
@@ -25,8 +25,8 @@ JOURNAL, EVENTS = Listing("/audit/journal"), Listing("/audit/events")
 
 
 class JournalArgs(Schema):
-    from_ = fields.Date(data_key="from", load_default=None)
-    to = fields.Date(load_default=None)
+    from_ = IsoDate(data_key="from", load_default=None)
+    to = IsoDate(load_default=None)
     account_id = fields.String(load_default=None)
     kind = fields.String(load_default=None)
     limit = fields.Integer(load_default=50, validate=validate.Range(min=1, max=500))
@@ -72,7 +72,7 @@ JOURNAL_FIELDS = list(JournalTxOut().fields)
 
 
 class AsOfOptional(Schema):
-    as_of = fields.Date(load_default=None)
+    as_of = IsoDate(load_default=None)
 
 
 class AssetRow(Schema):
@@ -116,8 +116,8 @@ class PageOnly(Schema):
 
 
 class StatementArgs(Schema):
-    from_ = fields.Date(data_key="from", required=True)
-    to = fields.Date(required=True)
+    from_ = IsoDate(data_key="from", required=True)
+    to = IsoDate(required=True)
 
 
 class StatementEntryOut(Schema):

@@ -12,9 +12,11 @@ from datetime import date
 from typing import Any
 
 from flask import Response, g, render_template, request
+from marshmallow import ValidationError
 
 from api.context import database
 from api.pagination import csv_response
+from api.schemas.common import LAST_DATE, IsoDate
 from api.views.audit import STATEMENT_FIELDS, statement_csv_rows
 from api.web import chart, plan_view
 from api.web.blueprint import web
@@ -153,15 +155,20 @@ def statement_csv(account_id: str) -> Response:
     return response
 
 
+#: the statement's ``?from=`` and ``?to=``, read as the API reads every date
+_DAY = IsoDate()
+
+
 def _period() -> tuple[date, date, str | None]:
     """``?from=&to=`` (default: this calendar year to date), and what is wrong with them."""
     today = clock.today()
     default_start = today.replace(month=1, day=1)
     try:
-        start = date.fromisoformat(request.args.get("from") or default_start.isoformat())
-        end = date.fromisoformat(request.args.get("to") or today.isoformat())
-    except ValueError:
-        return default_start, today, "Dates must be written YYYY-MM-DD."
+        start = _DAY.deserialize(request.args.get("from") or default_start.isoformat())
+        end = _DAY.deserialize(request.args.get("to") or today.isoformat())
+    except ValidationError:
+        last = LAST_DATE.isoformat()
+        return default_start, today, f"Dates must be written YYYY-MM-DD, {last} at the latest."
     if end < start:
         return start, end, "The period ends before it starts."
     return start, end, None
