@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import logging
+import re
 from typing import Any
 
 from flask import Flask, Response, g, json, request
-from sqlalchemy.exc import DataError, DBAPIError, OperationalError
+from sqlalchemy.exc import DataError, DBAPIError, IntegrityError, OperationalError
 from werkzeug.exceptions import HTTPException
 
+from ledger import quantities
 from ledger.errors import LedgerError
 
 log = logging.getLogger("wetbank.api")
@@ -152,12 +154,19 @@ def http_error(error: HTTPException) -> Response:
 def _database_error(error: DBAPIError) -> Response:
     """The database is unreachable (down, restarting, connection lost): 503, retry later.
     Nothing was acknowledged, so a retry with the same Idempotency-Key is safe.  A value the
-    database cannot store (out of its column's range, a NUL in a path or query) is 422."""
+    database cannot store (out of its column's range, a NUL in a path or query) is 422, and so is
+    a quantity that would no longer be exact (``_inexact_quantity``)."""
     if isinstance(error, DataError):
         return problem(
             422,
             "validation_error",
             "A value is out of range or contains characters that cannot be stored.",
+        )
+    if _inexact_quantity(error):
+        return problem(
+            422,
+            "validation_error",
+            "A quantity is out of range: the amounts involved cannot be stored exactly.",
         )
     if not (isinstance(error, OperationalError) or error.connection_invalidated):
         return _unexpected(error)
@@ -173,6 +182,19 @@ def _database_error(error: DBAPIError) -> Response:
         "The database is unavailable; retry shortly.",
         {"Retry-After": "1"},
     )
+
+
+#: PostgreSQL's CHECK on a quantity's bound (migration 0008), named in its error message
+_BOUND_CHECK = re.compile(r"\bck_\w+_(?:sqft|cents)_max\b")
+
+
+def _inexact_quantity(error: DBAPIError) -> bool:
+    """A write the database refused because a quantity would not be an exact whole number within
+    its bound: SQLite's guards on quantity columns (``ledger.quantities``), its ``sum()``
+    overflowing 64 bits, or PostgreSQL's CHECK on a quantity's bound."""
+    if isinstance(error, IntegrityError):
+        return quantities.is_refusal(error) or bool(_BOUND_CHECK.search(str(error.orig)))
+    return isinstance(error, OperationalError) and "integer overflow" in str(error.orig)
 
 
 def _unexpected(error: Exception) -> Response:

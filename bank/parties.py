@@ -10,6 +10,7 @@ from datetime import datetime
 from typing import Any, TypeVar
 
 from sqlalchemy import (
+    BigInteger,
     Boolean,
     CheckConstraint,
     DateTime,
@@ -89,7 +90,7 @@ class BankAccount(Base):
     name: Mapped[str | None] = mapped_column(String(300))
     status: Mapped[str] = mapped_column(String(10), default="open")
     #: how many lots the account has had: the next lot's label (A, B, ..., Z, AA, ...)
-    lot_count: Mapped[int] = mapped_column(Integer, default=0)
+    lot_count: Mapped[int] = mapped_column(BigInteger, default=0)
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
 
 
@@ -99,7 +100,7 @@ class AccountNumber(Base):
     __tablename__ = "account_numbers"
 
     id: Mapped[int] = mapped_column(Integer, primary_key=True)
-    last: Mapped[int] = mapped_column(Integer, default=0)
+    last: Mapped[int] = mapped_column(BigInteger, default=0)
 
 
 def create_holder(session: Session, *, name: str, email: str | None, address: str | None) -> Holder:

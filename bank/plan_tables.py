@@ -35,7 +35,7 @@ class Plan(Base):
     ruleset: Mapped[str] = mapped_column(String(60))
     notice_mailed_on: Mapped[date | None] = mapped_column(Date)
     extension_notified_on: Mapped[date | None] = mapped_column(Date)
-    extension_days: Mapped[int | None] = mapped_column(Integer)
+    extension_days: Mapped[int | None] = mapped_column(BigInteger)
     extension_reason: Mapped[str | None] = mapped_column(Text)
     decision_outcome: Mapped[str | None] = mapped_column(String(10))
     decided_on: Mapped[date | None] = mapped_column(Date)
@@ -44,7 +44,7 @@ class Plan(Base):
     replacement_completed_on: Mapped[date | None] = mapped_column(Date)
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
     #: bumped by every change, so concurrent changes to one plan serialize on its row
-    version: Mapped[int] = mapped_column(Integer, default=0)
+    version: Mapped[int] = mapped_column(BigInteger, default=0)
 
 
 class PlanRevision(Base):

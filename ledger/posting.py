@@ -31,7 +31,7 @@ from sqlalchemy.dialects import sqlite
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
-from ledger import chain, clock, pg_direct
+from ledger import chain, clock, pg_direct, quantities
 from ledger.errors import (
     AlreadyResolved,
     AlreadyReversed,
@@ -501,6 +501,8 @@ def _apply_delta(session: Session, account_id: int, d: dict[str, int]) -> tuple[
     try:
         row = session.execute(stmt).one()
     except IntegrityError as error:
+        if quantities.is_refusal(error):
+            raise  # the balance would overflow 64 bits: not an overdraft
         raise InsufficientFunds(
             "the balance would break its account's limit", account_id=account_id
         ) from error
