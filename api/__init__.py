@@ -9,7 +9,7 @@ from typing import Any
 from flask import Flask
 from flask_smorest import Api
 
-from api import auth, problems, web
+from api import auth, body_limit, problems, web
 from api.config import build_config
 from api.ratelimit import WriteLimiter
 from api.schema_check import SchemaGuard
@@ -42,6 +42,7 @@ def create_app(config: Mapping[str, Any] | None = None) -> Flask:
         SchemaGuard(db).register(app)
     auth.register(app)
     web.register(app)  # after auth: its session hook sets the actor that auth's hook resets
+    body_limit.install(app)  # a chunked body over the limit is 413, never truncated
     return app
 
 

@@ -9,6 +9,7 @@ import uuid
 from flask import Flask, Response, current_app, g, request
 from werkzeug.exceptions import HTTPException
 
+from api.body_limit import refuse_over_limit
 from api.context import AUTHENTICATES_IN_UNIT, actor, database
 from api.problems import ApiProblem
 from api.strict_json import check_body
@@ -71,6 +72,7 @@ def _require_json_body() -> None:
 
 
 def _check_json_body() -> None:
+    refuse_over_limit()  # a body of unknown length (chunked) over the limit: 413, on every path
     if request.method not in ("POST", "PUT", "PATCH") or not request.path.startswith("/api/"):
         return  # the pages' forms post application/x-www-form-urlencoded
     if not request.content_length and not request.headers.get("Transfer-Encoding"):

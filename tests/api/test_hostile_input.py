@@ -15,8 +15,9 @@ from urllib.parse import unquote
 
 import pytest
 from flask import Flask
+from sqlalchemy import text
 
-from tests.api.bank_kit import BankKit, ok, on, problem
+from tests.api.bank_kit import BankKit, ok, on, problem, unique
 from tests.api.conftest import Api
 from tests.api.web_kit import csrf_of, parse, signed_in
 
@@ -236,3 +237,64 @@ def test_a_cursor_the_server_did_not_issue_is_400_on_every_listing(
             assert response.status_code == 400, (label, cursor[:100], response.json)
             body = problem(response, 400, "bad_request")
             assert "cursor" in body["detail"], (label, cursor)
+
+
+# --- bodies over the size limit ----------------------------------------------------------------
+
+ONE_MIB = 1024 * 1024
+
+
+def padded(body: dict[str, Any], size: int) -> bytes:
+    """``body`` as JSON followed by spaces to ``size`` bytes: cut anywhere after the JSON, the
+    rest still parses (so a truncated body would be acted on)."""
+    raw = json.dumps(body).encode()
+    return raw + b" " * (size - len(raw))
+
+
+def post_chunked(client: Any, path: str, raw: bytes, token: str | None) -> Any:
+    """A body without Content-Length, as a server hands over a ``Transfer-Encoding: chunked``
+    one: de-chunked, its stream terminated by the server (``wsgi.input_terminated``)."""
+    headers = {"Content-Type": "application/json", "Transfer-Encoding": "chunked"}
+    if token:
+        headers["Authorization"] = f"Bearer {token}"
+    return client.post(
+        path,
+        input_stream=io.BytesIO(raw),
+        headers=headers,
+        environ_overrides={"wsgi.input_terminated": True},
+    )
+
+
+def count(app: Flask, table: str) -> int:
+    with app.extensions["wetbank.db"].engine.connect() as connection:
+        return int(connection.execute(text(f"SELECT count(*) FROM {table}")).scalar_one())
+
+
+def test_a_body_over_the_limit_is_413_with_or_without_a_content_length(
+    app: Flask, kit: BankKit, board_token: str
+) -> None:
+    client = app.test_client()
+    name = unique("Chunked")
+    over = padded({"name": name}, ONE_MIB + 10)
+    holders = count(app, "holders")
+
+    chunked = post_chunked(client, "/api/v1/holders", over, board_token)
+    sized = kit.api.post("/holders", data=over, headers={"Content-Type": "application/json"})
+
+    for response in (chunked, sized):
+        problem(response, 413, "payload_too_large")
+    assert count(app, "holders") == holders
+    # a bodiless action is refused too, not done with its body ignored
+    account_id = kit.account(kit.holder()["id"])
+    frozen = post_chunked(client, f"/api/v1/accounts/{account_id}/freeze", over, board_token)
+    problem(frozen, 413, "payload_too_large")
+    assert kit.account_body(account_id)["status"] == "open"
+    # a page's form too
+    assert post_chunked(client, "/sign-in", over, None).status_code == 413
+
+    # at the limit and under it, the same chunked request is judged on its content
+    for size in (ONE_MIB, 1_000):
+        body = {"name": unique("Chunked")}
+        created = ok(post_chunked(client, "/api/v1/holders", padded(body, size), board_token))
+        assert created["name"] == body["name"]
+    assert count(app, "holders") == holders + 2 + 1  # the two, and the freeze test's holder

@@ -11,8 +11,11 @@ on a fresh PostgreSQL database (the ``system`` mark: it belongs with the server 
 
 from __future__ import annotations
 
+import http.client
 import json
+import socket
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -20,7 +23,16 @@ from flask import Flask
 
 from api import create_app
 from tests.system.harness import BASE as BASE_URL
-from tests.system.harness import FULL, days_ago, row_counts, scale
+from tests.system.harness import (
+    FULL,
+    HOST,
+    Client,
+    Server,
+    days_ago,
+    row_counts,
+    scale,
+    seed,
+)
 from tests.system.world import AppClient, World, build_world, fill, operations, valid_bodies
 
 pytestmark = pytest.mark.system
@@ -429,6 +441,77 @@ def test_a_body_over_the_configured_limit_is_413(pg_url: str) -> None:
         assert (status, problem["code"]) == (422, "validation_error")
     finally:
         application.extensions["wetbank.db"].dispose()
+
+
+def send_chunked(port: int, path: str, raw: bytes, token: str) -> tuple[int, dict[str, Any]]:
+    """POST ``raw`` with ``Transfer-Encoding: chunked`` (no Content-Length), 64 KiB a chunk,
+    then read the answer.  The server may answer 413 and stop reading before the client has
+    sent everything, so a failed send is not an error (``http.client`` would give up there)."""
+    with socket.create_connection((HOST, port), timeout=60) as sock:
+        head = (
+            f"POST {BASE_URL}{path} HTTP/1.1\r\nHost: {HOST}\r\n"
+            f"Authorization: Bearer {token}\r\nContent-Type: application/json\r\n"
+            "Transfer-Encoding: chunked\r\n\r\n"
+        )
+        try:
+            sock.sendall(head.encode())
+            for start in range(0, len(raw), 65_536):
+                chunk = raw[start : start + 65_536]
+                sock.sendall(b"%x\r\n%s\r\n" % (len(chunk), chunk))
+            sock.sendall(b"0\r\n\r\n")
+        except (BrokenPipeError, ConnectionResetError):
+            pass  # answered early: the answer is read below
+        response = http.client.HTTPResponse(sock)
+        response.begin()
+        return response.status, json.loads(response.read() or b"null")
+
+
+def padded(body: dict[str, Any], size: int) -> bytes:
+    """``body`` as JSON, then spaces to ``size`` bytes: the JSON still parses wherever a
+    truncation cuts the spaces (the body a silent truncation would act on)."""
+    raw = json.dumps(body).encode()
+    return raw + b" " * (size - len(raw))
+
+
+def test_a_chunked_body_over_the_limit_is_413_on_the_real_server(
+    pg_url: str, tmp_path: Path
+) -> None:
+    """gunicorn de-chunks the body; Werkzeug alone stopped reading at the limit without an
+    error, and the cut JSON was acted on (a holder created)."""
+    with Server(pg_url, 2, tmp_path / "server.log") as server:
+        with Client(server.port) as setup:
+            bank = seed(setup, pg_url, [5_000, 0])
+        source, target = bank.accounts
+        transfer = {
+            "from_account_id": source,
+            "to_account_id": target,
+            "credit_class": "BSA5-T2-U",
+            "amount_sqft": 100,
+        }
+        before = row_counts(pg_url)
+        for size in (ONE_MB + 10, 3 * ONE_MB):
+            for path, body in (
+                ("/holders", {"name": "chunked"}),
+                ("/transfers", {**transfer, "memo": "m" * 1_000}),
+                (f"/accounts/{source}/freeze", {}),
+            ):
+                status, problem = send_chunked(server.port, path, padded(body, size), bank.board)
+                assert (status, problem["code"]) == (413, "payload_too_large"), (path, size)
+        assert row_counts(pg_url) == before
+        with Client(server.port, bank.board) as client:
+            assert client.ok("GET", f"/accounts/{source}", status=200)["status"] == "open"
+
+            # at the limit and under it, a chunked body is read whole and acted on
+            for size in (ONE_MB, 2_000):
+                status, created = send_chunked(
+                    server.port, "/holders", padded({"name": f"c{size}"}, size), bank.board
+                )
+                assert status == 201 and created["name"] == f"c{size}", created
+            status, moved = send_chunked(
+                server.port, "/transfers", padded(transfer, ONE_MB), bank.board
+            )
+            assert status == 201 and moved["amount_sqft"] == 100, moved
+            assert client.ok("GET", "/audit/verify", status=200)["ok"]
 
 
 def test_schemathesis_finds_no_server_error_and_every_response_conforms(
