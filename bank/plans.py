@@ -194,7 +194,7 @@ def state(session: Session, plan: Plan, today: date | None = None) -> PlanState:
         status=timeline.status(c.ruleset, c.lgu, c.board, f, day),
         outcome=timeline.outcome(c.ruleset, c.lgu, c.board, f, day),
         reversed_on_appeal=timeline.reversed_on_appeal(f),
-        deadlines=timeline.deadlines(c.ruleset, c.lgu, c.board, f, day),
+        deadlines=timeline.deadlines(c.ruleset, c.lgu, c.board, f),
     )
 
 

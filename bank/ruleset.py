@@ -76,6 +76,7 @@ class Ruleset:
     appeal_window_days: int  # Subd. 9
     grant_decision_days: int  # Subd. 9
     appeal_decision_days: int  # Subd. 9
+    judicial_review_days: int  # Subd. 9, Minn. Stat. 14.63: review petitioned after service
     appeal_filing_fee_cents: int  # Subd. 9
     appeal_security_max_cents: int  # Subd. 9
     min_resident_petitioners: int  # Subd. 9
@@ -135,6 +136,7 @@ SEED = Ruleset(
     appeal_window_days=15,
     grant_decision_days=30,
     appeal_decision_days=60,
+    judicial_review_days=30,
     appeal_filing_fee_cents=20_000,
     appeal_security_max_cents=50_000,
     min_resident_petitioners=100,

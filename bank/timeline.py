@@ -66,26 +66,12 @@ class Deadlines:
     appeal_window_ends: date | None
 
 
-def deadlines(
-    ruleset: Ruleset,
-    lgu: Calendar,
-    board: Calendar,
-    facts: PlanFacts,
-    today: date | None = None,
-) -> Deadlines:
+def deadlines(ruleset: Ruleset, lgu: Calendar, board: Calendar, facts: PlanFacts) -> Deadlines:
     """Subd. 6 notice, Subd. 8 comment period, 15.99 decision, Subd. 7 notice, Subd. 9 window.
 
-    Given ``today``, ``appeal_window_ends`` is null until the decision notice is mailed, except
-    for a deemed approval (past ``decision_due`` undecided), whose window runs from
-    ``decision_due`` (API.md: null until the decision notice is mailed).
+    ``appeal_window_ends`` is null until a notice of the decision is mailed (Subd. 9 runs the
+    window from the postmark of the Subd. 7 mailing), for a deemed approval too.
     """
-    window = appeal_window_ends(ruleset, lgu, board, facts)
-    if (
-        today is not None
-        and facts.decision_notice_mailed_on is None
-        and not _deemed(ruleset, lgu, facts, today)
-    ):
-        window = None
     return Deadlines(
         notice_kind=notice_kind(ruleset, facts.impact_area_sqft),
         notice_due=lgu.add_days(facts.received_on, ruleset.notice_days),
@@ -96,7 +82,7 @@ def deadlines(
             if facts.decided_on
             else None
         ),
-        appeal_window_ends=window,
+        appeal_window_ends=appeal_window_ends(ruleset, board, facts),
     )
 
 
@@ -113,36 +99,31 @@ def decision_due(ruleset: Ruleset, lgu: Calendar, facts: PlanFacts) -> date:
     return lgu.add_days(facts.received_on, days)
 
 
-def appeal_window_ends(
-    ruleset: Ruleset, lgu: Calendar, board: Calendar, facts: PlanFacts
-) -> date | None:
-    """Subd. 9: 15 days after the decision notice's postmark, on the board's calendar.
+def appeal_window_ends(ruleset: Ruleset, board: Calendar, facts: PlanFacts) -> date | None:
+    """Subd. 9: 15 days after the postmark of the Subd. 7 notice of decision, board calendar.
 
-    A deemed approval has no decision to mail: its window runs from ``decision_due`` (choice),
-    or from the postmark of a notice of it if the LGU mails one.
+    Approvals, denials and deemed approvals alike: with no notice mailed, everyone entitled to
+    it may still petition, so there is no window that could close (null).
     """
-    if facts.decision_notice_mailed_on is not None:
-        return board.add_days(facts.decision_notice_mailed_on, ruleset.appeal_window_days)
-    if facts.decided_on is None:
-        return board.add_days(decision_due(ruleset, lgu, facts), ruleset.appeal_window_days)
-    return None
+    if facts.decision_notice_mailed_on is None:
+        return None
+    return board.add_days(facts.decision_notice_mailed_on, ruleset.appeal_window_days)
 
 
 def _deemed(ruleset: Ruleset, lgu: Calendar, facts: PlanFacts, today: date) -> bool:
     return facts.decided_on is None and today > decision_due(ruleset, lgu, facts)
 
 
-def _decided_appeal(facts: PlanFacts) -> AppealFacts | None:
-    for appeal in facts.appeals:
-        if appeal.outcome is not None:
-            return appeal
-    return None
-
-
 def reversed_on_appeal(facts: PlanFacts) -> bool:
-    """Whether the board reversed the LGU's decision."""
-    appeal = _decided_appeal(facts)
-    return appeal is not None and appeal.outcome == "plan_reversed"
+    """Whether any appeal reversed the LGU's decision (whatever the other appeals decided)."""
+    return any(appeal.outcome == "plan_reversed" for appeal in facts.appeals)
+
+
+def awaits_the_board(appeal: AppealFacts) -> bool:
+    """A petition awaiting its grant decision, or a granted appeal awaiting its decision."""
+    return appeal.petition_granted is None or (
+        appeal.petition_granted is True and appeal.outcome is None
+    )
 
 
 def outcome(
@@ -161,18 +142,18 @@ def outcome(
 
 
 def status(ruleset: Ruleset, lgu: Calendar, board: Calendar, facts: PlanFacts, today: date) -> str:
-    """received → noticed → approved | denied | deemed_approved → appealed → final."""
+    """received → noticed → approved | denied | deemed_approved → appealed → final.
+
+    Subd. 9: ``final`` only once the appeal window has closed and nothing awaits the board (no
+    petition awaiting its grant decision, no granted appeal awaiting its decision).  A denied
+    petition does not shorten the window: others entitled may still petition until it closes.
+    """
     decided = outcome(ruleset, lgu, board, facts, today)
     if decided is None:
         return "noticed" if facts.notice_mailed_on is not None else "received"
-    if _decided_appeal(facts) is not None:
-        return "final"
-    open_appeals = [a for a in facts.appeals if a.petition_granted is not False]
-    if open_appeals:
+    if any(awaits_the_board(appeal) for appeal in facts.appeals):
         return "appealed"
-    if facts.appeals:  # every petition denied: the decision is final
-        return "final"
-    window = appeal_window_ends(ruleset, lgu, board, facts)
+    window = appeal_window_ends(ruleset, board, facts)
     if window is not None and today > window:
         return "final"
     return decided
@@ -286,22 +267,34 @@ def check_petition(
     postmarked_on: date,
     filing_fee_cents: int,
     security_cents: int | None,
-    today: date | None = None,
 ) -> None:
-    """Subd. 9: who may petition, within 15 days of the notice's postmark, $200, security ≤ $500."""
+    """Subd. 9: who may petition, within 15 days of the notice's postmark, $200, security ≤ $500.
+
+    Before a decision, or after an approval or denial whose notice has not been mailed, there
+    is nothing to appeal yet (``conflict``).  A deemed approval has no decision to mail: until
+    a notice of it is mailed, a petition postmarked after ``decision_due`` is accepted.
+    """
     if petitioner_kind not in PETITIONER_KINDS:
         raise ValidationFailed("unknown petitioner", {"petitioner_kind": ["unknown"]})
-    window = appeal_window_ends(ruleset, lgu, board, facts)
-    deemed = facts.decided_on is None and postmarked_on > decision_due(ruleset, lgu, facts)
-    if facts.decision_notice_mailed_on is None and not (facts.decided_on is None and deemed):
-        raise Conflict("a petition comes after the notice of decision")
-    assert window is not None
-    if postmarked_on > window:
-        raise AppealWindowClosed(
-            f"Subd. 9: the petition had to be mailed by {window.isoformat()}",
-            deadline="appeal_window_ends",
-            ends=window.isoformat(),
-        )
+    mailed_on = facts.decision_notice_mailed_on
+    if mailed_on is None:
+        due = decision_due(ruleset, lgu, facts)
+        if facts.decided_on is not None or postmarked_on <= due:
+            raise Conflict("a petition comes after the notice of decision")
+    else:
+        if postmarked_on < mailed_on:
+            raise ValidationFailed(
+                "Subd. 9: a petition appeals a decision whose notice was mailed "
+                f"on {mailed_on.isoformat()}",
+                {"postmarked_on": [f"before the notice of decision {mailed_on.isoformat()}"]},
+            )
+        window = board.add_days(mailed_on, ruleset.appeal_window_days)
+        if postmarked_on > window:
+            raise AppealWindowClosed(
+                f"Subd. 9: the petition had to be mailed by {window.isoformat()}",
+                deadline="appeal_window_ends",
+                ends=window.isoformat(),
+            )
     if filing_fee_cents != ruleset.appeal_filing_fee_cents:
         raise InvalidFee(
             f"Subd. 9: the filing fee is {ruleset.appeal_filing_fee_cents} cents",
@@ -326,6 +319,12 @@ def grant_decision_due(board: Calendar, ruleset: Ruleset, received_on: date) -> 
     return board.add_days(received_on, ruleset.grant_decision_days)
 
 
-def appeal_decision_due(board: Calendar, ruleset: Ruleset, granted_on: date) -> date:
-    """Subd. 9: decided within 60 days of the appeal (choice: counted from the grant)."""
-    return board.add_days(granted_on, ruleset.appeal_decision_days)
+def appeal_decision_due(board: Calendar, ruleset: Ruleset, received_on: date) -> date:
+    """Subd. 9: "a decision made within 60 days of the appeal", from the petition's receipt."""
+    return board.add_days(received_on, ruleset.appeal_decision_days)
+
+
+def judicial_review_ends(board: Calendar, ruleset: Ruleset, served_on: date) -> date:
+    """Minn. Stat. 14.63: review is petitioned within 30 days after the decision is served,
+    counted like every period here (645.15), on the board's calendar."""
+    return board.add_days(served_on, ruleset.judicial_review_days)

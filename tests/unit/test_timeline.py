@@ -32,12 +32,14 @@ from bank.timeline import (
     Deadlines,
     PlanFacts,
     appeal_decision_due,
+    appeal_window_ends,
     check_decision,
     check_decision_notice,
     check_extension,
     check_petition,
     deadlines,
     grant_decision_due,
+    judicial_review_ends,
     notice_late,
     outcome,
     reversed_on_appeal,
@@ -79,8 +81,8 @@ LAST_DAY_TO_PETITION = d(9, 21)
 GRANTED = replace(RESIDENTS_PETITION, petition_granted=True, petition_decided_on=d(10, 6))
 
 
-def deadlines_of(facts: PlanFacts, today: date | None = None) -> Deadlines:
-    return deadlines(SEED, LGU, BOARD, facts, today)
+def deadlines_of(facts: PlanFacts) -> Deadlines:
+    return deadlines(SEED, LGU, BOARD, facts)
 
 
 def status_on(facts: PlanFacts, today: date) -> str:
@@ -160,7 +162,7 @@ def test_story_2_the_decision_notice_is_due_saturday_07_11_rolled_to_monday_2026
 
 
 def test_story_2_a_notice_postmarked_2026_07_02_opens_a_window_to_friday_2026_07_17() -> None:
-    assert deadlines_of(HOLLIS_APPROVED, d(7, 2)).appeal_window_ends == d(7, 17)
+    assert deadlines_of(HOLLIS_APPROVED).appeal_window_ends == d(7, 17)
 
 
 @pytest.mark.parametrize(
@@ -239,7 +241,7 @@ def test_story_3_a_notice_postmarked_friday_09_04_opens_a_window_to_saturday_09_
     None
 ):
     check_decision_notice(SEED, LGU, BOARD, CONTESTED_DECIDED, d(9, 4), d(9, 4))
-    assert deadlines_of(CONTESTED_APPROVED, d(9, 4)).appeal_window_ends == d(9, 21)
+    assert deadlines_of(CONTESTED_APPROVED).appeal_window_ends == d(9, 21)
 
 
 def test_story_3_a_petition_of_100_residents_postmarked_2026_09_21_with_200_dollars_is_timely() -> (
@@ -260,8 +262,9 @@ def test_story_3_after_the_grant_on_10_06_the_plan_stays_appealed() -> None:
     assert status_on(with_appeal(CONTESTED_APPROVED, GRANTED), d(10, 6)) == "appealed"
 
 
-def test_story_3_the_appeal_decision_is_due_saturday_12_05_rolled_to_monday_2026_12_07() -> None:
-    assert appeal_decision_due(BOARD, SEED, d(10, 6)) == d(12, 7)
+def test_story_3_the_appeal_decision_is_due_60_days_after_receipt_monday_2026_11_23() -> None:
+    # Subd. 9: "a decision made within 60 days of the appeal": 09-24 + 60, not the grant + 60
+    assert appeal_decision_due(BOARD, SEED, d(9, 24)) == d(11, 23)
 
 
 def test_story_3_the_reversal_on_2026_11_30_makes_the_plan_final_and_denied() -> None:
@@ -303,16 +306,90 @@ def test_a_reversed_deemed_approval_becomes_a_denial() -> None:
     )
     facts = with_appeal(HOLLIS, appeal)
     assert outcome_on(facts, d(9, 30)) == "denied"
-    assert status_on(facts, d(9, 30)) == "final"
+    # no notice of the deemed approval was mailed: others may still appeal, so not final
+    assert status_on(facts, d(9, 30)) == "denied"
+    noticed = replace(facts, decision_notice_mailed_on=d(8, 12))
+    assert status_on(noticed, d(9, 30)) == "final"
 
 
-def test_a_denied_petition_makes_the_decision_final() -> None:
+def test_a_petition_denied_after_the_window_leaves_the_decision_final() -> None:
     denied_petition = replace(
         RESIDENTS_PETITION, petition_granted=False, petition_decided_on=d(10, 6)
     )
     facts = with_appeal(CONTESTED_APPROVED, denied_petition)
     assert status_on(facts, d(10, 6)) == "final"
     assert outcome_on(facts, d(10, 6)) == "approved"
+
+
+@pytest.mark.parametrize(
+    ("today", "expected"),
+    [(d(9, 7), "approved"), (d(9, 21), "approved"), (d(9, 22), "final")],
+)
+def test_a_petition_denied_on_day_3_leaves_the_plan_approved_until_the_window_closes_09_21(
+    today: date, expected: str
+) -> None:
+    # notice postmarked Friday 09-04; a petition received and denied on Monday 09-07 (day 3):
+    # others entitled may still petition through 09-21, so the approval is not final before
+    early = replace(
+        RESIDENTS_PETITION,
+        postmarked_on=d(9, 5),
+        received_on=d(9, 7),
+        petition_granted=False,
+        petition_decided_on=d(9, 7),
+    )
+    facts = with_appeal(CONTESTED_APPROVED, early)
+    assert status_on(facts, today) == expected
+    assert outcome_on(facts, today) == "approved"
+    # a second petition postmarked on the window's last day is still timely
+    petition(facts, postmarked_on=d(9, 21))
+
+
+def test_a_granted_appeal_decided_inside_the_window_is_not_final_before_it_closes() -> None:
+    quick = replace(
+        RESIDENTS_PETITION,
+        postmarked_on=d(9, 5),
+        received_on=d(9, 8),
+        petition_granted=True,
+        petition_decided_on=d(9, 9),
+        outcome="plan_upheld",
+        decided_on=d(9, 14),
+    )
+    hearing = with_appeal(CONTESTED_APPROVED, replace(quick, outcome=None, decided_on=None))
+    assert status_on(hearing, d(9, 10)) == "appealed"
+    facts = with_appeal(CONTESTED_APPROVED, quick)
+    assert status_on(facts, d(9, 14)) == "approved"
+    assert status_on(facts, d(9, 22)) == "final"
+
+
+# --- several petitions: each decided on its own, any reversal wins ------------------------------
+
+
+UPHELD = replace(GRANTED, outcome="plan_upheld", decided_on=d(11, 2))
+REVERSED = replace(GRANTED, outcome="plan_reversed", decided_on=d(11, 9))
+
+
+@pytest.mark.parametrize("order", [(UPHELD, REVERSED), (REVERSED, UPHELD)])
+def test_one_appeal_upheld_and_another_reversed_reverses_the_approval_in_either_order(
+    order: tuple[AppealFacts, AppealFacts],
+) -> None:
+    facts = replace(CONTESTED_APPROVED, appeals=order)
+    assert reversed_on_appeal(facts) is True
+    assert outcome_on(facts, d(11, 9)) == "denied"
+    assert status_on(facts, d(11, 9)) == "final"
+
+
+def test_two_reversals_reverse_the_decision_once() -> None:
+    facts = replace(CONTESTED_APPROVED, appeals=(REVERSED, REVERSED))
+    assert outcome_on(facts, d(11, 9)) == "denied"
+
+
+def test_while_any_petition_awaits_the_board_the_plan_is_appealed() -> None:
+    waiting = replace(RESIDENTS_PETITION, received_on=d(9, 25))
+    facts = replace(CONTESTED_APPROVED, appeals=(UPHELD, waiting))
+    assert status_on(facts, d(11, 2)) == "appealed"
+    granted = replace(waiting, petition_granted=True, petition_decided_on=d(10, 9))
+    facts = replace(CONTESTED_APPROVED, appeals=(UPHELD, granted))
+    assert status_on(facts, d(11, 2)) == "appealed"
 
 
 def test_a_denial_not_appealed_is_final_with_outcome_denied_the_day_after_the_window() -> None:
@@ -514,7 +591,7 @@ def test_a_decision_notice_mailed_the_day_of_the_decision_is_accepted() -> None:
 
 
 def test_the_appeal_window_is_null_until_the_decision_notice_is_mailed() -> None:
-    assert deadlines_of(CONTESTED_DECIDED, d(9, 3)).appeal_window_ends is None
+    assert deadlines_of(CONTESTED_DECIDED).appeal_window_ends is None
     assert status_on(CONTESTED_DECIDED, d(12, 31)) == "approved"
 
 
@@ -557,7 +634,7 @@ def test_the_appeal_window_runs_on_the_board_calendar_past_the_friday_after_than
         decided_on=d(11, 10),
         decision_notice_mailed_on=d(11, 12),
     )
-    assert deadlines_of(facts, d(11, 12)).appeal_window_ends == d(11, 30)
+    assert deadlines_of(facts).appeal_window_ends == d(11, 30)
 
 
 def test_an_lgu_keeping_indigenous_peoples_day_rolls_its_decision_due_to_10_13() -> None:
@@ -570,39 +647,33 @@ def test_an_lgu_keeping_indigenous_peoples_day_rolls_its_decision_due_to_10_13()
     assert deadlines(SEED, keeps, BOARD, facts).decision_due == d(10, 13)
 
 
-# --- a deemed approval's window runs from decision_due ------------------------------------------
+# --- a deemed approval: no window until a notice of it is mailed ------------------------------
 
 
-@pytest.mark.parametrize(("today", "window"), [(d(8, 7), None), (d(8, 8), d(8, 24))])
-def test_a_deemed_approval_window_runs_15_days_from_decision_due_08_07_to_monday_08_24(
-    today: date, window: date | None
-) -> None:
-    # 2026-08-07 + 15 days = Saturday 2026-08-22 -> Monday 2026-08-24
-    assert deadlines_of(HOLLIS, today).appeal_window_ends == window
+@pytest.mark.parametrize("today", [d(8, 8), d(8, 24), d(11, 5)])
+def test_a_deemed_approval_without_a_notice_has_no_window_and_is_never_final(today: date) -> None:
+    # decision due Friday 08-07; 11-05 is 90 days later: still deemed_approved, not final
+    assert appeal_window_ends(SEED, BOARD, HOLLIS) is None
+    assert deadlines_of(HOLLIS).appeal_window_ends is None
+    assert status_on(HOLLIS, today) == "deemed_approved"
+    assert outcome_on(HOLLIS, today) == "deemed_approved"
 
 
 @pytest.mark.parametrize(
     ("today", "expected"),
-    [
-        (d(8, 7), "received"),
-        (d(8, 8), "deemed_approved"),
-        (d(8, 24), "deemed_approved"),
-        (d(8, 25), "final"),
-    ],
+    [(d(8, 7), "received"), (d(8, 8), "deemed_approved"), (d(8, 25), "deemed_approved")],
 )
-def test_a_deemed_approval_is_final_the_day_after_its_window_08_24(
+def test_a_plan_is_deemed_approved_the_day_after_decision_due_08_07(
     today: date, expected: str
 ) -> None:
     assert status_on(HOLLIS, today) == expected
 
 
-def test_a_petition_against_a_deemed_approval_postmarked_08_24_is_timely() -> None:
-    petition(HOLLIS, kind="owner", residents=None, postmarked_on=d(8, 24))
-
-
-def test_a_petition_against_a_deemed_approval_postmarked_08_25_is_appeal_window_closed() -> None:
-    with refused(AppealWindowClosed, "appeal_window_closed"):
-        petition(HOLLIS, kind="owner", residents=None, postmarked_on=d(8, 25))
+@pytest.mark.parametrize("postmarked_on", [d(8, 8), d(8, 24), d(11, 5)])
+def test_a_petition_against_a_deemed_approval_without_a_notice_is_timely_after_08_07(
+    postmarked_on: date,
+) -> None:
+    petition(HOLLIS, kind="owner", residents=None, postmarked_on=postmarked_on)
 
 
 def test_a_petition_postmarked_on_decision_due_before_any_deemed_approval_is_a_conflict() -> None:
@@ -619,11 +690,21 @@ def test_a_notice_of_a_deemed_approval_on_decision_due_is_a_conflict() -> None:
         check_decision_notice(SEED, LGU, BOARD, HOLLIS, d(8, 7), d(8, 7))
 
 
-def test_a_notice_of_a_deemed_approval_postmarked_08_12_moves_the_window_to_08_27() -> None:
+def test_a_notice_of_a_deemed_approval_postmarked_08_12_opens_a_window_to_08_27() -> None:
     facts = replace(HOLLIS, decision_notice_mailed_on=d(8, 12))
-    assert deadlines_of(facts, d(8, 12)).appeal_window_ends == d(8, 27)
+    assert deadlines_of(facts).appeal_window_ends == d(8, 27)
     assert status_on(facts, d(8, 27)) == "deemed_approved"
     assert status_on(facts, d(8, 28)) == "final"
+    petition(facts, kind="owner", residents=None, postmarked_on=d(8, 27))
+    with refused(AppealWindowClosed, "appeal_window_closed"):
+        petition(facts, kind="owner", residents=None, postmarked_on=d(8, 28))
+
+
+def test_a_notice_of_a_deemed_approval_dated_on_or_before_decision_due_is_a_validation_error() -> (
+    None
+):
+    with refused(ValidationFailed, "validation_error"):
+        check_decision_notice(SEED, LGU, BOARD, HOLLIS, d(8, 7), d(8, 10))
 
 
 # --- who may petition, and what it costs (Subd. 9) ----------------------------------------------
@@ -632,6 +713,14 @@ def test_a_notice_of_a_deemed_approval_postmarked_08_12_moves_the_window_to_08_2
 def test_a_petition_before_the_decision_notice_is_a_conflict() -> None:
     with refused(Conflict, "conflict"):
         petition(CONTESTED_DECIDED, postmarked_on=d(9, 3))
+    with refused(Conflict, "conflict"):
+        petition(replace(CONTESTED_DECIDED, decision_outcome="denied"), postmarked_on=d(9, 3))
+
+
+def test_a_petition_postmarked_before_the_notice_09_04_is_a_validation_error() -> None:
+    with refused(ValidationFailed, "validation_error"):
+        petition(postmarked_on=d(9, 3))
+    petition(postmarked_on=d(9, 4))
 
 
 @pytest.mark.parametrize("fee_cents", [19_999, 20_001, 0])
@@ -694,11 +783,26 @@ def test_the_grant_decision_is_due_30_days_after_receipt_rolled_past_the_weekend
 
 
 @pytest.mark.parametrize(
-    ("granted_on", "due"),
-    [(d(10, 5), d(12, 4)), (d(10, 6), d(12, 7)), (d(10, 7), d(12, 7))],
+    ("received_on", "due"),
+    [(d(9, 25), d(11, 24)), (d(9, 26), d(11, 25)), (d(9, 27), d(11, 30))],
 )
-def test_the_appeal_decision_is_due_60_days_after_the_grant_rolled_past_the_weekend(
-    granted_on: date, due: date
+def test_the_appeal_decision_is_due_60_days_after_receipt_rolled_past_thanksgiving(
+    received_on: date, due: date
 ) -> None:
-    # 10-05 + 60 = Friday 12-04; 10-06 + 60 = Saturday 12-05; 10-07 + 60 = Sunday 12-06
-    assert appeal_decision_due(BOARD, SEED, granted_on) == due
+    # 09-25 + 60 = Tuesday 11-24; 09-26 + 60 = Wednesday 11-25; 09-27 + 60 = Thursday 11-26,
+    # Thanksgiving, then the Friday after (a board holiday) and the weekend: Monday 11-30
+    assert appeal_decision_due(BOARD, SEED, received_on) == due
+
+
+@pytest.mark.parametrize(
+    ("served_on", "ends"),
+    [
+        (d(10, 9), d(11, 9)),  # 10-09 + 30 = Sunday 11-08 → Monday 11-09
+        (d(10, 12), d(11, 12)),  # 10-12 + 30 = Wednesday 11-11, Veterans Day → 11-12
+        (d(10, 27), d(11, 30)),  # Thanksgiving 11-26, the board's Friday 11-27, the weekend
+    ],
+)
+def test_judicial_review_ends_30_days_after_service_rolled_past_holidays(
+    served_on: date, ends: date
+) -> None:
+    assert judicial_review_ends(BOARD, SEED, served_on) == ends
