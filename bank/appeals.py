@@ -1,8 +1,12 @@
-"""Appeals to the board (Subd. 9): the petition, the board's grant decision, the appeal decision.
+"""Appeals to the board (Subd. 9): the petition, the board's grant decision, the appeal decision,
+and its service on the parties.
 
 The board's decisions after their deadlines are recorded and flagged ``late`` (the statute gives
-the board no remedy to enforce against itself).  A reversal of an approval reverses the plan's
-withdrawals; a granted petition returns the appeal security the petitioner posted.
+the board no remedy to enforce against itself).  A petition is granted only with its $200 filing
+fee paid and, when the LGU required it, its security posted; it is denied only on the grounds
+Subd. 9 names.  An appeal decided ``plan_reversed`` reverses the LGU's decision for good, whatever
+other appeals decide: reversing an approval reverses the plan's withdrawals and voids its pending
+reservations.  A granted petition returns the appeal security the petitioner posted.
 """
 
 from __future__ import annotations
@@ -13,14 +17,26 @@ from typing import Any
 
 from sqlalchemy.orm import Session
 
-from bank import money, plans, timeline, withdrawals
+import ledger
+from bank import money, plans, reservations, timeline, withdrawals
 from bank.access import Actor
-from bank.errors import Conflict, NotFound, ValidationFailed
+from bank.errors import Conflict, InvalidFee, NotFound, SecurityRequired, ValidationFailed
 from bank.ids import new_id
 from bank.plan_tables import Appeal, Plan
 from ledger import clock
 
-PETITIONER_KINDS = ("owner", "notice_recipient", "residents")
+PETITIONER_KINDS = timeline.PETITIONER_KINDS
+
+#: Subd. 9: the board grants the petition unless it finds the appeal meritless, trivial, or
+#: brought solely for delay; local administrative remedies not exhausted; or required security
+#: not posted.  These are the only grounds for denying a petition.
+DENIAL_GROUNDS = (
+    "meritless",
+    "trivial",
+    "solely_for_delay",
+    "local_remedies_not_exhausted",
+    "security_not_posted",
+)
 
 
 @dataclass(frozen=True)
@@ -28,6 +44,8 @@ class PetitionRequest:
     """``POST /plans/{id}/appeals``"""
 
     petitioner_kind: str
+    petitioner_name: str
+    petitioner_address: str
     postmarked_on: date
     received_on: date
     filing_fee_cents: int
@@ -47,6 +65,9 @@ def file_petition(session: Session, plan_id: str, request: PetitionRequest) -> A
         raise ValidationFailed(
             "received before it was mailed", {"received_on": ["before postmark"]}
         )
+    for field in ("petitioner_name", "petitioner_address"):
+        if not getattr(request, field).strip():
+            raise ValidationFailed(f"the petition names its {field}", {field: ["required"]})
     c = plans.clocks(session, plan)
     timeline.check_petition(
         c.ruleset,
@@ -63,6 +84,8 @@ def file_petition(session: Session, plan_id: str, request: PetitionRequest) -> A
         id=new_id("apl"),
         plan_id=plan.id,
         petitioner_kind=request.petitioner_kind,
+        petitioner_name=request.petitioner_name.strip(),
+        petitioner_address=request.petitioner_address.strip(),
         resident_count=request.resident_count,
         postmarked_on=request.postmarked_on,
         received_on=request.received_on,
@@ -84,27 +107,87 @@ def get_appeal(session: Session, appeal_id: str) -> Appeal:
     return appeal
 
 
+@dataclass(frozen=True)
+class PetitionDecision:
+    """``POST /appeals/{id}/petition``"""
+
+    granted: bool
+    decided_on: date
+    reason: str | None = None
+    grounds: tuple[str, ...] = ()
+    factors_considered: str | None = None
+
+
 def decide_petition(
     session: Session,
     actor: Actor,
     appeal_id: str,
-    granted: bool,
-    decided_on: date,
-    reason: str,
+    decision: PetitionDecision,
     request_id: str | None,
 ) -> Appeal:
-    """The board's decision whether to grant the petition and hear the appeal, with its reason."""
+    """The board's decision whether to grant the petition and hear the appeal.
+
+    Granting needs the $200 filing fee paid (``invalid_fee``) and, when the LGU required
+    security, at least that much posted (``security_required``); denying needs one or more of
+    the grounds Subd. 9 names.
+    """
     appeal = get_appeal(session, appeal_id)
-    _check_day(decided_on, appeal.received_on, "decided_on")
+    _check_day(decision.decided_on, appeal.received_on, "decided_on")
+    grounds = _check_grounds(decision.granted, decision.grounds)
     if appeal.petition_granted is not None:
         raise Conflict("the petition was already decided")
-    appeal.petition_granted, appeal.petition_decided_on = granted, decided_on
-    appeal.petition_reason = reason
+    plan = session.get(Plan, appeal.plan_id)
+    assert plan is not None
+    if decision.granted:
+        _check_paid(session, plan, appeal)
+    appeal.petition_granted, appeal.petition_decided_on = decision.granted, decision.decided_on
+    appeal.petition_reason = decision.reason
+    appeal.petition_grounds = ",".join(grounds) if grounds else None
+    appeal.factors_considered = decision.factors_considered
     session.flush()
-    if granted:
+    if decision.granted:
         # Subd. 9: "If the petition for hearing is accepted, the amount posted must be returned"
-        money.return_appeal_security(session, actor, appeal, decided_on, request_id)
+        money.return_appeal_security(session, actor, appeal, decision.decided_on, request_id)
     return appeal
+
+
+def _check_grounds(granted: bool, grounds: tuple[str, ...]) -> tuple[str, ...]:
+    """The grounds of a denial, each once, in the statute's order; a grant has none."""
+    unknown = [g for g in grounds if g not in DENIAL_GROUNDS]
+    if unknown:
+        raise ValidationFailed(
+            "Subd. 9 names the only grounds for denying a petition",
+            {"grounds": [f"one of {', '.join(DENIAL_GROUNDS)}"]},
+        )
+    if granted and grounds:
+        raise ValidationFailed(
+            "a granted petition has no grounds for denial", {"grounds": ["only for a denial"]}
+        )
+    if not granted and not grounds:
+        raise ValidationFailed(
+            "Subd. 9: a petition is denied only on the grounds it names",
+            {"grounds": [f"required for a denial: one or more of {', '.join(DENIAL_GROUNDS)}"]},
+        )
+    return tuple(g for g in DENIAL_GROUNDS if g in grounds)
+
+
+def _check_paid(session: Session, plan: Plan, appeal: Appeal) -> None:
+    ruleset = plans.clocks(session, plan).ruleset
+    if not money.filing_fee_paid(session, ruleset, appeal.id):
+        raise InvalidFee(
+            "the $200 filing fee has not been paid",
+            fee_cents=ruleset.appeal_filing_fee_cents,
+        )
+    required = plan.appeal_security_required_cents
+    if required is not None:
+        posted = money.appeal_security_posted_cents(session, appeal.id)
+        if posted < required:
+            raise SecurityRequired(
+                f"Subd. 9: the LGU requires {required} cents of appeal security; "
+                f"{posted} cents are posted",
+                required_cents=required,
+                posted_cents=posted,
+            )
 
 
 def decide_appeal(
@@ -113,9 +196,10 @@ def decide_appeal(
     appeal_id: str,
     outcome: str,
     decided_on: date,
+    served_on: date | None,
     request_id: str | None,
 ) -> Appeal:
-    """The board's decision on the merits: the plan upheld, or reversed."""
+    """The board's decision on the merits: the plan upheld, or reversed (and when served)."""
     appeal = get_appeal(session, appeal_id)
     if appeal.petition_granted is not True:
         raise Conflict("only a granted petition is decided on its merits")
@@ -123,14 +207,60 @@ def decide_appeal(
         raise Conflict("the appeal was already decided")
     assert appeal.petition_decided_on is not None
     _check_day(decided_on, appeal.petition_decided_on, "decided_on")
+    if served_on is not None:
+        _check_day(served_on, decided_on, "served_on")
     plan = session.get(Plan, appeal.plan_id)
     assert plan is not None
-    was = plans.state(session, plan).outcome
-    appeal.outcome, appeal.decided_on = outcome, decided_on
+    before = plans.state(session, plan)
+    appeal.outcome, appeal.decided_on, appeal.served_on = outcome, decided_on, served_on
     session.flush()
-    if outcome == "plan_reversed" and was in withdrawals.APPROVALS:
+    if (
+        outcome == "plan_reversed"
+        and not before.reversed_on_appeal
+        and before.outcome in withdrawals.APPROVALS
+    ):
         withdrawals.reverse_for_plan(session, plan.id, actor, request_id)
+        _void_pending_reservations(session, plan.id, actor, request_id)
     return appeal
+
+
+def record_service(session: Session, appeal_id: str, served_on: date) -> Appeal:
+    """Subd. 9: the decision "must be served by mail on the parties"; recorded once."""
+    appeal = get_appeal(session, appeal_id)
+    if appeal.outcome is None or appeal.decided_on is None:
+        raise Conflict("the appeal has not been decided: there is no decision to serve")
+    if appeal.served_on is not None:
+        raise Conflict(
+            f"the decision was already served on {appeal.served_on.isoformat()}",
+            served_on=appeal.served_on.isoformat(),
+        )
+    _check_day(served_on, appeal.decided_on, "served_on")
+    appeal.served_on = served_on
+    session.flush()
+    return appeal
+
+
+def _void_pending_reservations(
+    session: Session, plan_id: str, actor: Actor, request_id: str | None
+) -> None:
+    """The approval was reversed: nothing more will be withdrawn for the plan, so the credits
+    still held for it go back to their holders' available balances."""
+    for reservation in reservations.plan_reservations(session, plan_id):
+        if reservations.status_of(session, reservation) != "pending":
+            continue
+        for share in reservations.shares(session, reservation.id):
+            ledger.void_pending(
+                session,
+                share.pending_transaction_id,
+                ledger.Meta(
+                    f"void:{share.pending_transaction_id}",
+                    clock.today(),
+                    memo=f"approval of plan {plan_id} reversed on appeal",
+                    actor=actor.label,
+                    request_id=request_id,
+                ),
+                kind="reservation_void",
+            )
 
 
 def _check_day(day: date, not_before: date, field: str) -> None:
@@ -149,19 +279,22 @@ def appeal_dict(session: Session, appeal: Appeal) -> dict[str, Any]:
     c = plans.clocks(session, plan)
     grant_due = timeline.grant_decision_due(c.board, c.ruleset, appeal.received_on)
     decision_due = (
-        timeline.appeal_decision_due(c.board, c.ruleset, appeal.petition_decided_on)
-        if appeal.petition_granted and appeal.petition_decided_on
+        timeline.appeal_decision_due(c.board, c.ruleset, appeal.received_on)
+        if appeal.petition_granted
         else None
     )
     return {
         "id": appeal.id,
         "plan_id": appeal.plan_id,
         "petitioner_kind": appeal.petitioner_kind,
+        "petitioner_name": appeal.petitioner_name,
+        "petitioner_address": appeal.petitioner_address,
         "resident_count": appeal.resident_count,
         "postmarked_on": appeal.postmarked_on,
         "received_on": appeal.received_on,
         "filing_fee_cents": appeal.filing_fee_cents,
         "security_cents": appeal.security_cents,
+        "security_required_cents": plan.appeal_security_required_cents,
         "ruleset": appeal.ruleset,
         "grant_decision_due": grant_due,
         "petition": None
@@ -172,6 +305,8 @@ def appeal_dict(session: Session, appeal: Appeal) -> dict[str, Any]:
             "reason": appeal.petition_reason,
             "late": bool(appeal.petition_decided_on and appeal.petition_decided_on > grant_due),
         },
+        "grounds": appeal.petition_grounds.split(",") if appeal.petition_grounds else [],
+        "factors_considered": appeal.factors_considered,
         "decision_due": decision_due,
         "decision": None
         if appeal.outcome is None
@@ -180,6 +315,12 @@ def appeal_dict(session: Session, appeal: Appeal) -> dict[str, Any]:
             "decided_on": appeal.decided_on,
             "late": bool(decision_due and appeal.decided_on and appeal.decided_on > decision_due),
         },
+        "served_on": appeal.served_on,
+        "judicial_review_ends": (
+            timeline.judicial_review_ends(c.board, c.ruleset, appeal.served_on)
+            if appeal.served_on
+            else None
+        ),
         "status": _appeal_status(appeal),
     }
 

@@ -267,6 +267,19 @@ def _check_security(session: Session, ruleset: Ruleset, amount: int, appeal: App
         raise Conflict("security for this appeal was already posted")
 
 
+def filing_fee_paid(session: Session, ruleset: Ruleset, appeal_id: str) -> bool:
+    """Whether the appeal's $200 filing fee is recorded (Subd. 9: "mailing a petition and
+    payment of a filing fee of $200")."""
+    fee = _live_payment(session, appeal_id, "appeal_filing_fee")
+    return fee is not None and fee.amount_cents == ruleset.appeal_filing_fee_cents
+
+
+def appeal_security_posted_cents(session: Session, appeal_id: str) -> int:
+    """The appeal security posted for the appeal and still held (0 if none)."""
+    security = _live_payment(session, appeal_id, "appeal_security")
+    return security.amount_cents if security is not None else 0
+
+
 def _live_payment(session: Session, appeal_id: str, kind: str) -> Payment | None:
     return session.execute(
         select(Payment).where(
@@ -279,10 +292,16 @@ def refund(session: Session, actor: Actor, payment_id: str, request_id: str | No
     """Refund a payment with a compensating transaction; at most once (``conflict``).
 
     The appeal filing fee and security are the board's to book (Subd. 9), so the board's alone to
-    refund: an LGU may refund only its plans' in-lieu payments and processing fees."""
+    refund: an LGU may refund only its plans' in-lieu payments and processing fees.  The filing
+    fee "shall be retained by the board" (Subd. 9): it is never refunded (``not_eligible``)."""
     payment = visible_payment(session, actor, payment_id, lock=True)
     if payment.kind in ("appeal_filing_fee", "appeal_security") and not actor.is_board:
         raise _forbidden()
+    if payment.kind == "appeal_filing_fee":
+        raise NotEligible(
+            "Subd. 9: the $200 filing fee is retained by the board and is not refunded",
+            kind=payment.kind,
+        )
     return _compensate(session, actor, payment, "refunded", clock.today(), request_id)
 
 

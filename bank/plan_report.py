@@ -23,7 +23,14 @@ def impact_blockers(
     final after an approval.
     """
     blockers: list[dict[str, str]] = []
-    if state.outcome not in withdrawals.APPROVALS:
+    if state.reversed_on_appeal and state.outcome not in withdrawals.APPROVALS:
+        blockers.append(
+            _blocker(
+                "reversed_on_appeal",
+                "Subd. 9: the board reversed the approval on appeal; the impact may not proceed",
+            )
+        )
+    elif state.outcome not in withdrawals.APPROVALS:
         blockers.append(
             _blocker("not_approved", f"the plan is {state.outcome or 'not yet decided'}")
         )
@@ -96,6 +103,7 @@ def plan_dict(session: Session, plan: Plan, today: date | None = None) -> dict[s
         "method": plan.method,
         "replacement_outside_service_area": plan.replacement_outside_service_area,
         "in_lieu_amount_due_cents": plan.in_lieu_amount_due_cents,
+        "appeal_security_required_cents": plan.appeal_security_required_cents,
         "ruleset": plan.ruleset,
         "status": state.status,
         "outcome": state.outcome,

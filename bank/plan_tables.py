@@ -42,6 +42,8 @@ class Plan(Base):
     tep_recommendation: Mapped[str | None] = mapped_column(Text)
     decision_notice_mailed_on: Mapped[date | None] = mapped_column(Date)
     replacement_completed_on: Mapped[date | None] = mapped_column(Date)
+    #: Subd. 9: the security (at most $500) the LGU requires of a petitioner; none if null
+    appeal_security_required_cents: Mapped[int | None] = mapped_column(BigInteger)
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
     #: bumped by every change, so concurrent changes to one plan serialize on its row
     version: Mapped[int] = mapped_column(BigInteger, default=0)
@@ -70,6 +72,10 @@ class Appeal(Base):
     id: Mapped[str] = mapped_column(String(40), primary_key=True)
     plan_id: Mapped[str] = mapped_column(ForeignKey("plans.id"), index=True)
     petitioner_kind: Mapped[str] = mapped_column(String(20))
+    #: who petitioned and where the board's decision is mailed; null only on petitions recorded
+    #: before the service asked for them
+    petitioner_name: Mapped[str | None] = mapped_column(String(300))
+    petitioner_address: Mapped[str | None] = mapped_column(String(1000))
     resident_count: Mapped[int | None] = mapped_column(BigInteger)
     postmarked_on: Mapped[date] = mapped_column(Date)
     received_on: Mapped[date] = mapped_column(Date)
@@ -79,6 +85,12 @@ class Appeal(Base):
     petition_granted: Mapped[bool | None] = mapped_column(Boolean)
     petition_decided_on: Mapped[date | None] = mapped_column(Date)
     petition_reason: Mapped[str | None] = mapped_column(Text)
+    #: the Subd. 9 grounds a petition was denied on, comma-separated in ``DENIAL_GROUNDS`` order
+    petition_grounds: Mapped[str | None] = mapped_column(String(200))
+    #: what the board weighed (the wetland's size, controversy, patterns, consequences of delay)
+    factors_considered: Mapped[str | None] = mapped_column(Text)
     outcome: Mapped[str | None] = mapped_column(String(20))
     decided_on: Mapped[date | None] = mapped_column(Date)
+    #: the day the decision was served by mail on the parties (starts judicial review)
+    served_on: Mapped[date | None] = mapped_column(Date)
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))

@@ -43,6 +43,7 @@ class PlanRequest:
     method: str
     replacement_outside_service_area: bool = False
     in_lieu_amount_due_cents: int | None = None
+    appeal_security_required_cents: int | None = None
 
 
 def create_plan(session: Session, ruleset: Ruleset, request: PlanRequest) -> Plan:
@@ -57,6 +58,10 @@ def create_plan(session: Session, ruleset: Ruleset, request: PlanRequest) -> Pla
         raise ValidationFailed(
             "a monetary payment plan needs the amount due",
             {"in_lieu_amount_due_cents": ["required when method is monetary_payment"]},
+        )
+    if request.appeal_security_required_cents is not None:
+        _check_appeal_security(
+            ruleset, request.appeal_security_required_cents, "appeal_security_required_cents"
         )
     plan = Plan(
         id=new_id("plan"),
@@ -74,6 +79,7 @@ def create_plan(session: Session, ruleset: Ruleset, request: PlanRequest) -> Pla
         method=request.method,
         replacement_outside_service_area=request.replacement_outside_service_area,
         in_lieu_amount_due_cents=request.in_lieu_amount_due_cents,
+        appeal_security_required_cents=request.appeal_security_required_cents,
         ruleset=ruleset.id,
         created_at=clock.utcnow(),
         version=0,
@@ -349,4 +355,23 @@ def record_replacement_completed(session: Session, plan: Plan, completed_on: dat
     if plan.replacement_completed_on is not None:
         raise Conflict("the replacement was already recorded complete")
     plan.replacement_completed_on = completed_on
+    session.flush()
+
+
+def _check_appeal_security(ruleset: Ruleset, amount_cents: int, field: str) -> None:
+    """Subd. 9: "in an amount not to exceed $500"."""
+    if not 1 <= amount_cents <= ruleset.appeal_security_max_cents:
+        raise ValidationFailed(
+            f"Subd. 9: appeal security is 1 to {ruleset.appeal_security_max_cents} cents",
+            {field: [f"1 to {ruleset.appeal_security_max_cents}"]},
+        )
+
+
+def require_appeal_security(session: Session, plan: Plan, amount_cents: int) -> None:
+    """Subd. 9: the LGU may require a petitioner to post security; it says so before anyone
+    petitions (a requirement added afterwards would change the terms of a petition filed)."""
+    _check_appeal_security(ruleset_by_id(plan.ruleset), amount_cents, "amount_cents")
+    if appeals_of(session, plan.id):
+        raise Conflict("a petition was filed: the appeal security can no longer change")
+    plan.appeal_security_required_cents = amount_cents
     session.flush()

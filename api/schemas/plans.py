@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from marshmallow import Schema, fields, validate
+from marshmallow import Schema, ValidationError, fields, validate, validates_schema
 
 from api.schemas.common import (
     WETLAND_TYPES,
@@ -16,7 +16,7 @@ from api.schemas.common import (
     Timestamp,
     page_schema,
 )
-from bank.appeals import PETITIONER_KINDS
+from bank.appeals import DENIAL_GROUNDS, PETITIONER_KINDS
 from bank.money import PAYMENT_KINDS, SECURITY_KINDS
 from bank.plans import METHODS
 
@@ -41,6 +41,8 @@ class PlanIn(Schema):
     method = fields.String(required=True, validate=validate.OneOf(METHODS))
     replacement_outside_service_area = fields.Boolean(load_default=False)
     in_lieu_amount_due_cents = Quantity(load_default=None, allow_none=True)
+    #: Subd. 9: security the LGU requires of a petitioner, 1..50,000 cents (the ruleset's cap)
+    appeal_security_required_cents = Quantity(load_default=None, allow_none=True)
 
 
 class DeadlinesOut(Schema):
@@ -92,7 +94,7 @@ class WithdrawalOut(Schema):
 class PetitionOut(Schema):
     granted = fields.Boolean()
     decided_on = fields.Date()
-    reason = fields.String()
+    reason = fields.String(allow_none=True)
     late = fields.Boolean()
 
 
@@ -106,16 +108,23 @@ class AppealOut(Schema):
     id = fields.String()
     plan_id = fields.String()
     petitioner_kind = fields.String()
+    petitioner_name = fields.String(allow_none=True)
+    petitioner_address = fields.String(allow_none=True)
     resident_count = fields.Integer(allow_none=True)
     postmarked_on = fields.Date()
     received_on = fields.Date()
     filing_fee_cents = fields.Integer()
     security_cents = fields.Integer(allow_none=True)
+    security_required_cents = fields.Integer(allow_none=True)
     ruleset = fields.String()
     grant_decision_due = fields.Date()
     petition = fields.Nested(PetitionOut, allow_none=True)
+    grounds = fields.List(fields.String())
+    factors_considered = fields.String(allow_none=True)
     decision_due = fields.Date(allow_none=True)
     decision = fields.Nested(AppealDecisionOut, allow_none=True)
+    served_on = fields.Date(allow_none=True)
+    judicial_review_ends = fields.Date(allow_none=True)
     status = fields.String()
 
 
@@ -143,6 +152,7 @@ class PlanOut(Schema):
     method = fields.String()
     replacement_outside_service_area = fields.Boolean()
     in_lieu_amount_due_cents = fields.Integer(allow_none=True)
+    appeal_security_required_cents = fields.Integer(allow_none=True)
     ruleset = fields.String()
     status = fields.String()
     outcome = fields.String(allow_none=True)
@@ -230,6 +240,8 @@ class CompletedIn(Schema):
 
 class PetitionIn(Schema):
     petitioner_kind = fields.String(required=True, validate=validate.OneOf(PETITIONER_KINDS))
+    petitioner_name = fields.String(required=True, validate=validate.Length(min=1, max=300))
+    petitioner_address = fields.String(required=True, validate=validate.Length(min=1, max=1000))
     resident_count = StrictInteger(minimum=0, load_default=None, allow_none=True)
     postmarked_on = EventDate(required=True)
     received_on = EventDate(required=True)
@@ -240,7 +252,26 @@ class PetitionIn(Schema):
 class PetitionDecisionIn(Schema):
     granted = fields.Boolean(required=True)
     decided_on = EventDate(required=True)
-    reason = fields.String(required=True, validate=validate.Length(min=1, max=4000))
+    reason = fields.String(load_default=None, validate=validate.Length(min=1, max=4000))
+    #: Subd. 9's grounds for denying a petition: required for a denial, none for a grant
+    grounds = fields.List(
+        fields.String(validate=validate.OneOf(DENIAL_GROUNDS)),
+        load_default=None,
+        validate=validate.Length(max=len(DENIAL_GROUNDS)),
+    )
+    #: the wetland's size, other factors in controversy, patterns of similar acts, the
+    #: consequences of the delay an appeal brings (Subd. 9)
+    factors_considered = fields.String(load_default=None, validate=validate.Length(max=4000))
+
+    @validates_schema
+    def _grounds_for_a_denial_only(self, data: dict[str, object], **_: object) -> None:
+        grounds = data.get("grounds")
+        if data.get("granted") is False and not grounds:
+            raise ValidationError(
+                "a denial names one or more of " + ", ".join(DENIAL_GROUNDS), "grounds"
+            )
+        if data.get("granted") is True and grounds:
+            raise ValidationError("a granted petition has no grounds for denial", "grounds")
 
 
 class AppealDecisionIn(Schema):
@@ -248,6 +279,17 @@ class AppealDecisionIn(Schema):
         required=True, validate=validate.OneOf(["plan_upheld", "plan_reversed"])
     )
     decided_on = EventDate(required=True)
+    #: the day the decision was mailed to the parties, if it already was
+    served_on = EventDate(load_default=None)
+
+
+class ServiceIn(Schema):
+    served_on = EventDate(required=True)
+
+
+class AppealSecurityIn(Schema):
+    #: 1..50,000 cents (the ruleset's cap, checked with the plan's ruleset)
+    amount_cents = Quantity(required=True)
 
 
 class PaymentIn(Schema):

@@ -10,9 +10,11 @@ from flask_smorest import Blueprint
 from api.context import actor, database, request_id, require_board, require_role, ruleset
 from api.idempotency import writes
 from api.pagination import Listing
+from api.roles import roles
 from api.schemas.plans import (
     AppealDecisionIn,
     AppealOut,
+    AppealSecurityIn,
     CompletedIn,
     DecisionIn,
     ExtensionIn,
@@ -27,6 +29,7 @@ from api.schemas.plans import (
     PlanPage,
     RevisionIn,
     RevisionOut,
+    ServiceIn,
     WithdrawalIn,
     WithdrawalOut,
 )
@@ -48,6 +51,7 @@ def _act(plan_id: str, change: Any) -> Any:
 @blp.route("/plans")
 class Plans(MethodView):
     @writes
+    @roles("board", "lgu")
     @blp.arguments(PlanIn)
     @blp.response(201, PlanOut)
     def post(self, data: dict[str, Any]) -> Any:
@@ -71,11 +75,13 @@ class Plans(MethodView):
             method=data["method"],
             replacement_outside_service_area=data["replacement_outside_service_area"],
             in_lieu_amount_due_cents=data["in_lieu_amount_due_cents"],
+            appeal_security_required_cents=data["appeal_security_required_cents"],
         )
         with database().transaction() as session:
             plan = plans.create_plan(session, ruleset(), request)
             return plan_report.plan_dict(session, plan)
 
+    @roles("board", "lgu")
     @blp.arguments(PlanListArgs, location="query")
     @blp.response(200, PlanPage)
     def get(self, args: dict[str, Any]) -> Any:
@@ -99,6 +105,7 @@ class Plans(MethodView):
 
 @blp.route("/plans/<plan_id>")
 class PlanById(MethodView):
+    @roles("board", "lgu")
     @blp.response(200, PlanOut)
     def get(self, plan_id: str) -> Any:
         """A plan: every deadline, its status, reservations, and whether the impact may proceed."""
@@ -110,6 +117,7 @@ class PlanById(MethodView):
 @blp.route("/plans/<plan_id>/notices")
 class PlanNotices(MethodView):
     @writes
+    @roles("board", "lgu")
     @blp.arguments(MailedIn)
     @blp.response(201, NoticeOut)
     def post(self, data: dict[str, Any], plan_id: str) -> Any:
@@ -120,6 +128,7 @@ class PlanNotices(MethodView):
 @blp.route("/plans/<plan_id>/extensions")
 class PlanExtensions(MethodView):
     @writes
+    @roles("board", "lgu")
     @blp.arguments(ExtensionIn)
     @blp.response(201, ExtensionOut)
     def post(self, data: dict[str, Any], plan_id: str) -> Any:
@@ -135,6 +144,7 @@ class PlanExtensions(MethodView):
 @blp.route("/plans/<plan_id>/decision")
 class PlanDecision(MethodView):
     @writes
+    @roles("board", "lgu")
     @blp.arguments(DecisionIn)
     @blp.response(201, PlanOut)
     def post(self, data: dict[str, Any], plan_id: str) -> Any:
@@ -152,6 +162,7 @@ class PlanDecision(MethodView):
 @blp.route("/plans/<plan_id>/decision-notice")
 class PlanDecisionNotice(MethodView):
     @writes
+    @roles("board", "lgu")
     @blp.arguments(MailedIn)
     @blp.response(201, NoticeOut)
     def post(self, data: dict[str, Any], plan_id: str) -> Any:
@@ -162,6 +173,7 @@ class PlanDecisionNotice(MethodView):
 @blp.route("/plans/<plan_id>/revisions")
 class PlanRevisions(MethodView):
     @writes
+    @roles("board", "lgu")
     @blp.arguments(RevisionIn)
     @blp.response(201, RevisionOut)
     def post(self, data: dict[str, Any], plan_id: str) -> Any:
@@ -177,6 +189,7 @@ class PlanRevisions(MethodView):
 @blp.route("/plans/<plan_id>/withdrawals")
 class PlanWithdrawals(MethodView):
     @writes
+    @roles("board", "lgu")
     @blp.arguments(WithdrawalIn)
     @blp.response(201, WithdrawalOut)
     def post(self, data: dict[str, Any], plan_id: str) -> Any:
@@ -191,6 +204,7 @@ class PlanWithdrawals(MethodView):
 @blp.route("/plans/<plan_id>/replacement-completed")
 class PlanReplacementCompleted(MethodView):
     @writes
+    @roles("board", "lgu")
     @blp.arguments(CompletedIn)
     @blp.response(201, PlanOut)
     def post(self, data: dict[str, Any], plan_id: str) -> Any:
@@ -203,9 +217,25 @@ class PlanReplacementCompleted(MethodView):
         return _act(plan_id, change)
 
 
+@blp.route("/plans/<plan_id>/appeal-security")
+class PlanAppealSecurity(MethodView):
+    @writes
+    @blp.arguments(AppealSecurityIn)
+    @blp.response(201, PlanOut)
+    def post(self, data: dict[str, Any], plan_id: str) -> Any:
+        """Subd. 9: the security the LGU requires of a petitioner (before any petition)."""
+
+        def change(session: Any, plan: Any) -> Any:
+            plans.require_appeal_security(session, plan, data["amount_cents"])
+            return plan_report.plan_dict(session, plan)
+
+        return _act(plan_id, change)
+
+
 @blp.route("/plans/<plan_id>/appeals")
 class PlanAppeals(MethodView):
     @writes
+    @roles("board")
     @blp.arguments(PetitionIn)
     @blp.response(201, AppealOut)
     def post(self, data: dict[str, Any], plan_id: str) -> Any:
@@ -219,6 +249,7 @@ class PlanAppeals(MethodView):
 
 @blp.route("/appeals/<appeal_id>")
 class AppealById(MethodView):
+    @roles("board", "lgu")
     @blp.response(200, AppealOut)
     def get(self, appeal_id: str) -> Any:
         """An appeal (board, or the plan's LGU)."""
@@ -232,20 +263,23 @@ class AppealById(MethodView):
 @blp.route("/appeals/<appeal_id>/petition")
 class AppealPetition(MethodView):
     @writes
+    @roles("board")
     @blp.arguments(PetitionDecisionIn)
     @blp.response(201, AppealOut)
     def post(self, data: dict[str, Any], appeal_id: str) -> Any:
-        """The board grants or denies the petition, with its reason."""
+        """The board grants the petition (its fee paid, any security required posted) or
+        denies it on the grounds Subd. 9 names."""
+        decision = appeals.PetitionDecision(
+            granted=data["granted"],
+            decided_on=data["decided_on"],
+            reason=data["reason"],
+            grounds=tuple(data["grounds"] or ()),
+            factors_considered=data["factors_considered"],
+        )
         return _decide(
             appeal_id,
             lambda session, board: appeals.decide_petition(
-                session,
-                board,
-                appeal_id,
-                data["granted"],
-                data["decided_on"],
-                data["reason"],
-                request_id(),
+                session, board, appeal_id, decision, request_id()
             ),
         )
 
@@ -253,6 +287,7 @@ class AppealPetition(MethodView):
 @blp.route("/appeals/<appeal_id>/decision")
 class AppealDecision(MethodView):
     @writes
+    @roles("board")
     @blp.arguments(AppealDecisionIn)
     @blp.response(201, AppealOut)
     def post(self, data: dict[str, Any], appeal_id: str) -> Any:
@@ -260,8 +295,27 @@ class AppealDecision(MethodView):
         return _decide(
             appeal_id,
             lambda session, board: appeals.decide_appeal(
-                session, board, appeal_id, data["outcome"], data["decided_on"], request_id()
+                session,
+                board,
+                appeal_id,
+                data["outcome"],
+                data["decided_on"],
+                data["served_on"],
+                request_id(),
             ),
+        )
+
+
+@blp.route("/appeals/<appeal_id>/service")
+class AppealService(MethodView):
+    @writes
+    @blp.arguments(ServiceIn)
+    @blp.response(201, AppealOut)
+    def post(self, data: dict[str, Any], appeal_id: str) -> Any:
+        """The day the board's decision was served by mail on the parties (once)."""
+        return _decide(
+            appeal_id,
+            lambda session, _board: appeals.record_service(session, appeal_id, data["served_on"]),
         )
 
 

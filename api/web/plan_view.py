@@ -65,7 +65,7 @@ def timeline(plan: dict[str, Any], today: date) -> list[Step]:
             today,
             waits_for=decision is None,
         ),
-        _period("Appeal window ends", "Subd. 9", d["appeal_window_ends"], today),
+        _appeal_window(plan, today),
     ]
     for number, appeal in enumerate(plan["appeals"], 1):
         steps += _appeal_steps(number, appeal, today)
@@ -97,6 +97,23 @@ def _period(name: str, rule: str, ends: date | None, today: date) -> Step:
     if ends is None:
         return Step(name, rule, None, None, "none")
     return Step(name, rule, ends, None, "ended" if today > ends else "running")
+
+
+def _appeal_window(plan: dict[str, Any], today: date) -> Step:
+    """Subd. 9: 15 days after the postmark of the notice of decision.  It has ended on a final
+    plan; on a decided plan (a deemed approval too) it has not started until a notice is mailed.
+    """
+    name, rule = "Appeal window ends", "Subd. 9"
+    ends = plan["deadlines"]["appeal_window_ends"]
+    if ends is None:
+        if plan.get("outcome") is None:
+            return Step(name, rule, None, None, "none")
+        return Step(
+            name, rule, None, None, "pending", "Opens when the notice of decision is mailed"
+        )
+    if plan.get("status") == "final" or today > ends:
+        return Step(name, rule, ends, None, "ended")
+    return Step(name, rule, ends, None, "running")
 
 
 def _decision(plan: dict[str, Any], today: date) -> Step:
@@ -148,4 +165,24 @@ def _appeal_steps(number: int, appeal: dict[str, Any], today: date) -> list[Step
                 today,
             )
         )
+    if decision is not None:
+        steps += _service_steps(number, appeal, today)
     return steps
+
+
+def _service_steps(number: int, appeal: dict[str, Any], today: date) -> list[Step]:
+    """Subd. 9: the decision is served by mail; judicial review (Minn. Stat. 14.63) is
+    petitioned within 30 days after service."""
+    served_on = appeal.get("served_on")
+    served = f"Appeal {number}: decision served on the parties"
+    if served_on is None:
+        return [Step(served, "Subd. 9", None, None, "pending")]
+    return [
+        Step(served, "Subd. 9", None, served_on, "recorded"),
+        _period(
+            f"Appeal {number}: judicial review period ends",
+            "Minn. Stat. 14.63",
+            appeal.get("judicial_review_ends"),
+            today,
+        ),
+    ]

@@ -1,11 +1,19 @@
-"""API.md "Appeals" (Subd. 9): EXAMPLES.md story 3, the appeal window, the fee and security, who
-may petition, the board's deadlines, reversals, and who may act on appeals."""
+"""API.md "Appeals" (Subd. 9) as issue 22 reads the statute: EXAMPLES.md story 3, the appeal
+window (from the postmark of the Subd. 7 notice, for deemed approvals too), finality, several
+petitions and reversals, the fee and security, the grounds of a denial, the board's deadlines,
+service and judicial review, the plan page, and who may act on appeals."""
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
+from flask import Flask
 
 from tests.api.plan_kit import Kit, ok, on, problem
+from tests.api.web_kit import Element, parse, signed_in
+
+FEE = 20_000
 
 
 @pytest.fixture
@@ -28,10 +36,14 @@ def petition(
     residents: int | None = 100,
     fee: int = 20_000,
     security: int | None = None,
+    name: str = "Wright County residents",
+    address: str = "10 2nd St NW, Buffalo, MN 55313",
     token=None,
 ):
     body = {
         "petitioner_kind": kind,
+        "petitioner_name": name,
+        "petitioner_address": address,
         "postmarked_on": postmarked,
         "received_on": received,
         "filing_fee_cents": fee,
@@ -43,13 +55,64 @@ def petition(
     return post_as(kit, f"/plans/{plan['id']}/appeals", body, received, token)
 
 
-def grant(kit: Kit, appeal: dict, day: str, granted: bool = True, token=None):
-    body = {"granted": granted, "decided_on": day, "reason": "raises a question of public value"}
+def pay(kit: Kit, appeal: dict, kind: str, amount: int, day: str):
+    """The board records a payment for the appeal (``POST /payments``)."""
+    body = {
+        "kind": kind,
+        "amount_cents": amount,
+        "payer": "Petitioner",
+        "received_on": day,
+        "appeal_id": appeal["id"],
+    }
+    return post_as(kit, "/payments", body, day)
+
+
+def fee_paid(kit: Kit, appeal: dict, day: str) -> bool:
+    with on(day):
+        listed = ok(kit.api.get(f"/payments?plan_id={appeal['plan_id']}"), 200)["items"]
+    return any(
+        p["appeal_id"] == appeal["id"]
+        and p["kind"] == "appeal_filing_fee"
+        and p["status"] == "received"
+        for p in listed
+    )
+
+
+def grant(
+    kit: Kit,
+    appeal: dict,
+    day: str,
+    granted: bool = True,
+    token=None,
+    *,
+    pay_fee: bool = True,
+    grounds: list[str] | None = None,
+):
+    """The board's grant decision; a grant first records the $200 filing fee (as the board)
+    unless ``pay_fee`` is false or it is already paid; a denial is on ``grounds``."""
+    if granted and pay_fee and not fee_paid(kit, appeal, day):
+        ok(pay(kit, appeal, "appeal_filing_fee", FEE, day))
+    body: dict[str, Any] = {
+        "granted": granted,
+        "decided_on": day,
+        "reason": "raises a question of public value",
+    }
+    if not granted:
+        body["grounds"] = grounds if grounds is not None else ["meritless"]
     return post_as(kit, f"/appeals/{appeal['id']}/petition", body, day, token)
 
 
-def rule(kit: Kit, appeal: dict, day: str, outcome: str = "plan_reversed", token=None):
+def rule(
+    kit: Kit,
+    appeal: dict,
+    day: str,
+    outcome: str = "plan_reversed",
+    token=None,
+    served_on: str | None = None,
+):
     body = {"outcome": outcome, "decided_on": day}
+    if served_on is not None:
+        body["served_on"] = served_on
     return post_as(kit, f"/appeals/{appeal['id']}/decision", body, day, token)
 
 
@@ -90,16 +153,22 @@ def test_story_3_a_contested_plan_is_reversed_and_its_credits_return_to_their_lo
         lots_before = kit.available(developer["id"])
     assert sorted(lots_before.values()) == [20_000, 30_000]
 
-    # Wednesday 2026-06-17: 25,000 sq ft in BSA 7 at 2:1
+    # Wednesday 2026-06-17: 25,000 sq ft in BSA 7 at 2:1; the LGU requires $500 of security
     with on("2026-06-17"):
         plan = kit.plan(
-            lgu, received_on="2026-06-17", area_sqft=25_000, service_area=7, wetland_type="3"
+            lgu,
+            received_on="2026-06-17",
+            area_sqft=25_000,
+            service_area=7,
+            wetland_type="3",
+            appeal_security_required_cents=50_000,
         )
     pid = plan["id"]
     assert plan["status"] == "received"
     assert plan["notice_kind"] == "full"
     assert plan["required_credit_sqft"] == 50_000
     assert plan["required_unrestricted_sqft"] == 25_000
+    assert plan["appeal_security_required_cents"] == 50_000
     assert plan["deadlines"] == {
         "notice_due": "2026-06-29",  # Saturday 06-27 → Monday 06-29
         "comment_period_ends": None,
@@ -230,10 +299,12 @@ def test_story_3_a_contested_plan_is_reversed_and_its_credits_return_to_their_lo
     assert reopened["status"] == "appealed"  # the timely petition reopens the final plan
     assert reopened["impact_may_proceed"] is False
 
-    granted = ok(grant(kit, appeal, "2026-10-06"))
+    granted = ok(grant(kit, appeal, "2026-10-06", pay_fee=False))
     assert granted["status"] == "granted"
     assert granted["petition"]["late"] is False
-    assert granted["decision_due"] == "2026-12-07"  # Saturday 12-05 → Monday 12-07
+    # Subd. 9 "within 60 days of the appeal": 60 days after the petition's receipt 09-24,
+    # Monday 2026-11-23 (EXAMPLES.md counted from the grant: 12-07; issue 22 corrects it)
+    assert granted["decision_due"] == "2026-11-23"
     with on("2026-10-06"):
         assert ok(api.get(f"/payments/{security['id']}"), 200)["status"] == "returned"
         assert ok(api.get(f"/payments/{fee['id']}"), 200)["status"] == "received"
@@ -241,10 +312,11 @@ def test_story_3_a_contested_plan_is_reversed_and_its_credits_return_to_their_lo
 
     reversed_ = ok(rule(kit, appeal, "2026-11-30", "plan_reversed"))
     assert reversed_["status"] == "decided"
+    # decided a week after 11-23: recorded, and flagged late
     assert reversed_["decision"] == {
         "outcome": "plan_reversed",
         "decided_on": "2026-11-30",
-        "late": False,
+        "late": True,
     }
     with on("2026-11-30"):
         final = kit.get_plan(pid, token=lgu["token"])
@@ -254,6 +326,7 @@ def test_story_3_a_contested_plan_is_reversed_and_its_credits_return_to_their_lo
     assert final["reversed_on_appeal"] is True
     assert final["status"] == "final"
     assert final["impact_may_proceed"] is False
+    assert [b["code"] for b in final["impact_blockers"]][0] == "reversed_on_appeal"
     assert final["withdrawals"][0]["reversal_transaction_id"]
     # the credits return to the lots they came from
     assert restored == lots_before
@@ -317,24 +390,55 @@ def test_a_petition_before_the_notice_of_decision_is_a_conflict(kit):
     [
         ("2026-08-07", 409, "conflict"),  # decision_due itself: not yet deemed approved
         ("2026-08-08", 201, None),
-        ("2026-08-24", 201, None),  # 08-07 + 15 = Saturday 08-22 → Monday 08-24
-        ("2026-08-25", 422, "appeal_window_closed"),
+        ("2026-08-25", 201, None),  # once "15 days from decision_due": no longer a limit
+        ("2026-11-05", 201, None),  # 90 days after decision_due
     ],
 )
-def test_a_deemed_approvals_window_runs_15_days_from_decision_due(kit, postmarked, status, code):
+def test_a_deemed_approval_without_a_notice_takes_petitions_postmarked_after_decision_due(
+    kit, postmarked, status, code
+):
     lgu = kit.lgu()
     with on("2026-06-08"):
         plan = kit.plan(lgu, received_on="2026-06-08", area_sqft=9_000)  # due Friday 08-07
     with on("2026-08-08"):
-        assert kit.get_plan(plan["id"])["deadlines"]["appeal_window_ends"] == "2026-08-24"
-    response = petition(kit, plan, postmarked=postmarked, received="2026-08-26")
+        assert kit.get_plan(plan["id"])["deadlines"]["appeal_window_ends"] is None
+    received = "2026-11-06"
+    response = petition(kit, plan, postmarked=postmarked, received=received)
     if code:
         problem(response, status, code)
     else:
         ok(response, status)
-        with on("2026-08-26"):
+        with on(received):
             shown = kit.get_plan(plan["id"])
         assert shown["status"] == "appealed" and shown["outcome"] == "deemed_approved"
+
+
+def test_a_deemed_approval_90_days_old_without_a_notice_is_deemed_approved_not_final(kit):
+    """Subd. 9 runs the window from the Subd. 7 mailing: with none, no one entitled to the
+    notice has lost the appeal, so the deemed approval never becomes final by itself."""
+    lgu = kit.lgu()
+    with on("2026-06-08"):
+        plan = kit.plan(lgu, received_on="2026-06-08", area_sqft=9_000)  # due Friday 08-07
+    with on("2026-11-05"):  # 90 days after decision_due
+        shown = kit.get_plan(plan["id"])
+    assert shown["status"] == "deemed_approved" and shown["outcome"] == "deemed_approved"
+    assert shown["deadlines"]["appeal_window_ends"] is None
+    assert "decision_not_final" in [b["code"] for b in shown["impact_blockers"]]
+
+    # the LGU mails a notice of the deemed approval on Thursday 11-05: 15 days later is
+    # Friday 11-20; final from Saturday 11-21
+    path = f"/plans/{plan['id']}/decision-notice"
+    ok(post_as(kit, path, {"mailed_on": "2026-11-05"}, "2026-11-05", lgu["token"]))
+    for day, status in (("2026-11-20", "deemed_approved"), ("2026-11-21", "final")):
+        with on(day):
+            shown = kit.get_plan(plan["id"])
+        assert shown["deadlines"]["appeal_window_ends"] == "2026-11-20"
+        assert shown["status"] == status, day
+    owner = {"kind": "owner", "residents": None, "received": "2026-11-23"}
+    ok(petition(kit, plan, postmarked="2026-11-20", **owner))
+    problem(petition(kit, plan, postmarked="2026-11-21", **owner), 422, "appeal_window_closed")
+    # a petition mailed after decision_due but before the notice appeals nothing it names
+    problem(petition(kit, plan, postmarked="2026-11-04", **owner), 422, "validation_error")
 
 
 def test_a_deemed_approval_reversed_on_appeal_is_denied_and_its_withdrawal_reversed(kit):
@@ -358,7 +462,10 @@ def test_a_deemed_approval_reversed_on_appeal_is_denied_and_its_withdrawal_rever
         shown = kit.get_plan(plan["id"])
         after = kit.available(bank["id"])
     assert shown["outcome"] == "denied" and shown["reversed_on_appeal"] is True
-    assert shown["status"] == "final"
+    # no notice of the deemed approval was ever mailed, so no window has closed: the plan
+    # shows its decided status, not final (issue 22); it is denied either way
+    assert shown["status"] == "denied"
+    assert shown["impact_may_proceed"] is False
     assert after == before
 
 
@@ -440,40 +547,59 @@ def test_a_grant_decision_after_2026_10_26_is_recorded_and_flagged_late(kit, dec
 
 
 @pytest.mark.parametrize(
-    ("decided_on", "late"), [("2026-12-04", False), ("2026-12-07", False), ("2026-12-08", True)]
+    ("decided_on", "late"), [("2026-11-20", False), ("2026-11-23", False), ("2026-11-24", True)]
 )
-def test_an_appeal_decision_after_2026_12_07_is_recorded_and_flagged_late(kit, decided_on, late):
+def test_an_appeal_decision_after_2026_11_23_is_recorded_and_flagged_late(kit, decided_on, late):
     lgu = kit.lgu()
     _plan, appeal = granted_appeal(kit, lgu)
     decided = ok(rule(kit, appeal, decided_on, "plan_upheld"))
-    assert decided["decision_due"] == "2026-12-07"  # 10-06 + 60 = Saturday 12-05 → Monday
+    # received 09-24, granted 10-06: due 60 days after the receipt, Monday 2026-11-23
+    assert decided["received_on"] == "2026-09-24"
+    assert decided["decision_due"] == "2026-11-23"
     assert decided["decision"]["late"] is late
 
 
-def test_a_denied_petition_makes_the_decision_final(kit):
+def test_a_petition_denied_on_day_3_leaves_the_plan_approved_until_the_window_closes(kit):
+    """Notice postmarked Friday 09-04; window to Monday 09-21.  A neighbour's petition is denied
+    on Monday 09-07 (day 3): the approval is not final, a petition postmarked 09-21 is accepted."""
     lgu = kit.lgu()
     plan = noticed_decision(kit, lgu)
     appeal = ok(
-        petition(kit, plan, postmarked="2026-09-10", received="2026-09-11", security=50_000)
+        petition(
+            kit,
+            plan,
+            kind="owner",
+            residents=None,
+            postmarked="2026-09-05",
+            received="2026-09-07",
+            security=50_000,
+        )
     )
-    with on("2026-09-11"):
-        body = {
-            "kind": "appeal_security",
-            "amount_cents": 50_000,
-            "payer": "Neighbour",
-            "received_on": "2026-09-11",
-            "appeal_id": appeal["id"],
-        }
-        security = ok(kit.api.post("/payments", body))
+    ok(pay(kit, appeal, "appeal_security", 50_000, "2026-09-07"))
+    with on("2026-09-07"):
         assert kit.get_plan(plan["id"])["status"] == "appealed"
-    denied = ok(grant(kit, appeal, "2026-09-15", granted=False))
+    denied = ok(grant(kit, appeal, "2026-09-07", granted=False, grounds=["trivial"]))
     assert denied["status"] == "petition_denied" and denied["decision_due"] is None
-    with on("2026-09-15"):
+    assert denied["grounds"] == ["trivial"]
+    with on("2026-09-07"):
         shown = kit.get_plan(plan["id"])
         # security is returned only when the petition is accepted
-        assert ok(kit.api.get(f"/payments/{security['id']}"), 200)["status"] == "received"
-    assert shown["status"] == "final" and shown["outcome"] == "approved"
-    problem(rule(kit, appeal, "2026-09-16"), 409, "conflict")
+        listed = ok(kit.api.get(f"/payments?plan_id={plan['id']}"), 200)["items"]
+    assert [p["status"] for p in listed] == ["received"]
+    assert shown["status"] == "approved" and shown["outcome"] == "approved"
+    assert shown["impact_may_proceed"] is False
+    assert "decision_not_final" in [b["code"] for b in shown["impact_blockers"]]
+    problem(rule(kit, appeal, "2026-09-08"), 409, "conflict")
+    with on("2026-09-21"):
+        assert kit.get_plan(plan["id"])["status"] == "approved"
+
+    # a resident petition postmarked on the window's last day is still accepted
+    last = ok(petition(kit, plan, postmarked="2026-09-21", received="2026-09-24"))
+    with on("2026-09-24"):
+        assert kit.get_plan(plan["id"])["status"] == "appealed"
+    ok(grant(kit, last, "2026-10-01", granted=False, grounds=["local_remedies_not_exhausted"]))
+    with on("2026-10-01"):
+        assert kit.get_plan(plan["id"])["status"] == "final"
 
 
 def test_an_upheld_approval_is_final_and_its_withdrawal_stands(kit):
@@ -592,3 +718,397 @@ def test_a_notice_of_a_deemed_approval_starts_its_window_from_its_postmark(kit):
     owner = {"kind": "owner", "residents": None, "received": "2026-08-26"}
     ok(petition(kit, plan, postmarked="2026-08-25", **owner))
     problem(petition(kit, plan, postmarked="2026-08-26", **owner), 422, "appeal_window_closed")
+
+
+# --- the petitioner (Subd. 9: the petition is mailed; the decision is served by mail) ----------
+
+
+@pytest.mark.parametrize("missing", ["petitioner_name", "petitioner_address"])
+def test_a_petition_without_the_petitioners_name_or_address_is_a_validation_error(kit, missing):
+    lgu = kit.lgu()
+    plan = noticed_decision(kit, lgu)
+    body = {
+        "petitioner_kind": "owner",
+        "petitioner_name": "Ann Owner",
+        "petitioner_address": "1 Lake Rd, Buffalo, MN",
+        "postmarked_on": "2026-09-10",
+        "received_on": "2026-09-11",
+        "filing_fee_cents": FEE,
+    }
+    for value in (None, ""):
+        if value is None:
+            body.pop(missing)
+        else:
+            body[missing] = value
+        response = post_as(kit, f"/plans/{plan['id']}/appeals", body, "2026-09-11")
+        assert missing in problem(response, 422, "validation_error")["errors"]
+    with on("2026-09-11"):
+        assert kit.get_plan(plan["id"])["appeals"] == []
+
+
+def test_the_appeal_shows_its_petitioner_at_its_top_level(kit):
+    lgu = kit.lgu()
+    plan = noticed_decision(kit, lgu)
+    appeal = ok(
+        petition(kit, plan, kind="owner", residents=None, name="Ann Owner", address="1 Lake Rd")
+    )
+    with on("2026-09-24"):
+        read = ok(kit.api.get(f"/appeals/{appeal['id']}", token=lgu["token"]), 200)
+    assert read["petitioner_name"] == "Ann Owner"
+    assert read["petitioner_address"] == "1 Lake Rd"
+    assert read["grounds"] == [] and read["factors_considered"] is None
+    assert read["served_on"] is None and read["judicial_review_ends"] is None
+
+
+@pytest.mark.parametrize(
+    ("postmarked", "status", "code"),
+    [("2026-09-03", 422, "validation_error"), ("2026-09-04", 201, None)],
+)
+def test_a_petition_postmarked_before_the_decision_notice_2026_09_04_is_a_validation_error(
+    kit, postmarked, status, code
+):
+    lgu = kit.lgu()
+    plan = noticed_decision(kit, lgu)  # notice postmarked Friday 2026-09-04
+    response = petition(kit, plan, postmarked=postmarked, received="2026-09-08")
+    if code:
+        assert "postmarked_on" in problem(response, status, code)["errors"]
+    else:
+        ok(response, status)
+
+
+# --- the filing fee and the security (Subd. 9) ---------------------------------------------------
+
+
+def test_a_petition_is_granted_only_once_its_200_dollar_filing_fee_is_paid(kit):
+    lgu = kit.lgu()
+    plan = noticed_decision(kit, lgu)
+    appeal = ok(petition(kit, plan))
+    refused = problem(grant(kit, appeal, "2026-09-25", pay_fee=False), 422, "invalid_fee")
+    assert refused["detail"] == "the $200 filing fee has not been paid"
+    with on("2026-09-25"):
+        assert ok(kit.api.get(f"/appeals/{appeal['id']}"), 200)["petition"] is None
+    ok(pay(kit, appeal, "appeal_filing_fee", FEE, "2026-09-25"))
+    granted = ok(grant(kit, appeal, "2026-09-25", pay_fee=False), 201)
+    assert granted["status"] == "granted" and granted["petition"]["granted"] is True
+
+
+def test_the_filing_fee_is_retained_by_the_board_a_refund_is_not_eligible(kit):
+    lgu = kit.lgu()
+    plan = noticed_decision(kit, lgu)
+    appeal = ok(petition(kit, plan))
+    fee = ok(pay(kit, appeal, "appeal_filing_fee", FEE, "2026-09-24"))
+    with on("2026-09-25"):
+        refused = problem(kit.api.post(f"/payments/{fee['id']}/refund"), 422, "not_eligible")
+        assert "retained by the board" in refused["detail"]
+        assert ok(kit.api.get(f"/payments/{fee['id']}"), 200)["status"] == "received"
+    ok(grant(kit, appeal, "2026-09-25", pay_fee=False))
+    with on("2026-09-25"):
+        problem(kit.api.post(f"/payments/{fee['id']}/refund"), 422, "not_eligible")
+
+
+def test_security_required_by_the_lgu_must_be_posted_before_the_petition_is_granted(kit):
+    lgu = kit.lgu()
+    with on("2026-09-01"):
+        plan = kit.plan(
+            lgu, received_on="2026-09-01", area_sqft=9_000, appeal_security_required_cents=30_000
+        )
+        body = {"outcome": "approved", "decided_on": "2026-09-01"}
+        ok(kit.api.post(f"/plans/{plan['id']}/decision", body, token=lgu["token"]))
+    with on("2026-09-04"):
+        path = f"/plans/{plan['id']}/decision-notice"
+        ok(kit.api.post(path, {"mailed_on": "2026-09-04"}, token=lgu["token"]))
+    appeal = ok(petition(kit, plan))
+    assert appeal["security_required_cents"] == 30_000
+    ok(pay(kit, appeal, "appeal_filing_fee", FEE, "2026-09-24"))
+    refused = problem(grant(kit, appeal, "2026-09-25"), 422, "security_required")
+    assert refused["required_cents"] == 30_000 and refused["posted_cents"] == 0
+    # less than required is not enough either
+    short = ok(pay(kit, appeal, "appeal_security", 29_999, "2026-09-25"))
+    problem(grant(kit, appeal, "2026-09-25"), 422, "security_required")
+    with on("2026-09-25"):
+        ok(kit.api.post(f"/payments/{short['id']}/refund"))
+    posted = ok(pay(kit, appeal, "appeal_security", 30_000, "2026-09-25"))
+    ok(grant(kit, appeal, "2026-09-25"))
+    with on("2026-09-25"):
+        # Subd. 9: the security posted is returned once the petition is accepted
+        assert ok(kit.api.get(f"/payments/{posted['id']}"), 200)["status"] == "returned"
+
+
+def test_without_a_security_requirement_a_paid_petition_is_granted(kit):
+    lgu = kit.lgu()
+    plan = noticed_decision(kit, lgu)
+    appeal = ok(petition(kit, plan))
+    assert appeal["security_required_cents"] is None
+    ok(grant(kit, appeal, "2026-09-25"))
+
+
+def test_the_lgu_or_the_board_requires_appeal_security_before_any_petition(kit):
+    lgu, stranger = kit.lgu(), kit.lgu()
+    plan = noticed_decision(kit, lgu)
+    path = f"/plans/{plan['id']}/appeal-security"
+    for amount in (0, 50_001):
+        response = post_as(kit, path, {"amount_cents": amount}, "2026-09-05", lgu["token"])
+        problem(response, 422, "validation_error")
+    problem(
+        post_as(kit, path, {"amount_cents": 100}, "2026-09-05", stranger["token"]), 404, "not_found"
+    )
+    shown = ok(post_as(kit, path, {"amount_cents": 50_000}, "2026-09-05", lgu["token"]))
+    assert shown["appeal_security_required_cents"] == 50_000
+    shown = ok(post_as(kit, path, {"amount_cents": 25_000}, "2026-09-06"))  # the board
+    assert shown["appeal_security_required_cents"] == 25_000
+    ok(petition(kit, plan, received="2026-09-10", postmarked="2026-09-09"))
+    problem(post_as(kit, path, {"amount_cents": 100}, "2026-09-10", lgu["token"]), 409, "conflict")
+    with on("2026-09-10"):
+        assert kit.get_plan(plan["id"])["appeal_security_required_cents"] == 25_000
+
+
+@pytest.mark.parametrize(("amount", "status"), [(0, 422), (1, 201), (50_000, 201), (50_001, 422)])
+def test_a_plans_appeal_security_is_1_to_50_000_cents(kit, amount, status):
+    lgu = kit.lgu()
+    body = kit.plan_body(
+        received_on="2026-09-01", area_sqft=9_000, appeal_security_required_cents=amount
+    )
+    with on("2026-09-01"):
+        response = kit.api.post("/plans", body, token=lgu["token"])
+    if status == 201:
+        assert ok(response)["appeal_security_required_cents"] == amount
+    else:
+        errors = problem(response, 422, "validation_error")["errors"]
+        assert "appeal_security_required_cents" in errors
+
+
+# --- the grounds of a denial (Subd. 9) ---------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        {"granted": False},
+        {"granted": False, "grounds": []},
+        {"granted": False, "grounds": ["a bad idea"]},
+        {"granted": False, "reason": "meritless"},
+        {"granted": True, "grounds": ["trivial"]},
+    ],
+    ids=["none", "empty", "unknown", "reason-only", "grant-with-grounds"],
+)
+def test_a_denial_needs_grounds_from_the_statutes_list_and_a_grant_takes_none(kit, body):
+    lgu = kit.lgu()
+    plan = noticed_decision(kit, lgu)
+    appeal = ok(petition(kit, plan))
+    ok(pay(kit, appeal, "appeal_filing_fee", FEE, "2026-09-24"))
+    response = post_as(
+        kit, f"/appeals/{appeal['id']}/petition", {**body, "decided_on": "2026-09-25"}, "2026-09-25"
+    )
+    errors = problem(response, 422, "validation_error")["errors"]
+    assert [field.split(".")[0] for field in errors] == ["grounds"]
+    with on("2026-09-25"):
+        assert ok(kit.api.get(f"/appeals/{appeal['id']}"), 200)["petition"] is None
+
+
+def test_a_denial_records_its_grounds_and_the_factors_the_board_considered(kit):
+    lgu = kit.lgu()
+    plan = noticed_decision(kit, lgu)
+    appeal = ok(petition(kit, plan))
+    body = {
+        "granted": False,
+        "decided_on": "2026-09-25",
+        "grounds": ["solely_for_delay", "meritless", "meritless"],
+        "factors_considered": "a 9,000 sq ft wet meadow; no controversy; a second delay",
+    }
+    denied = ok(post_as(kit, f"/appeals/{appeal['id']}/petition", body, "2026-09-25"))
+    # each ground once, in the statute's order; no free-text reason was needed
+    assert denied["grounds"] == ["meritless", "solely_for_delay"]
+    assert denied["factors_considered"] == body["factors_considered"]
+    assert denied["petition"]["reason"] is None and denied["petition"]["granted"] is False
+
+
+# --- service of the decision and judicial review (Subd. 9; Minn. Stat. 14.63) -------------------
+
+
+def test_judicial_review_ends_30_days_after_service_rolled_past_thanksgiving(kit):
+    lgu = kit.lgu()
+    _plan, appeal = granted_appeal(kit, lgu)
+    decided = ok(rule(kit, appeal, "2026-10-27", "plan_upheld", served_on="2026-10-27"))
+    # 10-27 + 30 = Thursday 11-26, Thanksgiving; Friday 11-27 the board keeps; the weekend
+    assert decided["served_on"] == "2026-10-27"
+    assert decided["judicial_review_ends"] == "2026-11-30"
+    again = post_as(
+        kit, f"/appeals/{appeal['id']}/service", {"served_on": "2026-10-28"}, "2026-10-28"
+    )
+    problem(again, 409, "conflict")
+
+
+def test_the_decisions_service_is_recorded_once_after_the_decision(kit):
+    lgu = kit.lgu()
+    _plan, appeal = granted_appeal(kit, lgu)
+    path = f"/appeals/{appeal['id']}/service"
+    # nothing to serve before the decision
+    problem(post_as(kit, path, {"served_on": "2026-10-07"}, "2026-10-07"), 409, "conflict")
+    decided = ok(rule(kit, appeal, "2026-10-09", "plan_upheld"))
+    assert decided["served_on"] is None and decided["judicial_review_ends"] is None
+    # served before it was decided: refused
+    problem(post_as(kit, path, {"served_on": "2026-10-08"}, "2026-10-12"), 422, "validation_error")
+    served = ok(post_as(kit, path, {"served_on": "2026-10-12"}, "2026-10-12"))
+    # 10-12 + 30 = Wednesday 11-11, Veterans Day: Thursday 11-12
+    assert served["served_on"] == "2026-10-12"
+    assert served["judicial_review_ends"] == "2026-11-12"
+    problem(post_as(kit, path, {"served_on": "2026-10-13"}, "2026-10-13"), 409, "conflict")
+    lgu_token = lgu["token"]
+    with on("2026-10-13"):
+        read = ok(kit.api.get(f"/appeals/{appeal['id']}", token=lgu_token), 200)
+        problem(kit.api.post(path, {"served_on": "2026-10-13"}, token=lgu_token), 403, "forbidden")
+    assert read["judicial_review_ends"] == "2026-11-12"
+
+
+# --- several petitions: any reversal reverses the plan for good --------------------------------
+
+
+def test_two_appeals_one_upheld_then_one_reversed_reverse_the_approval_for_good(kit):
+    """Approved 09-01, notice postmarked 09-04 (window to 09-21), credits withdrawn 09-08.
+    Two petitions granted 09-25; appeal 1 upheld 10-20, appeal 2 reversed 10-27."""
+    lgu = kit.lgu()
+    with on("2026-09-01"):
+        bank = kit.funded_account(day="2026-09-01", service_area=5, unrestricted=20_000)
+        before = kit.available(bank["id"])
+    plan = noticed_decision(kit, lgu)
+    pid = plan["id"]
+    with on("2026-09-08"):
+        used = kit.reserve(bank["id"], pid, bank["unrestricted_class"], 18_000)
+        withdrawal = ok(
+            kit.api.post(
+                f"/plans/{pid}/withdrawals", {"reservation_ids": [used["id"]]}, token=lgu["token"]
+            )
+        )
+        assert withdrawal["withdrawn_sqft"] == 18_000
+        held = kit.reserve(bank["id"], pid, bank["unrestricted_class"], 1_000)
+    first = ok(
+        petition(
+            kit, plan, kind="owner", residents=None, postmarked="2026-09-10", received="2026-09-11"
+        )
+    )
+    second = ok(petition(kit, plan, postmarked="2026-09-14", received="2026-09-15"))
+    ok(grant(kit, first, "2026-09-25"))
+    ok(grant(kit, second, "2026-09-25"))
+
+    ok(rule(kit, first, "2026-10-20", "plan_upheld"))
+    with on("2026-10-20"):
+        waiting = kit.get_plan(pid)
+    assert waiting["status"] == "appealed"  # appeal 2 still awaits its decision
+    assert waiting["impact_may_proceed"] is False
+
+    ok(rule(kit, second, "2026-10-27", "plan_reversed"))
+    with on("2026-10-27"):
+        shown = kit.get_plan(pid)
+        after = kit.available(bank["id"])
+        voided = ok(kit.api.get(f"/reservations/{held['id']}"), 200)
+    assert shown["status"] == "final"
+    assert shown["outcome"] == "denied" and shown["reversed_on_appeal"] is True
+    assert shown["impact_may_proceed"] is False
+    assert "reversed_on_appeal" in [b["code"] for b in shown["impact_blockers"]]
+    assert shown["withdrawals"][0]["reversal_transaction_id"] is not None
+    # the withdrawal is reversed and the pending reservation voided: every credit is back
+    assert voided["status"] == "voided"
+    assert after == before
+
+    # from now on, reservations and withdrawals for the plan are conflict
+    with on("2026-10-28"):
+        body = {
+            "plan_id": pid,
+            "credit_class": bank["unrestricted_class"],
+            "amount_sqft": 1_000,
+            "expires_on": "2027-12-31",
+        }
+        problem(kit.api.post(f"/accounts/{bank['id']}/reservations", body), 409, "conflict")
+        path = f"/plans/{pid}/withdrawals"
+        problem(
+            kit.api.post(path, {"reservation_ids": [used["id"]]}, token=lgu["token"]),
+            409,
+            "conflict",
+        )
+        assert kit.available(bank["id"]) == before
+
+
+def test_an_appeal_reversed_then_another_upheld_leaves_the_plan_reversed(kit):
+    lgu = kit.lgu()
+    plan = noticed_decision(kit, lgu)
+    first = ok(petition(kit, plan, postmarked="2026-09-10", received="2026-09-11"))
+    second = ok(petition(kit, plan, postmarked="2026-09-14", received="2026-09-15"))
+    ok(grant(kit, first, "2026-09-25"))
+    ok(grant(kit, second, "2026-09-25"))
+    ok(rule(kit, first, "2026-10-20", "plan_reversed"))
+    ok(rule(kit, second, "2026-10-27", "plan_upheld"))
+    with on("2026-10-27"):
+        shown = kit.get_plan(plan["id"])
+    assert shown["outcome"] == "denied" and shown["reversed_on_appeal"] is True
+    assert shown["status"] == "final" and shown["impact_may_proceed"] is False
+
+
+# --- the plan page (issue 22) ------------------------------------------------------------------
+
+
+def page(app: Flask, token: str, plan_id: str) -> Element:
+    response = signed_in(app.test_client(), token).get(f"/plans/{plan_id}")
+    assert response.status_code == 200
+    return parse(response.get_data(as_text=True))
+
+
+def test_the_plan_page_shows_each_appeals_petitioner_grounds_service_and_review_deadline(
+    app: Flask, kit
+):
+    lgu = kit.lgu()
+    plan = noticed_decision(kit, lgu)
+    denied = ok(
+        petition(
+            kit,
+            plan,
+            kind="owner",
+            residents=None,
+            name="Ann Owner",
+            address="1 Lake Rd, Buffalo",
+            postmarked="2026-09-08",
+            received="2026-09-09",
+        )
+    )
+    ok(grant(kit, denied, "2026-09-10", granted=False, grounds=["trivial", "solely_for_delay"]))
+    heard = ok(petition(kit, plan, name="Wright County residents"))
+    ok(grant(kit, heard, "2026-10-06"))
+    ok(rule(kit, heard, "2026-10-27", "plan_upheld", served_on="2026-10-27"))
+    with on("2026-10-28"):
+        document = page(app, lgu["token"], plan["id"])
+
+    row = document.one("table", id="appeals").one("tr", data_appeal_id=denied["id"])
+    assert "Ann Owner" in row.text and "1 Lake Rd, Buffalo" in row.text
+    assert "trivial" in row.text and "solely for delay" in row.text
+    row = document.one("table", id="appeals").one("tr", data_appeal_id=heard["id"])
+    assert "Wright County residents" in row.text
+    assert row.one("td", data_field="served-on").text == "2026-10-27"
+    assert row.one("td", data_field="judicial-review-ends").text == "2026-11-30"
+    states = {
+        r.one("th").text: r.attrs["data-state"]
+        for r in document.one("table", id="timeline").one("tbody").all("tr")
+    }
+    assert states["Appeal 2: judicial review period ends"] == "running"
+
+
+@pytest.mark.parametrize("day", ["2026-09-21", "2026-09-22"])
+def test_the_plan_page_never_shows_a_running_appeal_window_on_a_final_plan(app: Flask, kit, day):
+    lgu = kit.lgu()
+    plan = noticed_decision(kit, lgu)  # window to Monday 2026-09-21
+    early = ok(petition(kit, plan, postmarked="2026-09-05", received="2026-09-07"))
+    ok(grant(kit, early, "2026-09-07", granted=False))
+    with on(day):
+        shown = kit.get_plan(plan["id"], token=lgu["token"])
+        document = page(app, lgu["token"], plan["id"])
+    status = document.one("dd", id="plan-status").text
+    window = [
+        r.attrs["data-state"]
+        for r in document.one("table", id="timeline").one("tbody").all("tr")
+        if r.one("th").text.startswith("Appeal window ends")
+    ]
+    if day == "2026-09-21":
+        # the window's last day: a denied petition does not close it
+        assert shown["status"] == "approved" and status.startswith("approved")
+        assert window == ["running"]
+    else:
+        assert shown["status"] == "final" and status.startswith("final")
+        assert window == ["ended"]

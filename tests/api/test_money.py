@@ -108,6 +108,8 @@ def appealed(
         ok(kit.api.post(path, {"mailed_on": "2026-09-04"}, token=lgu["token"]))
     body: dict[str, Any] = {
         "petitioner_kind": "owner",
+        "petitioner_name": "Ann Owner",
+        "petitioner_address": "1 Lake Rd, Buffalo, MN",
         "postmarked_on": "2026-09-10",
         "received_on": "2026-09-11",
         "filing_fee_cents": FEE,
@@ -120,7 +122,9 @@ def appealed(
 
 
 def decide_petition(kit: Kit, appeal: dict[str, Any], day: str, granted: bool) -> Any:
-    body = {"granted": granted, "decided_on": day, "reason": "decided for the test"}
+    body: dict[str, Any] = {"granted": granted, "decided_on": day, "reason": "for the test"}
+    if not granted:
+        body["grounds"] = ["meritless"]
     with on(day):
         return ok(kit.api.post(f"/appeals/{appeal['id']}/petition", body))
 
@@ -312,7 +316,12 @@ def test_only_the_board_records_appeal_payments(kit, kind):
         refund = kit.api.post(f"/payments/{booked['id']}/refund", token=lgu["token"])
         problem(refund, 403, "forbidden")
         assert ok(kit.api.get(f"/payments/{booked['id']}"), 200)["status"] == "received"
-        assert ok(kit.api.post(f"/payments/{booked['id']}/refund"))["status"] == "refunded"
+        by_board = kit.api.post(f"/payments/{booked['id']}/refund")
+        if kind == "appeal_filing_fee":
+            # Subd. 9: the filing fee "shall be retained by the board" (issue 22)
+            problem(by_board, 422, "not_eligible")
+        else:
+            assert ok(by_board)["status"] == "refunded"
 
 
 def test_a_holder_may_not_record_payments(kit):
@@ -447,7 +456,8 @@ def test_appeal_security_is_kept_when_the_petition_is_denied(kit):
         kept = ok(kit.api.get(f"/payments/{security['id']}"), 200)
         assert kept["status"] == "received"
         assert kept["compensation_transaction_id"] is None
-        assert kit.get_plan(plan["id"])["status"] == "final"
+        # a denied petition does not shorten the window (to 09-21): approved, not yet final
+        assert kit.get_plan(plan["id"])["status"] == "approved"
         assert not [
             tx
             for tx in journal(kit.api, kind="payment_returned")

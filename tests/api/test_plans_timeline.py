@@ -285,21 +285,35 @@ def test_an_undecided_plan_is_deemed_approved_the_day_after_2026_08_17(kit, toda
     with on(today):
         shown = kit.get_plan(plan["id"], token=lgu["token"])
     assert shown["status"] == status and shown["outcome"] == outcome
-    # a deemed approval's appeal window runs 15 days from decision_due: 2026-09-01
-    expected_window = "2026-09-01" if outcome else None
-    assert shown["deadlines"]["appeal_window_ends"] == expected_window
+    # Subd. 9 runs the window from the postmark of a notice of decision: none was mailed
+    assert shown["deadlines"]["appeal_window_ends"] is None
 
 
 @pytest.mark.parametrize(
     ("today", "status"),
-    [("2026-08-31", "deemed_approved"), ("2026-09-01", "deemed_approved"), ("2026-09-02", "final")],
+    [
+        # issue 22: with no notice mailed a deemed approval stays deemed_approved (it was
+        # final from 2026-09-02, 15 days after decision_due, before)
+        ("2026-09-02", "deemed_approved"),
+        ("2026-11-15", "deemed_approved"),
+        # a notice postmarked Tuesday 2026-08-18 opens the window to Wednesday 2026-09-02
+        ("2026-09-02 noticed", "deemed_approved"),
+        ("2026-09-03 noticed", "final"),
+    ],
 )
-def test_a_deemed_approval_is_final_the_day_after_its_window_ends_on_2026_09_01(kit, today, status):
+def test_a_deemed_approval_is_final_only_15_days_after_the_postmark_of_its_notice(
+    kit, today, status
+):
     lgu = kit.lgu()
     plan = story_3_plan(kit, lgu)
-    with on(today):
+    day, _, noticed = today.partition(" ")
+    if noticed:
+        with on("2026-08-18"):
+            ok(mail_decision_notice(kit, plan, lgu, "2026-08-18"))
+    with on(day):
         shown = kit.get_plan(plan["id"])
     assert shown["status"] == status and shown["outcome"] == "deemed_approved"
+    assert shown["deadlines"]["appeal_window_ends"] == ("2026-09-02" if noticed else None)
 
 
 def test_a_decision_after_a_deemed_approval_is_deadline_passed_not_conflict(kit):

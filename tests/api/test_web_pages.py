@@ -360,7 +360,8 @@ def test_a_plans_appeal_shows_its_deadlines_and_which_were_late(app: Flask, kit:
     plan = noticed_decision(kit, lgu)
     appeal = ok(petition(kit, plan, received="2026-09-24"))
     ok(grant(kit, appeal, "2026-10-27"))  # the grant was due 2026-10-26: late
-    ok(rule(kit, appeal, "2026-12-07", "plan_upheld"))  # due 2026-12-07: in time
+    # due 60 days after the petition's receipt (issue 22): Monday 2026-11-23, in time
+    ok(rule(kit, appeal, "2026-11-23", "plan_upheld"))
     with on("2026-12-08"):
         client = signed_in(app.test_client(), lgu["token"])
         document = html(client.get(f"/plans/{plan['id']}"))
@@ -375,7 +376,7 @@ def test_a_plans_appeal_shows_its_deadlines_and_which_were_late(app: Flask, kit:
     assert states["Notice of decision"] == "met"
     row = document.one("table", id="appeals").one("tr", data_appeal_id=appeal["id"])
     assert "Granted 2026-10-27 (late)" in row.text
-    assert "Plan upheld 2026-12-07" in row.text
+    assert "Plan upheld 2026-11-23" in row.text
     assert "$200.00" in row.text
     assert document.one("dd", id="plan-status").text.startswith(
         kit.get_plan(plan["id"], token=lgu["token"])["status"]
