@@ -5,10 +5,12 @@ from __future__ import annotations
 import logging
 import re
 import uuid
+from typing import Any
 
 from flask import Flask, Response, current_app, g, request
 from werkzeug.exceptions import HTTPException
 
+from api import roles
 from api.body_limit import refuse_over_limit
 from api.context import AUTHENTICATES_IN_UNIT, actor, database
 from api.problems import ApiProblem
@@ -56,10 +58,14 @@ def _authenticate() -> None:
 def _view_authenticates_in_its_unit() -> bool:
     """Whether the view checks the token itself, inside its own unit of work (``writes``): a
     write then costs one database transaction, not two (bench/README.md)."""
+    return bool(getattr(_handler(), AUTHENTICATES_IN_UNIT, False))
+
+
+def _handler() -> Any:
+    """The function that will handle this request (a MethodView's method for it), if any."""
     view = current_app.view_functions.get(request.endpoint or "")
     view_class = getattr(view, "view_class", None)
-    handler = getattr(view_class, request.method.lower(), None) if view_class else view
-    return bool(getattr(handler, AUTHENTICATES_IN_UNIT, False))
+    return getattr(view_class, request.method.lower(), None) if view_class else view
 
 
 def _require_json_body() -> None:
@@ -68,6 +74,7 @@ def _require_json_body() -> None:
     except (ApiProblem, HTTPException):  # 415, 400, and werkzeug's 413 for an oversized body
         if g.get("bearer_secret") and g.get("actor") is None:
             actor()  # a token not checked yet: an unknown one hears 401, whatever its body
+        roles.check(_handler())  # and a role the endpoint refuses hears 403 (``api.roles``)
         raise
 
 

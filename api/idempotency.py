@@ -17,6 +17,7 @@ from typing import Any, TypeVar
 from flask import Response, g, make_response, request
 from sqlalchemy.orm import Session
 
+from api import roles
 from api.context import AUTHENTICATES_IN_UNIT, actor, database
 from api.problems import ApiProblem
 from api.ratelimit import check_write
@@ -33,6 +34,7 @@ def writes(view: F) -> F:
     def wrapper(*args: Any, **kwargs: Any) -> Response:
         def unit(session: Session) -> Response:
             who = actor()  # the token is checked here, in this unit of work
+            roles.check(view)  # then its role, before the key or the body: 403 whatever it sent
             if not g.get("write_counted"):  # once per request, not per retry of the unit
                 g.write_counted = True
                 check_write(who.token_id)

@@ -10,6 +10,7 @@ from flask_smorest import Blueprint
 from api.context import actor, database, request_id, require_board, require_role, ruleset
 from api.idempotency import writes
 from api.pagination import Listing, PageArgs, csv_response, wants_csv
+from api.roles import roles
 from api.schemas.bank import (
     ENTRY_FIELDS,
     AccountIn,
@@ -42,6 +43,7 @@ def account_view(session: Any, account: BankAccount) -> dict[str, Any]:
 @blp.route("/accounts")
 class Accounts(MethodView):
     @writes
+    @roles("board")
     @blp.arguments(AccountIn)
     @blp.response(201, AccountOut)
     def post(self, data: dict[str, Any]) -> Any:
@@ -51,6 +53,7 @@ class Accounts(MethodView):
             account = parties.open_account(session, ruleset(), **data)
             return account_view(session, account)
 
+    @roles("board", "holder")
     @blp.arguments(PageArgs, location="query")
     @blp.response(200, AccountPage)
     def get(self, args: dict[str, Any]) -> Any:
@@ -69,6 +72,7 @@ class Accounts(MethodView):
 
 @blp.route("/accounts/<account_id>")
 class AccountById(MethodView):
+    @roles("board", "holder")
     @blp.response(200, AccountOut)
     def get(self, account_id: str) -> Any:
         """An account with its balances per credit class (board, or its holder)."""
@@ -79,6 +83,7 @@ class AccountById(MethodView):
 
 @blp.route("/accounts/<account_id>/balances")
 class AccountBalancesAsOf(MethodView):
+    @roles("board", "holder")
     @blp.arguments(AsOfArgs, location="query")
     @blp.response(200, BalancesAsOfOut)
     def get(self, args: dict[str, Any], account_id: str) -> Any:
@@ -91,6 +96,7 @@ class AccountBalancesAsOf(MethodView):
 
 @blp.route("/accounts/<account_id>/lots")
 class AccountLots(MethodView):
+    @roles("board", "holder")
     @blp.response(200, LotList)
     def get(self, account_id: str) -> Any:
         """The lots the account holds, with provenance (board, or the holder)."""
@@ -101,6 +107,7 @@ class AccountLots(MethodView):
 
 @blp.route("/accounts/<account_id>/entries")
 class AccountEntries(MethodView):
+    @roles("board", "holder")
     @blp.arguments(PageArgs, location="query")
     @blp.response(200, EntryPage)
     @blp.alt_response(200, description="text/csv of every entry", content_type="text/csv")
@@ -128,6 +135,7 @@ def _stream_entries(db: Any, account_id: str) -> Any:
 @blp.route("/accounts/<account_id>/freeze")
 class AccountFreeze(MethodView):
     @writes
+    @roles("board")
     @blp.response(200, AccountOut)
     def post(self, account_id: str) -> Any:
         """Freeze an account: it accepts deposits but sends nothing out (board)."""
@@ -139,6 +147,7 @@ class AccountFreeze(MethodView):
 @blp.route("/accounts/<account_id>/unfreeze")
 class AccountUnfreeze(MethodView):
     @writes
+    @roles("board")
     @blp.response(200, AccountOut)
     def post(self, account_id: str) -> Any:
         """Unfreeze an account (board)."""
@@ -150,6 +159,7 @@ class AccountUnfreeze(MethodView):
 @blp.route("/accounts/<account_id>/deposits")
 class AccountDeposits(MethodView):
     @writes
+    @roles("board")
     @blp.arguments(DepositIn)
     @blp.response(201, DepositOut)
     def post(self, data: dict[str, Any], account_id: str) -> Any:
@@ -181,6 +191,7 @@ class AccountDeposits(MethodView):
 
 @blp.route("/deposits/<deposit_id>")
 class DepositById(MethodView):
+    @roles("board", "holder")
     @blp.response(200, DepositOut)
     def get(self, deposit_id: str) -> Any:
         """A deposit (board, or the holder of its account), with its reversal if any."""
@@ -192,6 +203,7 @@ class DepositById(MethodView):
 @blp.route("/deposits/<deposit_id>/reverse")
 class DepositReverse(MethodView):
     @writes
+    @roles("board")
     @blp.arguments(DepositReverseIn)
     @blp.response(201, DepositOut)
     def post(self, data: dict[str, Any], deposit_id: str) -> Any:

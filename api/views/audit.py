@@ -14,6 +14,7 @@ from sqlalchemy.orm import Session
 
 from api.context import actor, database, require_board
 from api.pagination import Listing, csv_response, wants_csv
+from api.roles import roles
 from api.schemas.common import CreditClassOut, IsoDate, Timestamp
 from bank import audit, parties, reports
 from bank.access import AuditEvent
@@ -166,6 +167,7 @@ def _filters(args: dict[str, Any]) -> audit.JournalFilter:
 
 @blp.route("/audit/journal")
 class Journal(MethodView):
+    @roles("board")
     @blp.arguments(JournalArgs, location="query")
     @blp.response(200, JournalPage)
     @blp.alt_response(200, description="text/csv of every transaction", content_type="text/csv")
@@ -190,6 +192,7 @@ def _stream_journal(db: Any, filters: audit.JournalFilter) -> Iterator[dict[str,
 
 @blp.route("/audit/trial-balance")
 class TrialBalance(MethodView):
+    @roles("board")
     @blp.arguments(AsOfOptional, location="query")
     @blp.response(200, TrialBalanceOut)
     def get(self, args: dict[str, Any]) -> Any:
@@ -203,6 +206,7 @@ class TrialBalance(MethodView):
 
 @blp.route("/audit/verify")
 class Verify(MethodView):
+    @roles("board")
     @blp.response(200, VerifyOut)
     def get(self) -> Any:
         """Recompute the hash chain and every stored balance; name the first break."""
@@ -219,6 +223,7 @@ class Verify(MethodView):
 
 @blp.route("/audit/events")
 class Events(MethodView):
+    @roles("board")
     @blp.arguments(PageOnly, location="query")
     @blp.response(200, EventPage)
     def get(self, args: dict[str, Any]) -> Any:
@@ -241,6 +246,7 @@ class Events(MethodView):
 
 @blp.route("/accounts/<account_id>/statement")
 class Statement(MethodView):
+    @roles("board", "holder")
     @blp.arguments(StatementArgs, location="query")
     @blp.response(200, StatementOut)
     @blp.alt_response(200, description="text/csv", content_type="text/csv")

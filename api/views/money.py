@@ -9,6 +9,7 @@ from flask_smorest import Blueprint
 
 from api.context import actor, database, request_id, require_role, ruleset
 from api.idempotency import writes
+from api.roles import roles
 from api.schemas.plans import (
     DrawIn,
     PaymentIn,
@@ -29,6 +30,7 @@ blp = Blueprint("money", __name__, url_prefix="/api/v1", description="Payments a
 @blp.route("/payments")
 class Payments(MethodView):
     @writes
+    @roles("board", "lgu")
     @blp.arguments(PaymentIn)
     @blp.response(201, PaymentOut)
     def post(self, data: dict[str, Any]) -> Any:
@@ -40,6 +42,7 @@ class Payments(MethodView):
             )
             return money.payment_dict(payment)
 
+    @roles("board", "lgu")
     @blp.arguments(PaymentListArgs, location="query")
     @blp.response(200, PaymentList)
     def get(self, args: dict[str, Any]) -> Any:
@@ -53,6 +56,7 @@ class Payments(MethodView):
 
 @blp.route("/payments/<payment_id>")
 class PaymentById(MethodView):
+    @roles("board", "lgu")
     @blp.response(200, PaymentOut)
     def get(self, payment_id: str) -> Any:
         """A payment (board, or its plan's LGU)."""
@@ -63,6 +67,7 @@ class PaymentById(MethodView):
 @blp.route("/payments/<payment_id>/refund")
 class PaymentRefund(MethodView):
     @writes
+    @roles("board", "lgu")
     @blp.response(201, PaymentOut)
     def post(self, payment_id: str) -> Any:
         """Refund a payment with a compensating transaction (at most once)."""
@@ -74,6 +79,7 @@ class PaymentRefund(MethodView):
 @blp.route("/plans/<plan_id>/securities")
 class PlanSecurities(MethodView):
     @writes
+    @roles("board", "lgu")
     @blp.arguments(SecurityIn)
     @blp.response(201, SecurityOut)
     def post(self, data: dict[str, Any], plan_id: str) -> Any:
@@ -89,6 +95,7 @@ class PlanSecurities(MethodView):
 
 @blp.route("/securities")
 class Securities(MethodView):
+    @roles("board", "lgu")
     @blp.arguments(SecurityListArgs, location="query")
     @blp.response(200, SecurityList)
     def get(self, args: dict[str, Any]) -> Any:
@@ -101,6 +108,7 @@ class Securities(MethodView):
 
 @blp.route("/securities/<security_id>")
 class SecurityById(MethodView):
+    @roles("board", "lgu")
     @blp.response(200, SecurityOut)
     def get(self, security_id: str) -> Any:
         """A security (board, or its plan's LGU)."""
@@ -111,6 +119,7 @@ class SecurityById(MethodView):
 @blp.route("/securities/<security_id>/release")
 class SecurityRelease(MethodView):
     @writes
+    @roles("board", "lgu")
     @blp.arguments(ReleaseIn)
     @blp.response(201, SecurityOut)
     def post(self, data: dict[str, Any], security_id: str) -> Any:
@@ -127,6 +136,7 @@ class SecurityRelease(MethodView):
 @blp.route("/securities/<security_id>/draw")
 class SecurityDraw(MethodView):
     @writes
+    @roles("board", "lgu")
     @blp.arguments(DrawIn)
     @blp.response(201, SecurityOut)
     def post(self, data: dict[str, Any], security_id: str) -> Any:

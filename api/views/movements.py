@@ -9,6 +9,7 @@ from flask_smorest import Blueprint
 
 from api.context import actor, database, request_id, require_role
 from api.idempotency import writes
+from api.roles import roles
 from api.schemas.bank import ReservationIn, ReservationOut, TransferIn, TransferOut
 from bank import plans, reservations, transfers
 
@@ -18,6 +19,7 @@ blp = Blueprint("movements", __name__, url_prefix="/api/v1", description="Transf
 @blp.route("/transfers")
 class Transfers(MethodView):
     @writes
+    @roles("board", "holder")
     @blp.arguments(TransferIn)
     @blp.response(201, TransferOut)
     def post(self, data: dict[str, Any]) -> Any:
@@ -32,6 +34,7 @@ class Transfers(MethodView):
 @blp.route("/accounts/<account_id>/reservations")
 class AccountReservations(MethodView):
     @writes
+    @roles("board", "holder")
     @blp.arguments(ReservationIn)
     @blp.response(201, ReservationOut)
     def post(self, data: dict[str, Any], account_id: str) -> Any:
@@ -45,6 +48,7 @@ class AccountReservations(MethodView):
 
 @blp.route("/reservations/<reservation_id>")
 class ReservationById(MethodView):
+    @roles("board", "holder", "lgu")
     @blp.response(200, ReservationOut)
     def get(self, reservation_id: str) -> Any:
         """A reservation (board, the account's holder, or the plan's LGU)."""
@@ -56,6 +60,7 @@ class ReservationById(MethodView):
 @blp.route("/reservations/<reservation_id>/void")
 class ReservationVoid(MethodView):
     @writes
+    @roles("board", "holder")
     @blp.response(200, ReservationOut)
     def post(self, reservation_id: str) -> Any:
         """Release a pending reservation (the account's holder, or board)."""

@@ -9,6 +9,7 @@ from flask_smorest import Blueprint
 
 from api.context import actor, database, require_board, ruleset
 from api.idempotency import writes
+from api.roles import roles
 from api.schemas.bank import (
     CreditAreaAmendIn,
     HolderIn,
@@ -28,6 +29,7 @@ blp = Blueprint("parties", __name__, url_prefix="/api/v1", description="Parties 
 @blp.route("/holders")
 class Holders(MethodView):
     @writes
+    @roles("board")
     @blp.arguments(HolderIn)
     @blp.response(201, HolderOut)
     def post(self, data: dict[str, Any]) -> Any:
@@ -39,6 +41,7 @@ class Holders(MethodView):
 
 @blp.route("/holders/<holder_id>")
 class HolderById(MethodView):
+    @roles("board", "holder")
     @blp.response(200, HolderOut)
     def get(self, holder_id: str) -> Any:
         """A holder (board, or the holder itself)."""
@@ -52,6 +55,7 @@ class HolderById(MethodView):
 @blp.route("/lgus")
 class Lgus(MethodView):
     @writes
+    @roles("board")
     @blp.arguments(LguIn)
     @blp.response(201, LguOut)
     def post(self, data: dict[str, Any]) -> Any:
@@ -63,6 +67,7 @@ class Lgus(MethodView):
 
 @blp.route("/lgus/<lgu_id>")
 class LguById(MethodView):
+    @roles("board", "lgu", "holder")
     @blp.response(200, LguOut)
     def get(self, lgu_id: str) -> Any:
         """An LGU (public reference data for any token)."""
@@ -74,6 +79,7 @@ class LguById(MethodView):
 @blp.route("/bank-sites")
 class Sites(MethodView):
     @writes
+    @roles("board")
     @blp.arguments(SiteIn)
     @blp.response(201, SiteOut)
     def post(self, data: dict[str, Any]) -> Any:
@@ -87,6 +93,7 @@ class Sites(MethodView):
 
 @blp.route("/bank-sites/<site_id>")
 class SiteById(MethodView):
+    @roles("board", "holder")
     @blp.response(200, SiteOut)
     def get(self, site_id: str) -> Any:
         """A bank site (board, or its holder)."""
@@ -101,6 +108,7 @@ class SiteById(MethodView):
 @blp.route("/bank-sites/<site_id>/credit-areas")
 class SiteCreditAreas(MethodView):
     @writes
+    @roles("board")
     @blp.arguments(CreditAreaAmendIn)
     @blp.response(200, SiteOut)
     def post(self, data: dict[str, Any], site_id: str) -> Any:
@@ -115,6 +123,7 @@ class SiteCreditAreas(MethodView):
 @blp.route("/bank-sites/<site_id>/freeze")
 class SiteFreeze(MethodView):
     @writes
+    @roles("board")
     @blp.response(200, SiteOut)
     def post(self, site_id: str) -> Any:
         """Freeze every credit that came from the site, wherever it now is (board)."""
@@ -127,6 +136,7 @@ class SiteFreeze(MethodView):
 @blp.route("/bank-sites/<site_id>/unfreeze")
 class SiteUnfreeze(MethodView):
     @writes
+    @roles("board")
     @blp.response(200, SiteOut)
     def post(self, site_id: str) -> Any:
         """Unfreeze the site's credits (board)."""
@@ -138,6 +148,7 @@ class SiteUnfreeze(MethodView):
 
 @blp.route("/service-areas")
 class ServiceAreas(MethodView):
+    @roles("board", "lgu", "holder")
     @blp.response(200, ServiceAreaList)
     def get(self) -> Any:
         """The bank service areas (practice: ten)."""

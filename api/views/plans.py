@@ -220,6 +220,7 @@ class PlanReplacementCompleted(MethodView):
 @blp.route("/plans/<plan_id>/appeal-security")
 class PlanAppealSecurity(MethodView):
     @writes
+    @roles("board", "lgu")
     @blp.arguments(AppealSecurityIn)
     @blp.response(201, PlanOut)
     def post(self, data: dict[str, Any], plan_id: str) -> Any:
@@ -309,6 +310,7 @@ class AppealDecision(MethodView):
 @blp.route("/appeals/<appeal_id>/service")
 class AppealService(MethodView):
     @writes
+    @roles("board")
     @blp.arguments(ServiceIn)
     @blp.response(201, AppealOut)
     def post(self, data: dict[str, Any], appeal_id: str) -> Any:

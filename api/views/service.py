@@ -12,6 +12,7 @@ from sqlalchemy import text
 
 from api.context import actor, database, require_board
 from api.idempotency import writes
+from api.roles import roles
 from bank import access, parties
 
 blp = Blueprint("service", __name__, url_prefix="/api/v1", description="Service and tokens")
@@ -60,6 +61,7 @@ class Health(MethodView):
 
 @blp.route("/me")
 class Me(MethodView):
+    @roles("board", "lgu", "holder")
     @blp.response(200, MeOut)
     def get(self) -> dict[str, Any]:
         """The caller's role and the LGU or holder its token acts for."""
@@ -76,6 +78,7 @@ class Me(MethodView):
 @blp.route("/tokens")
 class Tokens(MethodView):
     @writes
+    @roles("board")
     @blp.arguments(TokenIn)
     @blp.response(201, TokenOut)
     def post(self, data: dict[str, Any]) -> dict[str, Any]:
@@ -98,6 +101,7 @@ class Tokens(MethodView):
 
 @blp.route("/tokens/<token_id>")
 class TokenById(MethodView):
+    @roles("board")
     @blp.response(204)
     def delete(self, token_id: str) -> None:
         """Revoke a token (board): it stops working at once."""

@@ -10,6 +10,7 @@ import base64
 import csv
 import io
 import json
+import re
 from typing import Any
 from urllib.parse import unquote
 
@@ -17,9 +18,12 @@ import pytest
 from flask import Flask
 from sqlalchemy import text
 
+from api.roles import declared
+from bank.access import ROLES
 from tests.api.bank_kit import BankKit, ok, on, problem, unique
 from tests.api.conftest import Api
 from tests.api.web_kit import csrf_of, parse, signed_in
+from tests.system.test_authorization_matrix import MATRIX
 
 CSV = {"Accept": "text/csv"}
 FORMULA = '=HYPERLINK("http://evil.example","x")'
@@ -298,3 +302,126 @@ def test_a_body_over_the_limit_is_413_with_or_without_a_content_length(
         created = ok(post_chunked(client, "/api/v1/holders", padded(body, size), board_token))
         assert created["name"] == body["name"]
     assert count(app, "holders") == holders + 2 + 1  # the two, and the freeze test's holder
+
+
+# --- authorization before the body -------------------------------------------------------------
+
+#: a role's tokens, as the authorization matrix names them
+ROLE_OF = {
+    "board": "board",
+    "lgu": "lgu",
+    "other_lgu": "lgu",
+    "holder": "holder",
+    "other_holder": "holder",
+}
+WRITES = ("POST", "PUT", "PATCH", "DELETE")
+COUNTED = (
+    "holders",
+    "lgus",
+    "bank_sites",
+    "bank_accounts",
+    "deposits",
+    "lots",
+    "transfers",
+    "reservations",
+    "plans",
+    "payments",
+    "securities",
+    "api_tokens",
+    "idempotency_records",
+    "ledger_transactions",
+)
+
+
+def endpoints(app: Flask) -> dict[str, Any]:
+    """``"METHOD /path"`` (as the OpenAPI document writes it) → the function that handles it."""
+    out = {}
+    for rule in app.url_map.iter_rules():
+        if not rule.rule.startswith("/api/v1/") or rule.rule.startswith("/api/v1/openapi"):
+            continue
+        view = app.view_functions[rule.endpoint]
+        view_class = getattr(view, "view_class", None)
+        for method in sorted((rule.methods or set()) - {"HEAD", "OPTIONS"}):
+            path = rule.rule.removeprefix("/api/v1").replace("<", "{").replace(">", "}")
+            handler = getattr(view_class, method.lower()) if view_class else view
+            out[f"{method} {path}"] = handler
+    return out
+
+
+def matrix_roles(spec: str) -> set[str] | None:
+    """The roles a row of the authorization matrix allows; ``None`` for a public endpoint."""
+    if spec == "public":
+        return None
+    if spec == "*":
+        return set(ROLES)
+    return {ROLE_OF[name] for name in spec.split()}
+
+
+def test_every_endpoint_declares_the_roles_of_the_authorization_matrix(app: Flask) -> None:
+    served = endpoints(app)
+    assert not set(served) - set(MATRIX), sorted(set(served) - set(MATRIX))
+    for key, handler in served.items():
+        assert (set(declared(handler) or ()) or None) == matrix_roles(MATRIX[key]), key
+
+
+def hostile_requests(method: str, path: str) -> list[tuple[str, dict[str, Any]]]:
+    """What a caller may send: ``{}``, JSON that does not parse, another content type, a body
+    over the limit (sized and chunked), a bad query, a bad Idempotency-Key."""
+    json_type = {"Content-Type": "application/json"}
+    over = b'{"x": "' + b"x" * ONE_MIB + b'"}'
+    sent = [
+        ("{}", {"json": {}}),
+        ("no body", {}),
+        ("malformed", {"data": b'{"a": ', "headers": json_type}),
+        ("duplicate key", {"data": b'{"a": 1, "a": 2}', "headers": json_type}),
+        ("text/plain", {"data": b"hello", "headers": {"Content-Type": "text/plain"}}),
+        ("over the limit", {"data": over, "headers": json_type}),
+        (
+            "chunked over the limit",
+            {
+                "input_stream": io.BytesIO(over),
+                "headers": {**json_type, "Transfer-Encoding": "chunked"},
+                "environ_overrides": {"wsgi.input_terminated": True},
+            },
+        ),
+        ("bad query", {"query_string": {"limit": "lots", "cursor": "x", "as_of": "June"}}),
+    ]
+    if method in WRITES:
+        sent.append(("bad Idempotency-Key", {"json": {}, "headers": {"Idempotency-Key": ""}}))
+    return sent
+
+
+def test_a_role_an_endpoint_refuses_gets_403_whatever_it_sends(
+    app: Flask, api: Api, holder: dict[str, str], lgu: dict[str, str]
+) -> None:
+    tokens = {"board": api.token, "holder": holder["token"], "lgu": lgu["token"]}
+    client = app.test_client()
+    before = {table: count(app, table) for table in COUNTED}
+    checked = 0
+    for key, handler in endpoints(app).items():
+        allowed = declared(handler)
+        if allowed is None:
+            continue
+        method, template = key.split(" ", 1)
+        path = "/api/v1" + re.sub(r"\{\w+\}", "x_0123456789abcdef", template)
+        for role in sorted(set(ROLES) - set(allowed)):
+            for label, request in hostile_requests(method, path):
+                headers = {**request.pop("headers", {}), "Authorization": f"Bearer {tokens[role]}"}
+                response = client.open(path, method=method, headers=headers, **request)
+                assert response.status_code == 403, (key, role, label, response.json)
+                problem(response, 403, "forbidden")
+                checked += 1
+    assert checked > 400
+    assert {table: count(app, table) for table in COUNTED} == before
+
+
+def test_a_board_only_endpoint_answers_a_holders_empty_body_403_and_the_boards_422(
+    api: Api, holder: dict[str, str], lgu: dict[str, str]
+) -> None:
+    """The issue's example: a holder posting ``{}`` heard 422 listing the required fields."""
+    for path in ("/holders", "/lgus", "/bank-sites", "/accounts", "/accounts/x_0/deposits"):
+        for token in (holder["token"], lgu["token"]):
+            body = problem(api.post(path, {}, token=token), 403, "forbidden")
+            assert "errors" not in body
+        refused = api.post(path, {})  # the board: its body is judged
+        assert refused.status_code in (404, 422), (path, refused.json)
