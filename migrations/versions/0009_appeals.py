@@ -26,6 +26,10 @@ down_revision: str | None = "0008"
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
 
+#: the API's bound on every ``*_cents`` a request states (api/schemas/common.py, migration 0008)
+MAX_CENTS = 10**13
+SECURITY_CHECK = "ck_plans_appeal_security_required_cents_max"
+
 APPEAL_COLUMNS = (
     ("petitioner_name", sa.String(300)),
     ("petitioner_address", sa.String(1000)),
@@ -39,8 +43,15 @@ def upgrade() -> None:
     op.add_column(
         "plans", sa.Column("appeal_security_required_cents", sa.BigInteger(), nullable=True)
     )
-    # a new quantity column: SQLite refuses a non-integer in it, as in every other (0008)
-    quantities.install_sqlite(op.get_bind(), "plans", [("appeal_security_required_cents", True)])
+    # a new quantity column: SQLite refuses a non-integer in it, as in every other (0008), and
+    # PostgreSQL holds it to the API's bound on cents like every quantity a request states
+    bind = op.get_bind()
+    quantities.install_sqlite(bind, "plans", [("appeal_security_required_cents", True)])
+    if bind.dialect.name == "postgresql":
+        op.execute(
+            f"ALTER TABLE plans ADD CONSTRAINT {SECURITY_CHECK} "
+            f"CHECK (appeal_security_required_cents <= {MAX_CENTS})"
+        )
     for name, type_ in APPEAL_COLUMNS:
         op.add_column("appeals", sa.Column(name, type_, nullable=True))
 
@@ -48,5 +59,8 @@ def upgrade() -> None:
 def downgrade() -> None:
     for name, _type in reversed(APPEAL_COLUMNS):
         op.drop_column("appeals", name)
-    quantities.drop_sqlite(op.get_bind(), "plans", ["appeal_security_required_cents"])
+    bind = op.get_bind()
+    quantities.drop_sqlite(bind, "plans", ["appeal_security_required_cents"])
+    if bind.dialect.name == "postgresql":
+        op.execute(f"ALTER TABLE plans DROP CONSTRAINT IF EXISTS {SECURITY_CHECK}")
     op.drop_column("plans", "appeal_security_required_cents")

@@ -259,3 +259,62 @@ def test_0006_closes_the_hole_0005_first_opened(backend: str, tmp_path: Path) ->
         db.dispose()
     finally:
         drop_database(url)
+
+
+def test_0009_adds_the_appeal_columns_and_goes_down_keeping_every_plan_and_appeal(
+    backend: str, tmp_path: Path
+) -> None:
+    """Issue 22's columns arrive empty on the plans and appeals already recorded, and leave
+    without touching them."""
+    url = create_database(backend, tmp_path)
+    engine = create_engine(url)
+    at = "2026-09-01 12:00:00+00:00"
+    try:
+        config = alembic_config(url)
+        command.upgrade(config, "0008")
+        with engine.begin() as connection:
+            connection.execute(
+                text(
+                    "INSERT INTO lgus VALUES ('lgu-1', 'Wright County', 'county', false, false, "
+                    f"'{at}')"
+                )
+            )
+            connection.execute(
+                text(
+                    "INSERT INTO plans (id, lgu_id, applicant, project, received_on, "
+                    "first_received_on, impact_area_sqft, impact_wetland_type, "
+                    "impact_service_area, impact_county, on_agricultural_land, "
+                    "replacement_ratio, method, replacement_outside_service_area, ruleset, "
+                    "decision_outcome, decided_on, decision_notice_mailed_on, created_at, "
+                    "version) VALUES ('plan-1', 'lgu-1', 'A', 'P', '2026-06-08', '2026-06-08', "
+                    "9000, '2', 5, 'Wright', false, '2', 'bank_credits', false, "
+                    f"'103G.2242 (seed)', 'approved', '2026-07-01', '2026-07-02', '{at}', 0)"
+                )
+            )
+            connection.execute(
+                text(
+                    "INSERT INTO appeals (id, plan_id, petitioner_kind, postmarked_on, "
+                    "received_on, filing_fee_cents, ruleset, created_at) VALUES ('apl-1', "
+                    "'plan-1', 'owner', '2026-07-10', '2026-07-13', 20000, "
+                    f"'103G.2242 (seed)', '{at}')"
+                )
+            )
+        command.upgrade(config, "head")
+        with engine.connect() as connection:
+            appeal = connection.execute(
+                text("SELECT petitioner_name, served_on, filing_fee_cents FROM appeals")
+            ).one()
+            required = connection.execute(
+                text("SELECT appeal_security_required_cents FROM plans")
+            ).scalar_one()
+        assert tuple(appeal) == (None, None, 20_000) and required is None
+        command.downgrade(config, "0008")
+        columns = {c["name"] for c in inspect(engine).get_columns("appeals")}
+        assert "petitioner_name" not in columns and "served_on" not in columns
+        with engine.connect() as connection:
+            assert connection.execute(text("SELECT id FROM appeals")).scalars().all() == ["apl-1"]
+            assert connection.execute(text("SELECT id FROM plans")).scalars().all() == ["plan-1"]
+        command.upgrade(config, "head")
+    finally:
+        engine.dispose()
+        drop_database(url)
