@@ -91,13 +91,25 @@ class BankKit:
         body = ok(self.api.post("/lgus", {"name": unique("County"), "kind": "county"}))
         return {"id": body["id"], "token": make_token(self.app, "lgu", lgu_id=body["id"])}
 
-    def site(self, holder_id: str, service_area: int = 5, county: str = "Lyon") -> str:
-        body = {
+    def site(
+        self,
+        holder_id: str,
+        service_area: int = 5,
+        county: str = "Lyon",
+        *,
+        wetland_sqft: int | None = 10**9,
+    ) -> str:
+        """A bank site whose register holds a replacement wetland of ``wetland_sqft`` (large
+        enough by default for any number of the tests' deposits), or nothing (``None``: its
+        first deposit registers what it states)."""
+        body: dict[str, Any] = {
             "name": unique("Site"),
             "holder_id": holder_id,
             "service_area": service_area,
             "county": county,
         }
+        if wetland_sqft is not None:
+            body["credit_areas"] = [{"category": "replacement_wetland", "area_sqft": wetland_sqft}]
         return str(ok(self.api.post("/bank-sites", body))["id"])
 
     def account(self, holder_id: str, service_area: int = 5, county: str = "Lyon") -> str:

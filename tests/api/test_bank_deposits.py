@@ -23,7 +23,7 @@ def prairie_creek(kit: BankKit) -> dict[str, Any]:
     return {
         "holder": holder,
         "lgu": lgu,
-        "site_id": kit.site(holder["id"], 5, "Lyon"),
+        "site_id": kit.site(holder["id"], 5, "Lyon", wetland_sqft=None),
         "account_id": kit.account(holder["id"], 5, "Lyon"),
     }
 
@@ -137,7 +137,9 @@ def _refusal(kit: BankKit, pc: dict[str, Any], status: int, code: str, **change:
     path = f"/accounts/{pc['account_id']}/deposits"
     ok(kit.api.post(path, story1_body(kit, pc)))
     before = kit.snapshot(pc["account_id"])
-    body = story1_body(kit, dict(pc, site_id=kit.site(pc["holder"]["id"], 5, "Lyon")))
+    body = story1_body(
+        kit, dict(pc, site_id=kit.site(pc["holder"]["id"], 5, "Lyon", wetland_sqft=None))
+    )
     for key, value in change.items():
         if key.startswith("action_"):
             index, field = key.removeprefix("action_").split("_", 1)
