@@ -40,27 +40,7 @@ def reverse_deposit(
     if session.get(DepositReversal, deposit.id, populate_existing=True) is not None:
         raise Conflict(f"deposit {deposit.id} has already been reversed")
     _check_date(deposit, effective_on)
-    actions = list(
-        session.execute(
-            select(DepositAction, credits.Lot, credits.CreditClass)
-            .join(credits.Lot, credits.Lot.id == DepositAction.lot_id)
-            .join(credits.CreditClass, credits.CreditClass.code == DepositAction.credit_class)
-            .where(DepositAction.deposit_id == deposit.id)
-            .order_by(DepositAction.position)
-        ).all()
-    )
-    held = ledger.lock(session, [lot.ledger_account_id for _, lot, _ in actions])
-    for action, lot, _ in actions:
-        balance = held[lot.ledger_account_id]
-        if balance.posted != action.credit_sqft or balance.available != action.credit_sqft:
-            raise Conflict(
-                f"lot {lot.label} ({lot.id}) no longer holds all {action.credit_sqft} sq ft the "
-                f"deposit put there unreserved ({balance.available} sq ft available): a deposit "
-                "is reversed only while its credits are untouched",
-                lot_id=lot.id,
-                available_sqft=balance.available,
-                deposited_sqft=action.credit_sqft,
-            )
+    actions = _untouched_actions(session, deposit)
     legs = [
         ledger.Leg(lot.ledger_account_id, klass.issuance_account_id, action.credit_sqft)
         for action, lot, klass in actions
@@ -92,6 +72,35 @@ def reverse_deposit(
     )
     session.flush()
     return deposit_dict(session, deposit)
+
+
+def _untouched_actions(
+    session: Session, deposit: Deposit
+) -> list[tuple[DepositAction, credits.Lot, credits.CreditClass]]:
+    """The deposit's actions with their lots and classes, each lot locked and checked to hold
+    all the deposit put there, with nothing reserved out of it."""
+    actions = list(
+        session.execute(
+            select(DepositAction, credits.Lot, credits.CreditClass)
+            .join(credits.Lot, credits.Lot.id == DepositAction.lot_id)
+            .join(credits.CreditClass, credits.CreditClass.code == DepositAction.credit_class)
+            .where(DepositAction.deposit_id == deposit.id)
+            .order_by(DepositAction.position)
+        ).all()
+    )
+    held = ledger.lock(session, [lot.ledger_account_id for _, lot, _ in actions])
+    for action, lot, _ in actions:
+        balance = held[lot.ledger_account_id]
+        if balance.posted != action.credit_sqft or balance.available != action.credit_sqft:
+            raise Conflict(
+                f"lot {lot.label} ({lot.id}) no longer holds all {action.credit_sqft} sq ft the "
+                f"deposit put there unreserved ({balance.available} sq ft available): a deposit "
+                "is reversed only while its credits are untouched",
+                lot_id=lot.id,
+                available_sqft=balance.available,
+                deposited_sqft=action.credit_sqft,
+            )
+    return [(action, lot, klass) for action, lot, klass in actions]
 
 
 def _check_date(deposit: Deposit, effective_on: date) -> None:

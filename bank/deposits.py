@@ -59,19 +59,7 @@ def make_deposit(
     less what it has already yielded (the site is locked meanwhile).  One failing action refuses
     the whole deposit; nothing is written.
     """
-    account = session.get(parties.BankAccount, request.account_id)
-    if account is None:
-        raise ValidationFailed("no such account", {"account_id": ["no such account"]})
-    if account.status == "closed":
-        raise Conflict("a closed account accepts no deposit")
-    parties.get_site(session, request.bank_site_id, field="bank_site_id")
-    site = site_register.lock_site(session, request.bank_site_id)
-    if site.holder_id != account.holder_id:
-        raise NotEligible(
-            f"bank site {site.id} belongs to another holder: its credits go only into an account "
-            "of the site's holder",
-            field="bank_site_id",
-        )
+    account, site = _account_and_site(session, request)
     parties.get_lgu(session, request.banking_plan_lgu_id, field="banking_plan.lgu_id")
     _check_dates(request)
     actions = list(request.actions)
@@ -98,16 +86,7 @@ def make_deposit(
         )
         booked.append((position, action, credit, klass, lot))
     posted = ledger.transfer(
-        session,
-        "deposit",
-        legs,
-        ledger.Meta(
-            idempotency_key=f"deposit:{deposit_id}",
-            effective_on=request.effective_on,
-            memo=f"deposit {deposit_id} under banking plan {request.banking_plan_reference}",
-            actor=actor.label,
-            request_id=request_id,
-        ),
+        session, "deposit", legs, _meta(actor, request, deposit_id, request_id)
     )
     deposit = _record(session, ruleset, actor, request, deposit_id, posted.transaction_id, booked)
     first = {c: a for c, a in register.areas.items() if c not in before.areas}
@@ -115,6 +94,39 @@ def make_deposit(
         session, site.id, first, actor, source="first_deposit", deposit_id=deposit_id
     )
     return deposit_dict(session, deposit)
+
+
+def _account_and_site(
+    session: Session, request: DepositRequest
+) -> tuple[parties.BankAccount, parties.BankSite]:
+    """The receiving account (open or frozen) and the bank site, locked; the site must be the
+    account holder's."""
+    account = session.get(parties.BankAccount, request.account_id)
+    if account is None:
+        raise ValidationFailed("no such account", {"account_id": ["no such account"]})
+    if account.status == "closed":
+        raise Conflict("a closed account accepts no deposit")
+    parties.get_site(session, request.bank_site_id, field="bank_site_id")
+    site = site_register.lock_site(session, request.bank_site_id)
+    if site.holder_id != account.holder_id:
+        raise NotEligible(
+            f"bank site {site.id} belongs to another holder: its credits go only into an account "
+            "of the site's holder",
+            field="bank_site_id",
+        )
+    return account, site
+
+
+def _meta(
+    actor: Actor, request: DepositRequest, deposit_id: str, request_id: str | None
+) -> ledger.Meta:
+    return ledger.Meta(
+        idempotency_key=f"deposit:{deposit_id}",
+        effective_on=request.effective_on,
+        memo=f"deposit {deposit_id} under banking plan {request.banking_plan_reference}",
+        actor=actor.label,
+        request_id=request_id,
+    )
 
 
 def _check_dates(request: DepositRequest) -> None:
