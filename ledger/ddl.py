@@ -23,12 +23,12 @@ _BALANCED_SQL = """
 """
 
 # The deferred balance check, fired by every new header and every new entry: each firing reads
-# the transaction's entries once (per asset and phase, their count and sum).  It used to read them
-# twice.  A 2-entry transfer is still checked three times, and a transaction of n entries reads
-# n rows n + 1 times.  Skipping the entries of a header inserted by the same database transaction
-# (its xmin is ours) was tried and withdrawn: ``SET CONSTRAINTS ALL IMMEDIATE`` runs the header's
-# check early, so an entry added after it went unchecked, and a frozen row keeps its 32-bit xmin,
-# which an xid wraparound can make equal to ours again.
+# the transaction's entries once (per asset and phase, their count and sum).  A 2-entry transfer
+# is checked three times, and a transaction of n entries reads n rows n + 1 times.  No firing
+# skips the check because its header was inserted by the same database transaction (its xmin):
+# ``SET CONSTRAINTS ALL IMMEDIATE`` runs the header's check early, so an entry added after it
+# would go unchecked, and a frozen row keeps its 32-bit xmin, which an xid wraparound can make
+# equal to a later transaction's.
 CHECK_BALANCED_FUNCTION = """
     CREATE OR REPLACE FUNCTION ledger_check_balanced() RETURNS trigger AS $$
     DECLARE tx bigint;

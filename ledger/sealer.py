@@ -7,12 +7,11 @@ journal) seals synchronously.
 
 Several processes' sealers pace themselves (``next_pace``): one that finds another sealed since
 its own last run, or holding the lock, waits twice as long before its next run, up to
-``idle_seconds``; one that finds nobody did goes back to ``batch_seconds``.  With a fixed pace,
-every writing process sealed twenty times a second, each run a sliver of the queue (two busy
-processes: ~110 runs in 3 s; paced: ~14).  Eight benchmark workers, rounds interleaved on one
-machine: 684 transfers/s with a fixed pace, 807 paced, 908 with a sealer in one process only
-(bench/README.md).  No lock outlives a transaction, so a connection pooler in transaction mode
-changes nothing.
+``idle_seconds``; one that finds nobody did goes back to ``batch_seconds``.  At a fixed pace
+every writing process would seal twenty times a second, each run a sliver of the queue, holding
+its process's GIL while that process's writer may hold row locks; paced, many busy processes seal
+about as often as one.  No lock outlives a transaction, so a connection pooler in transaction
+mode changes nothing.
 """
 
 from __future__ import annotations
@@ -103,8 +102,8 @@ class BackgroundSealer:
     def _vacuum_queue(self) -> None:
         """Every sealed transaction leaves a dead queue row; between autovacuum's visits (a
         minute apart) thousands pile up, and every writer's insert and every batch's scan of the
-        queue's index steps over them (the engine benchmark lost a quarter of its rate in a
-        minute).  A tiny table vacuums in milliseconds."""
+        queue's index steps over them, slowing every writer.  A tiny table vacuums in
+        milliseconds."""
         try:
             with self.db.engine.connect().execution_options(
                 isolation_level="AUTOCOMMIT"
@@ -123,9 +122,9 @@ def next_pace(
     ended at ``last_seq``): wait twice as long, up to ``slowest``.  Nobody else: ``fastest``.
     An empty queue with nobody else's links since says nothing either way: the pace stays.
 
-    An empty queue with another's links since counts too: two sealers that ran in step, one
-    always just after the other, found an empty queue half the time, and with it ignored both
-    kept the fastest pace (a test saw 49 runs in 3 s where 14 was usual).
+    An empty queue with another's links since counts too: two sealers that run in step, one
+    always just after the other, find an empty queue half the time, and were it ignored both
+    would keep the fastest pace.
     """
     if sealed.contended:
         return min(pace * 2, slowest)
