@@ -127,9 +127,8 @@ def _posting(url: str, seconds: float, out: list[str], checks: list[tuple[str, b
             )
 
     # grow the tables past their first rows, unmeasured, so that autovacuum's rule has analyzed
-    # them before round one: the first one-worker engine run of three full runs, on tables with
-    # no statistics yet, ran at 261-284/s against 373-491 later (the sealer's batch statement
-    # read every entry), and that round's inflated 4/1 made one run print a PASS it had not earned
+    # them before round one: on tables with no statistics the sealer's batch statement reads
+    # every entry, which would slow round one's one-worker run and inflate that round's 4/1
     for label, target, targs in kinds:
         _run(url, f"{label} warm-up", 4, target, targs, seconds / 2)
     runs: dict[tuple[str, int], list[Result]] = {}
@@ -186,7 +185,7 @@ def _posting(url: str, seconds: float, out: list[str], checks: list[tuple[str, b
             )
             if cpu[1] > SLOWED * cpu[2]:
                 # concurrency does not make a transfer cheaper: the machine was slower while
-                # one worker ran (a full run saw 3.29 ms at 1 worker, 2.33 at 2, and 4/1 2.58)
+                # one worker ran, which inflates 4/1
                 out.append(
                     f"  WARNING: one {label} worker cost {cpu[1] / cpu[2]:.2f}x the CPU per "
                     "transfer of two: the machine slowed during the 1-worker runs, and the "
@@ -301,9 +300,7 @@ def _reads_verify_export(
         bulk.load_pairs(url, lot_account, issuer, size, f"reads{size}", bank.asset)
     out.append(f"(loaded {sum(sizes):,} transactions in {time.perf_counter() - started:.0f} s)")
     # the sizes alternate, READ_ROUNDS times READ_BATCH requests each: measured one after the
-    # other, 1,000 entries first and 1 million last, the machine's drift made the ratio 1.68 in
-    # one run; interleaved in the next, the same database read 1.10 (p50 per round for the same
-    # account ranged over 4.0-6.9 ms)
+    # other, the machine's drift between the first size and the last would show in their ratio
     latencies: dict[int, list[float]] = {size: [] for size in sizes}
     with Server(url, 2) as server:
         for _round in range(READ_ROUNDS):

@@ -57,10 +57,10 @@ ORDER BY s.relname
 def analyze_like_autovacuum(url: str) -> list[str]:
     """ANALYZE the tables autovacuum would analyze now; the tables' names.
 
-    This machine's PostgreSQL runs with autovacuum off, so the planner's statistics stayed those
-    of the tables' first rows (or none) for the whole run: plans chosen for a one-transaction
-    table (hash joins over seq scans) were kept, per connection, while the tables grew to
-    hundreds of thousands of rows.  PostgreSQL's default, and any production server, has it on.
+    Where PostgreSQL runs with autovacuum off, the planner's statistics stay those of the
+    tables' first rows (or none) for the whole run: plans chosen for a one-transaction table
+    (hash joins over seq scans) are kept, per connection, while the tables grow to hundreds of
+    thousands of rows.  PostgreSQL's default, and any production server, has it on.
     Called before every measured run, outside its window; where autovacuum is on and has kept
     up, no table is due and nothing is analyzed."""
     import psycopg

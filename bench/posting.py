@@ -252,7 +252,7 @@ def http_worker(
 
     try:
         # a server's worker threads and pooled connections warm up too (their first requests
-        # import code and prepare statements): a short --quick window otherwise measured them
+        # import code and prepare statements): a short --quick window would otherwise measure them
         return measure(one, seconds, start, warm_up=25)
     finally:
         conn.close()
