@@ -57,7 +57,7 @@ def _authenticate() -> None:
 
 def _view_authenticates_in_its_unit() -> bool:
     """Whether the view checks the token itself, inside its own unit of work (``writes``): a
-    write then costs one database transaction, not two (bench/README.md)."""
+    write then costs one database transaction, not two."""
     return bool(getattr(_handler(), AUTHENTICATES_IN_UNIT, False))
 
 

@@ -164,7 +164,7 @@ def revoke_token(session: Session, token_id: str) -> ApiToken:
 
 
 # Built once: this runs on every request, and a statement built per call costs SQLAlchemy more
-# (cache key, ORM entity loading) than the database spends on it (bench/README.md).
+# (cache key, ORM entity loading) than the database spends on it.
 _TOKENS = cast(Table, ApiToken.__table__).c  # the table's columns: Core, no ORM loading
 _TOKEN_BY_HASH = select(
     _TOKENS.id,

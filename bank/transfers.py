@@ -78,7 +78,7 @@ class TransferRequest:
 
 
 # The statements of a transfer, built once: built per call, their cache keys and the ORM's
-# bulk-insert path cost SQLAlchemy more than the database spent on them (py-spy, bench/README.md).
+# bulk-insert path cost SQLAlchemy more than the database spends on them.
 # The inserts are Core (the tables'), so no ORM unit of work is involved.
 _ACCOUNTS = select(parties.BankAccount).where(
     parties.BankAccount.id.in_(bindparam("ids", expanding=True))
@@ -101,9 +101,8 @@ _CHILDREN = select(credits.Lot).where(
 _INSERT_TRANSFER = cast(Table, Transfer.__table__).insert()
 _INSERT_LOTS = cast(Table, TransferLot.__table__).insert()
 # PostgreSQL: the transfer and its lots in one prepared statement, sent as the engine sends its
-# own (``ledger.pg_direct``): two Core inserts cost the request more client CPU than anything
-# else it runs after the ledger's write (py-spy, bench/README.md).  The lots travel as one JSON
-# array.
+# own (``ledger.pg_direct``): two Core inserts would cost the request more client CPU than
+# anything else it runs after the ledger's write.  The lots travel as one JSON array.
 _INSERT_TRANSFER_AND_LOTS_SQL = """
 WITH made AS (
     INSERT INTO transfers (id, from_account_id, to_account_id, credit_class, amount_sqft,

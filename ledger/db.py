@@ -52,7 +52,7 @@ def _ping_idle_connections(engine: Engine) -> None:
     disconnect recipe, with a threshold).
 
     ``pool_pre_ping`` pings on every checkout: a round trip per unit of work, measurable on a
-    busy writer (bench/README.md).  A connection in steady use was just seen to work; one idle
+    busy writer.  A connection in steady use was just seen to work; one idle
     for a while may have been closed by a server restart or a firewall, so it is checked, and
     the pool replaces it if dead.  A connection that dies between two close uses fails its
     statement instead, which the API answers with 503 and a Retry-After (and the client's

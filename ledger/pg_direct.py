@@ -1,10 +1,10 @@
 """The PostgreSQL hot paths: a posting's statements, and balance reads, sent through psycopg
 directly, prepared.
 
-Profiling the engine (bench/README.md) showed SQLAlchemy's statement building, cache-key
-generation and result objects costing the writer more CPU than PostgreSQL spends running the
-statements. On PostgreSQL the hot path of every write therefore sends fixed SQL text through the
-session's own psycopg connection (the same database transaction), prepared once per connection:
+SQLAlchemy's statement building, cache-key generation and result objects cost the writer more CPU
+than PostgreSQL spends running the statements, so on PostgreSQL the hot path of every write sends
+fixed SQL text through the session's own psycopg connection (the same database transaction),
+prepared once per connection:
 
 1. the limited balance rows locked ``FOR UPDATE`` in ascending account id (``lock``);
 2. ONE statement (``insert``) that inserts the header (``ON CONFLICT DO NOTHING`` on the
@@ -42,7 +42,7 @@ FOR UPDATE
 # A transaction changes one slot of each account (the caller picks it; one-slot accounts: 0), so
 # the entries join the updated rows by account.
 # Deltas and lines arrive as two JSON arrays: psycopg infers and dumps a Python list element by
-# element, which cost more than the rest of the statement's client work (py-spy).  An entry's
+# element, which costs more than the rest of the statement's client work.  An entry's
 # asset is its account's, as the balance row holds it.  The balance-after of a line is the
 # account's final posted balance less the posted amounts of the transaction's later lines on that
 # account (entry ids follow the lines' order).
@@ -68,7 +68,7 @@ WITH header AS (
     WHERE b.account_id = v.id AND b.slot = v.slot AND EXISTS (SELECT FROM header)
       -- the same ids again, as an array the primary key can look up: PostgreSQL guesses 100
       -- rows for any jsonb_array_elements, and joined by hash to a seq scan of every balance
-      -- row (O(accounts) per posting: 1,000 accounts, +0.4 ms of CPU; bench/README.md)
+      -- row (O(accounts) per posting)
       AND b.account_id = ANY(ARRAY(
           SELECT (d->>0)::bigint FROM jsonb_array_elements(%(deltas)s::jsonb) AS d))
     RETURNING b.account_id, b.slot, b.asset, b.credits_posted - b.debits_posted AS posted,
