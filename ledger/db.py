@@ -28,8 +28,15 @@ MAX_ATTEMPTS = 8
 READ_ONLY = "ledger_read_only"
 
 
-def make_engine(url: str, **kwargs: Any) -> Engine:
-    """An engine configured for the ledger: WAL and ``BEGIN IMMEDIATE`` on SQLite."""
+def make_engine(url: str, *, prepared_statements: bool = True, **kwargs: Any) -> Engine:
+    """An engine configured for the ledger: WAL and ``BEGIN IMMEDIATE`` on SQLite.
+
+    On PostgreSQL, ``prepared_statements=False`` sends every statement unprepared (psycopg's
+    ``prepare_threshold=None``, which ``ledger.pg_direct`` follows too): a pooler in
+    transaction mode (PgBouncer before 1.21) hands each transaction whichever server
+    connection is free, where a statement this client prepared does not exist, or one of the
+    same name prepared by another client does.
+    """
     if url.startswith("sqlite"):
         engine = create_engine(url, connect_args={"timeout": 30}, **kwargs)
         _configure_sqlite(engine)
@@ -37,6 +44,8 @@ def make_engine(url: str, **kwargs: Any) -> Engine:
     if "poolclass" not in kwargs:
         kwargs.setdefault("pool_size", 10)
         kwargs.setdefault("max_overflow", 20)
+    if not prepared_statements:
+        kwargs["connect_args"] = {**kwargs.get("connect_args", {}), "prepare_threshold": None}
     engine = create_engine(url, **kwargs)
     if not kwargs.get("pool_pre_ping"):
         _ping_idle_connections(engine)

@@ -175,8 +175,11 @@ def execute_on(connection: Connection, sql: str, params: Any) -> psycopg.Cursor[
     so the retry of deadlocks and the API's 503 for a lost database work as for any statement.
     """
     raw = cast(psycopg.Connection[Any], connection.connection.driver_connection)
+    # prepared, unless the engine turned server-side prepares off (``prepare_threshold=None``,
+    # ``ledger.db.make_engine``): behind a pooler in transaction mode they would collide
+    prepare = raw.prepare_threshold is not None
     try:
-        return raw.execute(sql, params, prepare=True)
+        return raw.execute(sql, params, prepare=prepare)
     except psycopg.Error as error:
         lost = raw.broken
         if lost:
