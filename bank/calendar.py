@@ -9,6 +9,9 @@ Minn. Stat. 645.15: a period excludes the day of the event and includes the last
 last day is a Saturday, Sunday or legal holiday, the period runs to the next day that is none of
 these.
 
+A holiday added to 645.44 counts only from the year it took effect (``since``: Juneteenth from
+2023), so deadlines of earlier years come out as they did then.
+
 Pure: imports only the standard library and ``bank.ruleset``.
 """
 
@@ -127,12 +130,20 @@ def _observed_holidays(
     # the next year's 1 January, if a Saturday, is observed on this year's 31 December
     for holiday_year in (year, year + 1):
         for holiday in fixed:
-            found.setdefault(observed_date(holiday, holiday_year), []).append(holiday.name)
+            if in_force(holiday, holiday_year):
+                found.setdefault(observed_date(holiday, holiday_year), []).append(holiday.name)
     for rule in weekday:
-        found.setdefault(weekday_holiday_date(rule, year), []).append(rule.name)
+        if in_force(rule, year):
+            found.setdefault(weekday_holiday_date(rule, year), []).append(rule.name)
     return MappingProxyType(
         {day: " / ".join(names) for day, names in sorted(found.items()) if day.year == year}
     )
+
+
+def in_force(holiday: FixedHoliday | WeekdayHoliday, year: int) -> bool:
+    """Whether ``holiday`` is a legal holiday in ``year``: each carries the year it took effect
+    (Juneteenth from 2023), and a deadline in an earlier year does not skip it."""
+    return holiday.since is None or year >= holiday.since
 
 
 def observed_date(holiday: FixedHoliday, year: int) -> date:

@@ -13,11 +13,13 @@ from datetime import date
 
 @dataclass(frozen=True)
 class FixedHoliday:
-    """A holiday on a fixed month and day (observed Friday/Monday when on a weekend)."""
+    """A holiday on a fixed month and day (observed Friday/Monday when on a weekend), a legal
+    holiday from the year ``since`` on (every year when ``None``)."""
 
     name: str
     month: int
     day: int
+    since: int | None = None
 
 
 @dataclass(frozen=True)
@@ -29,6 +31,7 @@ class WeekdayHoliday:
     weekday: int
     nth: int
     days_after: int = 0  # the Friday after Thanksgiving is the 4th Thursday + 1
+    since: int | None = None  # the first year it is a legal holiday (every year when None)
 
 
 @dataclass(frozen=True)
@@ -92,7 +95,8 @@ MONDAY, THURSDAY = 0, 3
 MINNESOTA_HOLIDAYS = HolidayCalendar(
     fixed=(
         FixedHoliday("New Year's Day", 1, 1),
-        FixedHoliday("Juneteenth", 6, 19),
+        # added to Minn. Stat. 645.44 subd. 5 in 2023: a legal holiday from 2023 on
+        FixedHoliday("Juneteenth", 6, 19, since=2023),
         FixedHoliday("Independence Day", 7, 4),
         FixedHoliday("Veterans Day", 11, 11),
         FixedHoliday("Christmas Day", 12, 25),

@@ -12,7 +12,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from bank.calendar import Calendar, board_calendar, lgu_calendar, observed_date
+from bank.calendar import Calendar, board_calendar, in_force, lgu_calendar, observed_date
 from bank.ruleset import SEED, FixedHoliday
 
 BOARD = Calendar.board_calendar(SEED)
@@ -321,3 +321,40 @@ def test_a_deadline_is_the_first_business_day_on_or_after_the_plain_last_day(
     while day < deadline:
         assert not calendar.is_business_day(day)
         day += timedelta(days=1)
+
+
+# --- holidays by the year they took effect (Minn. Stat. 645.44 subd. 5: Juneteenth from 2023) ----
+
+
+@pytest.mark.parametrize("calendar_name", sorted(CALENDARS))
+def test_juneteenth_is_a_holiday_from_2023_and_not_before(calendar_name: str) -> None:
+    calendar = CALENDARS[calendar_name]
+    # 2022-06-19 was a Sunday: had Juneteenth been a holiday it would have been kept Monday 06-20
+    assert WEEKDAYS[date(2022, 6, 19).weekday()] == "Sun"
+    assert WEEKDAYS[date(2022, 6, 20).weekday()] == "Mon"
+    assert WEEKDAYS[date(2023, 6, 19).weekday()] == "Mon"
+    assert "Juneteenth" not in calendar.holidays_in(2022).values()
+    assert calendar.is_business_day(date(2022, 6, 20))
+    assert calendar.holidays_in(2023)[date(2023, 6, 19)] == "Juneteenth"
+    assert not calendar.is_business_day(date(2023, 6, 19))
+
+
+@pytest.mark.parametrize("calendar_name", sorted(CALENDARS))
+def test_a_period_ending_2022_06_20_ends_that_day_and_one_ending_2023_06_19_runs_to_06_20(
+    calendar_name: str,
+) -> None:
+    calendar = CALENDARS[calendar_name]
+    assert date(2022, 4, 21) + timedelta(days=60) == date(2022, 6, 20)
+    assert date(2023, 4, 20) + timedelta(days=60) == date(2023, 6, 19)
+    assert calendar.add_days(date(2022, 4, 21), 60) == date(2022, 6, 20)
+    assert calendar.add_days(date(2023, 4, 20), 60) == date(2023, 6, 20)
+
+
+def test_a_holiday_counts_from_the_year_it_took_effect() -> None:
+    juneteenth = fixed_holiday("Juneteenth")
+    assert juneteenth.since == 2023
+    assert not in_force(juneteenth, 2022) and in_force(juneteenth, 2023)
+    assert in_force(juneteenth, 2099)
+    # every other legal holiday applies in every year the rules cover (1991 on)
+    others = [h for h in SEED.holidays.fixed + SEED.holidays.weekday if h.name != "Juneteenth"]
+    assert others and all(h.since is None and in_force(h, 1991) for h in others)
