@@ -2,12 +2,12 @@
 
 Werkzeug enforces ``MAX_CONTENT_LENGTH`` on a ``Content-Length`` body, but a chunked body has
 none: the server (gunicorn) de-chunks it, and Werkzeug's stream then stops reading at the limit
-without an error, so a body over the limit arrived cut short, and JSON that still parsed was
-acted on.  This middleware reads a body of unknown length itself, one byte past the limit at
-most: one that fits is handed on as an ordinary ``Content-Length`` body; one that does not is
-dropped and the request marked, and ``refuse_over_limit`` (called where request bodies are
-checked, ``api.auth``) answers 413 ``payload_too_large``.  So a body over the limit is never
-truncated and acted on, and nothing reads more than the limit into memory.
+without an error, so on its own a body over the limit would arrive cut short, and JSON that still
+parsed would be acted on.  This middleware reads a body of unknown length itself, one byte past
+the limit at most: one that fits is handed on as an ordinary ``Content-Length`` body; one that
+does not is dropped and the request marked, and ``refuse_over_limit`` (called where request
+bodies are checked, ``api.auth``) answers 413 ``payload_too_large``.  So a body over the limit is
+never truncated and acted on, and nothing reads more than the limit into memory.
 """
 
 from __future__ import annotations
