@@ -1,3 +1,6 @@
-from api import create_app
+"""The WSGI application, for a server started in the source checkout (``gunicorn wsgi:app``);
+installed, it is ``api.wsgi:app``."""
 
-app = create_app()
+from api.wsgi import app
+
+__all__ = ["app"]

@@ -2,14 +2,14 @@
 
 from __future__ import annotations
 
-import logging
 from collections.abc import Mapping
 from typing import Any
 
 from flask import Flask
 from flask_smorest import Api
+from werkzeug.middleware.proxy_fix import ProxyFix
 
-from api import auth, body_limit, problems, web
+from api import auth, body_limit, logs, metrics, problems, web
 from api.config import build_config
 from api.ratelimit import WriteLimiter
 from api.schema_check import SchemaGuard
@@ -23,9 +23,13 @@ def create_app(config: Mapping[str, Any] | None = None) -> Flask:
     app = Flask(__name__, instance_relative_config=True)
     app.config.update(build_config(app.instance_path, config))
     app.json.sort_keys = False  # type: ignore[attr-defined]
-    logging.basicConfig(level=logging.INFO)
+    logs.configure(app)  # first: its clock times every other hook
 
-    db = Database.from_url(app.config["DATABASE_URL"])
+    db = Database.from_url(
+        app.config["DATABASE_URL"],
+        prepared_statements=app.config["WETBANK_PG_PREPARE"],
+        **_pool(app.config),
+    )
     sealer.attach(db)
     app.extensions["wetbank.db"] = db
     if app.config.get("WETBANK_WRITE_RATE_LIMIT"):
@@ -43,7 +47,25 @@ def create_app(config: Mapping[str, Any] | None = None) -> Flask:
     auth.register(app)
     web.register(app)  # after auth: its session hook sets the actor that auth's hook resets
     body_limit.install(app)  # a chunked body over the limit is 413, never truncated
+    metrics.install(app)
+    hops = app.config["WETBANK_TRUST_PROXY"]
+    if hops:
+        # behind TLS-terminating proxies: the client's scheme, host and address as they sent them
+        app.wsgi_app = ProxyFix(  # type: ignore[method-assign]
+            app.wsgi_app, x_for=hops, x_proto=hops, x_host=hops, x_port=hops, x_prefix=hops
+        )
     return app
+
+
+def _pool(config: Mapping[str, Any]) -> dict[str, Any]:
+    """Each process's connection pool (PostgreSQL; SQLite keeps SQLAlchemy's own)."""
+    if str(config["DATABASE_URL"]).startswith("sqlite"):
+        return {}
+    return {
+        "pool_size": config["WETBANK_POOL_SIZE"],
+        "max_overflow": config["WETBANK_POOL_OVERFLOW"],
+        "pool_timeout": config["WETBANK_POOL_TIMEOUT"],
+    }
 
 
 class _ProblemApi(Api):  # type: ignore[misc]  # flask-smorest is untyped
@@ -65,7 +87,8 @@ def _security() -> dict[str, Any]:
 
 
 def _register_blueprints(api: Api) -> None:
+    from api import readiness
     from api.views import accounts, audit, money, movements, parties, plans, service
 
-    for module in (service, parties, accounts, movements, plans, money, audit):
+    for module in (service, readiness, parties, accounts, movements, plans, money, audit):
         api.register_blueprint(module.blp)

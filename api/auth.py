@@ -19,9 +19,10 @@ from bank import access
 
 log = logging.getLogger("wetbank.api")
 
-#: endpoints anyone may call (API.md): health, the OpenAPI document, the availability report
+#: endpoints anyone may call (API.md): health, readiness, the OpenAPI document, the availability
+#: report
 PUBLIC_PATHS = re.compile(
-    r"^/api/v1/(health|openapi\.json|reports/credit-availability)/?$"
+    r"^/api/v1/(health|ready|openapi\.json|reports/credit-availability)/?$"
     r"|^/api/v1/(swagger|redoc|docs)"
 )
 _SAFE_REQUEST_ID = re.compile(r"^[A-Za-z0-9._:\-]{1,200}$")

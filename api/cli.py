@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import os
 import sys
+import tempfile
 import time
+from pathlib import Path
 from typing import Any
 
 import click
@@ -13,6 +15,7 @@ from flask import Flask, current_app
 from flask.cli import FlaskGroup
 
 from api import create_app
+from api.config import shared_secret_problem
 from api.context import database
 from api.schema_check import alembic_config, schema_problem
 from bank import access
@@ -162,17 +165,45 @@ def _progress_line(done: int, total: int, started: float) -> None:
 @main.command("serve")
 @click.option("--host", default="127.0.0.1", show_default=True)
 @click.option("--port", default=8000, show_default=True, type=int)
-@click.option("--workers", default=2, show_default=True, type=int)
-def serve(host: str, port: int, workers: int) -> None:
+@click.option(
+    "--workers",
+    default=2,
+    show_default=True,
+    type=click.IntRange(min=1),
+    envvar="WETBANK_WORKERS",
+    help="Worker processes [env: WETBANK_WORKERS].",
+)
+@click.option(
+    "--threads",
+    default=4,
+    show_default=True,
+    type=click.IntRange(min=1),
+    envvar="WETBANK_THREADS",
+    help="Threads per worker, each serving one request at a time [env: WETBANK_THREADS].",
+)
+@click.option(
+    "--timeout",
+    default=30,
+    show_default=True,
+    type=click.IntRange(min=1),
+    envvar="WETBANK_TIMEOUT",
+    help="Seconds a worker may go silent (a request stuck that long) before gunicorn replaces "
+    "it; also how long a stopping worker may finish its requests [env: WETBANK_TIMEOUT].",
+)
+def serve(host: str, port: int, workers: int, threads: int, timeout: int) -> None:
     """Serve the API with gunicorn (a production WSGI server)."""
-    reason = schema_problem(database())
+    db_ = database()
+    reason = shared_secret_problem(current_app.config, db_.dialect) or schema_problem(db_)
     if reason:
         raise click.ClickException(reason)
-    for warning in server_settings.setting_warnings(database().engine):
+    for warning in server_settings.setting_warnings(db_.engine):
         click.echo(f"warning: {warning}", err=True)
     os.environ.setdefault("DATABASE_URL", current_app.config["DATABASE_URL"])
+    os.environ["PROMETHEUS_MULTIPROC_DIR"] = _metrics_folder()
     args = [
         "gunicorn",
+        "--config",
+        "python:api.gunicorn_config",
         "--bind",
         f"{host}:{port}",
         "--workers",
@@ -180,15 +211,36 @@ def serve(host: str, port: int, workers: int) -> None:
         "--worker-class",
         "gthread",
         "--threads",
-        "4",
+        str(threads),
+        "--timeout",
+        str(timeout),
+        "--graceful-timeout",
+        str(timeout),
         "--keep-alive",
         "30",
-        "--access-logfile",
-        "-",
-        "wsgi:app",
+        "api.wsgi:app",
     ]
-    click.echo(f"serving on http://{host}:{port}/api/v1 with {workers} workers")
+    click.echo(
+        f"serving on http://{host}:{port}/api/v1 with {workers} workers of {threads} threads"
+    )
     os.execvp(sys.executable, [sys.executable, "-m", *args])
+
+
+def _metrics_folder() -> str:
+    """Where gunicorn's workers keep their metrics: ``PROMETHEUS_MULTIPROC_DIR`` emptied of an
+    earlier run's counts, or a new temporary folder that gunicorn removes when it exits."""
+    configured = os.environ.get("PROMETHEUS_MULTIPROC_DIR")
+    if configured:
+        folder = Path(configured)
+        folder.mkdir(parents=True, exist_ok=True)
+        for stale in folder.glob("*.db"):
+            stale.unlink()
+        return str(folder)
+    from api.gunicorn_config import TEMPORARY_MARKER
+
+    folder = Path(tempfile.mkdtemp(prefix="wetbank-metrics-"))
+    (folder / TEMPORARY_MARKER).touch()
+    return str(folder)
 
 
 @main.command("demo")

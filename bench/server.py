@@ -32,7 +32,9 @@ class Server:
         self.proc: subprocess.Popen[bytes] | None = None
 
     def __enter__(self) -> Server:
+        # on PostgreSQL `wetbank serve` needs a secret key every worker shares
         env = dict(os.environ, DATABASE_URL=self.url)
+        env.setdefault("WETBANK_SECRET_KEY", "bench-" + "7" * 58)
         self.proc = subprocess.Popen(
             [
                 sys.executable,

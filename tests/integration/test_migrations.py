@@ -60,7 +60,11 @@ def test_a_database_behind_the_code_is_refused_with_the_command_to_run(
         assert response.json["code"] == "schema_behind"
         assert "wetbank db upgrade" in response.json["detail"]
         runner = CliRunner()
-        served = runner.invoke(main, ["serve", "--port", "1"], env={"DATABASE_URL": url})
+        served = runner.invoke(
+            main,
+            ["serve", "--port", "1"],
+            env={"DATABASE_URL": url, "WETBANK_SECRET_KEY": "k" * 64},
+        )
         assert served.exit_code != 0
         assert "wetbank db upgrade" in served.output
         upgraded = runner.invoke(main, ["db", "upgrade"], env={"DATABASE_URL": url})

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -67,7 +68,7 @@ def test_the_servers_own_settings_are_read(backend: str, database_url: str) -> N
 
 
 def test_serve_prints_the_warnings_before_it_starts_the_server(
-    backend: str, database_url: str, monkeypatch: pytest.MonkeyPatch
+    backend: str, database_url: str, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
     started: list[list[str]] = []
 
@@ -75,8 +76,14 @@ def test_serve_prints_the_warnings_before_it_starts_the_server(
         started.append(args)
 
     monkeypatch.setattr(cli.os, "execvp", record_instead_of_replacing_this_process)
+    # what serve sets up for gunicorn goes back as it was after the test
+    monkeypatch.setenv("PROMETHEUS_MULTIPROC_DIR", str(tmp_path / "metrics"))
     url = database_url if backend == "sqlite" else _with_track_counts_off(database_url)
-    served = CliRunner().invoke(cli.main, ["serve", "--port", "1"], env={"DATABASE_URL": url})
+    served = CliRunner().invoke(
+        cli.main,
+        ["serve", "--port", "1"],
+        env={"DATABASE_URL": url, "WETBANK_SECRET_KEY": "k" * 64},
+    )
     assert served.exit_code == 0, served.output
     assert len(started) == 1 and "gunicorn" in started[0]
     lines = served.output.splitlines()

@@ -27,6 +27,7 @@ ROOT = Path(__file__).resolve().parents[2]
 FULL = os.environ.get("WETBANK_FULL_RELIABILITY") == "1"
 HOST = "127.0.0.1"
 BASE = "/api/v1"
+TEST_SECRET_KEY = "system-tests-" + "5" * 51
 
 
 def scale(quick: int, full: int) -> int:
@@ -93,6 +94,8 @@ class Server:
     def start(self, timeout: float = 60) -> Server:
         env = dict(os.environ, DATABASE_URL=self.url, **self.extra_env)
         env.pop("WETBANK_TEST_PG_URL", None)
+        # every worker shares it; on PostgreSQL `wetbank serve` refuses to start without one
+        env.setdefault("WETBANK_SECRET_KEY", TEST_SECRET_KEY)
         log = self.log_path.open("ab")
         try:
             self.proc = subprocess.Popen(

@@ -38,6 +38,7 @@ TOKEN_ROLES = {"board", "lgu", "other_lgu", "holder", "other_holder"}
 #: "METHOD /path" → the roles allowed ("public": anyone, even without a token; "*": any token)
 MATRIX: dict[str, str] = {
     "GET /health": "public",
+    "GET /ready": "public",
     "GET /me": "*",
     "POST /tokens": "board",
     "DELETE /tokens/{token_id}": "board",

@@ -1,0 +1,108 @@
+"""``GET /api/v1/ready``: may this process be sent traffic?  (``/api/v1/health`` says it is alive.)
+
+Ready when the database answers, its schema is at the code's head revision, and the hash chain's
+sealing queue holds nothing older than ``WETBANK_READY_MAX_SEAL_AGE_SECONDS``: a backlog that
+old means no sealer is keeping up (a stuck or failing one, or writes faster than it seals), and
+``wetbank audit verify`` would have that much unsealed history to seal first.  Otherwise 503
+``service_unavailable`` with ``Retry-After``; both answers carry each check's result.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from flask import current_app
+from flask.views import MethodView
+from flask_smorest import Blueprint
+from marshmallow import Schema, fields
+from sqlalchemy import Connection, func, inspect, select, text
+from sqlalchemy.exc import SQLAlchemyError
+
+from api.context import database
+from api.problems import ApiProblem
+from api.schema_check import UPGRADE_HINT, head_revision
+from ledger import clock
+from ledger.schema import LedgerChainLink, LedgerChainQueue, LedgerTransaction
+
+blp = Blueprint("operations", __name__, url_prefix="/api/v1", description="Operations")
+
+
+@dataclass(frozen=True)
+class Backlog:
+    """The hash chain's length and its sealing queue."""
+
+    sealed: int
+    queued: int
+    oldest_age_seconds: float
+
+
+def sealing_backlog(connection: Connection) -> Backlog:
+    """How many transactions are sealed, how many wait, and how long the oldest has waited."""
+    sealed = connection.execute(select(func.coalesce(func.max(LedgerChainLink.seq), 0))).scalar()
+    queued, oldest = connection.execute(
+        select(func.count(), func.min(LedgerTransaction.recorded_at))
+        .select_from(LedgerChainQueue)
+        .join(LedgerTransaction, LedgerTransaction.id == LedgerChainQueue.transaction_id)
+    ).one()
+    age = 0.0
+    if oldest is not None:
+        age = max(0.0, (clock.utcnow() - clock.as_utc(oldest)).total_seconds())
+    return Backlog(int(sealed or 0), int(queued or 0), round(age, 3))
+
+
+def checks(max_seal_age: float) -> tuple[bool, dict[str, Any]]:
+    """Whether the service is ready, and what each check found."""
+    try:
+        with database().engine.connect() as connection:
+            revision = _revision(connection)
+            backlog = sealing_backlog(connection) if revision == head_revision() else None
+    except SQLAlchemyError as error:
+        detail = (str(getattr(error, "orig", None) or error).strip().splitlines() or ["?"])[0]
+        return False, {"database": {"ok": False, "detail": f"unreachable: {detail}"}}
+    found: dict[str, Any] = {"database": {"ok": True}}
+    head = head_revision()
+    found["schema"] = {"ok": revision == head, "revision": revision, "head": head}
+    if backlog is None:
+        found["schema"]["detail"] = f"the schema is behind: {UPGRADE_HINT}"
+        return False, found
+    found["sealing"] = {
+        "ok": backlog.oldest_age_seconds <= max_seal_age,
+        "queued": backlog.queued,
+        "oldest_age_seconds": backlog.oldest_age_seconds,
+        "max_age_seconds": max_seal_age,
+    }
+    return all(check["ok"] for check in found.values()), found
+
+
+def _revision(connection: Connection) -> str | None:
+    """The database's Alembic revision (read directly: Alembic's own reader logs each time)."""
+    if not inspect(connection).has_table("alembic_version"):
+        return None
+    return connection.execute(text("SELECT version_num FROM alembic_version")).scalar()
+
+
+class ReadyOut(Schema):
+    status = fields.String(metadata={"description": "`ready`"})
+    checks = fields.Dict(
+        metadata={"description": "each check (database, schema, sealing) and what it found"}
+    )
+
+
+@blp.route("/ready")
+class Ready(MethodView):
+    @blp.response(200, ReadyOut)
+    @blp.alt_response(503, description="Not ready: the problem's `checks` say why.")
+    def get(self) -> dict[str, Any]:
+        """Is this process ready for traffic: database reachable, schema current, chain sealed?"""
+        ok, found = checks(float(current_app.config["WETBANK_READY_MAX_SEAL_AGE_SECONDS"]))
+        if not ok:
+            failed = ", ".join(name for name, check in found.items() if not check["ok"])
+            raise ApiProblem(
+                503,
+                "service_unavailable",
+                f"Not ready: {failed}.",
+                {"Retry-After": "5"},
+                checks=found,
+            )
+        return {"status": "ready", "checks": found}

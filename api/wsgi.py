@@ -1,0 +1,16 @@
+"""The WSGI application a server runs: ``gunicorn 'api.wsgi:app'`` (``wetbank serve`` does).
+
+Configured from the environment (README.md "Configuration").  On PostgreSQL it refuses to load
+without ``WETBANK_SECRET_KEY``: each worker would otherwise hold a key of its own.
+"""
+
+from __future__ import annotations
+
+from api import create_app
+from api.config import shared_secret_problem
+
+app = create_app()
+
+_problem = shared_secret_problem(app.config, app.extensions["wetbank.db"].dialect)
+if _problem:
+    raise RuntimeError(_problem)

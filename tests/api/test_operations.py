@@ -1,0 +1,349 @@
+"""Issue 25: readiness, metrics, JSON logs, the proxy and pool settings, on both databases.
+
+The real thing (gunicorn's workers, nginx, PgBouncer) is in tests/system; here each setting is
+checked in-process, where a failure points at the code.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import logging
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from flask import Flask, request
+from freezegun import freeze_time
+from prometheus_client.parser import text_string_to_metric_families
+from sqlalchemy import text
+
+from api import create_app, logs
+from ledger import Leg, sealer, transfer
+from ledger.db import Database
+from tests.api.bank_kit import BankKit, on
+from tests.api.conftest import Api, make_token
+from tests.api.web_kit import csrf_of
+from tests.dbs import create_database, drop_database
+from tests.integration.ledger_kit import meta, move, open_accounts
+from tests.system.harness import free_port
+
+
+def metric_samples(app: Flask) -> dict[tuple[str, tuple[tuple[str, str], ...]], float]:
+    """``GET /metrics``, parsed: (sample name, sorted labels) -> value."""
+    response = app.test_client().get("/metrics")
+    assert response.status_code == 200
+    assert response.headers["Content-Type"].startswith("text/plain")
+    out = {}
+    for family in text_string_to_metric_families(response.get_data(as_text=True)):
+        for sample in family.samples:
+            out[(sample.name, tuple(sorted(sample.labels.items())))] = sample.value
+    return out
+
+
+def sample(
+    samples: dict[tuple[str, tuple[tuple[str, str], ...]], float], name: str, **labels: str
+) -> float:
+    return samples.get((name, tuple(sorted(labels.items()))), 0.0)
+
+
+# --- readiness ----------------------------------------------------------------------------------
+
+
+def test_ready_answers_200_with_what_each_check_found(api: Api) -> None:
+    response = api.get("/ready", token="")
+    assert response.status_code == 200, response.json
+    body = response.json
+    assert body["status"] == "ready"
+    assert body["checks"]["database"] == {"ok": True}
+    schema = body["checks"]["schema"]
+    assert schema["ok"] and schema["revision"] == schema["head"]
+    assert body["checks"]["sealing"]["ok"] is True
+    assert body["checks"]["sealing"]["max_age_seconds"] == 60
+
+
+def test_ready_is_503_while_the_database_is_unreachable_and_health_stays_the_liveness() -> None:
+    # nothing listens on this port: PostgreSQL refuses at once
+    url = f"postgresql+psycopg://postgres@127.0.0.1:{free_port()}/nowhere"
+    app = create_app({"DATABASE_URL": url, "PROPAGATE_EXCEPTIONS": False})
+    try:
+        response = app.test_client().get("/api/v1/ready")
+        assert response.status_code == 503
+        assert response.headers["Retry-After"] == "5"
+        body = response.json
+        assert body["code"] == "service_unavailable"
+        assert body["checks"]["database"]["ok"] is False
+        assert body["checks"]["database"]["detail"].startswith("unreachable")
+        # the scrape still answers, and says the database is down
+        assert sample(metric_samples(app), "wetbank_database_up") == 0
+    finally:
+        app.extensions["wetbank.db"].dispose()
+
+
+def test_ready_is_503_while_the_schema_is_behind(backend: str, tmp_path: Path) -> None:
+    url = create_database(backend, tmp_path)  # empty: never migrated
+    app = create_app({"DATABASE_URL": url, "PROPAGATE_EXCEPTIONS": False})
+    try:
+        response = app.test_client().get("/api/v1/ready")
+        assert response.status_code == 503
+        schema = response.json["checks"]["schema"]
+        assert schema["ok"] is False and schema["revision"] is None
+        assert "wetbank db upgrade" in schema["detail"]
+        assert app.test_client().get("/metrics").status_code == 200
+    finally:
+        app.extensions["wetbank.db"].dispose()
+        drop_database(url)
+
+
+def test_ready_is_503_while_a_transaction_waits_to_be_sealed_longer_than_the_bound(
+    backend: str, fresh_db_url: str
+) -> None:
+    if backend != "postgresql":
+        pytest.skip("SQLite seals each transaction as it is written")
+    # a transaction committed two minutes ago by a process whose sealer never ran
+    writer = Database.from_url(fresh_db_url)
+    try:
+        with freeze_time("2026-03-02 12:00:00", tz_offset=0):
+            source, target = open_accounts(writer, "sqft", False, False)
+            move(writer, source, target, 5)
+    finally:
+        writer.dispose()
+    app = create_app(
+        {
+            "DATABASE_URL": fresh_db_url,
+            "WETBANK_READY_MAX_SEAL_AGE_SECONDS": "60",
+            "PROPAGATE_EXCEPTIONS": False,
+        }
+    )
+    try:
+        with freeze_time("2026-03-02 12:02:00", tz_offset=0):
+            response = app.test_client().get("/api/v1/ready")
+            samples = metric_samples(app)
+        assert response.status_code == 503, response.json
+        sealing = response.json["checks"]["sealing"]
+        assert sealing == {
+            "ok": False,
+            "queued": 1,
+            "oldest_age_seconds": 120.0,
+            "max_age_seconds": 60,
+        }
+        assert "sealing" in response.json["detail"]
+        assert sample(samples, "wetbank_chain_queue_length") == 1
+        assert sample(samples, "wetbank_chain_queue_oldest_age_seconds") == 120
+        assert sample(samples, "wetbank_ledger_transactions_total") == 1
+
+        sealer.seal_all(app.extensions["wetbank.db"])
+        assert app.test_client().get("/api/v1/ready").status_code == 200
+        samples = metric_samples(app)
+        assert sample(samples, "wetbank_chain_queue_length") == 0
+        assert sample(samples, "wetbank_ledger_transactions_total") == 1
+    finally:
+        app.extensions["wetbank.db"].dispose()
+
+
+# --- metrics ------------------------------------------------------------------------------------
+
+
+def test_metrics_count_requests_by_route_and_status_and_refusals_by_code(
+    app: Flask, api: Api
+) -> None:
+    before = metric_samples(app)
+    assert api.get("/health").status_code == 200
+    assert api.get("/me", token="wbt_unknown").status_code == 401
+    assert api.get("/accounts/acct_0000000000000000").status_code == 404
+    after = metric_samples(app)
+
+    def moved(name: str, **labels: str) -> float:
+        return sample(after, name, **labels) - sample(before, name, **labels)
+
+    requests = "wetbank_http_requests_total"
+    assert moved(requests, method="GET", route="/api/v1/health", status="200") == 1
+    assert moved(requests, method="GET", route="/api/v1/me", status="401") == 1
+    route = "/api/v1/accounts/<account_id>"
+    assert moved(requests, method="GET", route=route, status="404") == 1
+    assert moved("wetbank_http_problems_total", code="unauthorized", status="401") == 1
+    assert moved("wetbank_http_problems_total", code="not_found", status="404") == 1
+    latency = "wetbank_http_request_duration_seconds_count"
+    assert moved(latency, method="GET", route="/api/v1/health") == 1
+    assert moved(latency, method="GET", route="/api/v1/me") == 1
+
+
+def test_metrics_count_the_transactions_written(app: Flask, api: Api) -> None:
+    kit = BankKit(api, app)
+    before = metric_samples(app)
+    with on("2026-05-25"):
+        kit.funded(10_000)  # one deposit: one ledger transaction
+    sealer.seal_all(app.extensions["wetbank.db"])
+    after = metric_samples(app)
+    written = "wetbank_ledger_transactions_total"
+    # the shared database: other tests may write at the same time, never fewer
+    assert sample(after, written) >= sample(before, written) + 1
+    assert sample(after, "wetbank_database_up") == 1
+
+
+# --- logs ---------------------------------------------------------------------------------------
+
+
+@pytest.fixture
+def json_lines() -> Iterator[io.StringIO]:
+    """What the service's JSON handler writes, for the duration of a test."""
+    out = io.StringIO()
+    handler = logging.StreamHandler(out)
+    handler.setFormatter(logs.JsonFormatter())
+    root = logging.getLogger()
+    level = root.level
+    root.addHandler(handler)
+    root.setLevel(logging.INFO)
+    yield out
+    root.removeHandler(handler)
+    root.setLevel(level)
+
+
+def test_the_access_log_is_a_json_line_with_request_id_actor_path_status_and_duration(
+    app: Flask, api: Api, board_token: str, json_lines: io.StringIO
+) -> None:
+    response = api.get("/me", headers={"X-Request-Id": "req-access-log-1"})
+    assert response.status_code == 200
+    lines = [json.loads(line) for line in json_lines.getvalue().splitlines()]
+    access = [r for r in lines if r["logger"] == "wetbank.access"]
+    assert len(access) == 1, lines
+    record = access[0]
+    assert record["level"] == "INFO"
+    assert record["timestamp"].endswith("+00:00")
+    assert record["request_id"] == "req-access-log-1" == response.headers["X-Request-Id"]
+    me = response.json
+    assert record["actor"] == f"{me['name']} ({me['token_id']})"
+    assert (record["method"], record["path"], record["status"]) == ("GET", "/api/v1/me", 200)
+    assert record["message"] == "GET /api/v1/me 200"
+    assert isinstance(record["duration_ms"], float) and record["duration_ms"] >= 0
+    assert board_token not in json_lines.getvalue()
+
+
+def test_an_application_log_line_carries_the_request_it_was_logged_in(
+    app: Flask, json_lines: io.StringIO
+) -> None:
+    with app.test_request_context("/api/v1/health", headers={"X-Request-Id": "req-app-1"}):
+        app.preprocess_request()
+        logging.getLogger("wetbank.api").warning("something to look at")
+    record = json.loads(json_lines.getvalue().splitlines()[-1])
+    assert record["message"] == "something to look at"
+    assert (record["level"], record["logger"]) == ("WARNING", "wetbank.api")
+    assert (record["request_id"], record["path"]) == ("req-app-1", "/api/v1/health")
+
+
+def test_a_log_line_outside_a_request_has_no_request_fields(json_lines: io.StringIO) -> None:
+    try:
+        raise RuntimeError("boom")
+    except RuntimeError:
+        logging.getLogger("ledger.sealer").exception("sealing failed")
+    record = json.loads(json_lines.getvalue().splitlines()[-1])
+    assert record["logger"] == "ledger.sealer" and record["level"] == "ERROR"
+    assert "RuntimeError: boom" in record["exc_info"]
+    assert "request_id" not in record
+
+
+# --- behind a proxy ------------------------------------------------------------------------------
+
+
+def _sign_in_through_a_proxy(app: Flask, token: str) -> Any:
+    """The sign-in form as a browser sends it to https://bank.example through a proxy that
+    reaches the app as http://127.0.0.1:8000."""
+    client = app.test_client()
+    forwarded = {
+        "X-Forwarded-For": "203.0.113.7",
+        "X-Forwarded-Proto": "https",
+        "X-Forwarded-Host": "bank.example",
+    }
+    base = "http://127.0.0.1:8000"
+    form = client.get("/sign-in", base_url=base, headers=forwarded)
+    assert form.status_code == 200
+    return client.post(
+        "/sign-in",
+        base_url=base,
+        headers={**forwarded, "Origin": "https://bank.example"},
+        data={"csrf_token": csrf_of(form.get_data(as_text=True)), "token": token, "next": "/"},
+    )
+
+
+def test_behind_a_trusted_proxy_sign_in_sees_the_clients_host(database_url: str) -> None:
+    trusting = create_app({"DATABASE_URL": database_url, "WETBANK_TRUST_PROXY": "1"})
+    blind = create_app({"DATABASE_URL": database_url})
+    try:
+        token = make_token(trusting, "board")
+        signed_in = _sign_in_through_a_proxy(trusting, token)
+        assert signed_in.status_code == 303, signed_in.get_data(as_text=True)
+        assert signed_in.headers["Location"] == "/"
+        # without the setting the Origin names another host than the app sees: refused
+        assert _sign_in_through_a_proxy(blind, token).status_code == 400
+    finally:
+        trusting.extensions["wetbank.db"].dispose()
+        blind.extensions["wetbank.db"].dispose()
+
+
+def test_only_as_many_proxies_as_configured_are_believed(database_url: str) -> None:
+    app = create_app({"DATABASE_URL": database_url, "WETBANK_TRUST_PROXY": "1"})
+    seen: dict[str, Any] = {}
+
+    @app.get("/__probe")
+    def probe() -> str:
+        seen.update(addr=request.remote_addr, scheme=request.scheme, host=request.host)
+        return "ok"
+
+    try:
+        app.test_client().get(
+            "/__probe",
+            headers={
+                # a client-forged first hop, then the one proxy this service trusts
+                "X-Forwarded-For": "198.51.100.1, 203.0.113.7",
+                "X-Forwarded-Proto": "https",
+                "X-Forwarded-Host": "bank.example",
+            },
+        )
+    finally:
+        app.extensions["wetbank.db"].dispose()
+    assert seen == {"addr": "203.0.113.7", "scheme": "https", "host": "bank.example"}
+
+
+# --- the pool and prepared statements -----------------------------------------------------------
+
+
+def test_pool_settings_reach_each_processs_connection_pool(backend: str, database_url: str) -> None:
+    if backend != "postgresql":
+        pytest.skip("SQLite keeps SQLAlchemy's own pool")
+    app = create_app(
+        {
+            "DATABASE_URL": database_url,
+            "WETBANK_POOL_SIZE": "3",
+            "WETBANK_POOL_OVERFLOW": "2",
+            "WETBANK_POOL_TIMEOUT": "7",
+        }
+    )
+    try:
+        pool: Any = app.extensions["wetbank.db"].engine.pool
+        assert (pool.size(), pool._max_overflow, pool._timeout) == (3, 2, 7)
+    finally:
+        app.extensions["wetbank.db"].dispose()
+
+
+def _prepared_after_writes(url: str, prepare: str) -> int:
+    """How many statements the server holds prepared on a connection after many writes."""
+    app = create_app({"DATABASE_URL": url, "WETBANK_PG_PREPARE": prepare})
+    db: Database = app.extensions["wetbank.db"]
+    try:
+        source, target = open_accounts(db, "sqft", False, False)
+        with db.transaction() as session:
+            for _ in range(8):  # past psycopg's threshold for preparing a repeated statement
+                transfer(session, "transfer", [Leg(source, target, 1)], meta())
+            return int(
+                session.execute(text("SELECT count(*) FROM pg_prepared_statements")).scalar()
+            )
+    finally:
+        db.dispose()
+
+
+def test_with_pg_prepare_off_no_statement_is_prepared(backend: str, database_url: str) -> None:
+    if backend != "postgresql":
+        pytest.skip("PostgreSQL only")
+    assert _prepared_after_writes(database_url, "on") > 0  # the check can see them
+    assert _prepared_after_writes(database_url, "off") == 0
