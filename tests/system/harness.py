@@ -85,14 +85,21 @@ class Server:
         log_path: Path,
         env: dict[str, str] | None = None,
         port: int | None = None,
+        command: list[str] | None = None,
+        cwd: Path = ROOT,
+        base_env: dict[str, str] | None = None,
     ) -> None:
+        """``command`` is another ``wetbank`` (an installed one), run in ``cwd`` with
+        ``base_env`` (default: this process's environment) under ``env``."""
         self.url, self.workers, self.log_path = url, workers, log_path
         self.extra_env = env or {}
         self.port = port or free_port()
+        self.command, self.cwd, self.base_env = command, cwd, base_env
         self.proc: subprocess.Popen[bytes] | None = None
 
     def start(self, timeout: float = 60) -> Server:
-        env = dict(os.environ, DATABASE_URL=self.url, **self.extra_env)
+        base = os.environ if self.base_env is None else self.base_env
+        env = dict(base, DATABASE_URL=self.url, **self.extra_env)
         env.pop("WETBANK_TEST_PG_URL", None)
         # every worker shares it; on PostgreSQL `wetbank serve` refuses to start without one
         env.setdefault("WETBANK_SECRET_KEY", TEST_SECRET_KEY)
@@ -100,7 +107,7 @@ class Server:
         try:
             self.proc = subprocess.Popen(
                 [
-                    *wetbank_command(),
+                    *(self.command or wetbank_command()),
                     "serve",
                     "--host",
                     HOST,
@@ -110,7 +117,7 @@ class Server:
                     str(self.workers),
                 ],
                 env=env,
-                cwd=ROOT,
+                cwd=self.cwd,
                 stdout=log,
                 stderr=subprocess.STDOUT,
                 start_new_session=True,  # its own process group: master and workers die together

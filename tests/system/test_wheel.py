@@ -1,0 +1,170 @@
+"""Issue 25 §1: the wheel is the service, outside its source checkout.
+
+Build the wheel from the project's files, install it (and its dependencies from the package
+index, nothing else) into a new virtual environment, and from a directory that is neither the
+checkout nor the environment: migrate a PostgreSQL database, create a board token, serve, check
+health and readiness, and make one deposit through the API.  SQLite's default database is
+migrated from there too.  The build runs on a copy of the sources, so nothing lands in the
+working tree.
+"""
+
+from __future__ import annotations
+
+import http.client
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.system.harness import (
+    HOST,
+    ROOT,
+    Bank,
+    Client,
+    Server,
+    available,
+    open_account,
+    unique,
+)
+from tests.system.ops_kit import SYSTEM_PATH
+
+pytestmark = pytest.mark.system
+
+SOURCES = ("pyproject.toml", "README.md", "api", "bank", "ledger", "migrations")
+
+
+def run(args: list[str], cwd: Path, env: dict[str, str], timeout: float = 300) -> str:
+    done = subprocess.run(
+        args, cwd=cwd, env=env, capture_output=True, text=True, timeout=timeout, check=False
+    )
+    assert done.returncode == 0, f"{args} failed ({done.returncode}):\n{done.stdout}\n{done.stderr}"
+    return done.stdout
+
+
+@pytest.fixture(scope="module")
+def installed(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A new virtual environment holding the wheel and its dependencies; its bin folder."""
+    top = tmp_path_factory.mktemp("wheel")
+    source = top / "source"
+    source.mkdir()
+    ignore = shutil.ignore_patterns("__pycache__", "*.pyc")
+    for name in SOURCES:
+        if (ROOT / name).is_dir():
+            shutil.copytree(ROOT / name, source / name, ignore=ignore)
+        else:
+            shutil.copy2(ROOT / name, source / name)
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV")}
+    pip = [sys.executable, "-m", "pip"]
+    # an absolute path: pip takes a bare word for the name of a package on the index
+    run([*pip, "wheel", "--no-deps", "--quiet", "-w", str(top / "dist"), str(source)], top, env)
+    wheels = list((top / "dist").glob("wetland_bank_ledger-*.whl"))
+    assert len(wheels) == 1, wheels
+    venv = top / "venv"
+    run([sys.executable, "-m", "venv", "--without-pip", str(venv)], top, env)
+    python = venv / "bin" / "python"
+    run([*pip, "--python", str(python), "install", "--quiet", str(wheels[0])], top, env)
+    return venv / "bin"
+
+
+def outside_env(bin_dir: Path, **extra: str) -> dict[str, str]:
+    """An environment that knows nothing of the checkout: the installed scripts, the system."""
+    env = {
+        "PATH": f"{bin_dir}:{SYSTEM_PATH}",
+        "HOME": os.environ.get("HOME", "/root"),
+        "LANG": "C.UTF-8",
+    }
+    env.update(extra)
+    return env
+
+
+def test_the_installed_package_is_the_wheels_not_the_checkouts(
+    installed: Path, tmp_path: Path
+) -> None:
+    found = run(
+        [
+            str(installed / "python"),
+            "-c",
+            "import json, api, wetbank_migrations; "
+            "print(json.dumps([api.__file__, list(wetbank_migrations.__path__)[0]]))",
+        ],
+        tmp_path,
+        outside_env(installed),
+    )
+    api_file, migrations = json.loads(found)
+    site = str(installed.parent / "lib")
+    assert api_file.startswith(site) and migrations.startswith(site)
+    assert (Path(migrations) / "env.py").exists()
+    assert str(ROOT) not in found
+
+
+def test_an_installed_service_migrates_serves_and_takes_a_deposit_from_any_directory(
+    installed: Path, pg_url: str, tmp_path: Path
+) -> None:
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    env = outside_env(installed, DATABASE_URL=pg_url, WETBANK_SECRET_KEY="wheel-" + "3" * 58)
+    wetbank = str(installed / "wetbank")
+
+    upgraded = run([wetbank, "db", "upgrade"], elsewhere, env)
+    assert "is up to date" in upgraded
+    created = run([wetbank, "token", "create", "--role", "board", "--name", "x"], elsewhere, env)
+    board = created.strip().splitlines()[-1]
+    assert board.startswith("wbt_")
+
+    server = Server(
+        pg_url,
+        workers=2,
+        log_path=tmp_path / "server.log",
+        command=[wetbank],
+        cwd=elsewhere,
+        base_env=env,
+    )
+    with server, Client(server.port, token=board) as client:
+        health = client.ok("GET", "/health", status=200)
+        assert health == {"status": "ok", "database": "postgresql"}
+        assert client.ok("GET", "/ready", status=200)["status"] == "ready"
+        lgu = client.ok("POST", "/lgus", {"name": unique("LGU"), "kind": "county"})
+        holder = client.ok("POST", "/holders", {"name": unique("Holder")})
+        site = client.ok(
+            "POST",
+            "/bank-sites",
+            {
+                "name": unique("Site"),
+                "holder_id": holder["id"],
+                "service_area": 5,
+                "county": "Lyon",
+                "credit_areas": [{"category": "replacement_wetland", "area_sqft": 10**6}],
+            },
+        )
+        bank = Bank(board, lgu["id"], "", holder["id"], "", site["id"])
+        account = open_account(client, bank, 4_000)  # the account, and one deposit into it
+        assert available(client, account, board) == 4_000
+        # the pages' templates and stylesheet came with the wheel
+        for path in ("/sign-in", "/assets/site.css"):
+            page = http.client.HTTPConnection(HOST, server.port, timeout=30)
+            try:
+                page.request("GET", path)
+                response = page.getresponse()
+                response.read()
+            finally:
+                page.close()
+            assert response.status == 200, path
+    server_log = server.log_path.read_text()
+    assert "No module named" not in server_log and "Traceback" not in server_log
+
+
+def test_an_installed_service_migrates_its_default_sqlite_database_from_any_directory(
+    installed: Path, tmp_path: Path
+) -> None:
+    env = outside_env(installed)
+    upgraded = run([str(installed / "wetbank"), "db", "upgrade"], tmp_path, env)
+    assert "sqlite:///" in upgraded and "is up to date" in upgraded
+    # the database, and the secret key every worker shares, live in the environment's
+    # instance folder, not in the directory it was run from
+    instance = installed.parent / "var" / "api-instance"
+    assert (instance / "wetbank.sqlite3").exists() and (instance / "secret_key").exists()
+    assert not list(tmp_path.iterdir())
