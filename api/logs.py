@@ -1,11 +1,11 @@
 """Logs as JSON lines, one object per line, and the access log written by the app itself.
 
-Every line carries ``timestamp`` (UTC, ISO 8601), ``level``, ``logger`` and ``message``; a line
-logged while a request is handled also carries its ``request_id`` (the ``X-Request-Id`` the
-response bears), ``actor`` (the token's label, once it is known), ``method`` and ``path``.  The
-access log (logger ``wetbank.access``) adds ``status``, ``duration_ms`` and ``remote_addr`` (the
-client's, through ``WETBANK_TRUST_PROXY``).  The app writes it rather than gunicorn, which
-knows neither the request id nor the actor.
+Every line carries ``timestamp`` (UTC, ISO 8601), ``level``, ``logger``, ``process`` (the
+worker's pid) and ``message``; a line logged while a request is handled also carries its
+``request_id`` (the ``X-Request-Id`` the response bears), ``actor`` (the token's label, once it
+is known), ``method`` and ``path``.  The access log (logger ``wetbank.access``) adds ``status``,
+``duration_ms`` and ``remote_addr`` (the client's, through ``WETBANK_TRUST_PROXY``).  The app
+writes it rather than gunicorn, which knows neither the request id nor the actor.
 
 ``wetbank serve`` gives gunicorn a logging configuration (``api.gunicorn_config``) that sends
 every logger, gunicorn's own included, through ``JsonFormatter`` to standard error.  An app
@@ -34,7 +34,7 @@ class JsonFormatter(_LibraryJsonFormatter):
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         kwargs.setdefault("rename_fields", {"levelname": "level", "name": "logger"})
-        super().__init__("%(levelname)s %(name)s %(message)s", *args, **kwargs)
+        super().__init__("%(levelname)s %(name)s %(process)d %(message)s", *args, **kwargs)
 
     def add_fields(
         self, log_data: dict[str, Any], record: logging.LogRecord, message_dict: dict[str, Any]
