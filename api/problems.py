@@ -8,6 +8,7 @@ from typing import Any
 
 from flask import Flask, Response, g, json, request
 from sqlalchemy.exc import DataError, DBAPIError, IntegrityError, OperationalError
+from sqlalchemy.exc import TimeoutError as PoolTimeout
 from werkzeug.exceptions import HTTPException
 
 from ledger import quantities
@@ -110,6 +111,7 @@ def register(app: Flask) -> None:
     app.register_error_handler(ApiProblem, _api_problem)
     app.register_error_handler(HTTPException, http_error)
     app.register_error_handler(DBAPIError, _database_error)
+    app.register_error_handler(PoolTimeout, _pool_exhausted)
     app.register_error_handler(Exception, _unexpected)
 
 
@@ -180,6 +182,18 @@ def _database_error(error: DBAPIError) -> Response:
         503,
         "service_unavailable",
         "The database is unavailable; retry shortly.",
+        {"Retry-After": "1"},
+    )
+
+
+def _pool_exhausted(_error: PoolTimeout) -> Response:
+    """Every connection of the process's pool stayed busy for ``WETBANK_POOL_TIMEOUT``: 503, as
+    for a database that does not answer; nothing was written."""
+    log.warning("no database connection free (request %s %s)", request.path, g.get("request_id"))
+    return problem(
+        503,
+        "service_unavailable",
+        "The service is busy; retry shortly.",
         {"Retry-After": "1"},
     )
 

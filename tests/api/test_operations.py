@@ -347,3 +347,29 @@ def test_with_pg_prepare_off_no_statement_is_prepared(backend: str, database_url
         pytest.skip("PostgreSQL only")
     assert _prepared_after_writes(database_url, "on") > 0  # the check can see them
     assert _prepared_after_writes(database_url, "off") == 0
+
+
+def test_a_request_that_finds_no_free_connection_in_time_gets_503(
+    backend: str, database_url: str
+) -> None:
+    if backend != "postgresql":
+        pytest.skip("SQLite keeps SQLAlchemy's own pool")
+    app = create_app(
+        {
+            "DATABASE_URL": database_url,
+            "WETBANK_POOL_SIZE": "1",
+            "WETBANK_POOL_OVERFLOW": "0",
+            "WETBANK_POOL_TIMEOUT": "1",
+            "PROPAGATE_EXCEPTIONS": False,
+        }
+    )
+    db: Database = app.extensions["wetbank.db"]
+    try:
+        with db.engine.connect():  # the pool's only connection, busy
+            response = app.test_client().get("/api/v1/health")
+        assert response.status_code == 503
+        assert response.headers["Retry-After"] == "1"
+        assert response.json["code"] == "service_unavailable"
+        assert app.test_client().get("/api/v1/health").status_code == 200
+    finally:
+        db.dispose()
