@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from datetime import date
 from typing import Any
 
-from sqlalchemy import Connection, case, func, select
+from sqlalchemy import Connection, bindparam, case, func, select
 from sqlalchemy.orm import Session
 
 from bank import credits
@@ -88,15 +88,82 @@ def journal_page(
     return _with_entries(session, rows)
 
 
+#: transactions per batch of a streamed journal: a range of ``seq`` (the chain has no gaps)
+STREAM_BATCH = 5000
+
+_TX = (T.id, T.kind, T.pending, T.expires_at, T.reverses_id, T.actor, T.request_id)
+_TX_MORE = (T.idempotency_key, T.effective_on, T.recorded_at, T.memo)
+_ENTRY = (A.code, E.asset, E.amount, E.phase, E.balance_after, E.slot, E.resolves_id)
+
+
 def journal_all(session: Session, filters: JournalFilter) -> Iterator[dict[str, Any]]:
-    """Every sealed transaction matching ``filters``, streamed in batches."""
-    after = 0
-    while True:
-        rows = session.execute(_journal_query(filters).where(C.seq > after).limit(1000)).all()
-        if not rows:
-            return
-        yield from _with_entries(session, rows)
-        after = rows[-1].seq
+    """Every transaction sealed when the stream starts that matches ``filters``, in chain order.
+
+    Streamed in ranges of ``seq``, each read with its entries by one Core query into plain
+    tuples (no ORM objects), so memory stays flat and a row costs little more than its text.
+    """
+    last = session.execute(select(func.max(C.seq))).scalar() or 0
+    flat = (
+        _journal_query(filters)
+        .with_only_columns(C.seq, C.hash, C.prev_hash, *_TX, *_TX_MORE, *_ENTRY)
+        .join(E, E.transaction_id == T.id)
+        .join(A, A.id == E.account_id)
+        .where(C.seq > bindparam("after"), C.seq <= bindparam("upto"))
+        .order_by(C.seq, E.id)
+    )
+    connection = session.connection()  # Core rows: the ORM's result processing is not needed
+    for after in range(0, last, STREAM_BATCH):
+        rows = connection.execute(flat, {"after": after, "upto": min(after + STREAM_BATCH, last)})
+        yield from _grouped(rows)
+
+
+def _grouped(rows: Any) -> Iterator[dict[str, Any]]:
+    """Flat (transaction, entry) rows, in chain order, as one journal item per transaction."""
+    current: dict[str, Any] | None = None
+    for row in rows:
+        seq = row[0]
+        if current is None or current["seq"] != seq:
+            if current is not None:
+                yield current
+            current = _journal_item(row)
+        current["entries"].append(_entry_item(row[14:]))
+    if current is not None:
+        yield current
+
+
+def _journal_item(row: Any) -> dict[str, Any]:
+    seq, digest, prev, tx_id, kind, pending, expires_at, reverses_id, actor, request_id = row[:10]
+    key, effective_on, recorded_at, memo = row[10:14]
+    return {
+        "seq": seq,
+        "transaction_id": str(tx_id),
+        "kind": kind,
+        "pending": pending,
+        "expires_at": expires_at,
+        "reverses_id": str(reverses_id) if reverses_id else None,
+        "actor": actor,
+        "request_id": request_id,
+        "idempotency_key": key,
+        "effective_on": effective_on,
+        "recorded_at": recorded_at,
+        "memo": memo,
+        "hash": digest,
+        "prev_hash": prev,
+        "entries": [],
+    }
+
+
+def _entry_item(values: Any) -> dict[str, Any]:
+    code, asset, amount, phase, balance_after, slot, resolves_id = values
+    return {
+        "account": code,
+        "asset": asset,
+        "amount": amount,
+        "phase": phase,
+        "balance_after": balance_after,
+        "balance_slot": slot,
+        "resolves_id": str(resolves_id) if resolves_id else None,
+    }
 
 
 def latest_journal(session: Session, limit: int) -> list[dict[str, Any]]:
