@@ -103,6 +103,10 @@ class Server:
         env.pop("WETBANK_TEST_PG_URL", None)
         # every worker shares it; on PostgreSQL `wetbank serve` refuses to start without one
         env.setdefault("WETBANK_SECRET_KEY", TEST_SECRET_KEY)
+        # the workers' metrics beside the log, not a temporary folder a SIGKILL leaves behind
+        env.setdefault(
+            "PROMETHEUS_MULTIPROC_DIR", str(self.log_path.parent / f"metrics-{self.port}")
+        )
         log = self.log_path.open("ab")
         try:
             self.proc = subprocess.Popen(
