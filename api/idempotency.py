@@ -52,6 +52,8 @@ def writes(view: F) -> F:
             response = make_response(view(*args, **kwargs))
             if not 200 <= response.status_code < 300:
                 raise _Refused(response)  # roll back: a refusal writes nothing, keeps no key
+            # last, after every lock the write waited for: a token revoked meanwhile is 401
+            access.confirm_token(session, who.token_id)
             if key is not None:
                 access.store_result(
                     session,

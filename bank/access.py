@@ -28,7 +28,7 @@ from sqlalchemy import (
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.orm import Mapped, Session, mapped_column
 
-from bank.errors import NotFound, ValidationFailed
+from bank.errors import BankError, NotFound, ValidationFailed
 from bank.ids import new_id
 from ledger import clock, pg_direct
 from ledger.schema import Base
@@ -153,9 +153,32 @@ def _check_token_fields(role: str, name: str, lgu_id: str | None, holder_id: str
         )
 
 
-def revoke_token(session: Session, token_id: str) -> ApiToken:
-    """Revoke a token: it stops working at once.  Revoking twice is harmless."""
-    row = session.get(ApiToken, token_id)
+class TokenRevoked(BankError):
+    """The request's token was revoked before the request could commit."""
+
+    code = "unauthorized"
+
+
+def revoke_token(session: Session, token_id: str, by: str | None = None) -> ApiToken:
+    """Revoke a token: it stops working at once.  Revoking twice is harmless.
+
+    The row is locked ``FOR UPDATE``, so the revocation waits for every write that has confirmed
+    the token (``confirm_token``) to commit, and a write confirming it later sees it and is
+    refused.  ``by``, the revoking request's own token, is locked in the same statement (ids
+    ascending: two tokens revoking each other take turns, never deadlock) and must still be live.
+    """
+    ids = sorted({token_id} if by is None else {token_id, by})
+    rows = session.execute(
+        select(ApiToken)
+        .where(ApiToken.id.in_(ids))
+        .order_by(ApiToken.id)
+        .with_for_update()
+        .execution_options(populate_existing=True)
+    ).scalars()
+    by_id = {row.id: row for row in rows}
+    if by is not None and by != token_id and by in by_id and by_id[by].revoked_at is not None:
+        raise TokenRevoked("the bearer token was revoked")
+    row = by_id.get(token_id)
     if row is None:
         raise NotFound(f"token {token_id} does not exist")
     if row.revoked_at is None:
@@ -215,13 +238,60 @@ def authenticate(session: Session, secret: str) -> Actor | None:
         # A write checks its token inside its own transaction, so this row lock lasts until the
         # write commits: concurrent requests with the token skip the update rather than queue
         # behind it (one of them records the use; PostgreSQL; SQLite has one writer anyway).
-        unlocked = select(_TOKENS.id).where(_TOKENS.id == row.id).with_for_update(skip_locked=True)
+        # ``FOR NO KEY UPDATE``: other writes' ``confirm_token`` (KEY SHARE) need not wait for
+        # this one; a revocation (FOR UPDATE) does.
+        unlocked = (
+            select(_TOKENS.id)
+            .where(_TOKENS.id == row.id)
+            .with_for_update(skip_locked=True, key_share=True)
+        )
         session.execute(
             update(ApiToken)
             .where(ApiToken.id.in_(unlocked.scalar_subquery()))
             .values(last_used_at=now)
         )
     return Actor(row.id, row.role, row.name, row.lgu_id, row.holder_id)
+
+
+# A write's last word on its token, taken in the write's own transaction just before it commits.
+# ``FOR KEY SHARE`` conflicts with the revocation's ``FOR UPDATE`` only (not with another write's
+# share, nor with the ``last_used_at`` update), and a locking read that waited for a revocation
+# returns the row as the revocation left it: so a revocation either waits for this write to
+# commit, or this write sees it and is refused.
+_CONFIRM = (
+    select(_TOKENS.revoked_at)
+    .where(_TOKENS.id == bindparam("token_id"))
+    .with_for_update(read=True, key_share=True)
+)
+_CONFIRM_SQL = "SELECT revoked_at FROM api_tokens WHERE id = %s FOR KEY SHARE"
+#: ``Session.info`` key: the token a unit of work has confirmed (``token_confirmed``)
+_CONFIRMED = "bank.access.confirmed_token"
+
+
+def confirm_token(session: Session, token_id: str) -> None:
+    """Refuse (``TokenRevoked``, 401) a write whose token was revoked after it authenticated.
+
+    Called last in a write's transaction (``api.idempotency.writes``), after every lock the write
+    may have waited for: a revocation that has answered is seen here, and one still running waits
+    for this transaction (the row stays locked until it ends).  Skipped when the unit's own
+    statement already did the same (``token_confirmed``).  A token with no row (the command
+    line's ``SYSTEM``) has nothing to revoke.
+    """
+    if session.info.get(_CONFIRMED) == token_id:
+        return
+    if pg_direct.is_postgresql(session):
+        found = pg_direct.execute(session, _CONFIRM_SQL, (token_id,)).fetchone()
+    else:
+        found = session.execute(_CONFIRM, {"token_id": token_id}).one_or_none()
+    if found is not None and found[0] is not None:
+        raise TokenRevoked("the bearer token was revoked")
+    token_confirmed(session, token_id)
+
+
+def token_confirmed(session: Session, token_id: str) -> None:
+    """Record that this unit of work has locked and checked ``token_id`` (as ``confirm_token``
+    does), in a statement of its own that also did other work."""
+    session.info[_CONFIRMED] = token_id
 
 
 def record_event(

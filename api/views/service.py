@@ -105,9 +105,9 @@ class TokenById(MethodView):
     @blp.response(204)
     def delete(self, token_id: str) -> None:
         """Revoke a token (board): it stops working at once."""
-        require_board()
+        board = require_board()
         with database().transaction() as session:
-            access.revoke_token(session, token_id)
+            access.revoke_token(session, token_id, by=board.token_id)
             _audit(session, "token_revoked", 204)
 
 
