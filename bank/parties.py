@@ -258,7 +258,12 @@ def visible_account(session: Session, actor: Actor, account_id: str) -> BankAcco
 
 
 def set_account_status(session: Session, account_id: str, status: str) -> BankAccount:
-    """Freeze, unfreeze or close an account (board)."""
+    """Freeze, unfreeze or close an account (board).
+
+    The row is locked ``FOR UPDATE``: a write moving credits out confirms the account's status
+    under ``FOR KEY SHARE`` as its last statement (``transfers.confirm_can_send``), so it either
+    commits before this change or sees it and is refused.
+    """
     account = session.get(BankAccount, account_id, with_for_update=True)
     if account is None:
         raise NotFound(f"no account {account_id}")
@@ -269,7 +274,11 @@ def set_account_status(session: Session, account_id: str, status: str) -> BankAc
 
 
 def set_site_frozen(session: Session, site_id: str, frozen: bool) -> BankSite:
-    """Freeze or unfreeze a bank site: its credits, wherever they are, follow."""
+    """Freeze or unfreeze a bank site: its credits, wherever they are, follow.
+
+    Locked ``FOR UPDATE``, as ``set_account_status``: a write drawing on the site's lots confirms
+    the site is not frozen under ``FOR KEY SHARE`` as its last statement.
+    """
     site = session.get(BankSite, site_id, with_for_update=True)
     if site is None:
         raise NotFound(f"no bank site {site_id}")

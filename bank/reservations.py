@@ -21,7 +21,7 @@ from bank.access import Actor
 from bank.errors import Conflict, NotEligible, NotFound, ValidationFailed
 from bank.ids import new_id
 from bank.plan_tables import Plan
-from bank.transfers import check_can_send, pick_lots
+from bank.transfers import check_can_send, confirm_can_send, pick_lots
 from ledger import clock
 from ledger.schema import Base
 
@@ -128,6 +128,8 @@ def reserve(
             )
         )
     session.flush()
+    # last, after the lots' locks and the inserts' key checks, any of which may have waited
+    confirm_can_send(session, [account.id], {item.lot.bank_site_id for item, _ in picks})
     return reservation_dict(session, reservation)
 
 

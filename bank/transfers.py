@@ -8,6 +8,7 @@ class, the oldest unfrozen lots with credits available go first.
 from __future__ import annotations
 
 import json
+from collections.abc import Collection
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, cast
@@ -26,7 +27,7 @@ from sqlalchemy import (
 from sqlalchemy.orm import Mapped, Session, aliased, mapped_column
 
 import ledger
-from bank import credits, parties
+from bank import access, credits, parties
 from bank.access import Actor
 from bank.errors import AccountFrozen, Conflict, NotFound, ValidationFailed
 from bank.ids import new_id
@@ -103,18 +104,46 @@ _INSERT_LOTS = cast(Table, TransferLot.__table__).insert()
 # PostgreSQL: the transfer and its lots in one prepared statement, sent as the engine sends its
 # own (``ledger.pg_direct``): two Core inserts would cost the request more client CPU than
 # anything else it runs after the ledger's write.  The lots travel as one JSON array.
+# The same statement is the transfer's last word (``confirm_can_send``, ``access.confirm_token``):
+# it locks the two accounts, the sites of the lots drawn on and the caller's token FOR KEY SHARE,
+# and inserts only if the source is still open, the target not closed, no such site frozen and
+# the token not revoked; it answers with what it found.  (A locking read that waited for a
+# freeze or a revocation returns the row as that left it.)  The checks' rows are aggregated, so
+# every one of them is read, and so locked.
 _INSERT_TRANSFER_AND_LOTS_SQL = """
-WITH made AS (
+WITH accounts AS (
+    SELECT id, status FROM bank_accounts
+    WHERE id IN (%(from_account_id)s, %(to_account_id)s)
+    ORDER BY id
+    FOR KEY SHARE
+), sites AS (
+    SELECT id, frozen FROM bank_sites
+    WHERE id = ANY(%(site_ids)s::text[])
+    ORDER BY id
+    FOR KEY SHARE
+), token AS (
+    SELECT revoked_at FROM api_tokens WHERE id = %(token_id)s FOR KEY SHARE
+), checked AS (
+    SELECT (SELECT status FROM accounts WHERE id = %(from_account_id)s) AS source_status,
+           (SELECT status FROM accounts WHERE id = %(to_account_id)s) AS target_status,
+           (SELECT array_agg(id ORDER BY id) FILTER (WHERE frozen) FROM sites) AS frozen_sites,
+           (SELECT count(revoked_at) FROM token) AS revoked
+), made AS (
     INSERT INTO transfers (id, from_account_id, to_account_id, credit_class, amount_sqft,
         price_per_sqft_cents, memo, transaction_id, recorded_at, actor)
-    VALUES (%(id)s, %(from_account_id)s, %(to_account_id)s, %(credit_class)s, %(amount_sqft)s,
-        %(price_per_sqft_cents)s, %(memo)s, %(transaction_id)s, %(recorded_at)s, %(actor)s)
+    SELECT %(id)s, %(from_account_id)s, %(to_account_id)s, %(credit_class)s, %(amount_sqft)s,
+        %(price_per_sqft_cents)s, %(memo)s, %(transaction_id)s, %(recorded_at)s, %(actor)s
+    FROM checked
+    WHERE source_status = 'open' AND target_status <> 'closed' AND frozen_sites IS NULL
+      AND revoked = 0
     RETURNING id
+), lots AS (
+    INSERT INTO transfer_lots (transfer_id, from_lot_id, to_lot_id, amount_sqft)
+    SELECT made.id, lot->>0, lot->>1, (lot->>2)::bigint
+    FROM made CROSS JOIN jsonb_array_elements(%(lots)s::jsonb) WITH ORDINALITY AS l(lot, n)
+    ORDER BY l.n
 )
-INSERT INTO transfer_lots (transfer_id, from_lot_id, to_lot_id, amount_sqft)
-SELECT made.id, lot->>0, lot->>1, (lot->>2)::bigint
-FROM made CROSS JOIN jsonb_array_elements(%(lots)s::jsonb) WITH ORDINALITY AS l(lot, n)
-ORDER BY l.n
+SELECT source_status, target_status, frozen_sites, revoked FROM checked
 """
 
 
@@ -170,18 +199,38 @@ def make_transfer(
         "recorded_at": clock.utcnow(),
         "actor": actor.label,
     }
-    _record(session, row, made)
+    sites = {item.lot.bank_site_id for item, _ in picked.picks}
+    _record(session, row, made, source, sites, actor)
     return _transfer_dict(row, klass, made)
 
 
-def _record(session: Session, row: dict[str, Any], made: list[dict[str, Any]]) -> None:
-    """Insert the transfer and the lots it drew on and made (in ``made``'s order)."""
-    if pg_direct.is_postgresql(session):
-        lots = [[m["from_lot_id"], m["to_lot_id"], m["amount_sqft"]] for m in made]
-        pg_direct.execute(session, _INSERT_TRANSFER_AND_LOTS_SQL, dict(row, lots=json.dumps(lots)))
+def _record(
+    session: Session,
+    row: dict[str, Any],
+    made: list[dict[str, Any]],
+    source: parties.BankAccount,
+    sites: set[str],
+    actor: Actor,
+) -> None:
+    """Insert the transfer and the lots it drew on and made (in ``made``'s order), once the
+    source account, the receiving one and the ``sites`` drawn on are confirmed as they were."""
+    if not pg_direct.is_postgresql(session):
+        confirm_can_send(session, [source.id], sites, receiving=row["to_account_id"])
+        session.execute(_INSERT_TRANSFER, row)
+        session.execute(_INSERT_LOTS, [dict(lot, transfer_id=row["id"]) for lot in made])
         return
-    session.execute(_INSERT_TRANSFER, row)
-    session.execute(_INSERT_LOTS, [dict(lot, transfer_id=row["id"]) for lot in made])
+    lots = [[m["from_lot_id"], m["to_lot_id"], m["amount_sqft"]] for m in made]
+    params = dict(row, lots=json.dumps(lots), site_ids=sorted(sites), token_id=actor.token_id)
+    found = pg_direct.execute(session, _INSERT_TRANSFER_AND_LOTS_SQL, params).fetchone()
+    assert found is not None  # one row, always
+    source_status, target_status, frozen_sites, revoked = found
+    if revoked:
+        raise access.TokenRevoked("the bearer token was revoked")
+    access.token_confirmed(session, actor.token_id)
+    _check_sender_status(source_status, source.number, source.id)
+    if target_status == "closed":
+        raise Conflict("a closed account receives nothing")
+    _check_sites(frozen_sites or [])
 
 
 def _existing_children(
@@ -219,10 +268,65 @@ def _receiving_lot(
 
 def check_can_send(account: parties.BankAccount) -> None:
     """A frozen account sends nothing out (DOMAIN.md §7); a closed one nothing at all."""
-    if account.status == "frozen":
-        raise AccountFrozen(f"account {account.number} is frozen", account_id=account.id)
-    if account.status == "closed":
-        raise Conflict(f"account {account.number} is closed", account_id=account.id)
+    _check_sender_status(account.status, account.number, account.id)
+
+
+def _check_sender_status(status: str, number: str, account_id: str) -> None:
+    if status == "frozen":
+        raise AccountFrozen(f"account {number} is frozen", account_id=account_id)
+    if status == "closed":
+        raise Conflict(f"account {number} is closed", account_id=account_id)
+
+
+def _check_sites(frozen_site_ids: list[str]) -> None:
+    if frozen_site_ids:
+        raise AccountFrozen(
+            "the credits asked for are frozen (bank site)", bank_site_ids=frozen_site_ids
+        )
+
+
+# Built once, as the statements above.  FOR KEY SHARE conflicts only with FOR UPDATE: with a
+# freeze or a close (``parties.set_account_status``, ``parties.set_site_frozen``), not with
+# another writer's share, its foreign-key checks or its update of ``lot_count``.
+_CONFIRM_ACCOUNTS = (
+    select(parties.BankAccount.id, parties.BankAccount.number, parties.BankAccount.status)
+    .where(parties.BankAccount.id.in_(bindparam("ids", expanding=True)))
+    .order_by(parties.BankAccount.id)
+    .with_for_update(read=True, key_share=True)
+)
+_CONFIRM_SITES = (
+    select(parties.BankSite.id, parties.BankSite.frozen)
+    .where(parties.BankSite.id.in_(bindparam("ids", expanding=True)))
+    .order_by(parties.BankSite.id)
+    .with_for_update(read=True, key_share=True)
+)
+
+
+def confirm_can_send(
+    session: Session,
+    senders: Collection[str],
+    sites: Collection[str],
+    *,
+    receiving: str | None = None,
+) -> None:
+    """A write's last word before it moves credits out of ``senders`` (accounts) drawn from lots
+    of ``sites``: each sender still open, no such site frozen, ``receiving`` not closed.
+
+    ``check_can_send`` and the lots' frozen flags were read without a lock when the write began,
+    and the write may have waited since (for a busy lot's lock): a freeze that answered meanwhile
+    is seen here, a freeze still running waits for this transaction, since the rows stay locked
+    (FOR KEY SHARE) until it ends.  So once a freeze has answered, nothing it froze moves.  Run
+    after every statement that may wait for a lock.  (SQLite: one writer at a time; the rows
+    read here are those the write began with.)
+    """
+    ids = set(senders) | ({receiving} if receiving is not None else set())
+    for account_id, number, status in session.execute(_CONFIRM_ACCOUNTS, {"ids": sorted(ids)}):
+        if account_id in senders:
+            _check_sender_status(status, number, account_id)
+        elif status == "closed":
+            raise Conflict("a closed account receives nothing")
+    found = session.execute(_CONFIRM_SITES, {"ids": sorted(set(sites))}).all()
+    _check_sites([site_id for site_id, frozen in found if frozen])
 
 
 @dataclass(frozen=True)

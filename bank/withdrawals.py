@@ -8,6 +8,7 @@ appeal that reverses the approval reverses the withdrawal with a compensating tr
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from datetime import datetime
 from typing import Any
 
@@ -21,6 +22,7 @@ from bank.errors import Conflict, ValidationFailed
 from bank.ids import new_id
 from bank.plan_tables import Plan
 from bank.reservations import Reservation, ReservationLot, shares, status_of
+from bank.transfers import confirm_can_send
 from ledger import clock
 from ledger.schema import Base
 
@@ -118,7 +120,27 @@ def withdraw(
             )
         )
     session.flush()
+    _confirm_can_withdraw(session, chosen, [share_of[key] for key, n in used.items() if n])
     return withdrawal_dict(session, row)
+
+
+def _confirm_can_withdraw(
+    session: Session, chosen: list[Reservation], drawn: Iterable[ReservationLot]
+) -> None:
+    """Reserved credits of a frozen account or bank site are not withdrawn (DOMAIN.md §7);
+    ``drawn``, the shares posted, are checked (a share only released may come from anywhere).
+
+    Checked last, under lock, after everything the withdrawal may have waited for: a freeze that
+    answered meanwhile refuses it, one still running waits for it (``confirm_can_send``).
+    """
+    account_of = {r.id: r.account_id for r in chosen}
+    shares_drawn = list(drawn)
+    lot_ids = sorted({share.lot_id for share in shares_drawn})
+    sites = session.execute(
+        select(credits.Lot.bank_site_id).where(credits.Lot.id.in_(lot_ids))
+    ).scalars()
+    senders = {account_of[share.reservation_id] for share in shares_drawn}
+    confirm_can_send(session, senders, set(sites))
 
 
 def _check_plan_allows(session: Session, plan: Plan) -> None:
