@@ -12,7 +12,16 @@ from dataclasses import dataclass
 from datetime import date, datetime
 from typing import Any
 
-from sqlalchemy import BigInteger, Date, DateTime, ForeignKey, Integer, String, select
+from sqlalchemy import (
+    BigInteger,
+    Date,
+    DateTime,
+    ForeignKey,
+    Integer,
+    String,
+    bindparam,
+    select,
+)
 from sqlalchemy.orm import Mapped, Session, mapped_column
 
 import ledger
@@ -144,11 +153,23 @@ def _check_service_area(plan: Plan, klass: credits.CreditClass) -> None:
         )
 
 
+_LOCK_RESERVATION = (
+    select(Reservation.id).where(Reservation.id == bindparam("id")).with_for_update(key_share=True)
+)
+
+
 def void(
     session: Session, actor: Actor, reservation_id: str, request_id: str | None
 ) -> dict[str, Any]:
-    """Release a pending reservation (its holder, or the board)."""
+    """Release a pending reservation (its holder, or the board).
+
+    The reservation's row is locked first (``FOR NO KEY UPDATE``: inserts referencing it are not
+    held up), so of concurrent voids one releases it and the others, once it has committed, see
+    it voided: ``conflict``.  (The ledger alone would answer them with the winner's void, which
+    shares their idempotency key.)
+    """
     reservation = visible_reservation(session, actor, reservation_id, acting=True)
+    session.execute(_LOCK_RESERVATION, {"id": reservation.id}).all()
     if status_of(session, reservation) != "pending":
         raise Conflict(f"the reservation is {status_of(session, reservation)}, not pending")
     for share in shares(session, reservation.id):
