@@ -1,0 +1,334 @@
+"""Issue 21 §4 in process, on SQLite and PostgreSQL: freezes, revocations and voids against the
+writes they race with.
+
+A write moving credits out confirms, as its last statement, that the source account is open and
+no site of the lots it draws on is frozen; every write confirms its token is not revoked; both
+under a lock that a freeze or a revocation must wait for.  On SQLite one writer at a time gives
+the same order.  The races over HTTP on a real server are ``tests/system/test_races.py``.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+import uuid
+from collections import Counter
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from datetime import date
+from typing import Any
+
+import pytest
+from flask import Flask
+from sqlalchemy import func, select, text
+
+from bank import access, parties, reservations, transfers
+from bank.access import SYSTEM
+from bank.transfers import Transfer
+from bank.withdrawals import Withdrawal
+from ledger.db import Database
+from tests.api.conftest import Api
+from tests.api.plan_kit import Kit, ok, on, problem
+
+DAY = "2026-06-08"
+
+
+@pytest.fixture
+def kit(api: Api, app: Flask) -> Kit:
+    return Kit(api, app)
+
+
+def database(app: Flask) -> Database:
+    db: Database = app.extensions["wetbank.db"]
+    return db
+
+
+def count(app: Flask, model: Any) -> int:
+    with database(app).transaction() as session:
+        return int(session.execute(select(func.count()).select_from(model)).scalar_one())
+
+
+def reserved_for_a_plan(kit: Kit) -> dict[str, Any]:
+    """A funded account, an approved plan of 2,500 sq ft at 2:1 and a reservation of 5,000."""
+    lgu = kit.lgu()
+    funded = kit.funded_account(day=DAY, service_area=5, unrestricted=10_000)
+    plan = kit.approved_plan(lgu, DAY, area_sqft=2_500, ratio="2")
+    held = kit.reserve(funded["id"], plan["id"], funded["unrestricted_class"], 5_000)
+    return {"lgu": lgu, "funded": funded, "plan": plan, "reservation": held}
+
+
+def withdraw(kit: Kit, r: dict[str, Any]) -> Any:
+    body = {"reservation_ids": [r["reservation"]["id"]]}
+    return kit.api.post(f"/plans/{r['plan']['id']}/withdrawals", body, token=r["lgu"]["token"])
+
+
+# --- frozen credits are not withdrawn -----------------------------------------------------------
+
+
+@pytest.mark.parametrize("frozen", ["account", "site"])
+def test_reserved_credits_of_a_frozen_account_or_site_are_not_withdrawn(kit, app, frozen):
+    with on(DAY):
+        r = reserved_for_a_plan(kit)
+        funded = r["funded"]
+        what = (
+            f"/accounts/{funded['id']}"
+            if frozen == "account"
+            else f"/bank-sites/{funded['site_id']}"
+        )
+        ok(kit.api.post(f"{what}/freeze"), 200)
+        before = (count(app, Withdrawal), kit.balances(funded["id"]))
+        problem(withdraw(kit, r), 422, "account_frozen")
+        assert (count(app, Withdrawal), kit.balances(funded["id"])) == before
+        assert (
+            ok(kit.api.get(f"/reservations/{r['reservation']['id']}"), 200)["status"] == "pending"
+        )
+        ok(kit.api.post(f"{what}/unfreeze"), 200)
+        assert ok(withdraw(kit, r))["withdrawn_sqft"] == 5_000
+
+
+# --- a freeze or a revocation waits for a write that has confirmed --------------------------------
+
+
+def held_then(
+    db: Database, first: Callable[[Any], Any], then: Callable[[Any], Any]
+) -> dict[str, Any]:
+    """``first(session)`` in a transaction kept open for a moment after it ran, while
+    ``then(session)`` runs in a transaction of another thread; whether ``then`` was done before
+    ``first`` committed, and both results."""
+    out: dict[str, Any] = {}
+    ran, committed = threading.Event(), threading.Event()
+
+    def hold() -> None:
+        try:
+            with db.transaction() as session:
+                out["first"] = first(session)
+                ran.set()
+                time.sleep(1.0)  # ``then`` starts meanwhile
+                out["then_done_before_commit"] = "then" in out
+            committed.set()
+        finally:
+            ran.set()
+
+    def other() -> None:
+        ran.wait(10)
+        try:
+            out["then"] = db.run(then)
+        except Exception as error:  # reported to the test
+            out["then"] = error
+        out["then_after_commit"] = committed.is_set()
+
+    threads = [threading.Thread(target=hold), threading.Thread(target=other)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(40)
+    assert not any(thread.is_alive() for thread in threads)
+    return out
+
+
+def test_a_freeze_waits_for_a_transfer_that_has_confirmed_the_account(kit, app):
+    db = database(app)
+    with on(DAY):
+        funded = kit.funded_account(day=DAY, service_area=5, unrestricted=10_000)
+        target = kit.account(funded["holder"]["id"], 5)
+        request = transfers.TransferRequest(
+            funded["id"], target, 1_000, credit_class=funded["unrestricted_class"]
+        )
+        out = held_then(
+            db,
+            lambda session: transfers.make_transfer(session, SYSTEM, request, None),
+            lambda session: parties.set_account_status(session, funded["id"], "frozen").status,
+        )
+        assert out["then"] == "frozen"
+        assert not out["then_done_before_commit"] and out["then_after_commit"]
+        assert kit.balances(target)[funded["unrestricted_class"]]["posted_sqft"] == 1_000
+        refused = kit.api.post(
+            "/transfers",
+            {
+                "from_account_id": funded["id"],
+                "to_account_id": target,
+                "credit_class": funded["unrestricted_class"],
+                "amount_sqft": 1_000,
+            },
+        )
+        problem(refused, 422, "account_frozen")
+
+
+def test_a_site_freeze_waits_for_a_reservation_that_has_confirmed_the_site(kit, app):
+    db = database(app)
+    with on(DAY):
+        lgu = kit.lgu()
+        funded = kit.funded_account(day=DAY, service_area=5, unrestricted=10_000)
+        plan = kit.approved_plan(lgu, DAY, area_sqft=2_500, ratio="2")
+        request = reservations.ReservationRequest(
+            funded["id"],
+            plan["id"],
+            5_000,
+            date(2027, 12, 31),
+            credit_class=funded["unrestricted_class"],
+        )
+        out = held_then(
+            db,
+            lambda session: reservations.reserve(session, SYSTEM, request, None, None),
+            lambda session: parties.set_site_frozen(session, funded["site_id"], True).frozen,
+        )
+        assert out["then"] is True
+        assert not out["then_done_before_commit"] and out["then_after_commit"]
+        assert kit.balances(funded["id"])[funded["unrestricted_class"]]["reserved_sqft"] == 5_000
+
+
+def test_a_revocation_waits_for_a_write_that_has_confirmed_the_token(kit, app, api):
+    db = database(app)
+    created = ok(api.post("/tokens", {"role": "board", "name": "in flight"}))
+    out = held_then(
+        db,
+        lambda session: access.confirm_token(session, created["id"]),
+        lambda session: access.revoke_token(session, created["id"]).revoked_at is not None,
+    )
+    assert out["then"] is True
+    assert not out["then_done_before_commit"] and out["then_after_commit"]
+    # and a write confirming it now is refused
+    with pytest.raises(access.TokenRevoked), db.transaction() as session:
+        access.confirm_token(session, created["id"])
+
+
+def test_a_token_revoked_meanwhile_revokes_nothing(app, api):
+    """Two board tokens revoking each other: the second to go sees its own token revoked."""
+    db = database(app)
+    first = ok(api.post("/tokens", {"role": "board", "name": "first"}))
+    second = ok(api.post("/tokens", {"role": "board", "name": "second"}))
+    with db.transaction() as session:
+        access.revoke_token(session, second["id"], by=first["id"])
+    with pytest.raises(access.TokenRevoked), db.transaction() as session:
+        access.revoke_token(session, first["id"], by=second["id"])
+    assert ok(api.get("/me", token=first["token"]), 200)["token_id"] == first["id"]
+    # revoking one's own token is allowed (the request was authenticated before it)
+    with db.transaction() as session:
+        assert access.revoke_token(session, first["id"], by=first["id"]).revoked_at is not None
+
+
+# --- concurrent voids ----------------------------------------------------------------------------
+
+
+# --- PostgreSQL: a write held in flight by a busy lot ---------------------------------------------
+
+
+@contextmanager
+def busy_lot(app: Flask, backend: str, lot_id: str) -> Iterator[Callable[[], None]]:
+    """On PostgreSQL, hold the lot's ledger balance row ``FOR UPDATE`` (as a long transaction
+    drawing on it would) until the block ends; yields a wait for a session to queue behind it.
+    On SQLite (one writer at a time, no row locks) nothing is held."""
+    if backend != "postgresql":
+        yield lambda: None
+        return
+    engine = database(app).engine
+    with engine.connect() as holder, engine.connect() as watcher:
+        watcher = watcher.execution_options(isolation_level="AUTOCOMMIT")
+        pid = holder.execute(text("SELECT pg_backend_pid()")).scalar_one()
+        holder.execute(
+            text(
+                "SELECT 1 FROM ledger_balances AS b JOIN lots AS l "
+                "ON l.ledger_account_id = b.account_id WHERE l.id = :lot FOR UPDATE OF b"
+            ),
+            {"lot": lot_id},
+        ).one()
+        waiting = text(
+            "SELECT count(*) FROM pg_stat_activity WHERE :p = ANY(pg_blocking_pids(pid))"
+        )
+
+        def wait_for_a_waiter() -> None:
+            deadline = time.monotonic() + 30
+            while not watcher.execute(waiting, {"p": pid}).scalar_one():
+                assert time.monotonic() < deadline, "nothing came to wait for the lot"
+                time.sleep(0.02)
+
+        try:
+            yield wait_for_a_waiter
+        finally:
+            holder.rollback()
+
+
+def test_a_transfer_waiting_on_a_busy_lot_when_the_account_is_frozen_does_not_commit(
+    kit, app, backend
+):
+    if backend != "postgresql":
+        pytest.skip("SQLite has one writer at a time: nothing waits on a lot")
+    with on(DAY):
+        funded = kit.funded_account(day=DAY, service_area=5, unrestricted=10_000)
+        target = kit.account(funded["holder"]["id"], 5)
+        (lot_id,) = kit.lots(funded["id"])
+        body = {
+            "from_account_id": funded["id"],
+            "to_account_id": target,
+            "credit_class": funded["unrestricted_class"],
+            "amount_sqft": 1_000,
+        }
+        before = count(app, Transfer), posted(kit, funded)
+        answered: list[Any] = []
+
+        def send() -> None:
+            headers = {"Authorization": f"Bearer {funded['holder']['token']}"}
+            answered.append(app.test_client().post("/api/v1/transfers", json=body, headers=headers))
+
+        sender = threading.Thread(target=send)
+        with busy_lot(app, backend, lot_id) as wait_for_a_waiter:
+            sender.start()
+            wait_for_a_waiter()
+            ok(kit.api.post(f"/accounts/{funded['id']}/freeze"), 200)
+            assert sender.is_alive()  # the transfer still waits for the lot
+        sender.join(30)
+        problem(answered[0], 422, "account_frozen")
+        assert (count(app, Transfer), posted(kit, funded)) == before
+
+
+def posted(kit: Kit, funded: dict[str, Any]) -> int:
+    return int(kit.balances(funded["id"])[funded["unrestricted_class"]]["posted_sqft"])
+
+
+def test_of_8_concurrent_voids_of_one_reservation_one_is_200_and_7_conflict(kit, app, backend):
+    with on(DAY):
+        r = reserved_for_a_plan(kit)
+        (lot_id,) = kit.lots(r["funded"]["id"])
+        # in use a moment ago: no void records its use (which would lock the token's row)
+        ok(kit.api.get("/me", token=r["funded"]["holder"]["token"]), 200)
+        with busy_lot(app, backend, lot_id) as wait_for_a_waiter:
+            finish = start_voids(app, r, 8)
+            wait_for_a_waiter()
+            time.sleep(0.3)  # the others queue behind the first
+        results = finish()
+        assert Counter(results) == Counter({(200, None): 1, (409, "conflict"): 7}), results
+        shown = ok(kit.api.get(f"/reservations/{r['reservation']['id']}"), 200)
+        assert shown["status"] == "voided"
+        balances = kit.balances(r["funded"]["id"])
+    assert balances[r["funded"]["unrestricted_class"]]["reserved_sqft"] == 0
+
+
+def start_voids(
+    app: Flask, r: dict[str, Any], clients: int
+) -> Callable[[], list[tuple[int, str | None]]]:
+    """Start ``clients`` voids of the reservation, released together, each with its own key;
+    returns what waits for their answers."""
+    token = r["funded"]["holder"]["token"]
+    path = f"/api/v1/reservations/{r['reservation']['id']}/void"
+    barrier = threading.Barrier(clients, timeout=30)
+    results: list[Any] = [None] * clients
+
+    def void(i: int) -> None:
+        client = app.test_client()
+        headers = {"Authorization": f"Bearer {token}", "Idempotency-Key": uuid.uuid4().hex}
+        barrier.wait()
+        response = client.post(path, headers=headers)
+        code = None if response.status_code == 200 else response.json["code"]
+        results[i] = (response.status_code, code)
+
+    threads = [threading.Thread(target=void, args=(i,)) for i in range(clients)]
+    for thread in threads:
+        thread.start()
+
+    def finish() -> list[tuple[int, str | None]]:
+        for thread in threads:
+            thread.join(60)
+        assert not any(thread.is_alive() for thread in threads)
+        return results
+
+    return finish
