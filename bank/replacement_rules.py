@@ -164,8 +164,24 @@ class Allocation:
     released: dict[str, int] = field(default_factory=dict)
 
 
-def allocate_withdrawal(area_sqft: int, ratio: Fraction, offered: list[Offer]) -> Allocation:
-    """DOMAIN.md §3 and Subd. 12 (c)(2)-(4): meet ``ceil(A × r)`` sq ft from ``offered``.
+def remaining_requirement(
+    area_sqft: int, ratio: Fraction, met: tuple[int, int] = (0, 0)
+) -> tuple[int, int]:
+    """(first 1:1 portion, portion above 1:1) still to be met once ``met`` = (first, above) sq ft
+    were withdrawn: a revised plan (Subd. 6 (c)) keeps the credits withdrawn for it.  Unrestricted
+    credits that met a first 1:1 portion larger than the revised one count above 1:1."""
+    required = required_credit_sqft(area_sqft, ratio)
+    first = required_unrestricted_sqft(area_sqft)
+    first_met, above_met = met
+    surplus_first = max(0, first_met - first)
+    return max(0, first - first_met), max(0, required - first - above_met - surplus_first)
+
+
+def allocate_withdrawal(
+    area_sqft: int, ratio: Fraction, offered: list[Offer], met: tuple[int, int] = (0, 0)
+) -> Allocation:
+    """DOMAIN.md §3 and Subd. 12 (c)(2)-(4): meet ``ceil(A × r)`` sq ft from ``offered``, less
+    what ``met`` (first 1:1, above 1:1) says earlier withdrawals for the plan met.
 
     Restricted credits go to the portion above 1:1 first (they can serve nothing else), up to
     ``ceil(A × r) − A``; unrestricted credits then meet the first 1:1 portion (``A``) and then what
@@ -177,18 +193,12 @@ def allocate_withdrawal(area_sqft: int, ratio: Fraction, offered: list[Offer]) -
     """
     _check_offers(area_sqft, offered)
     _require_one_to_one(ratio)
-    required = required_credit_sqft(area_sqft, ratio)
-    offered_total = sum(offer.amount_sqft for offer in offered)
-    if offered_total < required:
-        raise InsufficientFunds(
-            f"{offered_total} sq ft of credit were offered; the impact needs {required} sq ft",
-            available_sqft=offered_total,
-            required_sqft=required,
-        )
+    first, above_needed = remaining_requirement(area_sqft, ratio, met)
+    required = first + above_needed
+    _check_enough(offered, required, more=met != (0, 0))
     unrestricted = [offer for offer in offered if not offer.restricted]
     restricted = [offer for offer in offered if offer.restricted]
     unrestricted_total = sum(offer.amount_sqft for offer in unrestricted)
-    first = required_unrestricted_sqft(area_sqft)
     if unrestricted_total < first:
         raise RestrictedCreditMisuse(
             f"the first 1:1 portion of {first} sq ft needs unrestricted credit; only "
@@ -212,7 +222,7 @@ def allocate_withdrawal(area_sqft: int, ratio: Fraction, offered: list[Offer]) -
                 wanted -= take
         return wanted
 
-    above = draw(restricted, required - first, ABOVE_1_TO_1)
+    above = draw(restricted, above_needed, ABOVE_1_TO_1)
     unmet_first = draw(unrestricted, first, FIRST_1_TO_1)
     unmet_above = draw(unrestricted, above, ABOVE_1_TO_1)
     assert unmet_first == 0 and unmet_above == 0, "the totals were checked above"
@@ -222,6 +232,19 @@ def allocate_withdrawal(area_sqft: int, ratio: Fraction, offered: list[Offer]) -
         used={offer.key: offer.amount_sqft - left[offer.key] for offer in offered},
         released=dict(left),
     )
+
+
+def _check_enough(offered: list[Offer], required: int, *, more: bool) -> None:
+    """``insufficient_credits`` when the offers total less than ``required`` (``more``: what is
+    left of a requirement earlier withdrawals met in part)."""
+    offered_total = sum(offer.amount_sqft for offer in offered)
+    if offered_total < required:
+        raise InsufficientFunds(
+            f"{offered_total} sq ft of credit were offered; the impact needs {required} sq ft"
+            + (" more" if more else ""),
+            available_sqft=offered_total,
+            required_sqft=required,
+        )
 
 
 def _check_offers(area_sqft: int, offered: list[Offer]) -> None:

@@ -65,11 +65,11 @@ def withdraw(
 ) -> dict[str, Any]:
     """Post the plan's reservations (its LGU, or the board) as one ledger transaction."""
     plan = plans.visible_plan(session, actor, plan_id, lock=True)
-    _check_plan_allows(session, plan)
+    met = _check_plan_allows(session, plan)
     chosen = _reservations(session, plan, reservation_ids)
     offers, share_of = _offers(session, chosen)
     ratio = replacement_rules.parse_ratio(plan.replacement_ratio)
-    allocation = replacement_rules.allocate_withdrawal(plan.impact_area_sqft, ratio, offers)
+    allocation = replacement_rules.allocate_withdrawal(plan.impact_area_sqft, ratio, offers, met)
     used = _used_by_key(allocation)
     items: list[ledger.posting.Resolution] = []
     for key, share in share_of.items():
@@ -143,7 +143,9 @@ def _confirm_can_withdraw(
     confirm_can_send(session, senders, set(sites))
 
 
-def _check_plan_allows(session: Session, plan: Plan) -> None:
+def _check_plan_allows(session: Session, plan: Plan) -> tuple[int, int]:
+    """An approval, and a requirement not yet met; answers what earlier withdrawals met (a
+    revision, Subd. 6 (c), may have raised the requirement since)."""
     current = plans.state(session, plan)
     if current.status not in WITHDRAWABLE_STATUSES or current.outcome not in APPROVALS:
         raise Conflict(
@@ -151,8 +153,22 @@ def _check_plan_allows(session: Session, plan: Plan) -> None:
             status=current.status,
             outcome=current.outcome,
         )
-    if active_withdrawals(session, plan.id):
+    met = met_portions(session, plan.id)
+    ratio = replacement_rules.parse_ratio(plan.replacement_ratio)
+    if replacement_rules.remaining_requirement(plan.impact_area_sqft, ratio, met) == (0, 0):
         raise Conflict("credits were already withdrawn for this plan")
+    return met
+
+
+def met_portions(session: Session, plan_id: str) -> tuple[int, int]:
+    """(first 1:1, above 1:1) sq ft the plan's withdrawals that no appeal reversed met."""
+    rows = session.execute(
+        select(WithdrawalAllocation.portion, WithdrawalAllocation.amount_sqft)
+        .join(Withdrawal, Withdrawal.id == WithdrawalAllocation.withdrawal_id)
+        .where(Withdrawal.plan_id == plan_id, Withdrawal.reversal_transaction_id.is_(None))
+    ).all()
+    first = sum(amount for portion, amount in rows if portion == replacement_rules.FIRST_1_TO_1)
+    return first, sum(amount for _portion, amount in rows) - first
 
 
 def _reservations(session: Session, plan: Plan, ids: list[str]) -> list[Reservation]:

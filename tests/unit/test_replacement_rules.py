@@ -21,6 +21,7 @@ from bank.replacement_rules import (
     has_comment_period,
     notice_kind,
     parse_ratio,
+    remaining_requirement,
     required_credit_sqft,
     required_unrestricted_sqft,
     revision_counts_as_new,
@@ -173,6 +174,41 @@ def test_reservations_totalling_less_than_required_are_insufficient_credits() ->
 def test_too_few_credits_in_all_is_insufficient_before_it_is_misuse() -> None:
     with pytest.raises(InsufficientFunds):
         allocate_withdrawal(9_000, Fraction(2), [restricted("r", 17_999)])
+
+
+# a revision (Subd. 6 (c)) after a withdrawal: what was withdrawn counts toward the new requirement
+
+
+@pytest.mark.parametrize(
+    ("area", "met", "remaining"),
+    [
+        (9_000, (9_000, 9_000), (0, 0)),  # the requirement withdrawn in full
+        (9_900, (9_000, 9_000), (900, 900)),  # 10% larger at 2:1: 1,800 more
+        (8_000, (9_000, 9_000), (0, 0)),  # smaller: nothing more
+        (8_000, (9_000, 6_000), (0, 1_000)),  # 1,000 of the old first 1:1 counts above it
+        (9_000, (0, 0), (9_000, 9_000)),  # nothing withdrawn yet
+    ],
+)
+def test_the_requirement_remaining_after_earlier_withdrawals(
+    area: int, met: tuple[int, int], remaining: tuple[int, int]
+) -> None:
+    assert remaining_requirement(area, Fraction(2), met) == remaining
+
+
+def test_a_revised_plan_withdraws_only_what_its_earlier_withdrawal_did_not_meet() -> None:
+    allocation = allocate_withdrawal(
+        9_900, Fraction(2), [restricted("r", 1_000), unrestricted("u", 2_000)], met=(9_000, 9_000)
+    )
+    assert allocation.allocations == [
+        Allocated("r", RESTRICTED, 900, ABOVE_1_TO_1),
+        Allocated("u", UNRESTRICTED, 900, FIRST_1_TO_1),
+    ]
+    assert allocation.released == {"r": 100, "u": 1_100}
+    with pytest.raises(RestrictedCreditMisuse):
+        allocate_withdrawal(9_900, Fraction(2), [restricted("r", 1_800)], met=(9_000, 9_000))
+    with pytest.raises(InsufficientFunds) as refused:
+        allocate_withdrawal(9_900, Fraction(2), [unrestricted("u", 1_799)], met=(9_000, 9_000))
+    assert refused.value.fields == {"available_sqft": 1_799, "required_sqft": 1_800}
 
 
 def test_reserved_credits_beyond_the_requirement_are_released() -> None:
