@@ -83,6 +83,7 @@ def file_petition(session: Session, plan_id: str, request: PetitionRequest) -> A
     appeal = Appeal(
         id=new_id("apl"),
         plan_id=plan.id,
+        application_number=plan.application_number,
         petitioner_kind=request.petitioner_kind,
         petitioner_name=request.petitioner_name.strip(),
         petitioner_address=request.petitioner_address.strip(),
@@ -286,6 +287,7 @@ def appeal_dict(session: Session, appeal: Appeal) -> dict[str, Any]:
     return {
         "id": appeal.id,
         "plan_id": appeal.plan_id,
+        "application_number": appeal.application_number,
         "petitioner_kind": appeal.petitioner_kind,
         "petitioner_name": appeal.petitioner_name,
         "petitioner_address": appeal.petitioner_address,

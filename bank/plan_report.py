@@ -10,6 +10,10 @@ from typing import Any
 from sqlalchemy.orm import Session
 
 from bank import appeals, money, plans, reservations, withdrawals
+from bank.plan_decisions import decision_dict
+from bank.plan_extensions import extension_dict
+from bank.plan_panel import panel_dict, panel_of
+from bank.plan_revisions import application_dict, applications_of
 from bank.plan_tables import Plan
 
 
@@ -32,12 +36,28 @@ def impact_blockers(
         )
     elif state.outcome not in withdrawals.APPROVALS:
         blockers.append(
-            _blocker("not_approved", f"the plan is {state.outcome or 'not yet decided'}")
+            _blocker(
+                "not_approved",
+                _revised(plan, f"the plan is {state.outcome or 'not yet decided'}"),
+            )
         )
     elif state.status != "final":
-        blockers.append(_blocker("decision_not_final", f"the plan is {state.status}, not final"))
+        blockers.append(
+            _blocker("decision_not_final", _revised(plan, f"the plan is {state.status}, not final"))
+        )
     blockers += _replacement_blockers(session, plan, required_sqft)
     return blockers
+
+
+def _revised(plan: Plan, detail: str) -> str:
+    """A blocker's detail, naming the revised application it waits for (Subd. 6 (c))."""
+    if plan.application_number == 1:
+        return detail
+    return (
+        f"Subd. 6 (c): the revision received {plan.received_on.isoformat()} is a new "
+        f"application (number {plan.application_number}), and it waits for its own decision "
+        f"to be final; {detail}"
+    )
 
 
 def _replacement_blockers(session: Session, plan: Plan, required_sqft: int) -> list[dict[str, str]]:
@@ -98,6 +118,7 @@ def plan_dict(session: Session, plan: Plan, today: date | None = None) -> dict[s
             "service_area": plan.impact_service_area,
             "county": plan.impact_county,
             "on_agricultural_land": plan.on_agricultural_land,
+            "peatland": plan.impact_peatland,
         },
         "replacement_ratio": plan.replacement_ratio,
         "method": plan.method,
@@ -111,8 +132,7 @@ def plan_dict(session: Session, plan: Plan, today: date | None = None) -> dict[s
         "notice_kind": notice_kind,
         "deadlines": deadlines,
         "notice": _notice(plan.notice_mailed_on, state.deadlines.notice_due),
-        "extension": _extension(plan),
-        "decision": _decision(plan),
+        **_record(session, plan),
         "decision_notice": _notice(
             plan.decision_notice_mailed_on, state.deadlines.decision_notice_due
         ),
@@ -138,23 +158,15 @@ def _notice(mailed_on: date | None, due: date | None) -> dict[str, Any] | None:
     return {"mailed_on": mailed_on, "due": due, "late": due is not None and mailed_on > due}
 
 
-def _extension(plan: Plan) -> dict[str, Any] | None:
-    if plan.extension_notified_on is None:
-        return None
+def _record(session: Session, plan: Plan) -> dict[str, Any]:
+    """The current application's number, extensions, panel and decision, and the earlier
+    applications revisions superseded (Subd. 6 (c))."""
     return {
-        "notified_on": plan.extension_notified_on,
-        "days": plan.extension_days,
-        "reason": plan.extension_reason,
-    }
-
-
-def _decision(plan: Plan) -> dict[str, Any] | None:
-    if plan.decided_on is None:
-        return None
-    return {
-        "outcome": plan.decision_outcome,
-        "decided_on": plan.decided_on,
-        "tep_recommendation": plan.tep_recommendation,
+        "application_number": plan.application_number,
+        "extensions": [extension_dict(e) for e in plans.extensions_of(session, plan)],
+        "tep": panel_dict(panel_of(session, plan)),
+        "decision": decision_dict(session, plan),
+        "applications": [application_dict(a) for a in applications_of(session, plan.id)],
     }
 
 

@@ -28,18 +28,29 @@ class Plan(Base):
     impact_service_area: Mapped[int] = mapped_column(Integer)
     impact_county: Mapped[str] = mapped_column(String(100))
     on_agricultural_land: Mapped[bool] = mapped_column(Boolean)
+    #: Subd. 1 (a): an approval considers the carbon balance and includes planting trees or shrubs
+    impact_peatland: Mapped[bool] = mapped_column(Boolean, default=False)
     replacement_ratio: Mapped[str] = mapped_column(String(20))
     method: Mapped[str] = mapped_column(String(30))
     replacement_outside_service_area: Mapped[bool] = mapped_column(Boolean)
     in_lieu_amount_due_cents: Mapped[int | None] = mapped_column(BigInteger)
     ruleset: Mapped[str] = mapped_column(String(60))
+    #: the application the facts below belong to: 1, and one more for each revision that counted
+    #: as a new application (Subd. 6 (c)); earlier ones are kept in ``plan_applications``
+    application_number: Mapped[int] = mapped_column(Integer, default=1)
     notice_mailed_on: Mapped[date | None] = mapped_column(Date)
-    extension_notified_on: Mapped[date | None] = mapped_column(Date)
-    extension_days: Mapped[int | None] = mapped_column(BigInteger)
-    extension_reason: Mapped[str | None] = mapped_column(Text)
     decision_outcome: Mapped[str | None] = mapped_column(String(10))
     decided_on: Mapped[date | None] = mapped_column(Date)
+    #: Subd. 1 (b): the governing body's resolution approving the plan (null only on decisions
+    #: recorded before the service asked for it)
+    decision_resolution_number: Mapped[str | None] = mapped_column(String(100))
+    decision_resolution_adopted_on: Mapped[date | None] = mapped_column(Date)
+    #: Minn. Stat. 15.99 subd. 2: a denial states its reasons in writing
+    decision_reasons: Mapped[str | None] = mapped_column(Text)
     tep_recommendation: Mapped[str | None] = mapped_column(Text)
+    #: Subd. 1 (a), a peatland's approval: the carbon balance considered, the trees or shrubs
+    decision_carbon_balance_considered: Mapped[bool | None] = mapped_column(Boolean)
+    decision_trees_or_shrubs: Mapped[str | None] = mapped_column(Text)
     decision_notice_mailed_on: Mapped[date | None] = mapped_column(Date)
     replacement_completed_on: Mapped[date | None] = mapped_column(Date)
     #: Subd. 9: the security (at most $500) the LGU requires of a petitioner; none if null
@@ -72,6 +83,8 @@ class Appeal(Base):
     id: Mapped[str] = mapped_column(String(40), primary_key=True)
     plan_id: Mapped[str] = mapped_column(ForeignKey("plans.id"), index=True)
     petitioner_kind: Mapped[str] = mapped_column(String(20))
+    #: the application of the plan whose decision it appeals (``Plan.application_number``)
+    application_number: Mapped[int] = mapped_column(Integer, default=1)
     #: who petitioned and where the board's decision is mailed; null only on petitions recorded
     #: before the service asked for them
     petitioner_name: Mapped[str | None] = mapped_column(String(300))

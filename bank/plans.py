@@ -19,7 +19,8 @@ from bank import calendar, parties, replacement_rules, timeline
 from bank.access import Actor
 from bank.errors import Conflict, NotFound, ValidationFailed
 from bank.ids import new_id
-from bank.plan_tables import Appeal, Plan, PlanRevision
+from bank.plan_record_tables import PlanExtension
+from bank.plan_tables import Appeal, Plan
 from bank.ruleset import Ruleset, ruleset_by_id
 from ledger import clock
 
@@ -44,6 +45,7 @@ class PlanRequest:
     replacement_outside_service_area: bool = False
     in_lieu_amount_due_cents: int | None = None
     appeal_security_required_cents: int | None = None
+    peatland: bool = False
 
 
 def create_plan(session: Session, ruleset: Ruleset, request: PlanRequest) -> Plan:
@@ -75,6 +77,7 @@ def create_plan(session: Session, ruleset: Ruleset, request: PlanRequest) -> Pla
         impact_service_area=request.service_area,
         impact_county=request.county,
         on_agricultural_land=request.on_agricultural_land,
+        impact_peatland=request.peatland,
         replacement_ratio=request.replacement_ratio.strip(),
         method=request.method,
         replacement_outside_service_area=request.replacement_outside_service_area,
@@ -122,6 +125,20 @@ def appeals_of(session: Session, plan_id: str) -> list[Appeal]:
     )
 
 
+def extensions_of(session: Session, plan: Plan) -> list[PlanExtension]:
+    """The extensions of the plan's current application's decision deadline, in order sent."""
+    return list(
+        session.execute(
+            select(PlanExtension)
+            .where(
+                PlanExtension.plan_id == plan.id,
+                PlanExtension.application_number == plan.application_number,
+            )
+            .order_by(PlanExtension.recorded_at, PlanExtension.id)
+        ).scalars()
+    )
+
+
 @dataclass(frozen=True)
 class Clocks:
     """The ruleset a plan was decided under and the two calendars its deadlines use."""
@@ -147,17 +164,24 @@ def clocks(session: Session, plan: Plan) -> Clocks:
 
 
 def facts(session: Session, plan: Plan) -> timeline.PlanFacts:
-    """The recorded facts the timeline is computed from."""
+    """The recorded facts of the plan's current application, from which the timeline is
+    computed (the appeals of an application a revision superseded are not among them)."""
     return timeline.PlanFacts(
         received_on=plan.received_on,
         impact_area_sqft=plan.impact_area_sqft,
         notice_mailed_on=plan.notice_mailed_on,
-        extension_notified_on=plan.extension_notified_on,
-        extension_days=plan.extension_days,
+        extensions=tuple(
+            timeline.ExtensionFacts(e.notified_on, e.days, e.applicant_agreed)
+            for e in extensions_of(session, plan)
+        ),
         decision_outcome=plan.decision_outcome,
         decided_on=plan.decided_on,
         decision_notice_mailed_on=plan.decision_notice_mailed_on,
-        appeals=tuple(appeal_facts(a) for a in appeals_of(session, plan.id)),
+        appeals=tuple(
+            appeal_facts(a)
+            for a in appeals_of(session, plan.id)
+            if a.application_number == plan.application_number
+        ),
     )
 
 
@@ -243,37 +267,6 @@ def record_notice(session: Session, plan: Plan, mailed_on: date) -> dict[str, An
     return {"mailed_on": mailed_on, "due": due, "late": mailed_on > due}
 
 
-def record_extension(
-    session: Session, plan: Plan, notified_on: date, days: int, reason: str
-) -> dict[str, Any]:
-    """Minn. Stat. 15.99 subd. 3 (f): one extension of at most 60 days, sent before the deadline."""
-    _check_not_future(notified_on, "notified_on")
-    _check_not_before_receipt(plan, notified_on, "notified_on")
-    c = clocks(session, plan)
-    timeline.check_extension(c.ruleset, c.lgu, c.board, facts(session, plan), notified_on, days)
-    plan.extension_notified_on, plan.extension_days, plan.extension_reason = (
-        notified_on,
-        days,
-        reason,
-    )
-    session.flush()
-    due = state(session, plan).deadlines.decision_due
-    return {"notified_on": notified_on, "days": days, "reason": reason, "decision_due": due}
-
-
-def record_decision(
-    session: Session, plan: Plan, outcome: str, decided_on: date, tep: str | None
-) -> None:
-    """Subd. 4: approve or deny, within the comment period rules and the 15.99 deadline."""
-    _check_not_future(decided_on, "decided_on")
-    c = clocks(session, plan)
-    timeline.check_decision(
-        c.ruleset, c.lgu, c.board, facts(session, plan), outcome, decided_on, clock.today()
-    )
-    plan.decision_outcome, plan.decided_on, plan.tep_recommendation = outcome, decided_on, tep
-    session.flush()
-
-
 def record_decision_notice(session: Session, plan: Plan, mailed_on: date) -> dict[str, Any]:
     """Subd. 7 notice of decision: opens the 15-day appeal window; late ones are flagged."""
     _check_not_future(mailed_on, "mailed_on")
@@ -287,64 +280,6 @@ def record_decision_notice(session: Session, plan: Plan, mailed_on: date) -> dic
     session.flush()
     due = state(session, plan).deadlines.decision_notice_due
     return {"mailed_on": mailed_on, "due": due, "late": due is not None and mailed_on > due}
-
-
-def record_revision(
-    session: Session, plan: Plan, area_sqft: int, displacement_ft: int, received_on: date
-) -> dict[str, Any]:
-    """Subd. 6 (c): a revision ≥ 10% larger or > 500 ft away is a new application."""
-    _check_not_future(received_on, "received_on")
-    _check_not_before_receipt(plan, received_on, "received_on")
-    if plan.decided_on is not None:
-        raise Conflict("the plan has been decided: a revision now is a new application")
-    ruleset = ruleset_by_id(plan.ruleset)
-    # compared with the application as last received as new (API.md), so that revisions of
-    # under 10% each cannot add up to a larger impact without new notice and clocks
-    baseline = _area_last_received_as_new(session, plan)
-    counts = replacement_rules.revision_counts_as_new(ruleset, baseline, area_sqft, displacement_ft)
-    revision = PlanRevision(
-        id=new_id("rev"),
-        plan_id=plan.id,
-        area_sqft=area_sqft,
-        previous_area_sqft=baseline,
-        displacement_ft=displacement_ft,
-        received_on=received_on,
-        counts_as_new_application=counts,
-        recorded_at=clock.utcnow(),
-    )
-    session.add(revision)
-    plan.impact_area_sqft = area_sqft
-    if counts:
-        # a new application: new notice, new clocks (the extension belonged to the old one)
-        plan.received_on = received_on
-        plan.notice_mailed_on = None
-        plan.extension_notified_on = plan.extension_days = None
-        plan.extension_reason = None
-    session.flush()
-    return {
-        "id": revision.id,
-        "counts_as_new_application": counts,
-        "area_sqft": area_sqft,
-        "previous_area_sqft": revision.previous_area_sqft,
-        "displacement_ft": displacement_ft,
-        "received_on": received_on,
-        "plan_received_on": plan.received_on,
-    }
-
-
-def _area_last_received_as_new(session: Session, plan: Plan) -> int:
-    """The impact area of the application as last received as new (Subd. 6 (c)): the last
-    revision that counted as new, else the area the last revision was compared with, else the
-    plan's own area (each revision stores the area it was compared with)."""
-    last = session.execute(
-        select(PlanRevision)
-        .where(PlanRevision.plan_id == plan.id)
-        .order_by(PlanRevision.recorded_at.desc())
-        .limit(1)
-    ).scalar_one_or_none()
-    if last is None:
-        return plan.impact_area_sqft
-    return last.area_sqft if last.counts_as_new_application else last.previous_area_sqft
 
 
 def record_replacement_completed(session: Session, plan: Plan, completed_on: date) -> None:

@@ -75,6 +75,9 @@ class Ruleset:
     comment_period_days: int  # Subd. 8
     decision_days: int  # Subd. 4, Minn. Stat. 15.99 subd. 2
     max_extension_days: int  # Minn. Stat. 15.99 subd. 3 (f)
+    # (choice) 15.99 subd. 3 (g) bounds no extension the applicant agrees to; the service keeps
+    # the sum of a plan's extensions to this, so that every deadline stays a real date
+    max_total_extension_days: int
     decision_notice_days: int  # Subd. 7
     appeal_window_days: int  # Subd. 9
     grant_decision_days: int  # Subd. 9
@@ -136,6 +139,7 @@ SEED = Ruleset(
     comment_period_days=30,
     decision_days=60,
     max_extension_days=60,
+    max_total_extension_days=3_650,
     decision_notice_days=10,
     appeal_window_days=15,
     grant_decision_days=30,

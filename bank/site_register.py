@@ -121,8 +121,14 @@ def register_of(session: Session, site_id: str) -> SiteRegister:
 
 def lock_site(session: Session, site_id: str) -> BankSite:
     """The site, locked: its deposits, reversals and amendments take turns, so two of them
-    cannot both find room under a cap that has room for one."""
-    site = session.get(BankSite, site_id, with_for_update=True, populate_existing=True)
+    cannot both find room under a cap that has room for one.
+
+    ``FOR NO KEY UPDATE``: a transfer reads the sites of its lots ``FOR KEY SHARE`` at its end
+    (so that a freeze is seen), which this does not wait for, so a reversal holding the site and
+    then the lots cannot deadlock with a transfer holding lots and then reading the site."""
+    site = session.get(
+        BankSite, site_id, with_for_update={"key_share": True}, populate_existing=True
+    )
     if site is None:
         raise NotFound(f"no bank site {site_id}")
     return site

@@ -40,14 +40,23 @@ class AppealFacts:
 
 
 @dataclass(frozen=True)
+class ExtensionFacts:
+    """An extension of the decision deadline: the LGU's own (15.99 subd. 3 (f)) or one the
+    applicant agreed to or asked for (g)."""
+
+    notified_on: date
+    days: int
+    applicant_agreed: bool = False
+
+
+@dataclass(frozen=True)
 class PlanFacts:
-    """What has been recorded about a plan."""
+    """What has been recorded about a plan's current application."""
 
     received_on: date
     impact_area_sqft: int
     notice_mailed_on: date | None = None
-    extension_notified_on: date | None = None
-    extension_days: int | None = None
+    extensions: tuple[ExtensionFacts, ...] = ()
     decision_outcome: str | None = None  # approved | denied
     decided_on: date | None = None
     decision_notice_mailed_on: date | None = None
@@ -94,8 +103,9 @@ def comment_period_ends(ruleset: Ruleset, lgu: Calendar, facts: PlanFacts) -> da
 
 
 def decision_due(ruleset: Ruleset, lgu: Calendar, facts: PlanFacts) -> date:
-    """15.99 subd. 2: 60 days from receipt; an extension of d days makes it 60 + d."""
-    days = ruleset.decision_days + (facts.extension_days or 0)
+    """15.99 subd. 2: 60 days from receipt; extensions of d1, d2, ... days make it one period
+    of 60 + d1 + d2 + ... days, counted like any other (645.15)."""
+    days = ruleset.decision_days + sum(extension.days for extension in facts.extensions)
     return lgu.add_days(facts.received_on, days)
 
 
@@ -205,16 +215,33 @@ def check_extension(
     lgu: Calendar,
     board: Calendar,
     facts: PlanFacts,
-    notified_on: date,
-    days: int,
+    extension: ExtensionFacts,
 ) -> None:
-    """15.99 subd. 3 (f): one extension, of at most 60 days, by notice before the deadline."""
-    if not 1 <= days <= ruleset.max_extension_days:
+    """15.99 subd. 3 (f): the LGU's one extension of at most 60 days; (g): any further or longer
+    one with the applicant's written approval or at its request.  Each is sent before the
+    decision deadline as it then stands."""
+    days, notified_on = extension.days, extension.notified_on
+    if days < 1:
+        raise ValidationFailed("an extension is of 1 day or more", {"days": ["out of range"]})
+    if not extension.applicant_agreed:
+        if days > ruleset.max_extension_days:
+            raise ValidationFailed(
+                f"15.99 subd. 3 (f): the LGU's own extension is 1 to "
+                f"{ruleset.max_extension_days} days; a longer one needs the applicant's "
+                "agreement (g)",
+                {"days": [f"1 to {ruleset.max_extension_days} without applicant_agreed"]},
+            )
+        if any(not earlier.applicant_agreed for earlier in facts.extensions):
+            raise Conflict(
+                "15.99 subd. 3 (f) allows the LGU one extension; a further one needs the "
+                "applicant's written approval or request (g)"
+            )
+    total = days + sum(earlier.days for earlier in facts.extensions)
+    if total > ruleset.max_total_extension_days:
         raise ValidationFailed(
-            f"an extension is 1 to {ruleset.max_extension_days} days", {"days": ["out of range"]}
+            f"the extensions of a plan add up to at most {ruleset.max_total_extension_days} days",
+            {"days": [f"{total} days in all"]},
         )
-    if facts.extension_notified_on is not None:
-        raise Conflict("15.99 allows one extension only")
     if facts.decided_on is not None:
         raise Conflict("the plan was already decided")
     due = decision_due(ruleset, lgu, facts)

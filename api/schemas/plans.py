@@ -16,6 +16,7 @@ from api.schemas.common import (
     Timestamp,
     page_schema,
 )
+from api.schemas.plan_record import ApplicationOut, PanelOut, PlanDecisionOut, PlanExtensionOut
 from bank.appeals import DENIAL_GROUNDS, PETITIONER_KINDS
 from bank.money import PAYMENT_KINDS, SECURITY_KINDS
 from bank.plans import METHODS
@@ -29,6 +30,8 @@ class ImpactIn(Schema):
     service_area = ServiceArea(required=True)
     county = fields.String(required=True, validate=validate.Length(min=1, max=100))
     on_agricultural_land = fields.Boolean(load_default=False)
+    #: Subd. 1 (a): an approval for peatland records the carbon balance and the planting
+    peatland = fields.Boolean(load_default=False)
 
 
 class PlanIn(Schema):
@@ -107,6 +110,8 @@ class AppealDecisionOut(Schema):
 class AppealOut(Schema):
     id = fields.String()
     plan_id = fields.String()
+    #: the plan's application whose decision it appeals (a revision may start another)
+    application_number = fields.Integer()
     petitioner_kind = fields.String()
     petitioner_name = fields.String(allow_none=True)
     petitioner_address = fields.String(allow_none=True)
@@ -126,18 +131,6 @@ class AppealOut(Schema):
     served_on = fields.Date(allow_none=True)
     judicial_review_ends = fields.Date(allow_none=True)
     status = fields.String()
-
-
-class PlanExtensionOut(Schema):
-    notified_on = fields.Date()
-    days = fields.Integer()
-    reason = fields.String()
-
-
-class PlanDecisionOut(Schema):
-    outcome = fields.String()
-    decided_on = fields.Date()
-    tep_recommendation = fields.String(allow_none=True)
 
 
 class PlanOut(Schema):
@@ -160,7 +153,10 @@ class PlanOut(Schema):
     notice_kind = fields.String()
     deadlines = fields.Nested(DeadlinesOut)
     notice = fields.Nested(NoticeOut, allow_none=True)
-    extension = fields.Nested(PlanExtensionOut, allow_none=True)
+    #: the application the dates belong to: 1, plus one per revision counting as new
+    application_number = fields.Integer()
+    extensions = fields.List(fields.Nested(PlanExtensionOut))
+    tep = fields.Nested(PanelOut, allow_none=True)
     decision = fields.Nested(PlanDecisionOut, allow_none=True)
     decision_notice = fields.Nested(NoticeOut, allow_none=True)
     replacement_completed_on = fields.Date(allow_none=True)
@@ -169,6 +165,7 @@ class PlanOut(Schema):
     reservations = fields.List(fields.Nested(PlanReservationOut))
     withdrawals = fields.List(fields.Nested(WithdrawalOut))
     appeals = fields.List(fields.Nested(AppealOut))
+    applications = fields.List(fields.Nested(ApplicationOut))
     impact_may_proceed = fields.Boolean()
     impact_blockers = fields.List(fields.Nested(BlockerOut))
 
@@ -189,41 +186,6 @@ class PlanListArgs(Schema):
 
 class MailedIn(Schema):
     mailed_on = EventDate(required=True)
-
-
-class ExtensionIn(Schema):
-    notified_on = EventDate(required=True)
-    days = StrictInteger(required=True)
-    reason = fields.String(required=True, validate=validate.Length(min=1, max=2000))
-
-
-class ExtensionOut(Schema):
-    notified_on = fields.Date()
-    days = fields.Integer()
-    reason = fields.String()
-    decision_due = fields.Date()
-
-
-class DecisionIn(Schema):
-    outcome = fields.String(required=True, validate=validate.OneOf(["approved", "denied"]))
-    decided_on = EventDate(required=True)
-    tep_recommendation = fields.String(load_default=None, validate=validate.Length(max=4000))
-
-
-class RevisionIn(Schema):
-    area_sqft = Quantity(required=True)
-    displacement_ft = StrictInteger(minimum=0, required=True)
-    received_on = EventDate(required=True)
-
-
-class RevisionOut(Schema):
-    id = fields.String()
-    counts_as_new_application = fields.Boolean()
-    area_sqft = fields.Integer()
-    previous_area_sqft = fields.Integer()
-    displacement_ft = fields.Integer()
-    received_on = fields.Date()
-    plan_received_on = fields.Date()
 
 
 class WithdrawalIn(Schema):

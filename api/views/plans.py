@@ -16,9 +16,6 @@ from api.schemas.plans import (
     AppealOut,
     AppealSecurityIn,
     CompletedIn,
-    DecisionIn,
-    ExtensionIn,
-    ExtensionOut,
     MailedIn,
     NoticeOut,
     PetitionDecisionIn,
@@ -27,8 +24,6 @@ from api.schemas.plans import (
     PlanListArgs,
     PlanOut,
     PlanPage,
-    RevisionIn,
-    RevisionOut,
     ServiceIn,
     WithdrawalIn,
     WithdrawalOut,
@@ -71,6 +66,7 @@ class Plans(MethodView):
             service_area=impact["service_area"],
             county=impact["county"],
             on_agricultural_land=impact["on_agricultural_land"],
+            peatland=impact["peatland"],
             replacement_ratio=data["replacement_ratio"],
             method=data["method"],
             replacement_outside_service_area=data["replacement_outside_service_area"],
@@ -125,40 +121,6 @@ class PlanNotices(MethodView):
         return _act(plan_id, lambda s, p: plans.record_notice(s, p, data["mailed_on"]))
 
 
-@blp.route("/plans/<plan_id>/extensions")
-class PlanExtensions(MethodView):
-    @writes
-    @roles("board", "lgu")
-    @blp.arguments(ExtensionIn)
-    @blp.response(201, ExtensionOut)
-    def post(self, data: dict[str, Any], plan_id: str) -> Any:
-        """The one Minn. Stat. 15.99 extension of the decision deadline."""
-        return _act(
-            plan_id,
-            lambda s, p: plans.record_extension(
-                s, p, data["notified_on"], data["days"], data["reason"]
-            ),
-        )
-
-
-@blp.route("/plans/<plan_id>/decision")
-class PlanDecision(MethodView):
-    @writes
-    @roles("board", "lgu")
-    @blp.arguments(DecisionIn)
-    @blp.response(201, PlanOut)
-    def post(self, data: dict[str, Any], plan_id: str) -> Any:
-        """Approve or deny the plan (Subd. 4)."""
-
-        def change(session: Any, plan: Any) -> Any:
-            plans.record_decision(
-                session, plan, data["outcome"], data["decided_on"], data["tep_recommendation"]
-            )
-            return plan_report.plan_dict(session, plan)
-
-        return _act(plan_id, change)
-
-
 @blp.route("/plans/<plan_id>/decision-notice")
 class PlanDecisionNotice(MethodView):
     @writes
@@ -168,22 +130,6 @@ class PlanDecisionNotice(MethodView):
     def post(self, data: dict[str, Any], plan_id: str) -> Any:
         """Subd. 7 notice of decision: opens the appeal window."""
         return _act(plan_id, lambda s, p: plans.record_decision_notice(s, p, data["mailed_on"]))
-
-
-@blp.route("/plans/<plan_id>/revisions")
-class PlanRevisions(MethodView):
-    @writes
-    @roles("board", "lgu")
-    @blp.arguments(RevisionIn)
-    @blp.response(201, RevisionOut)
-    def post(self, data: dict[str, Any], plan_id: str) -> Any:
-        """A revised application; Subd. 6 (c) says whether it restarts the clocks."""
-        return _act(
-            plan_id,
-            lambda s, p: plans.record_revision(
-                s, p, data["area_sqft"], data["displacement_ft"], data["received_on"]
-            ),
-        )
 
 
 @blp.route("/plans/<plan_id>/withdrawals")
@@ -328,3 +274,7 @@ def _decide(appeal_id: str, decision: Any) -> Any:
         appeal = appeals.get_appeal(session, appeal_id)
         plans.visible_plan(session, board, appeal.plan_id, lock=True)
         return appeals.appeal_dict(session, decision(session, board))
+
+
+# the routes of the plan's record (decision, panel, extensions, revisions) join this blueprint
+from api.views import plan_record as _plan_record  # noqa: E402, F401

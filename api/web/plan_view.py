@@ -55,6 +55,7 @@ def timeline(plan: dict[str, Any], today: date) -> list[Step]:
             today,
         ),
         _period("Public comment period ends", "Subd. 8", d["comment_period_ends"], today),
+        *_panel_steps(plan),
         _decision(plan, today),
         _task(
             "Notice of decision",
@@ -67,7 +68,9 @@ def timeline(plan: dict[str, Any], today: date) -> list[Step]:
         ),
         _appeal_window(plan, today),
     ]
-    for number, appeal in enumerate(plan["appeals"], 1):
+    current = plan.get("application_number", 1)
+    appeals = [a for a in plan["appeals"] if a.get("application_number", 1) == current]
+    for number, appeal in enumerate(appeals, 1):
         steps += _appeal_steps(number, appeal, today)
     if plan["replacement_completed_on"]:
         steps.append(
@@ -116,23 +119,63 @@ def _appeal_window(plan: dict[str, Any], today: date) -> Step:
     return Step(name, rule, ends, None, "running")
 
 
+def _panel_steps(plan: dict[str, Any]) -> list[Step]:
+    """Subd. 2: the questions referred to the technical evaluation panel and its determination
+    after an on-site inspection, which the decision waits for."""
+    panel = plan.get("tep")
+    if not panel:
+        return []
+    questions = ", ".join(q.replace("_", " ") for q in panel["questions"])
+    referred = Step(
+        "Questions referred to the technical evaluation panel",
+        "Subd. 2",
+        None,
+        panel["referred_on"],
+        "recorded",
+        f"Questions of {questions}",
+    )
+    name = "Panel's determination after its on-site inspection"
+    determination = panel["determination"]
+    if determination is None:
+        return [referred, Step(name, "Subd. 2", None, None, "pending", "The decision waits for it")]
+    note = determination["determination"]
+    if determination["recommendation"]:
+        note += f" (recommends: {determination['recommendation']})"
+    return [referred, Step(name, "Subd. 2", None, determination["inspected_on"], "met", note)]
+
+
+def _extensions_note(plan: dict[str, Any]) -> str:
+    """Minn. Stat. 15.99 subd. 3 (f), (g): each extension of the decision deadline."""
+    return "; ".join(
+        f"Extended {e['days']} days on {e['notified_on']}"
+        f"{' with the applicant’s agreement' if e['applicant_agreed'] else ''}: {e['reason']}"
+        for e in plan.get("extensions", [])
+    )
+
+
 def _decision(plan: dict[str, Any], today: date) -> Step:
     due = plan["deadlines"]["decision_due"]
-    extension = plan["extension"]
-    note = (
-        f"Extended {extension['days']} days on {extension['notified_on']}: {extension['reason']}"
-        if extension
-        else ""
-    )
+    note = _extensions_note(plan)
     name, rule = "Decision (60-day rule)", "Subd. 4; Minn. Stat. 15.99"
     decision = plan["decision"]
     if decision is not None:
         # a decision dated after the deadline is refused (deadline_passed): a recorded one is met
-        note = "; ".join(filter(None, [decision["outcome"].capitalize(), note]))
+        note = "; ".join(filter(None, [_decision_note(decision), note]))
         return Step(name, rule, due, decision["decided_on"], "met", note)
     if today > due:
         return Step(name, rule, due, None, "deemed", note)
     return Step(name, rule, due, None, "open", note)
+
+
+def _decision_note(decision: dict[str, Any]) -> str:
+    """The outcome with its record: the resolution (Subd. 1 (b)) or the reasons (15.99)."""
+    note = str(decision["outcome"]).capitalize()
+    resolution = decision.get("resolution")
+    if resolution:
+        note += f" by resolution {resolution['number']} adopted {resolution['adopted_on']}"
+    if decision.get("reasons"):
+        note += f": {decision['reasons']}"
+    return note
 
 
 def _appeal_steps(number: int, appeal: dict[str, Any], today: date) -> list[Step]:

@@ -45,6 +45,18 @@ def problem(response: Any, status: int, code: str) -> dict[str, Any]:
     return response.json
 
 
+def decision_body(outcome: str, day: str, **extra: Any) -> dict[str, Any]:
+    """A decision with the record the statute asks of it: an approval by a resolution of the
+    governing body (Subd. 1 (b)) adopted that day, a denial with its reasons in writing (Minn.
+    Stat. 15.99 subd. 2)."""
+    body: dict[str, Any] = {"outcome": outcome, "decided_on": day}
+    if outcome == "approved":
+        body["resolution"] = {"number": unique("Res."), "adopted_on": day}
+    else:
+        body["reasons"] = "the replacement would not replace the wetland's public value"
+    return {**body, **extra}
+
+
 class Kit:
     """Set-up through the API, as the board unless a token is given."""
 
@@ -214,7 +226,7 @@ class Kit:
             ok(
                 self.api.post(
                     f"/plans/{plan['id']}/decision",
-                    {"outcome": "approved", "decided_on": day},
+                    decision_body("approved", day),
                     token=lgu["token"],
                 )
             )

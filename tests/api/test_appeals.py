@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 from flask import Flask
 
-from tests.api.plan_kit import Kit, ok, on, problem
+from tests.api.plan_kit import Kit, decision_body, ok, on, problem
 from tests.api.web_kit import Element, parse, signed_in
 
 FEE = 20_000
@@ -121,7 +121,7 @@ def noticed_decision(kit: Kit, lgu: dict, outcome: str = "approved") -> dict:
     2026-09-04: the appeal window ends Saturday 09-19 → Monday 2026-09-21, as in story 3."""
     with on("2026-09-01"):
         plan = kit.plan(lgu, received_on="2026-09-01", area_sqft=9_000)
-        body = {"outcome": outcome, "decided_on": "2026-09-01"}
+        body = decision_body(outcome, "2026-09-01")
         ok(kit.api.post(f"/plans/{plan['id']}/decision", body, token=lgu["token"]))
     with on("2026-09-04"):
         path = f"/plans/{plan['id']}/decision-notice"
@@ -191,7 +191,7 @@ def test_story_3_a_contested_plan_is_reversed_and_its_credits_return_to_their_lo
         post_as(
             kit,
             f"/plans/{pid}/decision",
-            {"outcome": "approved", "decided_on": "2026-07-22"},
+            decision_body("approved", "2026-07-22"),
             "2026-07-22",
             lgu["token"],
         ),
@@ -218,11 +218,7 @@ def test_story_3_a_contested_plan_is_reversed_and_its_credits_return_to_their_lo
         approved = ok(
             api.post(
                 f"/plans/{pid}/decision",
-                {
-                    "outcome": "approved",
-                    "decided_on": "2026-09-01",
-                    "tep_recommendation": "approve",
-                },
+                decision_body("approved", "2026-09-01", tep_recommendation="approve"),
                 token=lgu["token"],
             )
         )
@@ -812,7 +808,7 @@ def test_security_required_by_the_lgu_must_be_posted_before_the_petition_is_gran
         plan = kit.plan(
             lgu, received_on="2026-09-01", area_sqft=9_000, appeal_security_required_cents=30_000
         )
-        body = {"outcome": "approved", "decided_on": "2026-09-01"}
+        body = decision_body("approved", "2026-09-01")
         ok(kit.api.post(f"/plans/{plan['id']}/decision", body, token=lgu["token"]))
     with on("2026-09-04"):
         path = f"/plans/{plan['id']}/decision-notice"

@@ -554,7 +554,12 @@ def test_a_reservation_for_a_denied_plan_is_conflict(api, kit, reserving):
         plan = kit.plan(r["lgu"]["id"], received_on="2026-06-08")
         ok(
             api.post(
-                f"/plans/{plan['id']}/decision", {"outcome": "denied", "decided_on": "2026-06-15"}
+                f"/plans/{plan['id']}/decision",
+                {
+                    "outcome": "denied",
+                    "decided_on": "2026-06-15",
+                    "reasons": "the replacement would not replace the wetland's public value",
+                },
             )
         )
     refused_reservation(kit, {**r, "plan": plan}, 409, "conflict")

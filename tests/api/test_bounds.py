@@ -23,7 +23,7 @@ import api.views
 from api import create_app
 from api.schemas.common import LAST_DATE, MAX_CENTS, MAX_SQFT, IsoDate, Quantity
 from tests.api.conftest import Api, make_token
-from tests.api.plan_kit import Kit, ok, on, problem, unique
+from tests.api.plan_kit import Kit, decision_body, ok, on, problem, unique
 from tests.api.web_kit import signed_in
 
 DAY = "2026-06-08"
@@ -98,7 +98,7 @@ def monetary_plan(kit: Kit, lgu: dict[str, str], due_cents: int) -> dict[str, An
     )
     body["impact"]["on_agricultural_land"] = True
     plan = ok(kit.api.post("/plans", body, token=lgu["token"]))
-    decision = {"outcome": "approved", "decided_on": DAY}
+    decision = decision_body("approved", DAY)
     return dict(ok(kit.api.post(f"/plans/{plan['id']}/decision", decision, token=lgu["token"])))
 
 

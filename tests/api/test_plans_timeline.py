@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 from freezegun import freeze_time
 
-from tests.api.plan_kit import Kit, ok, on, problem
+from tests.api.plan_kit import Kit, decision_body, ok, on, problem
 
 
 @pytest.fixture
@@ -15,9 +15,7 @@ def kit(api, app) -> Kit:
 
 
 def decide(kit: Kit, plan: dict, day: str, outcome: str = "approved", token=None):
-    return kit.api.post(
-        f"/plans/{plan['id']}/decision", {"outcome": outcome, "decided_on": day}, token=token
-    )
+    return kit.api.post(f"/plans/{plan['id']}/decision", decision_body(outcome, day), token=token)
 
 
 # --- EXAMPLES.md story 2 -----------------------------------------------------------------------
@@ -363,7 +361,7 @@ def test_story_3_a_30_day_extension_sent_2026_08_10_moves_the_decision_to_2026_0
         shown = kit.get_plan(plan["id"])
     assert extension["decision_due"] == "2026-09-15"  # 2026-06-17 + 90, a Tuesday
     assert shown["deadlines"]["decision_due"] == "2026-09-15"
-    assert shown["extension"]["days"] == 30
+    assert [e["days"] for e in shown["extensions"]] == [30]
     # no longer deemed approved on 2026-08-18, but on 2026-09-16
     with on("2026-09-15"):
         assert kit.get_plan(plan["id"])["status"] == "noticed"
@@ -393,13 +391,13 @@ def test_an_extension_sent_after_decision_due_2026_08_17_is_deadline_passed(
         assert ok(response, status)["decision_due"] == "2026-10-15"
 
 
-def test_a_second_extension_is_a_conflict(kit):
+def test_a_second_extension_without_the_applicants_agreement_is_a_conflict(kit):
     lgu = kit.lgu()
     plan = story_3_plan(kit, lgu)
     with on("2026-08-10"):
         ok(extend(kit, plan, lgu, "2026-08-10", 10))
         problem(extend(kit, plan, lgu, "2026-08-10", 10), 409, "conflict")
-        assert kit.get_plan(plan["id"])["extension"]["days"] == 10
+        assert [e["days"] for e in kit.get_plan(plan["id"])["extensions"]] == [10]
 
 
 @pytest.mark.parametrize(("days", "status"), [(0, 422), (60, 201), (61, 422)])
@@ -625,12 +623,12 @@ def test_a_counting_revision_drops_the_extension_of_the_old_application(kit):
         ok(extend(kit, plan, lgu, "2026-08-10", 30))
         ok(revise(kit, plan, lgu, 27_500, 0, "2026-08-10"))
         shown = kit.get_plan(plan["id"])
-    assert shown["extension"] is None
+    assert shown["extensions"] == []
     # 2026-08-10 + 60 = Friday 2026-10-09
     assert shown["deadlines"]["decision_due"] == "2026-10-09"
 
 
-def test_a_revision_after_the_decision_is_a_conflict(kit):
+def test_a_revision_counting_as_new_before_the_approval_is_final_is_a_conflict(kit):
     lgu = kit.lgu()
     with on("2026-06-17"):
         plan = kit.approved_plan(lgu, "2026-06-17")

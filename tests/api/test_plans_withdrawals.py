@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.api.plan_kit import Kit, ok, on, problem
+from tests.api.plan_kit import Kit, decision_body, ok, on, problem
 
 DAY = "2026-06-08"
 
@@ -96,7 +96,7 @@ def test_story_2_hollis_reserving_6_000_unrestricted_and_12_000_restricted_is_mi
         ok(
             kit.api.post(
                 f"/plans/{plan['id']}/decision",
-                {"outcome": "approved", "decided_on": "2026-07-01"},
+                decision_body("approved", "2026-07-01"),
                 token=township["token"],
             )
         )
@@ -190,7 +190,7 @@ def noticed(kit: Kit, lgu: dict) -> dict:
 
 def denied(kit: Kit, lgu: dict) -> dict:
     plan = received(kit, lgu)
-    body = {"outcome": "denied", "decided_on": DAY}
+    body = decision_body("denied", DAY)
     ok(kit.api.post(f"/plans/{plan['id']}/decision", body, token=lgu["token"]))
     return plan
 

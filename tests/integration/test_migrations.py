@@ -322,3 +322,81 @@ def test_0009_adds_the_appeal_columns_and_goes_down_keeping_every_plan_and_appea
     finally:
         engine.dispose()
         drop_database(url)
+
+
+def test_0010_moves_each_plans_extension_to_its_own_table_and_back(
+    backend: str, tmp_path: Path
+) -> None:
+    """Issue 24: a plan's one extension becomes the LGU's own extension of its first application;
+    the plans and appeals recorded before are application 1, not on peatland, their decisions
+    without a resolution. Going down puts the extension back on its plan."""
+    url = create_database(backend, tmp_path)
+    engine = create_engine(url)
+    at = "2026-09-01 12:00:00+00:00"
+    try:
+        config = alembic_config(url)
+        command.upgrade(config, "0009")
+        with engine.begin() as connection:
+            connection.execute(
+                text(
+                    "INSERT INTO lgus VALUES ('lgu-1', 'Wright County', 'county', false, false, "
+                    f"'{at}')"
+                )
+            )
+            for plan_id, extension in (
+                ("plan-1", "'2026-08-10', 30, 'the TEP asked for a site visit'"),
+                ("plan-2", "NULL, NULL, NULL"),
+            ):
+                connection.execute(
+                    text(
+                        "INSERT INTO plans (id, lgu_id, applicant, project, received_on, "
+                        "first_received_on, impact_area_sqft, impact_wetland_type, "
+                        "impact_service_area, impact_county, on_agricultural_land, "
+                        "replacement_ratio, method, replacement_outside_service_area, ruleset, "
+                        "extension_notified_on, extension_days, extension_reason, "
+                        "decision_outcome, decided_on, created_at, version) VALUES "
+                        f"('{plan_id}', 'lgu-1', 'A', 'P', '2026-06-17', '2026-06-17', 25000, "
+                        "'2', 5, 'Wright', false, '2', 'bank_credits', false, "
+                        f"'103G.2242 (seed)', {extension}, 'approved', '2026-09-01', '{at}', 0)"
+                    )
+                )
+        command.upgrade(config, "0010")
+        with engine.connect() as connection:
+            moved = connection.execute(
+                text(
+                    "SELECT plan_id, application_number, notified_on, days, reason, "
+                    "applicant_agreed FROM plan_extensions"
+                )
+            ).one()
+            plans = connection.execute(
+                text(
+                    "SELECT id, application_number, impact_peatland, "
+                    "decision_resolution_number, decision_reasons FROM plans ORDER BY id"
+                )
+            ).all()
+        assert tuple(moved)[:2] == ("plan-1", 1)
+        assert str(moved.notified_on) == "2026-08-10" and moved.days == 30
+        assert moved.reason == "the TEP asked for a site visit" and not moved.applicant_agreed
+        assert [tuple(p) for p in plans] == [
+            ("plan-1", 1, False, None, None),
+            ("plan-2", 1, False, None, None),
+        ]
+        assert "extension_days" not in {c["name"] for c in inspect(engine).get_columns("plans")}
+        command.downgrade(config, "0009")
+        with engine.connect() as connection:
+            back = connection.execute(
+                text(
+                    "SELECT id, extension_notified_on, extension_days, extension_reason "
+                    "FROM plans ORDER BY id"
+                )
+            ).all()
+        assert [(p.id, str(p.extension_notified_on), p.extension_days) for p in back] == [
+            ("plan-1", "2026-08-10", 30),
+            ("plan-2", "None", None),
+        ]
+        assert back[0].extension_reason == "the TEP asked for a site visit"
+        assert "plan_extensions" not in inspect(engine).get_table_names()
+        command.upgrade(config, "head")
+    finally:
+        engine.dispose()
+        drop_database(url)

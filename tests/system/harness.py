@@ -427,7 +427,11 @@ def approved_plan(client: Client, bank: Bank, area_sqft: int = 4_000) -> dict[st
         client.ok(
             "POST",
             f"/plans/{plan['id']}/decision",
-            {"outcome": "approved", "decided_on": days_ago(1)},
+            {
+                "outcome": "approved",
+                "decided_on": days_ago(1),
+                "resolution": {"number": unique("Res."), "adopted_on": days_ago(1)},
+            },
             token=bank.board,
         )
     )

@@ -73,6 +73,8 @@ MATRIX: dict[str, str] = {
     "POST /plans/{plan_id}/notices": "board lgu",
     "POST /plans/{plan_id}/extensions": "board lgu",
     "POST /plans/{plan_id}/decision": "board lgu",
+    "POST /plans/{plan_id}/tep-referral": "board lgu",
+    "POST /plans/{plan_id}/tep-determination": "board lgu",
     "POST /plans/{plan_id}/decision-notice": "board lgu",
     "POST /plans/{plan_id}/revisions": "board lgu",
     "POST /plans/{plan_id}/withdrawals": "board lgu",

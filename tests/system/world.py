@@ -264,11 +264,27 @@ def valid_bodies(world: World) -> dict[str, dict[str, Any]]:
             "notified_on": days_ago(2),
             "days": 30,
             "reason": "more time",
+            "applicant_agreed": False,
         },
         "POST /plans/{plan_id}/decision": {
             "outcome": "approved",
             "decided_on": days_ago(1),
+            "resolution": {"number": "2026-41", "adopted_on": days_ago(1)},
             "tep_recommendation": "approve",
+        },
+        "POST /plans/{plan_id}/tep-referral": {
+            "referred_on": days_ago(2),
+            "questions": ["public_value", "size"],
+        },
+        "POST /plans/{plan_id}/tep-determination": {
+            "inspected_on": days_ago(1),
+            "members": [
+                {"name": "Dana Board", "represents": "board"},
+                {"name": "Sam Swcd", "represents": "swcd"},
+                {"name": "Lee Appointee", "represents": "lgu"},
+            ],
+            "determination": "a type 2 wet meadow",
+            "recommendation": "approve",
         },
         "POST /plans/{plan_id}/decision-notice": {"mailed_on": days_ago(1)},
         "POST /plans/{plan_id}/revisions": {

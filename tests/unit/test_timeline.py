@@ -30,6 +30,7 @@ from bank.ruleset import SEED
 from bank.timeline import (
     AppealFacts,
     Deadlines,
+    ExtensionFacts,
     PlanFacts,
     appeal_decision_due,
     appeal_window_ends,
@@ -66,7 +67,7 @@ HOLLIS_APPROVED = replace(
 # EXAMPLES.md story 3: a developer, 25,000 sq ft, received Wednesday 2026-06-17
 CONTESTED = PlanFacts(received_on=d(6, 17), impact_area_sqft=25_000)
 CONTESTED_NOTICED = replace(CONTESTED, notice_mailed_on=d(6, 22))
-CONTESTED_EXTENDED = replace(CONTESTED_NOTICED, extension_notified_on=d(8, 10), extension_days=30)
+CONTESTED_EXTENDED = replace(CONTESTED_NOTICED, extensions=(ExtensionFacts(d(8, 10), 30),))
 CONTESTED_DECIDED = replace(CONTESTED_EXTENDED, decision_outcome="approved", decided_on=d(9, 1))
 CONTESTED_APPROVED = replace(CONTESTED_DECIDED, decision_notice_mailed_on=d(9, 4))
 RESIDENTS_PETITION = AppealFacts(
@@ -97,8 +98,8 @@ def decide(facts: PlanFacts, decided_on: date, decision: str = "approved") -> No
     check_decision(SEED, LGU, BOARD, facts, decision, decided_on, decided_on)
 
 
-def extend(facts: PlanFacts, notified_on: date, days: int) -> None:
-    check_extension(SEED, LGU, BOARD, facts, notified_on, days)
+def extend(facts: PlanFacts, notified_on: date, days: int, *, agreed: bool = False) -> None:
+    check_extension(SEED, LGU, BOARD, facts, ExtensionFacts(notified_on, days, agreed))
 
 
 def petition(
@@ -534,7 +535,7 @@ def test_a_decision_other_than_approved_or_denied_is_a_validation_error() -> Non
 
 def test_an_extension_of_60_days_is_accepted_and_moves_decision_due_to_10_15() -> None:
     extend(CONTESTED_NOTICED, d(8, 10), 60)
-    facts = replace(CONTESTED_NOTICED, extension_notified_on=d(8, 10), extension_days=60)
+    facts = replace(CONTESTED_NOTICED, extensions=(ExtensionFacts(d(8, 10), 60),))
     assert deadlines_of(facts).decision_due == d(10, 15)
 
 
@@ -548,9 +549,65 @@ def test_an_extension_of_1_day_is_accepted() -> None:
     extend(CONTESTED_NOTICED, d(8, 10), 1)
 
 
-def test_a_second_extension_is_a_conflict() -> None:
+def test_a_second_extension_of_the_lgus_own_is_a_conflict() -> None:
     with refused(Conflict, "conflict"):
         extend(CONTESTED_EXTENDED, d(8, 20), 10)
+
+
+# 15.99 subd. 3 (g): further or longer extensions with the applicant's written approval
+
+
+@pytest.mark.parametrize(("agreed", "accepted"), [(False, False), (True, True)])
+def test_an_extension_of_61_days_needs_the_applicants_agreement(
+    agreed: bool, accepted: bool
+) -> None:
+    if not accepted:
+        with refused(ValidationFailed, "validation_error"):
+            extend(CONTESTED_NOTICED, d(8, 10), 61, agreed=agreed)
+        return
+    extend(CONTESTED_NOTICED, d(8, 10), 61, agreed=agreed)
+    facts = replace(CONTESTED_NOTICED, extensions=(ExtensionFacts(d(8, 10), 61, True),))
+    # 2026-06-17 + 60 + 61 = Friday 2026-10-16
+    assert deadlines_of(facts).decision_due == d(10, 16)
+
+
+def test_a_further_extension_the_applicant_agreed_to_follows_the_lgus_own() -> None:
+    # after the LGU's 30 days the decision is due Tuesday 09-15; sent that day, 20 more days
+    extend(CONTESTED_EXTENDED, d(9, 15), 20, agreed=True)
+    facts = replace(
+        CONTESTED_EXTENDED,
+        extensions=(*CONTESTED_EXTENDED.extensions, ExtensionFacts(d(9, 15), 20, True)),
+    )
+    assert deadlines_of(facts).decision_due == d(10, 5)  # 2026-06-17 + 110, a Monday
+
+
+def test_an_agreed_extension_is_sent_before_the_decision_due_as_it_then_stands() -> None:
+    with refused(DeadlinePassed, "deadline_passed"):
+        extend(CONTESTED_EXTENDED, d(9, 16), 20, agreed=True)
+
+
+def test_the_lgus_own_extension_may_follow_one_the_applicant_agreed_to() -> None:
+    agreed_first = replace(CONTESTED_NOTICED, extensions=(ExtensionFacts(d(8, 10), 10, True),))
+    extend(agreed_first, d(8, 20), 60)
+
+
+def test_extensions_add_up_to_one_period_counted_from_receipt() -> None:
+    # 60 + 30 + 30 days from 2026-06-17 is Thursday 10-15; rolling the first deadline (Sunday
+    # 08-16) forward before adding the extensions would have given Friday 10-16
+    twice = replace(
+        CONTESTED_NOTICED,
+        extensions=(ExtensionFacts(d(8, 10), 30), ExtensionFacts(d(8, 12), 30, True)),
+    )
+    assert deadlines_of(twice).decision_due == d(10, 15)
+
+
+@pytest.mark.parametrize("days", [0, 3_651])
+def test_an_agreed_extension_is_of_a_day_or_more_and_all_add_up_to_ten_years_at_most(
+    days: int,
+) -> None:
+    with refused(ValidationFailed, "validation_error"):
+        extend(CONTESTED_NOTICED, d(8, 10), days, agreed=True)
+    extend(CONTESTED_NOTICED, d(8, 10), 3_650, agreed=True)
 
 
 @pytest.mark.parametrize("notified_on", [d(8, 16), d(8, 17)])

@@ -69,7 +69,9 @@ def plan(**changes: Any) -> dict[str, Any]:
             "appeal_window_ends": None,
         },
         "notice": {"mailed_on": date(2026, 6, 19), "due": date(2026, 6, 18), "late": True},
-        "extension": None,
+        "application_number": 1,
+        "extensions": [],
+        "tep": None,
         "decision": None,
         "decision_notice": None,
         "appeals": [],
@@ -107,6 +109,8 @@ def test_a_decision_notice_is_overdue_the_day_after_its_deadline() -> None:
         decision={
             "outcome": "approved",
             "decided_on": date(2026, 7, 20),
+            "resolution": {"number": "2026-31", "adopted_on": date(2026, 7, 20)},
+            "reasons": None,
             "tep_recommendation": None,
         },
         deadlines={
@@ -141,3 +145,80 @@ def test_appeals_add_their_own_deadlines() -> None:
         "Late",
         "Overdue",
     ]
+
+
+# --- the plan's record: the panel, extensions, the resolution, earlier applications' appeals --
+
+
+PANEL = {
+    "application_number": 1,
+    "referred_on": date(2026, 6, 20),
+    "questions": ["public_value", "size"],
+    "determination": None,
+}
+
+
+def test_a_referral_to_the_panel_shows_its_determination_as_awaited_then_met() -> None:
+    referred = {s.name: s for s in plan_view.timeline(plan(tep=PANEL), DUE)}
+    assert referred["Questions referred to the technical evaluation panel"].state == "recorded"
+    assert (
+        "public value, size"
+        in referred["Questions referred to the technical evaluation panel"].note
+    )
+    awaited = referred["Panel's determination after its on-site inspection"]
+    assert (awaited.state, awaited.note) == ("pending", "The decision waits for it")
+    determination = {
+        "inspected_on": date(2026, 6, 30),
+        "members": [],
+        "determination": "a type 2 wet meadow of 25,000 sq ft",
+        "recommendation": "approve",
+    }
+    steps = {
+        s.name: s
+        for s in plan_view.timeline(plan(tep={**PANEL, "determination": determination}), DUE)
+    }
+    determined = steps["Panel's determination after its on-site inspection"]
+    assert (determined.state, determined.done_on) == ("met", date(2026, 6, 30))
+    assert determined.note == "a type 2 wet meadow of 25,000 sq ft (recommends: approve)"
+
+
+def test_the_decision_step_names_its_resolution_or_reasons_and_every_extension() -> None:
+    extensions = [
+        {
+            "notified_on": date(2026, 8, 1),
+            "days": 60,
+            "reason": "the TEP",
+            "applicant_agreed": False,
+        },
+        {"notified_on": date(2026, 9, 1), "days": 90, "reason": "asked", "applicant_agreed": True},
+    ]
+    approved = {
+        "outcome": "approved",
+        "decided_on": date(2026, 7, 20),
+        "resolution": {"number": "2026-31", "adopted_on": date(2026, 7, 14)},
+        "reasons": None,
+    }
+    step = states_with_notes(plan(decision=approved, extensions=extensions))
+    assert step.startswith("Approved by resolution 2026-31 adopted 2026-07-14; Extended 60 days")
+    assert "Extended 90 days on 2026-09-01 with the applicant’s agreement: asked" in step
+    denied = {**approved, "outcome": "denied", "resolution": None, "reasons": "no replacement"}
+    assert states_with_notes(plan(decision=denied)) == "Denied: no replacement"
+
+
+def states_with_notes(body: dict[str, Any]) -> str:
+    return next(s.note for s in plan_view.timeline(body, DUE) if s.name == "Decision (60-day rule)")
+
+
+def test_the_timeline_lists_the_appeals_of_the_current_application_only() -> None:
+    appeal = {
+        "application_number": 1,
+        "received_on": date(2026, 8, 10),
+        "grant_decision_due": date(2026, 9, 9),
+        "petition": None,
+        "decision_due": None,
+        "decision": None,
+    }
+    first = plan(appeals=[appeal])
+    revised = plan(appeals=[appeal], application_number=2)
+    assert any(s.name.startswith("Appeal 1") for s in plan_view.timeline(first, DUE))
+    assert not any(s.name.startswith("Appeal 1") for s in plan_view.timeline(revised, DUE))

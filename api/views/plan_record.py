@@ -1,0 +1,135 @@
+"""API.md "Replacement plans": the acts that make up a plan's record beyond its notices: the
+decision (with its resolution, reasons and peatland record), the technical evaluation panel's
+referral and determination, extensions of the decision deadline, and revised applications.
+
+The routes join the plans blueprint (``api.views.plans`` imports this module)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from flask.views import MethodView
+
+from api.context import database, require_role
+from api.idempotency import writes
+from api.roles import roles
+from api.schemas.plan_record import (
+    DecisionIn,
+    ExtensionIn,
+    ExtensionOut,
+    PanelOut,
+    RevisionIn,
+    RevisionOut,
+    TepDeterminationIn,
+    TepReferralIn,
+)
+from api.schemas.plans import PlanOut
+from api.views.plans import blp
+from bank import plan_decisions, plan_extensions, plan_panel, plan_report, plan_revisions, plans
+
+
+def _act(plan_id: str, change: Any) -> Any:
+    """Run ``change(session, plan)`` on a plan the caller's LGU owns (or the board), locked."""
+    who = require_role("board", "lgu")
+    with database().transaction() as session:
+        plan = plans.visible_plan(session, who, plan_id, lock=True)
+        return change(session, plan)
+
+
+@blp.route("/plans/<plan_id>/extensions")
+class PlanExtensions(MethodView):
+    @writes
+    @roles("board", "lgu")
+    @blp.arguments(ExtensionIn)
+    @blp.response(201, ExtensionOut)
+    def post(self, data: dict[str, Any], plan_id: str) -> Any:
+        """An extension of the decision deadline: the LGU's one of at most 60 days (Minn. Stat.
+        15.99 subd. 3 (f)), or any other with ``applicant_agreed`` (g)."""
+        request = plan_extensions.ExtensionRequest(**data)
+        return _act(plan_id, lambda s, p: plan_extensions.record_extension(s, p, request))
+
+
+@blp.route("/plans/<plan_id>/tep-referral")
+class PlanTepReferral(MethodView):
+    @writes
+    @roles("board", "lgu")
+    @blp.arguments(TepReferralIn)
+    @blp.response(201, PanelOut)
+    def post(self, data: dict[str, Any], plan_id: str) -> Any:
+        """Subd. 2: questions of public value, location, size or type go to the technical
+        evaluation panel; the decision then waits for its determination."""
+
+        def change(session: Any, plan: Any) -> Any:
+            panel = plan_panel.refer(session, plan, data["referred_on"], data["questions"])
+            return plan_panel.panel_dict(panel)
+
+        return _act(plan_id, change)
+
+
+@blp.route("/plans/<plan_id>/tep-determination")
+class PlanTepDetermination(MethodView):
+    @writes
+    @roles("board", "lgu")
+    @blp.arguments(TepDeterminationIn)
+    @blp.response(201, PanelOut)
+    def post(self, data: dict[str, Any], plan_id: str) -> Any:
+        """Subd. 2: the panel's determination after its on-site inspection, by its three
+        members (board, SWCD, the LGU's appointee), with its recommendation if any."""
+        determination = plan_panel.Determination(
+            inspected_on=data["inspected_on"],
+            members=tuple(plan_panel.PanelMember(**m) for m in data["members"]),
+            determination=data["determination"],
+            recommendation=data["recommendation"],
+        )
+
+        def change(session: Any, plan: Any) -> Any:
+            return plan_panel.panel_dict(plan_panel.determine(session, plan, determination))
+
+        return _act(plan_id, change)
+
+
+@blp.route("/plans/<plan_id>/decision")
+class PlanDecision(MethodView):
+    @writes
+    @roles("board", "lgu")
+    @blp.arguments(DecisionIn)
+    @blp.response(201, PlanOut)
+    def post(self, data: dict[str, Any], plan_id: str) -> Any:
+        """Approve (by the governing body's resolution) or deny (with written reasons) the
+        plan's application (Subd. 1, 2, 4)."""
+        request = _decision_request(data)
+
+        def change(session: Any, plan: Any) -> Any:
+            plan_decisions.record_decision(session, plan, request)
+            return plan_report.plan_dict(session, plan)
+
+        return _act(plan_id, change)
+
+
+def _decision_request(data: dict[str, Any]) -> plan_decisions.DecisionRequest:
+    resolution, peatland = data["resolution"], data["peatland"]
+    return plan_decisions.DecisionRequest(
+        outcome=data["outcome"],
+        decided_on=data["decided_on"],
+        resolution=plan_decisions.Resolution(**resolution) if resolution else None,
+        reasons=data["reasons"],
+        tep_recommendation=data["tep_recommendation"],
+        peatland=plan_decisions.PeatlandRecord(**peatland) if peatland else None,
+    )
+
+
+@blp.route("/plans/<plan_id>/revisions")
+class PlanRevisions(MethodView):
+    @writes
+    @roles("board", "lgu")
+    @blp.arguments(RevisionIn)
+    @blp.response(201, RevisionOut)
+    def post(self, data: dict[str, Any], plan_id: str) -> Any:
+        """A revised application; Subd. 6 (c) says whether it is a new application with its own
+        timeline (accepted after an approval once it is final)."""
+        return _act(
+            plan_id,
+            lambda s, p: plan_revisions.record_revision(
+                s, p, data["area_sqft"], data["displacement_ft"], data["received_on"]
+            ),
+        )

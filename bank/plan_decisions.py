@@ -1,0 +1,167 @@
+"""The LGU's decision on a plan's application and its record.
+
+Subd. 4 and Minn. Stat. 15.99: approve or deny within the deadline and, above 10,000 sq ft,
+after the comment period (``bank.timeline.check_decision``).  The record the statute asks for:
+
+* Subd. 1 (b): an approval is made "by a resolution of the governing body": its number and the
+  day it was adopted (on or before ``decided_on``, not before the application was received);
+* Minn. Stat. 15.99 subd. 2: a denial states its reasons in writing;
+* Subd. 2: once questions went to the technical evaluation panel, the decision includes its
+  determination (``bank.plan_panel``);
+* Subd. 1 (a): approving a plan for peatland considers the impact on carbon balance and includes
+  the planting of trees or shrubs (``not_eligible`` otherwise).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import date
+from typing import Any
+
+from sqlalchemy.orm import Session
+
+from bank import plan_panel, plans, timeline
+from bank.errors import NotEligible, ValidationFailed
+from bank.plan_tables import Plan
+from ledger import clock
+
+
+@dataclass(frozen=True)
+class Resolution:
+    number: str
+    adopted_on: date
+
+
+@dataclass(frozen=True)
+class PeatlandRecord:
+    carbon_balance_considered: bool
+    trees_or_shrubs: str | None = None
+
+
+@dataclass(frozen=True)
+class DecisionRequest:
+    """``POST /plans/{id}/decision``"""
+
+    outcome: str
+    decided_on: date
+    resolution: Resolution | None = None
+    reasons: str | None = None
+    tep_recommendation: str | None = None
+    peatland: PeatlandRecord | None = None
+
+
+def record_decision(session: Session, plan: Plan, request: DecisionRequest) -> None:
+    """Approve or deny the plan's current application, with its record."""
+    plans._check_not_future(request.decided_on, "decided_on")
+    c = plans.clocks(session, plan)
+    timeline.check_decision(
+        c.ruleset,
+        c.lgu,
+        c.board,
+        plans.facts(session, plan),
+        request.outcome,
+        request.decided_on,
+        clock.today(),
+    )
+    _check_record(plan, request)
+    plan_panel.check_decision_includes(session, plan, request.decided_on)
+    _check_peatland(plan, request)
+    plan.decision_outcome, plan.decided_on = request.outcome, request.decided_on
+    resolution, peatland = request.resolution, request.peatland
+    plan.decision_resolution_number = resolution.number.strip() if resolution else None
+    plan.decision_resolution_adopted_on = resolution.adopted_on if resolution else None
+    plan.decision_reasons = request.reasons.strip() if request.reasons else None
+    plan.tep_recommendation = request.tep_recommendation
+    if peatland is None:
+        plan.decision_carbon_balance_considered = plan.decision_trees_or_shrubs = None
+    else:
+        plan.decision_carbon_balance_considered = peatland.carbon_balance_considered
+        plan.decision_trees_or_shrubs = (peatland.trees_or_shrubs or "").strip() or None
+    session.flush()
+
+
+def _check_record(plan: Plan, request: DecisionRequest) -> None:
+    """Subd. 1 (b): an approval's resolution; 15.99 subd. 2: a denial's written reasons."""
+    resolution = request.resolution
+    if request.outcome == "approved" and resolution is None:
+        raise ValidationFailed(
+            "Subd. 1 (b): a replacement plan is approved by a resolution of the governing body",
+            {"resolution": ["required for an approval: its number and adopted_on"]},
+        )
+    if request.outcome == "denied" and not (request.reasons or "").strip():
+        raise ValidationFailed(
+            "Minn. Stat. 15.99 subd. 2: a denial states its reasons in writing",
+            {"reasons": ["required for a denial"]},
+        )
+    if resolution is None:
+        return
+    if not resolution.number.strip():
+        raise ValidationFailed("the resolution has a number", {"resolution": {"number": ["blank"]}})
+    if resolution.adopted_on > request.decided_on:
+        raise ValidationFailed(
+            "the resolution is the decision: it was adopted on or before decided_on",
+            {"resolution": {"adopted_on": [f"after decided_on {request.decided_on.isoformat()}"]}},
+        )
+    if resolution.adopted_on < plan.received_on:
+        raise ValidationFailed(
+            "a resolution adopted before the application was received did not decide it",
+            {"resolution": {"adopted_on": [f"before received_on {plan.received_on.isoformat()}"]}},
+        )
+
+
+def _check_peatland(plan: Plan, request: DecisionRequest) -> None:
+    """Subd. 1 (a): a peatland plan's approval considers carbon and includes planting."""
+    peatland = request.peatland
+    if not plan.impact_peatland:
+        if peatland is not None:
+            raise ValidationFailed(
+                "the impact is not on peatland", {"peatland": ["only for a peatland impact"]}
+            )
+        return
+    if request.outcome != "approved":
+        return
+    if (
+        peatland is None
+        or not peatland.carbon_balance_considered
+        or not (peatland.trees_or_shrubs or "").strip()
+    ):
+        raise NotEligible(
+            "Subd. 1 (a): for peatlands the replacement must consider the impact on carbon "
+            "balance and include the planting of trees or shrubs; the approval records both "
+            '(peatland: {"carbon_balance_considered": true, "trees_or_shrubs": "..."})'
+        )
+
+
+def decision_dict(session: Session, plan: Plan) -> dict[str, Any] | None:
+    """The current application's decision and its record, as the plan shows it."""
+    if plan.decided_on is None:
+        return None
+    return {
+        "outcome": plan.decision_outcome,
+        "decided_on": plan.decided_on,
+        **record_dict(plan),
+        "tep_determination": plan_panel.determination_dict(plan_panel.panel_of(session, plan)),
+    }
+
+
+def record_dict(row: Any) -> dict[str, Any]:
+    """The resolution, reasons, panel recommendation and peatland record of a decision, from a
+    plan or an earlier application (``PlanApplication``): both carry the same columns."""
+    resolution = None
+    if row.decision_resolution_number is not None:
+        resolution = {
+            "number": row.decision_resolution_number,
+            "adopted_on": row.decision_resolution_adopted_on,
+        }
+    peatland = None
+    if row.decision_carbon_balance_considered is not None:
+        peatland = {
+            "carbon_balance_considered": row.decision_carbon_balance_considered,
+            "trees_or_shrubs": row.decision_trees_or_shrubs,
+        }
+    return {
+        "resolution": resolution,
+        "reasons": row.decision_reasons,
+        "tep_recommendation": row.tep_recommendation,
+        "peatland": peatland,
+    }

@@ -1,0 +1,67 @@
+"""Extensions of a plan's decision deadline (Minn. Stat. 15.99 subd. 3 (f), (g)).
+
+The LGU may extend the 60 days once, by at most 60 days, by written notice sent before the
+deadline (f); any further or longer extension needs the applicant's written approval or request
+(g).  ``decision_due`` is then the receipt plus 60 days plus every extension's days, counted as
+one period (``bank.timeline.decision_due``).  Extensions belong to the application they extend: a
+revision counting as a new application starts without any.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import date
+from typing import Any
+
+from sqlalchemy.orm import Session
+
+from bank import plans, timeline
+from bank.ids import new_id
+from bank.plan_record_tables import PlanExtension
+from bank.plan_tables import Plan
+from ledger import clock
+
+
+@dataclass(frozen=True)
+class ExtensionRequest:
+    """``POST /plans/{id}/extensions``"""
+
+    notified_on: date
+    days: int
+    reason: str
+    applicant_agreed: bool = False
+
+
+def record_extension(session: Session, plan: Plan, request: ExtensionRequest) -> dict[str, Any]:
+    """Record an extension sent on ``notified_on``; answer it with the new ``decision_due``."""
+    plans._check_not_future(request.notified_on, "notified_on")
+    plans._check_not_before_receipt(plan, request.notified_on, "notified_on")
+    c = plans.clocks(session, plan)
+    asked = timeline.ExtensionFacts(request.notified_on, request.days, request.applicant_agreed)
+    timeline.check_extension(c.ruleset, c.lgu, c.board, plans.facts(session, plan), asked)
+    row = PlanExtension(
+        id=new_id("ext"),
+        plan_id=plan.id,
+        application_number=plan.application_number,
+        notified_on=request.notified_on,
+        days=request.days,
+        reason=request.reason,
+        applicant_agreed=request.applicant_agreed,
+        recorded_at=clock.utcnow(),
+    )
+    session.add(row)
+    session.flush()
+    return {
+        **extension_dict(row),
+        "decision_due": plans.state(session, plan).deadlines.decision_due,
+    }
+
+
+def extension_dict(row: PlanExtension) -> dict[str, Any]:
+    """An extension as the plan shows it."""
+    return {
+        "notified_on": row.notified_on,
+        "days": row.days,
+        "reason": row.reason,
+        "applicant_agreed": row.applicant_agreed,
+    }

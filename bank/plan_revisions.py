@@ -1,0 +1,176 @@
+"""Revised applications (Subd. 6 (c)), before a decision and after an approval.
+
+"Application" includes a revised application and "an application for a revision to an approved
+replacement plan" when the area to be drained or filled is at least 10% larger than under the
+original, or lies more than 500 feet from it.  Such a revision is a new application: the plan's
+current application is kept as it stood (``plan_applications``) and the revision starts its own
+timeline (notice, comment period, decision, notice of decision, appeal window) recorded through
+the plan's same endpoints, so a second decision is accepted for it.  Any other revision updates
+the impact's area, and with it the credits required.
+
+After a decision only an approval is revised, and not while a petition awaits the board; a
+revision counting as new waits until the approval is final **(choice)**, so that it cannot cut
+short anyone's appeal of the approval it supersedes.  Credits already withdrawn stay withdrawn
+and count toward the revised requirement; the impact may proceed again once the new decision is
+final (``bank.plan_report``).
+"""
+
+from __future__ import annotations
+
+from datetime import date
+from typing import Any
+
+from sqlalchemy import select
+from sqlalchemy.orm import Session
+
+from bank import plans, replacement_rules
+from bank.errors import Conflict
+from bank.ids import new_id
+from bank.plan_decisions import record_dict
+from bank.plan_record_tables import PlanApplication
+from bank.plan_tables import Plan, PlanRevision
+from bank.ruleset import ruleset_by_id
+from ledger import clock
+
+APPROVALS = frozenset({"approved", "deemed_approved"})
+
+
+def record_revision(
+    session: Session, plan: Plan, area_sqft: int, displacement_ft: int, received_on: date
+) -> dict[str, Any]:
+    """Subd. 6 (c): a revision ≥ 10% larger or > 500 ft away is a new application."""
+    plans._check_not_future(received_on, "received_on")
+    plans._check_not_before_receipt(plan, received_on, "received_on")
+    ruleset = ruleset_by_id(plan.ruleset)
+    # compared with the application as last received as new (API.md), so that revisions of
+    # under 10% each cannot add up to a larger impact without new notice and clocks
+    baseline = _area_last_received_as_new(session, plan)
+    counts = replacement_rules.revision_counts_as_new(ruleset, baseline, area_sqft, displacement_ft)
+    current = plans.state(session, plan)
+    if current.outcome is not None:
+        _check_revisable(current, counts)
+    revision = PlanRevision(
+        id=new_id("rev"),
+        plan_id=plan.id,
+        area_sqft=area_sqft,
+        previous_area_sqft=baseline,
+        displacement_ft=displacement_ft,
+        received_on=received_on,
+        counts_as_new_application=counts,
+        recorded_at=clock.utcnow(),
+    )
+    session.add(revision)
+    session.flush()
+    if counts:
+        _supersede(session, plan, current.outcome, revision)
+    plan.impact_area_sqft = area_sqft
+    session.flush()
+    return {
+        "id": revision.id,
+        "counts_as_new_application": counts,
+        "area_sqft": area_sqft,
+        "previous_area_sqft": revision.previous_area_sqft,
+        "displacement_ft": displacement_ft,
+        "received_on": received_on,
+        "plan_received_on": plan.received_on,
+        "application_number": plan.application_number,
+    }
+
+
+def _check_revisable(current: plans.PlanState, counts: bool) -> None:
+    """After a decision: an approval, nothing awaiting the board, final if it counts as new."""
+    if current.outcome not in APPROVALS:
+        raise Conflict(
+            f"Subd. 6 (c): an approved plan is revised; this one is {current.outcome}",
+            status=current.status,
+        )
+    if current.status == "appealed":
+        raise Conflict("a petition awaits the board: the plan cannot be revised meanwhile")
+    if counts and current.status != "final":
+        raise Conflict(
+            "Subd. 6 (c), 9: a revision counting as a new application supersedes the approval, "
+            f"so it waits until the approval is final; the plan is {current.status}",
+            status=current.status,
+        )
+
+
+def _supersede(session: Session, plan: Plan, outcome: str | None, revision: PlanRevision) -> None:
+    """Keep the current application as it stood; the revision becomes the plan's application,
+    with none of the old one's notices, extensions, panel or decision."""
+    session.add(
+        PlanApplication(
+            id=new_id("app"),
+            plan_id=plan.id,
+            number=plan.application_number,
+            received_on=plan.received_on,
+            impact_area_sqft=plan.impact_area_sqft,
+            notice_mailed_on=plan.notice_mailed_on,
+            outcome=outcome,
+            decision_outcome=plan.decision_outcome,
+            decided_on=plan.decided_on,
+            decision_resolution_number=plan.decision_resolution_number,
+            decision_resolution_adopted_on=plan.decision_resolution_adopted_on,
+            decision_reasons=plan.decision_reasons,
+            tep_recommendation=plan.tep_recommendation,
+            decision_carbon_balance_considered=plan.decision_carbon_balance_considered,
+            decision_trees_or_shrubs=plan.decision_trees_or_shrubs,
+            decision_notice_mailed_on=plan.decision_notice_mailed_on,
+            revision_id=revision.id,
+            superseded_on=revision.received_on,
+        )
+    )
+    plan.application_number += 1
+    plan.received_on = revision.received_on
+    plan.notice_mailed_on = plan.decision_notice_mailed_on = None
+    plan.decision_outcome = plan.decided_on = None
+    plan.decision_resolution_number = plan.decision_resolution_adopted_on = None
+    plan.decision_reasons = plan.tep_recommendation = None
+    plan.decision_carbon_balance_considered = plan.decision_trees_or_shrubs = None
+
+
+def _area_last_received_as_new(session: Session, plan: Plan) -> int:
+    """The impact area of the application as last received as new (Subd. 6 (c)): the last
+    revision that counted as new, else the area the last revision was compared with, else the
+    plan's own area (each revision stores the area it was compared with)."""
+    last = session.execute(
+        select(PlanRevision)
+        .where(PlanRevision.plan_id == plan.id)
+        .order_by(PlanRevision.recorded_at.desc())
+        .limit(1)
+    ).scalar_one_or_none()
+    if last is None:
+        return plan.impact_area_sqft
+    return last.area_sqft if last.counts_as_new_application else last.previous_area_sqft
+
+
+def applications_of(session: Session, plan_id: str) -> list[PlanApplication]:
+    """The plan's earlier applications, oldest first."""
+    return list(
+        session.execute(
+            select(PlanApplication)
+            .where(PlanApplication.plan_id == plan_id)
+            .order_by(PlanApplication.number)
+        ).scalars()
+    )
+
+
+def application_dict(row: PlanApplication) -> dict[str, Any]:
+    """An earlier application as the plan shows it."""
+    decision = None
+    if row.decided_on is not None:
+        decision = {
+            "outcome": row.decision_outcome,
+            "decided_on": row.decided_on,
+            **record_dict(row),
+        }
+    return {
+        "number": row.number,
+        "received_on": row.received_on,
+        "area_sqft": row.impact_area_sqft,
+        "notice_mailed_on": row.notice_mailed_on,
+        "outcome": row.outcome,
+        "decision": decision,
+        "decision_notice_mailed_on": row.decision_notice_mailed_on,
+        "superseded_on": row.superseded_on,
+        "revision_id": row.revision_id,
+    }
