@@ -20,7 +20,7 @@ from bank.deposits import Deposit
 from tests.api.conftest import Api, make_token
 from tests.api.plan_kit import Kit, ok, on
 from tests.api.test_appeals import grant, noticed_decision, petition, rule
-from tests.api.web_kit import Element, number, page_balances, parse, signed_in
+from tests.api.web_kit import Element, audit_events, number, page_balances, parse, signed_in
 
 DAY = "2026-06-08"
 LATER = "2026-06-20"
@@ -259,7 +259,7 @@ def test_the_audit_page_is_for_the_board_only(app: Flask, api: Api, world) -> No
         assert signed_in(app.test_client(), token).get("/audit").status_code == 403
     assert app.test_client().get("/audit").status_code == 303  # signed out: sign in first
     # refused like the API's refusals: in the access trail, with who was refused
-    events = api.get("/audit/events?limit=200").json["items"]
+    events = audit_events(api)
     refused = [e for e in events if e["kind"] == "forbidden" and e["path"] == "GET /audit"]
     assert {e["actor"].split(" (")[0] for e in refused} >= {"test holder", "test lgu"}
 

@@ -11,7 +11,7 @@ from sqlalchemy import func, select
 
 from bank.web_sessions import WebSession
 from tests.api.conftest import Api, make_token
-from tests.api.web_kit import SESSION_COOKIE, csrf_of, parse, sign_in, signed_in
+from tests.api.web_kit import SESSION_COOKIE, audit_events, csrf_of, parse, sign_in, signed_in
 
 
 def _session_rows(app: Flask) -> int:
@@ -26,8 +26,7 @@ def _set_cookie(response: Any, name: str) -> str:
 
 
 def _events(api: Api, kind: str) -> list[dict[str, Any]]:
-    body = api.get("/audit/events?limit=200").json
-    return [e for e in body["items"] if e["kind"] == kind]
+    return [e for e in audit_events(api) if e["kind"] == kind]
 
 
 def test_a_holder_signs_in_with_a_token_and_gets_a_secure_http_only_same_site_cookie(

@@ -10,10 +10,25 @@ from __future__ import annotations
 import re
 from html.parser import HTMLParser
 from typing import Any
+from urllib.parse import quote
 
 from flask.testing import FlaskClient
 
 SESSION_COOKIE = "wetbank_session"
+
+
+def audit_events(api: Any) -> list[dict[str, Any]]:
+    """Every access event recorded so far, oldest first, page by page: the shared database holds
+    every test's, far more than one page."""
+    events: list[dict[str, Any]] = []
+    cursor = None
+    while True:
+        query = "/audit/events?limit=200" + (f"&cursor={quote(cursor)}" if cursor else "")
+        body = api.get(query).json
+        events += body["items"]
+        cursor = body["next_cursor"]
+        if not cursor:
+            return events
 
 
 def csrf_of(html: str) -> str:
