@@ -131,6 +131,8 @@ def _load_data(session: Session) -> None:
             on_agricultural_land=False,
             replacement_ratio="2",
             method="bank_credits",
+            watershed_district="Yellow Medicine River Watershed District",
+            location="Township road 12, Sections 14 and 15, Hollis Township, Lyon County",
         ),
     )
     expiry = clock.today() + timedelta(days=90)

@@ -7,7 +7,7 @@ transaction; a refund or return is a compensating transaction, never an edit.
 
 A security instrument is a pending transfer from its issuer to "securities held for the LGU" that
 expires at the end of its expiry date: the memo balance the audit sees, with exact expiry and no
-job.  Releasing it voids the pending transfer; drawing on it posts the amount drawn.
+job.  Drawing on it and releasing it are in ``bank.guarantees``.
 """
 
 from __future__ import annotations
@@ -470,70 +470,15 @@ def hold_security(
 
 
 def security_status(security: Security, today: date | None = None) -> str:
-    """held, released, drawn, or expired (after the end of its expiry date, with no job)."""
+    """held, released, drawn (all of it), or expired (after the end of its expiry date, with no
+    job); a security drawn in part is still held (``bank.guarantees``)."""
     if security.released_on is not None:
         return "released"
-    if security.drawn_on is not None:
+    if security.drawn_cents is not None and security.drawn_cents >= security.amount_cents:
         return "drawn"
     if (today or clock.today()) > security.expires_on:
         return "expired"
     return "held"
-
-
-def release_security(
-    session: Session,
-    actor: Actor,
-    security: Security,
-    on: date,
-    reason: str,
-    request_id: str | None,
-) -> Security:
-    """Give a held security back; one no longer held is ``conflict``."""
-    _check_held(security, on)
-    ledger.void_pending(
-        session,
-        security.pending_transaction_id,
-        _meta(f"security-release:{security.id}", on, reason, actor, request_id),
-        kind="security_released",
-    )
-    security.released_on, security.release_reason = on, reason
-    session.flush()
-    return security
-
-
-def draw_security(
-    session: Session,
-    actor: Actor,
-    security: Security,
-    on: date,
-    amount: int,
-    request_id: str | None,
-) -> Security:
-    """Draw on a held security, at most its amount; one no longer held is ``conflict``."""
-    _check_held(security, on)
-    if amount > security.amount_cents:
-        raise ValidationFailed(
-            "a draw cannot exceed the security",
-            {"amount_cents": [f"at most {security.amount_cents}"]},
-        )
-    ledger.post_pending(
-        session,
-        security.pending_transaction_id,
-        _meta(f"security-draw:{security.id}", on, f"drawn on {security.kind}", actor, request_id),
-        amount=amount,
-        kind="security_drawn",
-    )
-    security.drawn_on, security.drawn_cents = on, amount
-    session.flush()
-    return security
-
-
-def _check_held(security: Security, on: date) -> None:
-    if on > clock.today():
-        raise ValidationFailed("this date is in the future", {"date": ["in the future"]})
-    status = security_status(security)
-    if status != "held":
-        raise Conflict(f"the security is {status}, not held", status=status)
 
 
 def visible_security(

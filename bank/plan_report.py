@@ -9,7 +9,7 @@ from typing import Any
 
 from sqlalchemy.orm import Session
 
-from bank import appeals, money, plans, reservations, withdrawals
+from bank import appeals, guarantees, money, notices, plans, reservations, withdrawals
 from bank.plan_decisions import decision_dict
 from bank.plan_extensions import extension_dict
 from bank.plan_panel import panel_dict, panel_of
@@ -84,11 +84,14 @@ def _replacement_blockers(session: Session, plan: Plan, required_sqft: int) -> l
         if paid < due:
             return [_blocker("in_lieu_payment_due", f"{paid} of {due} cents received")]
         return []
-    if plan.replacement_completed_on is None and not money.held_securities(session, plan.id):
+    if plan.replacement_completed_on is not None:
+        return []
+    shortfall = guarantees.guarantee_shortfall(session, plan)
+    if shortfall is not None:
         return [
             _blocker(
                 "replacement_not_guaranteed",
-                "Subd. 3: replacement is not recorded complete and no security is held",
+                f"the replacement is not recorded complete; {shortfall}",
             )
         ]
     return []
@@ -125,17 +128,17 @@ def plan_dict(session: Session, plan: Plan, today: date | None = None) -> dict[s
         "replacement_outside_service_area": plan.replacement_outside_service_area,
         "in_lieu_amount_due_cents": plan.in_lieu_amount_due_cents,
         "appeal_security_required_cents": plan.appeal_security_required_cents,
+        "watershed_district": plan.watershed_district,
+        "location": plan.location,
+        "security_required_cents": plan.security_required_cents,
         "ruleset": plan.ruleset,
         "status": state.status,
         "outcome": state.outcome,
         "reversed_on_appeal": state.reversed_on_appeal,
         "notice_kind": notice_kind,
         "deadlines": deadlines,
-        "notice": _notice(plan.notice_mailed_on, state.deadlines.notice_due),
+        **_notices(session, plan, state),
         **_record(session, plan),
-        "decision_notice": _notice(
-            plan.decision_notice_mailed_on, state.deadlines.decision_notice_due
-        ),
         "replacement_completed_on": plan.replacement_completed_on,
         "required_credit_sqft": required,
         "required_unrestricted_sqft": unrestricted,
@@ -149,6 +152,19 @@ def plan_dict(session: Session, plan: Plan, today: date | None = None) -> dict[s
         "appeals": [appeals.appeal_dict(session, a) for a in plans.appeals_of(session, plan.id)],
         "impact_may_proceed": not blockers,
         "impact_blockers": blockers,
+    }
+
+
+def _notices(session: Session, plan: Plan, state: plans.PlanState) -> dict[str, Any]:
+    """The Subd. 6 and 7 notices as mailed, and the members of the public who asked for them."""
+    application = _notice(plan.notice_mailed_on, state.deadlines.notice_due)
+    decision = _notice(plan.decision_notice_mailed_on, state.deadlines.decision_notice_due)
+    return {
+        "notice": notices.as_mailed(session, plan.id, "application", application),
+        "decision_notice": notices.as_mailed(session, plan.id, "decision", decision),
+        "copy_requests": [
+            notices.copy_request_dict(r) for r in notices.copy_requests_of(session, plan.id)
+        ],
     }
 
 

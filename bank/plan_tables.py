@@ -55,6 +55,13 @@ class Plan(Base):
     replacement_completed_on: Mapped[date | None] = mapped_column(Date)
     #: Subd. 9: the security (at most $500) the LGU requires of a petitioner; none if null
     appeal_security_required_cents: Mapped[int | None] = mapped_column(BigInteger)
+    #: Subd. 6 and 7 mail the managers of the watershed district "if one exists"
+    watershed_district: Mapped[str | None] = mapped_column(String(300))
+    #: where the impact is: the public's copy must identify it (Subd. 6 (a)); null only on plans
+    #: recorded before the service asked for it
+    location: Mapped[str | None] = mapped_column(String(1000))
+    #: Subd. 3: the security the LGU finds acceptable for a project-specific replacement
+    security_required_cents: Mapped[int | None] = mapped_column(BigInteger)
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
     #: bumped by every change, so concurrent changes to one plan serialize on its row
     version: Mapped[int] = mapped_column(BigInteger, default=0)

@@ -15,7 +15,7 @@ from typing import Any
 from sqlalchemy import select, update
 from sqlalchemy.orm import Session
 
-from bank import calendar, parties, replacement_rules, timeline
+from bank import calendar, guarantees, parties, replacement_rules, timeline
 from bank.access import Actor
 from bank.errors import Conflict, NotFound, ValidationFailed
 from bank.ids import new_id
@@ -45,6 +45,9 @@ class PlanRequest:
     replacement_outside_service_area: bool = False
     in_lieu_amount_due_cents: int | None = None
     appeal_security_required_cents: int | None = None
+    watershed_district: str | None = None
+    location: str | None = None
+    security_required_cents: int | None = None
     peatland: bool = False
 
 
@@ -61,6 +64,7 @@ def create_plan(session: Session, ruleset: Ruleset, request: PlanRequest) -> Pla
             "a monetary payment plan needs the amount due",
             {"in_lieu_amount_due_cents": ["required when method is monetary_payment"]},
         )
+    guarantees.check_requirement(request.method, request.security_required_cents)
     if request.appeal_security_required_cents is not None:
         _check_appeal_security(
             ruleset, request.appeal_security_required_cents, "appeal_security_required_cents"
@@ -83,6 +87,9 @@ def create_plan(session: Session, ruleset: Ruleset, request: PlanRequest) -> Pla
         replacement_outside_service_area=request.replacement_outside_service_area,
         in_lieu_amount_due_cents=request.in_lieu_amount_due_cents,
         appeal_security_required_cents=request.appeal_security_required_cents,
+        watershed_district=request.watershed_district,
+        location=request.location,
+        security_required_cents=request.security_required_cents,
         ruleset=ruleset.id,
         created_at=clock.utcnow(),
         version=0,

@@ -5,7 +5,9 @@ import bank.appeals  # noqa: F401
 import bank.credits  # noqa: F401
 import bank.deposit_tables  # noqa: F401
 import bank.deposits  # noqa: F401
+import bank.guarantees  # noqa: F401
 import bank.money  # noqa: F401
+import bank.notice_tables  # noqa: F401
 import bank.parties  # noqa: F401
 import bank.plan_tables  # noqa: F401
 import bank.reservations  # noqa: F401

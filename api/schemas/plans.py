@@ -16,6 +16,7 @@ from api.schemas.common import (
     Timestamp,
     page_schema,
 )
+from api.schemas.notices import CopyRequestOut, DrawOut, RecipientOut
 from api.schemas.plan_record import ApplicationOut, PanelOut, PlanDecisionOut, PlanExtensionOut
 from bank.appeals import DENIAL_GROUNDS, PETITIONER_KINDS
 from bank.money import PAYMENT_KINDS, SECURITY_KINDS
@@ -46,6 +47,14 @@ class PlanIn(Schema):
     in_lieu_amount_due_cents = Quantity(load_default=None, allow_none=True)
     #: Subd. 9: security the LGU requires of a petitioner, 1..50,000 cents (the ruleset's cap)
     appeal_security_required_cents = Quantity(load_default=None, allow_none=True)
+    #: Subd. 6 and 7: the watershed district whose managers are mailed, if one exists
+    watershed_district = fields.String(
+        load_default=None, allow_none=True, validate=validate.Length(min=1, max=300)
+    )
+    #: where the impact is (the public's copy identifies it, Subd. 6 (a))
+    location = fields.String(required=True, validate=validate.Length(min=1, max=1000))
+    #: Subd. 3: the security the LGU requires of a project-specific replacement (required then)
+    security_required_cents = Quantity(load_default=None, allow_none=True)
 
 
 class DeadlinesOut(Schema):
@@ -60,6 +69,10 @@ class NoticeOut(Schema):
     mailed_on = fields.Date()
     due = fields.Date(allow_none=True)
     late = fields.Boolean()
+    #: ``full`` or ``summary`` as mailed; null (and no recipients) on a notice recorded before
+    #: the service stored them
+    kind = fields.String(allow_none=True)
+    recipients = fields.List(fields.Nested(RecipientOut), allow_none=True)
 
 
 class BlockerOut(Schema):
@@ -146,6 +159,9 @@ class PlanOut(Schema):
     replacement_outside_service_area = fields.Boolean()
     in_lieu_amount_due_cents = fields.Integer(allow_none=True)
     appeal_security_required_cents = fields.Integer(allow_none=True)
+    watershed_district = fields.String(allow_none=True)
+    location = fields.String(allow_none=True)
+    security_required_cents = fields.Integer(allow_none=True)
     ruleset = fields.String()
     status = fields.String()
     outcome = fields.String(allow_none=True)
@@ -159,6 +175,7 @@ class PlanOut(Schema):
     tep = fields.Nested(PanelOut, allow_none=True)
     decision = fields.Nested(PlanDecisionOut, allow_none=True)
     decision_notice = fields.Nested(NoticeOut, allow_none=True)
+    copy_requests = fields.List(fields.Nested(CopyRequestOut))
     replacement_completed_on = fields.Date(allow_none=True)
     required_credit_sqft = fields.Integer()
     required_unrestricted_sqft = fields.Integer()
@@ -309,6 +326,9 @@ class SecurityOut(Schema):
     release_reason = fields.String(allow_none=True)
     drawn_on = fields.Date(allow_none=True)
     drawn_cents = fields.Integer(allow_none=True)
+    #: what is left of it: a security drawn in part stays held for the rest
+    undrawn_cents = fields.Integer()
+    draws = fields.List(fields.Nested(DrawOut))
     transaction_id = fields.String()
 
 

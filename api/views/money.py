@@ -22,7 +22,7 @@ from api.schemas.plans import (
     SecurityListArgs,
     SecurityOut,
 )
-from bank import money, plans
+from bank import guarantees, money, plans
 
 blp = Blueprint("money", __name__, url_prefix="/api/v1", description="Payments and securities")
 
@@ -90,7 +90,7 @@ class PlanSecurities(MethodView):
             security = money.hold_security(
                 session, who, plan, money.SecurityRequest(**data), request_id()
             )
-            return money.security_dict(security)
+            return guarantees.security_dict(session, security)
 
 
 @blp.route("/securities")
@@ -103,7 +103,7 @@ class Securities(MethodView):
         who = require_role("board", "lgu")
         with database().transaction() as session:
             rows = money.list_securities(session, who, args["status"], args["expiring_before"])
-            return {"items": [money.security_dict(s) for s in rows]}
+            return {"items": [guarantees.security_dict(session, s) for s in rows]}
 
 
 @blp.route("/securities/<security_id>")
@@ -113,7 +113,8 @@ class SecurityById(MethodView):
     def get(self, security_id: str) -> Any:
         """A security (board, or its plan's LGU)."""
         with database().transaction() as session:
-            return money.security_dict(money.visible_security(session, actor(), security_id))
+            security = money.visible_security(session, actor(), security_id)
+            return guarantees.security_dict(session, security)
 
 
 @blp.route("/securities/<security_id>/release")
@@ -123,14 +124,14 @@ class SecurityRelease(MethodView):
     @blp.arguments(ReleaseIn)
     @blp.response(201, SecurityOut)
     def post(self, data: dict[str, Any], security_id: str) -> Any:
-        """Release a held security."""
+        """Release a held security (what is left of it after any draws)."""
         who = require_role("board", "lgu")
         with database().transaction() as session:
             security = money.visible_security(session, who, security_id, lock=True)
-            money.release_security(
+            guarantees.release(
                 session, who, security, data["released_on"], data["reason"], request_id()
             )
-            return money.security_dict(security)
+            return guarantees.security_dict(session, security)
 
 
 @blp.route("/securities/<security_id>/draw")
@@ -140,11 +141,12 @@ class SecurityDraw(MethodView):
     @blp.arguments(DrawIn)
     @blp.response(201, SecurityOut)
     def post(self, data: dict[str, Any], security_id: str) -> Any:
-        """Draw on a held security (at most its amount)."""
+        """Draw on a held security of an approved plan (at most what is left of it); a
+        security drawn in part stays held for the rest."""
         who = require_role("board", "lgu")
         with database().transaction() as session:
             security = money.visible_security(session, who, security_id, lock=True)
-            money.draw_security(
+            guarantees.draw(
                 session, who, security, data["drawn_on"], data["amount_cents"], request_id()
             )
-            return money.security_dict(security)
+            return guarantees.security_dict(session, security)

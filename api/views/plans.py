@@ -16,8 +16,6 @@ from api.schemas.plans import (
     AppealOut,
     AppealSecurityIn,
     CompletedIn,
-    MailedIn,
-    NoticeOut,
     PetitionDecisionIn,
     PetitionIn,
     PlanIn,
@@ -72,6 +70,9 @@ class Plans(MethodView):
             replacement_outside_service_area=data["replacement_outside_service_area"],
             in_lieu_amount_due_cents=data["in_lieu_amount_due_cents"],
             appeal_security_required_cents=data["appeal_security_required_cents"],
+            watershed_district=data["watershed_district"],
+            location=data["location"],
+            security_required_cents=data["security_required_cents"],
         )
         with database().transaction() as session:
             plan = plans.create_plan(session, ruleset(), request)
@@ -108,28 +109,6 @@ class PlanById(MethodView):
         with database().transaction() as session:
             plan = plans.visible_plan(session, actor(), plan_id)
             return plan_report.plan_dict(session, plan)
-
-
-@blp.route("/plans/<plan_id>/notices")
-class PlanNotices(MethodView):
-    @writes
-    @roles("board", "lgu")
-    @blp.arguments(MailedIn)
-    @blp.response(201, NoticeOut)
-    def post(self, data: dict[str, Any], plan_id: str) -> Any:
-        """Subd. 6 notice of application (late notices are recorded and flagged)."""
-        return _act(plan_id, lambda s, p: plans.record_notice(s, p, data["mailed_on"]))
-
-
-@blp.route("/plans/<plan_id>/decision-notice")
-class PlanDecisionNotice(MethodView):
-    @writes
-    @roles("board", "lgu")
-    @blp.arguments(MailedIn)
-    @blp.response(201, NoticeOut)
-    def post(self, data: dict[str, Any], plan_id: str) -> Any:
-        """Subd. 7 notice of decision: opens the appeal window."""
-        return _act(plan_id, lambda s, p: plans.record_decision_notice(s, p, data["mailed_on"]))
 
 
 @blp.route("/plans/<plan_id>/withdrawals")
@@ -276,5 +255,7 @@ def _decide(appeal_id: str, decision: Any) -> Any:
         return appeals.appeal_dict(session, decision(session, board))
 
 
-# the routes of the plan's record (decision, panel, extensions, revisions) join this blueprint
+# the notices' routes (Subd. 6 and 7) join this blueprint, and so do the routes of the plan's
+# record (decision, panel, extensions, revisions)
+from api.views import notices as _notices  # noqa: E402, F401
 from api.views import plan_record as _plan_record  # noqa: E402, F401

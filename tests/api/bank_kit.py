@@ -209,6 +209,7 @@ class BankKit:
             "lgu_id": lgu_id,
             "applicant": "x",
             "project": "y",
+            "location": "z",
             "received_on": received_on,
             "impact": {
                 "area_sqft": 9000,

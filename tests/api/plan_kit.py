@@ -57,6 +57,23 @@ def decision_body(outcome: str, day: str, **extra: Any) -> dict[str, Any]:
     return {**body, **extra}
 
 
+#: everyone Subd. 6 and 7 name, for a plan no member of the public asked a copy of: the panel,
+#: the commissioner, the watershed district's managers and the applicant
+RECIPIENTS = [
+    {"name": "Ann Board", "address": "520 Lafayette Rd N, St. Paul, MN", "role": "tep_member"},
+    {"name": "Sam Swcd", "address": "311 Brighton Ave S, Buffalo, MN", "role": "tep_member"},
+    {"name": "Lee Lgu", "address": "10 2nd St NW, Buffalo, MN", "role": "tep_member"},
+    {"name": "Commissioner", "address": "500 Lafayette Rd, St. Paul", "role": "dnr_commissioner"},
+    {"name": "Managers", "address": "1 Watershed Way, Buffalo", "role": "watershed_district"},
+    {"name": "The applicant", "address": "1 Main St, Buffalo, MN", "role": "applicant"},
+]
+
+
+def mailing(mailed_on: str, *more: dict[str, str]) -> dict[str, Any]:
+    """A notice (of application or of decision) mailed to ``RECIPIENTS`` and ``more``."""
+    return {"mailed_on": mailed_on, "recipients": [*RECIPIENTS, *more]}
+
+
 class Kit:
     """Set-up through the API, as the board unless a token is given."""
 
@@ -164,9 +181,13 @@ class Kit:
         method: str = "bank_credits",
         **extra: Any,
     ) -> dict[str, Any]:
+        if method == "project_specific":
+            # Subd. 3: the security the LGU requires (test_money's securities are of this amount)
+            extra.setdefault("security_required_cents", 2_500_000)
         return {
             "applicant": unique("Applicant"),
             "project": unique("Project"),
+            "location": "Section 14, Township 120 N, Range 25 W, Wright County",
             "received_on": received_on,
             "impact": {
                 "area_sqft": area_sqft,

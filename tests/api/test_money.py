@@ -15,7 +15,7 @@ from freezegun import freeze_time
 
 from api import create_app
 from tests.api.conftest import Api, make_token
-from tests.api.plan_kit import Kit, ok, on, problem
+from tests.api.plan_kit import Kit, mailing, ok, on, problem
 
 FEE = 20_000  # Subd. 9: the $200 filing fee
 SECURITY_CAP = 50_000  # Subd. 9: security of at most $500
@@ -64,7 +64,7 @@ def made_final(kit: Kit, lgu: dict[str, str], plan: dict[str, Any], day: str) ->
     """Mail the decision notice on ``day``; returns the first day the plan is final."""
     with on(day):
         path = f"/plans/{plan['id']}/decision-notice"
-        ok(kit.api.post(path, {"mailed_on": day}, token=lgu["token"]))
+        ok(kit.api.post(path, mailing(day), token=lgu["token"]))
         window_ends = kit.get_plan(plan["id"])["deadlines"]["appeal_window_ends"]
     final_on = next_day(window_ends)
     with on(final_on):
@@ -105,7 +105,7 @@ def appealed(
     plan = approved(kit, lgu, "2026-09-01")
     with on("2026-09-04"):
         path = f"/plans/{plan['id']}/decision-notice"
-        ok(kit.api.post(path, {"mailed_on": "2026-09-04"}, token=lgu["token"]))
+        ok(kit.api.post(path, mailing("2026-09-04"), token=lgu["token"]))
     body: dict[str, Any] = {
         "petitioner_kind": "owner",
         "petitioner_name": "Ann Owner",
@@ -537,6 +537,10 @@ def test_another_security_acceptable_to_the_lgu_need_not_be_irrevocable(kit):
     plan = project_plan(kit, lgu)
     body = ok(hold(kit, plan, token=lgu["token"], kind="cashiers_check", irrevocable=False))
     assert body["status"] == "held"
+    # it is recorded, but only irrevocable securities guarantee the replacement (Subd. 3)
+    final_on = made_final(kit, lgu, plan, "2026-06-01")
+    with on(final_on):
+        assert blocker_codes(kit.get_plan(plan["id"])) == ["replacement_not_guaranteed"]
 
 
 @pytest.mark.parametrize(
@@ -583,9 +587,9 @@ def test_a_released_security_is_neither_released_nor_drawn_again(kit):
 def test_a_drawn_security_is_neither_drawn_nor_released_again(kit):
     lgu = kit.lgu()
     security = ok(hold(kit, project_plan(kit, lgu), token=lgu["token"]))
-    drawn = ok(draw(kit, security, "2026-07-01", 1_000_000, token=lgu["token"]))
+    drawn = ok(draw(kit, security, "2026-07-01", 2_500_000, token=lgu["token"]))
     assert drawn["status"] == "drawn"
-    assert (drawn["drawn_on"], drawn["drawn_cents"]) == ("2026-07-01", 1_000_000)
+    assert (drawn["drawn_on"], drawn["drawn_cents"]) == ("2026-07-01", 2_500_000)
     problem(draw(kit, security, "2026-07-02", 1_000), 409, "conflict")
     problem(release(kit, security, "2026-07-02"), 409, "conflict")
 

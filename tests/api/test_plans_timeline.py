@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 from freezegun import freeze_time
 
-from tests.api.plan_kit import Kit, decision_body, ok, on, problem
+from tests.api.plan_kit import RECIPIENTS, Kit, decision_body, mailing, ok, on, problem
 
 
 @pytest.fixture
@@ -89,11 +89,15 @@ def test_story_2_a_road_project_buys_and_uses_credits_on_every_date(kit):
 
     with on("2026-06-18"):
         notice = ok(
-            api.post(
-                f"/plans/{plan['id']}/notices", {"mailed_on": "2026-06-18"}, token=township["token"]
-            )
+            api.post(f"/plans/{plan['id']}/notices", mailing("2026-06-18"), token=township["token"])
         )
-        assert notice == {"mailed_on": "2026-06-18", "due": "2026-06-18", "late": False}
+        assert notice == {
+            "mailed_on": "2026-06-18",
+            "due": "2026-06-18",
+            "late": False,
+            "kind": "summary",
+            "recipients": RECIPIENTS,
+        }
         assert kit.get_plan(plan["id"])["status"] == "noticed"
 
     with on("2026-07-01"):
@@ -107,7 +111,7 @@ def test_story_2_a_road_project_buys_and_uses_credits_on_every_date(kit):
         mailed = ok(
             api.post(
                 f"/plans/{plan['id']}/decision-notice",
-                {"mailed_on": "2026-07-02"},
+                mailing("2026-07-02"),
                 token=township["token"],
             )
         )
@@ -161,11 +165,7 @@ def story_3_plan(kit: Kit, lgu: dict, *, notice: str | None = "2026-06-22") -> d
         plan = kit.plan(lgu, **STORY_3)
     if notice:
         with on(notice):
-            ok(
-                kit.api.post(
-                    f"/plans/{plan['id']}/notices", {"mailed_on": notice}, token=lgu["token"]
-                )
-            )
+            ok(kit.api.post(f"/plans/{plan['id']}/notices", mailing(notice), token=lgu["token"]))
     return plan
 
 
@@ -185,12 +185,18 @@ def test_story_3_a_full_notice_is_due_monday_and_the_comment_period_runs_30_days
         ok(api_notice(kit, plan, lgu, "2026-06-22"))
         noticed = kit.get_plan(plan["id"], token=lgu["token"])
     assert noticed["status"] == "noticed"
-    assert noticed["notice"] == {"mailed_on": "2026-06-22", "due": "2026-06-29", "late": False}
+    assert noticed["notice"] == {
+        "mailed_on": "2026-06-22",
+        "due": "2026-06-29",
+        "late": False,
+        "kind": "full",
+        "recipients": RECIPIENTS,
+    }
     assert noticed["deadlines"]["comment_period_ends"] == "2026-07-22"  # a Wednesday
 
 
 def api_notice(kit: Kit, plan: dict, lgu: dict, day: str):
-    return kit.api.post(f"/plans/{plan['id']}/notices", {"mailed_on": day}, token=lgu["token"])
+    return kit.api.post(f"/plans/{plan['id']}/notices", mailing(day), token=lgu["token"])
 
 
 @pytest.mark.parametrize(
@@ -203,7 +209,13 @@ def test_a_notice_mailed_after_2026_06_29_is_recorded_and_flagged_late(kit, mail
     with on(mailed_on):
         notice = ok(api_notice(kit, plan, lgu, mailed_on))
         shown = kit.get_plan(plan["id"])
-    assert notice == {"mailed_on": mailed_on, "due": "2026-06-29", "late": late}
+    assert notice == {
+        "mailed_on": mailed_on,
+        "due": "2026-06-29",
+        "late": late,
+        "kind": "full",
+        "recipients": RECIPIENTS,
+    }
     assert shown["notice"]["late"] is late and shown["status"] == "noticed"
 
 
@@ -416,9 +428,7 @@ def test_an_extension_is_1_to_60_days(kit, days, status):
 
 
 def mail_decision_notice(kit: Kit, plan: dict, lgu: dict, day: str):
-    return kit.api.post(
-        f"/plans/{plan['id']}/decision-notice", {"mailed_on": day}, token=lgu["token"]
-    )
+    return kit.api.post(f"/plans/{plan['id']}/decision-notice", mailing(day), token=lgu["token"])
 
 
 def test_a_notice_of_decision_before_the_decision_is_a_conflict(kit):
@@ -442,7 +452,13 @@ def test_a_notice_of_decision_after_2026_08_03_is_recorded_and_flagged_late(kit,
     with on(mailed_on):
         notice = ok(mail_decision_notice(kit, plan, lgu, mailed_on))
         shown = kit.get_plan(plan["id"])
-    assert notice == {"mailed_on": mailed_on, "due": "2026-08-03", "late": late}
+    assert notice == {
+        "mailed_on": mailed_on,
+        "due": "2026-08-03",
+        "late": late,
+        "kind": "summary",
+        "recipients": RECIPIENTS,
+    }
     assert shown["decision_notice"]["late"] is late
 
 

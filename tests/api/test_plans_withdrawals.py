@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.api.plan_kit import Kit, decision_body, ok, on, problem
+from tests.api.plan_kit import Kit, decision_body, mailing, ok, on, problem
 
 DAY = "2026-06-08"
 
@@ -184,7 +184,7 @@ def received(kit: Kit, lgu: dict) -> dict:
 
 def noticed(kit: Kit, lgu: dict) -> dict:
     plan = received(kit, lgu)
-    ok(kit.api.post(f"/plans/{plan['id']}/notices", {"mailed_on": DAY}, token=lgu["token"]))
+    ok(kit.api.post(f"/plans/{plan['id']}/notices", mailing(DAY), token=lgu["token"]))
     return plan
 
 
@@ -239,7 +239,7 @@ def test_a_withdrawal_after_the_approval_became_final_is_allowed(kit):
     with on(DAY):
         bank = kit.funded_account(day=DAY, service_area=5, unrestricted=20_000)
         plan = kit.approved_plan(lgu, DAY, area_sqft=9_000, ratio="2")
-        ok(kit.api.post(f"/plans/{plan['id']}/decision-notice", {"mailed_on": DAY}))
+        ok(kit.api.post(f"/plans/{plan['id']}/decision-notice", mailing(DAY)))
         reservation = kit.reserve(bank["id"], plan["id"], bank["unrestricted_class"], 18_000)
     with on("2026-06-24"):  # window ended Tuesday 2026-06-23
         assert kit.get_plan(plan["id"])["status"] == "final"

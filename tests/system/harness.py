@@ -397,10 +397,27 @@ def open_account(client: Client, bank: Bank, amount: int) -> str:
     return str(account["id"])
 
 
+#: everyone Subd. 6 and 7 name, for a plan no member of the public asked a copy of
+RECIPIENTS = [
+    {"name": "Ann Board", "address": "520 Lafayette Rd N, St. Paul, MN", "role": "tep_member"},
+    {"name": "Sam Swcd", "address": "311 Brighton Ave S, Buffalo, MN", "role": "tep_member"},
+    {"name": "Lee Lgu", "address": "10 2nd St NW, Buffalo, MN", "role": "tep_member"},
+    {"name": "Commissioner", "address": "500 Lafayette Rd, St. Paul", "role": "dnr_commissioner"},
+    {"name": "Managers", "address": "1 Watershed Way, Marshall", "role": "watershed_district"},
+    {"name": "The applicant", "address": "1 Main St, Marshall, MN", "role": "applicant"},
+]
+
+
+def mailing(mailed_on: str) -> dict[str, Any]:
+    """A notice (of application or of decision) mailed to everyone the statute names."""
+    return {"mailed_on": mailed_on, "recipients": RECIPIENTS}
+
+
 def plan_body(lgu_id: str | None, area_sqft: int, received_on: str) -> dict[str, Any]:
     body: dict[str, Any] = {
         "applicant": unique("Applicant"),
         "project": unique("Project"),
+        "location": "Section 14, Lyon County",
         "received_on": received_on,
         "impact": {
             "area_sqft": area_sqft,
@@ -422,7 +439,7 @@ def approved_plan(client: Client, bank: Bank, area_sqft: int = 4_000) -> dict[st
     plan = client.ok(
         "POST", "/plans", plan_body(bank.lgu_id, area_sqft, days_ago(5)), token=bank.board
     )
-    client.ok("POST", f"/plans/{plan['id']}/notices", {"mailed_on": days_ago(4)}, token=bank.board)
+    client.ok("POST", f"/plans/{plan['id']}/notices", mailing(days_ago(4)), token=bank.board)
     return dict(
         client.ok(
             "POST",

@@ -20,6 +20,7 @@ from tests.system.harness import (
     Bank,
     approved_plan,
     days_ago,
+    mailing,
     open_account,
     seed,
     unique,
@@ -96,7 +97,7 @@ def build_world(app: Flask, url: str) -> World:
     )
 
     plan = approved_plan(client, bank)
-    client.ok("POST", f"/plans/{plan['id']}/decision-notice", {"mailed_on": days_ago(1)})
+    client.ok("POST", f"/plans/{plan['id']}/decision-notice", mailing(days_ago(1)))
     reservation = client.ok(
         "POST",
         f"/accounts/{bank.accounts[0]}/reservations",
@@ -247,6 +248,7 @@ def valid_bodies(world: World) -> dict[str, dict[str, Any]]:
             "lgu_id": bank.lgu_id,
             "applicant": "Applicant",
             "project": "Road",
+            "location": "Section 14, Lyon County",
             "received_on": days_ago(3),
             "impact": {
                 "area_sqft": 2_000,
@@ -259,7 +261,7 @@ def valid_bodies(world: World) -> dict[str, dict[str, Any]]:
             "method": "bank_credits",
             "replacement_outside_service_area": False,
         },
-        "POST /plans/{plan_id}/notices": {"mailed_on": days_ago(2)},
+        "POST /plans/{plan_id}/notices": mailing(days_ago(2)),
         "POST /plans/{plan_id}/extensions": {
             "notified_on": days_ago(2),
             "days": 30,
@@ -286,11 +288,16 @@ def valid_bodies(world: World) -> dict[str, dict[str, Any]]:
             "determination": "a type 2 wet meadow",
             "recommendation": "approve",
         },
-        "POST /plans/{plan_id}/decision-notice": {"mailed_on": days_ago(1)},
+        "POST /plans/{plan_id}/decision-notice": mailing(days_ago(1)),
         "POST /plans/{plan_id}/revisions": {
             "area_sqft": 2_100,
             "displacement_ft": 3,
             "received_on": days_ago(1),
+        },
+        "POST /plans/{plan_id}/copy-requests": {
+            "name": "Pat Public",
+            "address": "5 Lake St, Marshall, MN",
+            "requested_on": days_ago(0),
         },
         "POST /plans/{plan_id}/withdrawals": {"reservation_ids": [ids["reservation_id"]]},
         "POST /plans/{plan_id}/replacement-completed": {"completed_on": days_ago(1)},

@@ -1,0 +1,80 @@
+"""Schemas of the notices Subd. 6 and 7 require, the copies the public asks for, draws on a
+security (Subd. 3), and the board's LGU compliance report (Subd. 1 (c))."""
+
+from __future__ import annotations
+
+from marshmallow import Schema, fields, validate
+
+from api.schemas.common import EventDate, IsoDate, Timestamp
+from bank.notices import ROLES
+
+#: how many people one notice may list (the panel, the agencies, the public who asked)
+MAX_RECIPIENTS = 500
+
+
+class RecipientIn(Schema):
+    name = fields.String(required=True, validate=validate.Length(min=1, max=300))
+    address = fields.String(required=True, validate=validate.Length(min=1, max=1000))
+    role = fields.String(required=True, validate=validate.OneOf(ROLES))
+
+
+class NoticeIn(Schema):
+    mailed_on = EventDate(required=True)
+    #: everyone the notice was mailed to; the statute's roles are checked against the plan
+    recipients = fields.List(
+        fields.Nested(RecipientIn),
+        required=True,
+        validate=validate.Length(min=1, max=MAX_RECIPIENTS),
+    )
+
+
+class RecipientOut(Schema):
+    name = fields.String()
+    address = fields.String()
+    role = fields.String()
+
+
+class CopyRequestIn(Schema):
+    name = fields.String(required=True, validate=validate.Length(min=1, max=300))
+    address = fields.String(required=True, validate=validate.Length(min=1, max=1000))
+    requested_on = EventDate(required=True)
+
+
+class CopyRequestOut(Schema):
+    id = fields.String()
+    plan_id = fields.String()
+    name = fields.String()
+    address = fields.String()
+    requested_on = fields.Date()
+    recorded_at = Timestamp()
+
+
+class DrawOut(Schema):
+    drawn_on = fields.Date()
+    amount_cents = fields.Integer()
+    transaction_id = fields.String()
+
+
+class ComplianceArgs(Schema):
+    from_ = IsoDate(data_key="from", required=True)
+    to = IsoDate(required=True)
+
+
+class ComplianceRow(Schema):
+    lgu_id = fields.String()
+    lgu_name = fields.String()
+    plans_received = fields.Integer()
+    decided_in_time = fields.Integer()
+    deemed_approved = fields.Integer()
+    notices_late = fields.Integer()
+    notices_missing = fields.Integer()
+    decision_notices_late = fields.Integer()
+    decision_notices_missing = fields.Integer()
+    reversed_on_appeal = fields.Integer()
+
+
+class ComplianceOut(Schema):
+    from_ = fields.Date(data_key="from")
+    to = fields.Date()
+    as_of = fields.Date()
+    items = fields.List(fields.Nested(ComplianceRow))

@@ -1,0 +1,126 @@
+"""API.md "Replacement plans": the notices of Subd. 6 and 7, to the people the statute names, the
+members of the public who ask for a copy, and each notice as a printable document (HTML, PDF).
+
+The routes join the plans blueprint (``api.views.plans`` imports this module)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from flask import Response, render_template, request
+from flask.views import MethodView
+
+from api import pdf
+from api.context import actor, database, require_role
+from api.idempotency import writes
+from api.roles import roles
+from api.schemas.notices import CopyRequestIn, CopyRequestOut, NoticeIn
+from api.schemas.plans import NoticeOut
+from api.views.plans import blp
+from bank import notice_document, notices, plans
+from bank.errors import NotFound
+
+HTML, PDF = "text/html", "application/pdf"
+
+
+def _recipients(data: dict[str, Any]) -> list[notices.Recipient]:
+    return [notices.Recipient(r["name"], r["address"], r["role"]) for r in data["recipients"]]
+
+
+def _act(plan_id: str, change: Any) -> Any:
+    """Run ``change(session, plan)`` on a plan the caller's LGU owns (or the board), locked."""
+    who = require_role("board", "lgu")
+    with database().transaction() as session:
+        plan = plans.visible_plan(session, who, plan_id, lock=True)
+        return change(session, plan)
+
+
+@blp.route("/plans/<plan_id>/notices")
+class PlanNotices(MethodView):
+    @writes
+    @roles("board", "lgu")
+    @blp.arguments(NoticeIn)
+    @blp.response(201, NoticeOut)
+    def post(self, data: dict[str, Any], plan_id: str) -> Any:
+        """Subd. 6 notice of application, to the panel, the commissioner, the watershed
+        district (full notices) and the public who asked; late notices are flagged."""
+        return _act(
+            plan_id,
+            lambda s, p: notices.record_application_notice(
+                s, p, data["mailed_on"], _recipients(data)
+            ),
+        )
+
+
+@blp.route("/plans/<plan_id>/decision-notice")
+class PlanDecisionNotice(MethodView):
+    @writes
+    @roles("board", "lgu")
+    @blp.arguments(NoticeIn)
+    @blp.response(201, NoticeOut)
+    def post(self, data: dict[str, Any], plan_id: str) -> Any:
+        """Subd. 7 notice of decision, to the panel, the applicant, the commissioner, the
+        watershed district and the public who asked: opens the appeal window."""
+        return _act(
+            plan_id,
+            lambda s, p: notices.record_decision_notice(s, p, data["mailed_on"], _recipients(data)),
+        )
+
+
+@blp.route("/plans/<plan_id>/copy-requests")
+class PlanCopyRequests(MethodView):
+    @writes
+    @roles("board", "lgu")
+    @blp.arguments(CopyRequestIn)
+    @blp.response(201, CopyRequestOut)
+    def post(self, data: dict[str, Any], plan_id: str) -> Any:
+        """A member of the public asked for a copy: later notices must be mailed to them."""
+        return _act(
+            plan_id,
+            lambda s, p: notices.copy_request_dict(
+                notices.register_copy_request(
+                    s, p, data["name"], data["address"], data["requested_on"]
+                )
+            ),
+        )
+
+
+def _document(plan_id: str, notice: str) -> Response:
+    """The notice as mailed, as HTML or (``Accept: application/pdf``) PDF."""
+    with database().transaction() as session:
+        plan = plans.visible_plan(session, actor(), plan_id)
+        row = notices.latest_notice(session, plan.id, notice)
+        if row is None:
+            raise NotFound(f"no notice of {notice} was recorded for plan {plan_id}")
+        doc = notice_document.build(session, plan, row)
+    name = f"notice-of-{notice}-{plan_id}"
+    wanted = request.accept_mimetypes.best_match([HTML, PDF], default=HTML)
+    if request.args.get("format") == "pdf" or wanted == PDF:
+        response = Response(pdf.document(doc), mimetype=PDF)
+        response.headers["Content-Disposition"] = f'inline; filename="{name}.pdf"'
+    else:
+        response = Response(render_template("notice.html", doc=doc), mimetype=HTML)
+    response.headers["Cache-Control"] = "no-store"
+    return response
+
+
+@blp.route("/plans/<plan_id>/notices/application")
+class PlanApplicationNotice(MethodView):
+    @roles("board", "lgu")
+    @blp.response(200, content_type=HTML, description="The notice as a printable page")
+    @blp.alt_response(200, content_type=PDF, description="The notice as PDF")
+    def get(self, plan_id: str) -> Any:
+        """The Subd. 6 notice as mailed: applicant, location and scope, the impact, the
+        comment period, and who it was mailed to."""
+        return _document(plan_id, "application")
+
+
+@blp.route("/plans/<plan_id>/notices/decision")
+class PlanDecisionNoticeDocument(MethodView):
+    @roles("board", "lgu")
+    @blp.response(200, content_type=HTML, description="The notice as a printable page")
+    @blp.alt_response(200, content_type=PDF, description="The notice as PDF")
+    def get(self, plan_id: str) -> Any:
+        """The Subd. 7 notice as mailed: the decision and how and by when to appeal it
+        ($200, 15 days after the postmark, to the board), and who it was mailed to."""
+        return _document(plan_id, "decision")

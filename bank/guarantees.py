@@ -1,0 +1,239 @@
+"""Guarantees of a project-specific replacement (Subd. 3; DOMAIN.md §5).
+
+"An irrevocable bank letter of credit or other security acceptable to the local government unit
+must be given to the local government unit to guarantee the successful completion of the
+replacement": the LGU states the amount it finds acceptable (``security_required_cents``) and
+the replacement counts as guaranteed only while held, irrevocable, unexpired securities add up to
+it, what was drawn from them not counted.
+
+A security is a pending transfer from its issuer to "securities held for the LGU"
+(``bank.money``).  A draw posts the amount drawn and holds the rest again as a new pending
+transfer with the same expiry, so a security drawn in part stays ``held`` with a cumulative
+``drawn_cents`` until all of it is drawn (``drawn``); the rest can be released.  A draw needs an
+approved plan: a security guarantees an approved replacement, nothing before.
+"""
+
+from __future__ import annotations
+
+from datetime import date, datetime
+from typing import Any
+
+from sqlalchemy import BigInteger, Date, DateTime, ForeignKey, String, select
+from sqlalchemy.orm import Mapped, Session, mapped_column
+
+import ledger
+from bank import money, plans
+from bank.access import Actor
+from bank.errors import Conflict, ValidationFailed
+from bank.ids import new_id
+from bank.money import Security
+from bank.plan_tables import Plan
+from ledger import clock
+from ledger.schema import Base
+
+APPROVALS = ("approved", "deemed_approved")
+
+
+class SecurityDraw(Base):
+    """One draw on a security, and the pending transfer that holds what is left of it."""
+
+    __tablename__ = "security_draws"
+
+    id: Mapped[str] = mapped_column(String(40), primary_key=True)
+    security_id: Mapped[str] = mapped_column(ForeignKey("securities.id"), index=True)
+    drawn_on: Mapped[date] = mapped_column(Date)
+    amount_cents: Mapped[int] = mapped_column(BigInteger)
+    transaction_id: Mapped[int] = mapped_column(ForeignKey("ledger_transactions.id"))
+    #: the pending transfer holding the rest; null once nothing is left
+    held_transaction_id: Mapped[int | None] = mapped_column(ForeignKey("ledger_transactions.id"))
+    recorded_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
+
+
+# --- the requirement --------------------------------------------------------------------------
+
+
+def check_requirement(method: str, required_cents: int | None) -> None:
+    """A project-specific plan states the security the LGU requires; other plans state none."""
+    if method == "project_specific" and not required_cents:
+        raise ValidationFailed(
+            "Subd. 3: a project-specific replacement states the security the LGU requires",
+            {"security_required_cents": ["required when method is project_specific"]},
+        )
+    if method != "project_specific" and required_cents is not None:
+        raise ValidationFailed(
+            "only a project-specific replacement is guaranteed by a security",
+            {"security_required_cents": ["only when method is project_specific"]},
+        )
+
+
+def undrawn_cents(security: Security) -> int:
+    return security.amount_cents - (security.drawn_cents or 0)
+
+
+def guaranteeing_cents(session: Session, plan_id: str) -> int:
+    """What held, irrevocable, unexpired securities still guarantee (drawn amounts excluded)."""
+    return sum(undrawn_cents(s) for s in money.held_securities(session, plan_id) if s.irrevocable)
+
+
+def guarantee_shortfall(session: Session, plan: Plan) -> str | None:
+    """Why the securities do not guarantee the replacement, or ``None`` if they do.
+
+    A plan recorded before the service asked for the amount (no requirement) is guaranteed by
+    any held, irrevocable security, as it was then.
+    """
+    held = guaranteeing_cents(session, plan.id)
+    required = plan.security_required_cents
+    if required is None:
+        return None if held > 0 else "Subd. 3: no irrevocable security is held"
+    if held >= required:
+        return None
+    return (
+        f"Subd. 3: held, irrevocable, unexpired securities guarantee {held} of the "
+        f"{required} cents required"
+    )
+
+
+# --- draws and release ------------------------------------------------------------------------
+
+
+def draws_of(session: Session, security_id: str) -> list[SecurityDraw]:
+    """A security's draws in the order they were posted."""
+    return list(
+        session.execute(
+            select(SecurityDraw)
+            .where(SecurityDraw.security_id == security_id)
+            .order_by(SecurityDraw.transaction_id)
+        ).scalars()
+    )
+
+
+def _holding(session: Session, security: Security) -> int:
+    """The pending transfer that holds what is left of the security now."""
+    draws = draws_of(session, security.id)
+    if draws and draws[-1].held_transaction_id is not None:
+        return draws[-1].held_transaction_id
+    return security.pending_transaction_id
+
+
+def _check_held(security: Security, on: date) -> None:
+    if on > clock.today():
+        raise ValidationFailed("this date is in the future", {"date": ["in the future"]})
+    status = money.security_status(security)
+    if status != "held":
+        raise Conflict(f"the security is {status}, not held", status=status)
+
+
+def draw(
+    session: Session,
+    actor: Actor,
+    security: Security,
+    on: date,
+    amount: int,
+    request_id: str | None,
+) -> Security:
+    """Draw ``amount`` on a held security of an approved plan; what is left stays held."""
+    _check_held(security, on)
+    left = undrawn_cents(security)
+    if amount > left:
+        raise ValidationFailed(
+            "a draw cannot exceed what is left of the security",
+            {"amount_cents": [f"at most {left}"]},
+        )
+    outcome = plans.current_outcome(session, security.plan_id)
+    if outcome not in APPROVALS:
+        raise Conflict(
+            f"the plan is {outcome or 'not yet decided'}: a security is drawn on for an "
+            "approved replacement only",
+            outcome=outcome,
+        )
+    draw_id = new_id("draw")
+    meta = _meta(f"security-draw:{draw_id}", on, f"drawn on {security.kind}", actor, request_id)
+    posted = ledger.post_pending(
+        session, _holding(session, security), meta, amount=amount, kind="security_drawn"
+    )
+    held = None
+    if amount < left:
+        held = _hold_again(session, actor, security, draw_id, on, left - amount, request_id)
+    session.add(
+        SecurityDraw(
+            id=draw_id,
+            security_id=security.id,
+            drawn_on=on,
+            amount_cents=amount,
+            transaction_id=posted.transaction_id,
+            held_transaction_id=held,
+            recorded_at=clock.utcnow(),
+        )
+    )
+    security.drawn_on, security.drawn_cents = on, (security.drawn_cents or 0) + amount
+    session.flush()
+    return security
+
+
+def _hold_again(
+    session: Session,
+    actor: Actor,
+    security: Security,
+    draw_id: str,
+    on: date,
+    amount: int,
+    request_id: str | None,
+) -> int:
+    """Hold what is left after a draw until the security's expiry, as before the draw."""
+    plan = session.get(Plan, security.plan_id)
+    assert plan is not None
+    held = ledger.reserve(
+        session,
+        "security_held",
+        [
+            ledger.Leg(
+                money.payers_account(session),
+                money.securities_held_account(session, plan.lgu_id),
+                amount,
+            )
+        ],
+        _meta(f"security-rest:{draw_id}", on, f"rest of {security.kind}", actor, request_id),
+        expires_at=clock.end_of_day(security.expires_on),
+    )
+    return held.transaction_id
+
+
+def release(
+    session: Session,
+    actor: Actor,
+    security: Security,
+    on: date,
+    reason: str,
+    request_id: str | None,
+) -> Security:
+    """Give back what is left of a held security; one no longer held is ``conflict``."""
+    _check_held(security, on)
+    ledger.void_pending(
+        session,
+        _holding(session, security),
+        _meta(f"security-release:{security.id}", on, reason, actor, request_id),
+        kind="security_released",
+    )
+    security.released_on, security.release_reason = on, reason
+    session.flush()
+    return security
+
+
+def _meta(key: str, on: date, memo: str, actor: Actor, request_id: str | None) -> ledger.Meta:
+    return ledger.Meta(key, on, memo=memo, actor=actor.label, request_id=request_id)
+
+
+def security_dict(session: Session, security: Security) -> dict[str, Any]:
+    """A security as the API shows it, with each draw and what is left of it."""
+    return {
+        **money.security_dict(security),
+        "undrawn_cents": undrawn_cents(security),
+        "draws": [
+            {
+                "drawn_on": d.drawn_on,
+                "amount_cents": d.amount_cents,
+                "transaction_id": str(d.transaction_id),
+            }
+            for d in draws_of(session, security.id)
+        ],
+    }

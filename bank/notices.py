@@ -1,0 +1,244 @@
+"""Notices mailed to the people the statute names (Subd. 6 and 7; DOMAIN.md §4).
+
+A notice of application goes to the three members of the technical evaluation panel, the
+commissioner of natural resources, the managers of the watershed district if one exists (with
+the complete application: not with the Subd. 6 (b) summary), and every member of the public who
+asked for a copy by the day it is mailed.  A notice of decision (Subd. 7) goes to the panel, the
+applicant, the commissioner, the watershed district if one exists, and the members of the
+public who asked.  Each notice is stored as mailed: its kind, its date and its recipients.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import date
+from typing import Any
+
+from sqlalchemy import select
+from sqlalchemy.orm import Session
+
+from bank import plans, replacement_rules
+from bank.errors import ValidationFailed
+from bank.ids import new_id
+from bank.notice_tables import CopyRequest, NoticeRecipient, PlanNotice
+from bank.plan_tables import Plan
+from bank.ruleset import ruleset_by_id
+from ledger import clock
+
+ROLES = ("tep_member", "watershed_district", "dnr_commissioner", "applicant", "public_requester")
+NOTICES = ("application", "decision")
+#: Subd. 2: a board professional, an SWCD professional, and one the LGU appoints
+PANEL_SIZE = 3
+#: Subd. 7: "a summary of the approval or denial"
+DECISION_NOTICE_KIND = "summary"
+
+
+@dataclass(frozen=True)
+class Recipient:
+    """Someone a notice was mailed to, and why the statute names them."""
+
+    name: str
+    address: str
+    role: str
+
+
+# --- members of the public who ask ------------------------------------------------------------
+
+
+def register_copy_request(
+    session: Session, plan: Plan, name: str, address: str, requested_on: date
+) -> CopyRequest:
+    """A member of the public asked for a copy: every later notice is mailed to them too."""
+    if requested_on > clock.today():
+        raise ValidationFailed("this date is in the future", {"requested_on": ["in the future"]})
+    row = CopyRequest(
+        id=new_id("creq"),
+        plan_id=plan.id,
+        name=name.strip(),
+        address=address.strip(),
+        requested_on=requested_on,
+        recorded_at=clock.utcnow(),
+    )
+    session.add(row)
+    session.flush()
+    return row
+
+
+def copy_requests_of(session: Session, plan_id: str) -> list[CopyRequest]:
+    """The plan's copy requests, in the order they were made."""
+    return list(
+        session.execute(
+            select(CopyRequest)
+            .where(CopyRequest.plan_id == plan_id)
+            .order_by(CopyRequest.requested_on, CopyRequest.recorded_at, CopyRequest.id)
+        ).scalars()
+    )
+
+
+def copy_request_dict(row: CopyRequest) -> dict[str, Any]:
+    return {
+        "id": row.id,
+        "plan_id": row.plan_id,
+        "name": row.name,
+        "address": row.address,
+        "requested_on": row.requested_on,
+        "recorded_at": row.recorded_at,
+    }
+
+
+# --- who must receive a notice ----------------------------------------------------------------
+
+
+def _same(text: str) -> str:
+    return " ".join(text.split()).casefold()
+
+
+def missing_recipients(
+    session: Session,
+    plan: Plan,
+    notice: str,
+    kind: str,
+    mailed_on: date,
+    recipients: list[Recipient],
+) -> list[str]:
+    """What the statute requires and ``recipients`` lacks, each naming its role."""
+    by_role = {role: [r for r in recipients if r.role == role] for role in ROLES}
+    missing = []
+    panel = {_same(r.name) for r in by_role["tep_member"]}
+    if len(panel) < PANEL_SIZE:
+        missing.append(
+            f"tep_member: the {PANEL_SIZE} members of the technical evaluation panel "
+            f"({len(panel)} named)"
+        )
+    if notice == "decision" and not by_role["applicant"]:
+        missing.append("applicant: Subd. 7 mails the decision to the applicant")
+    if not by_role["dnr_commissioner"]:
+        missing.append("dnr_commissioner: the commissioner of natural resources")
+    if plan.watershed_district and (notice == "decision" or kind == "full"):
+        if not by_role["watershed_district"]:
+            missing.append(f"watershed_district: the managers of {plan.watershed_district}")
+    sent_to = {(_same(r.name), _same(r.address)) for r in by_role["public_requester"]}
+    for asked in copy_requests_of(session, plan.id):
+        if asked.requested_on <= mailed_on and (_same(asked.name), _same(asked.address)) not in (
+            sent_to
+        ):
+            missing.append(
+                f"public_requester: {asked.name}, {asked.address} "
+                f"(asked on {asked.requested_on.isoformat()})"
+            )
+    return missing
+
+
+def _check_recipients(
+    session: Session,
+    plan: Plan,
+    notice: str,
+    kind: str,
+    mailed_on: date,
+    recipients: list[Recipient],
+) -> None:
+    missing = missing_recipients(session, plan, notice, kind, mailed_on, recipients)
+    if missing:
+        roles = dict.fromkeys(line.split(":", 1)[0] for line in missing)
+        subdivision = "Subd. 6" if notice == "application" else "Subd. 7"
+        raise ValidationFailed(
+            f"{subdivision}: the notice must also be mailed to: {', '.join(roles)}",
+            {"recipients": missing},
+        )
+
+
+# --- recording notices ------------------------------------------------------------------------
+
+
+def record_application_notice(
+    session: Session, plan: Plan, mailed_on: date, recipients: list[Recipient]
+) -> dict[str, Any]:
+    """Subd. 6: the notice of application, its kind as mailed and to whom (late ones flagged)."""
+    result = plans.record_notice(session, plan, mailed_on)
+    kind = replacement_rules.notice_kind(ruleset_by_id(plan.ruleset), plan.impact_area_sqft)
+    _check_recipients(session, plan, "application", kind, mailed_on, recipients)
+    row = _store(session, plan, "application", kind, mailed_on, recipients)
+    return {**result, **notice_dict(session, row)}
+
+
+def record_decision_notice(
+    session: Session, plan: Plan, mailed_on: date, recipients: list[Recipient]
+) -> dict[str, Any]:
+    """Subd. 7: the notice of decision and to whom; it opens the appeal window."""
+    result = plans.record_decision_notice(session, plan, mailed_on)
+    kind = DECISION_NOTICE_KIND
+    _check_recipients(session, plan, "decision", kind, mailed_on, recipients)
+    row = _store(session, plan, "decision", kind, mailed_on, recipients)
+    return {**result, **notice_dict(session, row)}
+
+
+def _store(
+    session: Session,
+    plan: Plan,
+    notice: str,
+    kind: str,
+    mailed_on: date,
+    recipients: list[Recipient],
+) -> PlanNotice:
+    row = PlanNotice(
+        id=new_id("ntc"),
+        plan_id=plan.id,
+        notice=notice,
+        kind=kind,
+        mailed_on=mailed_on,
+        recorded_at=clock.utcnow(),
+    )
+    session.add(row)
+    session.flush()
+    for position, r in enumerate(recipients):
+        session.add(
+            NoticeRecipient(
+                id=new_id("rcpt"),
+                notice_id=row.id,
+                position=position,
+                name=r.name.strip(),
+                address=r.address.strip(),
+                role=r.role,
+            )
+        )
+    session.flush()
+    return row
+
+
+# --- reading ----------------------------------------------------------------------------------
+
+
+def latest_notice(session: Session, plan_id: str, notice: str) -> PlanNotice | None:
+    """The notice of this kind mailed last (a revision that counts as new gets its own)."""
+    return session.execute(
+        select(PlanNotice)
+        .where(PlanNotice.plan_id == plan_id, PlanNotice.notice == notice)
+        .order_by(PlanNotice.recorded_at.desc(), PlanNotice.id.desc())
+        .limit(1)
+    ).scalar_one_or_none()
+
+
+def recipients_of(session: Session, notice_id: str) -> list[dict[str, str]]:
+    rows = session.execute(
+        select(NoticeRecipient)
+        .where(NoticeRecipient.notice_id == notice_id)
+        .order_by(NoticeRecipient.position)
+    ).scalars()
+    return [{"name": r.name, "address": r.address, "role": r.role} for r in rows]
+
+
+def notice_dict(session: Session, row: PlanNotice) -> dict[str, Any]:
+    return {"kind": row.kind, "recipients": recipients_of(session, row.id)}
+
+
+def as_mailed(
+    session: Session, plan_id: str, notice: str, shown: dict[str, Any] | None
+) -> dict[str, Any] | None:
+    """A plan's notice as ``plan_report`` shows it, with its kind and recipients as mailed
+    (both null for a notice recorded before the service stored them)."""
+    if shown is None:
+        return None
+    row = latest_notice(session, plan_id, notice)
+    if row is None or row.mailed_on != shown["mailed_on"]:
+        return {**shown, "kind": None, "recipients": None}
+    return {**shown, **notice_dict(session, row)}

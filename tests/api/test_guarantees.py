@@ -1,0 +1,220 @@
+"""Guarantees of a project-specific replacement (Subd. 3; issue 24 item 7), on both databases.
+
+The plan states the security the LGU requires; held, irrevocable, unexpired securities must add
+up to it, what was drawn not counted.  A draw needs an approved plan, and a security drawn in
+part stays held with its cumulative ``drawn_cents`` until all of it is drawn; the rest can be
+released.  The USD ledger moves exactly what was drawn.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+from flask import Flask
+
+from api import create_app
+from tests.api.conftest import Api, make_token
+from tests.api.plan_kit import Kit, decision_body, ok, on, problem
+from tests.api.test_money import draw, hold, journal, made_final, release
+
+REQUIRED = 2_500_000
+
+
+@pytest.fixture
+def kit(api, app) -> Kit:
+    return Kit(api, app)
+
+
+def project_plan(kit: Kit, lgu: dict, *, decide: str | None = "approved", **extra: Any) -> dict:
+    """A 9,000 sq ft project-specific plan received 2026-06-01, decided that day unless not."""
+    with on("2026-06-01"):
+        plan = kit.plan(
+            lgu, received_on="2026-06-01", area_sqft=9_000, method="project_specific", **extra
+        )
+        if decide:
+            path = f"/plans/{plan['id']}/decision"
+            plan = ok(kit.api.post(path, decision_body(decide, "2026-06-01"), token=lgu["token"]))
+    return dict(plan)
+
+
+def blockers(kit: Kit, plan: dict, day: str) -> list[dict[str, str]]:
+    with on(day):
+        return list(kit.get_plan(plan["id"])["impact_blockers"])
+
+
+# --- the requirement --------------------------------------------------------------------------
+
+
+def test_a_project_specific_plan_states_the_security_the_lgu_requires(kit):
+    lgu = kit.lgu()
+    with on("2026-06-01"):
+        body = kit.plan_body(received_on="2026-06-01", area_sqft=9_000, method="project_specific")
+        del body["security_required_cents"]
+        refused = problem(kit.api.post("/plans", body, token=lgu["token"]), 422, "validation_error")
+        assert "security_required_cents" in refused["errors"]
+        body["security_required_cents"] = 0
+        problem(kit.api.post("/plans", body, token=lgu["token"]), 422, "validation_error")
+        body["security_required_cents"] = 1
+        assert ok(kit.api.post("/plans", body, token=lgu["token"]))["security_required_cents"] == 1
+
+
+@pytest.mark.parametrize("method", ["bank_credits", "monetary_payment"])
+def test_only_a_project_specific_plan_takes_a_security_requirement(kit, method):
+    lgu = kit.lgu()
+    with on("2026-06-01"):
+        body = kit.plan_body(
+            received_on="2026-06-01",
+            area_sqft=9_000,
+            method=method,
+            in_lieu_amount_due_cents=1_000,
+            security_required_cents=REQUIRED,
+        )
+        refused = problem(kit.api.post("/plans", body, token=lgu["token"]), 422, "validation_error")
+    assert "security_required_cents" in refused["errors"]
+
+
+def test_securities_one_cent_short_block_the_impact_and_exactly_enough_let_it_proceed(kit):
+    lgu = kit.lgu()
+    plan = project_plan(kit, lgu)
+    assert plan["security_required_cents"] == REQUIRED
+    ok(hold(kit, plan, token=lgu["token"], amount=1_500_000))
+    short = ok(hold(kit, plan, token=lgu["token"], amount=999_999))
+    final_on = made_final(kit, lgu, plan, "2026-06-01")
+    (blocker,) = blockers(kit, plan, final_on)
+    assert blocker["code"] == "replacement_not_guaranteed"
+    assert f"guarantee 2499999 of the {REQUIRED} cents required" in blocker["detail"]
+
+    ok(release(kit, short, final_on, token=lgu["token"]))
+    ok(hold(kit, plan, token=lgu["token"], amount=1_000_000, issued_on=final_on))
+    with on(final_on):
+        exact = kit.get_plan(plan["id"])
+    assert exact["impact_may_proceed"] is True
+    assert exact["impact_blockers"] == []
+
+
+def test_revocable_expired_or_released_securities_do_not_count(kit):
+    lgu = kit.lgu()
+    plan = project_plan(kit, lgu)
+    ok(hold(kit, plan, kind="cash", irrevocable=False, amount=REQUIRED))
+    ok(hold(kit, plan, amount=REQUIRED, expires_on="2026-06-10"))
+    gone = ok(hold(kit, plan, amount=REQUIRED))
+    final_on = made_final(kit, lgu, plan, "2026-06-01")
+    ok(release(kit, gone, final_on))
+    assert [b["code"] for b in blockers(kit, plan, final_on)] == ["replacement_not_guaranteed"]
+
+
+# --- draws ------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("decide", [None, "denied"])
+def test_a_draw_needs_an_approved_plan(kit, decide):
+    lgu = kit.lgu()
+    plan = project_plan(kit, lgu, decide=decide)
+    security = ok(hold(kit, plan, token=lgu["token"]))
+    body = problem(draw(kit, security, "2026-06-02", 1_000, token=lgu["token"]), 409, "conflict")
+    assert body.get("outcome") == decide
+    with on("2026-06-02"):
+        unchanged = ok(kit.api.get(f"/securities/{security['id']}"), 200)
+    assert (unchanged["status"], unchanged["drawn_cents"], unchanged["draws"]) == ("held", None, [])
+
+
+def test_two_partial_draws_leave_the_security_held_then_the_rest_is_released(kit):
+    lgu = kit.lgu()
+    plan = project_plan(kit, lgu)
+    security = ok(hold(kit, plan, token=lgu["token"], amount=REQUIRED))
+    assert (security["undrawn_cents"], security["draws"]) == (REQUIRED, [])
+
+    first = ok(draw(kit, security, "2026-07-01", 1_000_000, token=lgu["token"]))
+    assert (first["status"], first["drawn_cents"], first["undrawn_cents"]) == (
+        "held",
+        1_000_000,
+        1_500_000,
+    )
+    second = ok(draw(kit, security, "2026-07-15", 600_000, token=lgu["token"]))
+    assert (second["status"], second["drawn_on"], second["drawn_cents"]) == (
+        "held",
+        "2026-07-15",
+        1_600_000,
+    )
+    assert [(d["drawn_on"], d["amount_cents"]) for d in second["draws"]] == [
+        ("2026-07-01", 1_000_000),
+        ("2026-07-15", 600_000),
+    ]
+    # a draw is at most what is left
+    over = problem(draw(kit, security, "2026-07-16", 900_001), 422, "validation_error")
+    assert over["errors"]["amount_cents"] == ["at most 900000"]
+    # what is left no longer covers the requirement
+    assert [b["code"] for b in blockers(kit, plan, "2026-07-16")] == [
+        "decision_not_final",
+        "replacement_not_guaranteed",
+    ]
+
+    released = ok(release(kit, security, "2026-07-20", token=lgu["token"]))
+    assert (released["status"], released["drawn_cents"], released["released_on"]) == (
+        "released",
+        1_600_000,
+        "2026-07-20",
+    )
+    problem(draw(kit, security, "2026-07-21", 1), 409, "conflict")
+    problem(release(kit, security, "2026-07-21"), 409, "conflict")
+
+    # the ledger posted exactly the two draws and released the rest
+    with on("2026-07-21"):
+        drawn = {t["transaction_id"]: t for t in journal(kit.api, kind="security_drawn")}
+        released_tx = journal(kit.api, kind="security_released")
+    for item in second["draws"]:
+        posted = [e for e in drawn[item["transaction_id"]]["entries"] if e["phase"] == "posted"]
+        assert sorted(e["amount"] for e in posted) == [-item["amount_cents"], item["amount_cents"]]
+    assert any(
+        e["phase"] == "release" and abs(e["amount"]) == 900_000
+        for t in released_tx
+        for e in t["entries"]
+    )
+
+
+def test_drawing_all_that_is_left_makes_the_security_drawn(kit):
+    lgu = kit.lgu()
+    plan = project_plan(kit, lgu)
+    security = ok(hold(kit, plan, amount=1_000))
+    ok(draw(kit, security, "2026-07-01", 400))
+    drawn = ok(draw(kit, security, "2026-07-01", 600))
+    assert (drawn["status"], drawn["drawn_cents"], drawn["undrawn_cents"]) == ("drawn", 1_000, 0)
+    problem(release(kit, security, "2026-07-02"), 409, "conflict")
+
+
+def test_what_is_left_of_a_security_still_expires_at_the_end_of_its_expiry_date(kit):
+    lgu = kit.lgu()
+    plan = project_plan(kit, lgu)
+    security = ok(hold(kit, plan, amount=10_000, expires_on="2026-07-31"))
+    ok(draw(kit, security, "2026-07-01", 4_000))
+    with on("2026-07-31"):
+        assert ok(kit.api.get(f"/securities/{security['id']}"), 200)["status"] == "held"
+    with on("2026-08-01"):
+        assert ok(kit.api.get(f"/securities/{security['id']}"), 200)["status"] == "expired"
+    problem(draw(kit, security, "2026-08-01", 1_000), 409, "conflict")
+    problem(release(kit, security, "2026-08-01"), 409, "conflict")
+
+
+@pytest.fixture
+def fresh_app(fresh_db_url: str) -> Iterator[Flask]:
+    application = create_app({"DATABASE_URL": fresh_db_url, "PROPAGATE_EXCEPTIONS": False})
+    yield application
+    application.extensions["wetbank.db"].dispose()
+
+
+def test_partial_draws_and_a_release_keep_the_ledger_balanced_and_verified(fresh_app):
+    kit = Kit(Api(fresh_app.test_client(), make_token(fresh_app, "board")), fresh_app)
+    lgu = kit.lgu()
+    plan = project_plan(kit, lgu)
+    security = ok(hold(kit, plan, amount=REQUIRED))
+    ok(draw(kit, security, "2026-07-01", 1_000_000))
+    ok(draw(kit, security, "2026-07-02", 500_000))
+    ok(release(kit, security, "2026-07-03"))
+    with on("2026-07-04"):
+        trial = ok(kit.api.get("/audit/trial-balance"), 200)
+        verified = ok(kit.api.get("/audit/verify"), 200)
+    (usd,) = [row for row in trial["assets"] if row["asset"] == "USD"]
+    assert usd["balanced"] is True and usd["debits"] == usd["credits"] == 1_500_000
+    assert verified["ok"] is True, verified["first_broken"]

@@ -1,0 +1,368 @@
+"""Notices to the people the statute names (Subd. 6 and 7; issue 24 item 4), on both databases.
+
+A notice of application goes to the three panel members, the DNR commissioner, the watershed
+district's managers when the plan has a district (full notices: Subd. 6 (a)) and every member of
+the public who asked by the mailing date; a notice of decision to the panel, the applicant, the
+commissioner, the watershed district whatever the kind (Subd. 7) and the public who asked.  Each
+notice keeps its kind as mailed and is printed as HTML and PDF.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+from typing import Any
+
+import pytest
+
+from tests.api.plan_kit import RECIPIENTS, Kit, decision_body, mailing, ok, on, problem, unique
+
+PANEL = [r for r in RECIPIENTS if r["role"] == "tep_member"]
+
+
+@pytest.fixture
+def kit(api, app) -> Kit:
+    return Kit(api, app)
+
+
+def without(*roles: str) -> list[dict[str, str]]:
+    return [r for r in RECIPIENTS if r["role"] not in roles]
+
+
+def notice(kit: Kit, plan: dict, lgu: dict, day: str, recipients: list, *, decision=False) -> Any:
+    path = f"/plans/{plan['id']}/{'decision-notice' if decision else 'notices'}"
+    with on(day):
+        return kit.api.post(path, {"mailed_on": day, "recipients": recipients}, token=lgu["token"])
+
+
+def ask(kit: Kit, plan: dict, lgu: dict, day: str, name: str = "Pat Public") -> dict[str, Any]:
+    body = {"name": name, "address": "5 Lake St, Buffalo, MN", "requested_on": day}
+    with on(day):
+        return dict(
+            ok(kit.api.post(f"/plans/{plan['id']}/copy-requests", body, token=lgu["token"]))
+        )
+
+
+def requester(asked: dict[str, Any]) -> dict[str, str]:
+    return {"name": asked["name"], "address": asked["address"], "role": "public_requester"}
+
+
+def full_plan(kit: Kit, lgu: dict, **extra: Any) -> dict[str, Any]:
+    """A 25,000 sq ft plan (a full notice) received Wednesday 2026-06-17 in a watershed
+    district; its notice is due Monday 06-29."""
+    extra.setdefault("watershed_district", "Crow River Watershed District")
+    with on("2026-06-17"):
+        return kit.plan(lgu, received_on="2026-06-17", area_sqft=25_000, **extra)
+
+
+def decided(kit: Kit, plan: dict, lgu: dict, day: str = "2026-07-24") -> None:
+    with on(day):
+        path = f"/plans/{plan['id']}/decision"
+        ok(kit.api.post(path, decision_body("approved", day), token=lgu["token"]))
+
+
+def errors_of(response: Any) -> list[str]:
+    return list(problem(response, 422, "validation_error")["errors"]["recipients"])
+
+
+# --- who a notice of application goes to ------------------------------------------------------
+
+
+def test_a_notice_missing_the_dnr_commissioner_is_refused_and_with_every_role_recorded(kit):
+    lgu = kit.lgu()
+    plan = full_plan(kit, lgu)
+    refused = notice(kit, plan, lgu, "2026-06-22", without("dnr_commissioner"))
+    body = problem(refused, 422, "validation_error")
+    assert "dnr_commissioner" in body["detail"]
+    assert [e.split(":")[0] for e in body["errors"]["recipients"]] == ["dnr_commissioner"]
+    with on("2026-06-22"):
+        unchanged = kit.get_plan(plan["id"])
+    assert (unchanged["status"], unchanged["notice"]) == ("received", None)
+
+    recorded = ok(notice(kit, plan, lgu, "2026-06-22", RECIPIENTS))
+    assert recorded == {
+        "mailed_on": "2026-06-22",
+        "due": "2026-06-29",
+        "late": False,
+        "kind": "full",
+        "recipients": RECIPIENTS,
+    }
+    with on("2026-06-22"):
+        shown = kit.get_plan(plan["id"])
+    assert shown["status"] == "noticed"
+    assert shown["notice"] == recorded
+    assert shown["watershed_district"] == "Crow River Watershed District"
+    assert shown["location"].startswith("Section 14")
+
+
+@pytest.mark.parametrize(
+    ("recipients", "role"),
+    [
+        (without("tep_member") + PANEL[:2], "tep_member"),
+        (without("tep_member") + PANEL[:2] + PANEL[1:2], "tep_member"),  # one member twice
+        (without("dnr_commissioner"), "dnr_commissioner"),
+        (without("watershed_district"), "watershed_district"),
+    ],
+)
+def test_a_full_notice_of_application_names_every_role_subd_6_a_requires(kit, recipients, role):
+    lgu = kit.lgu()
+    plan = full_plan(kit, lgu)
+    assert [
+        e.split(":")[0] for e in errors_of(notice(kit, plan, lgu, "2026-06-22", recipients))
+    ] == [role]
+
+
+def test_the_applicant_need_not_be_mailed_the_notice_of_application(kit):
+    lgu = kit.lgu()
+    plan = full_plan(kit, lgu)
+    ok(notice(kit, plan, lgu, "2026-06-22", without("applicant")))
+
+
+def test_a_summary_notice_needs_no_watershed_district_but_the_notice_of_decision_does(kit):
+    """Subd. 6 (b) mails the summary to the panel, the public and the commissioner only; Subd. 7
+    mails the decision to the district's managers whatever the size."""
+    lgu = kit.lgu()
+    with on("2026-06-08"):
+        plan = kit.plan(
+            lgu, received_on="2026-06-08", area_sqft=9_000, watershed_district="Buffalo Creek WD"
+        )
+    summary = ok(notice(kit, plan, lgu, "2026-06-10", without("watershed_district", "applicant")))
+    assert summary["kind"] == "summary"
+    decided(kit, plan, lgu, "2026-06-15")
+    refused = notice(kit, plan, lgu, "2026-06-16", without("watershed_district"), decision=True)
+    assert [e.split(":")[0] for e in errors_of(refused)] == ["watershed_district"]
+    assert "Buffalo Creek WD" in errors_of(refused)[0]
+    ok(notice(kit, plan, lgu, "2026-06-16", RECIPIENTS, decision=True))
+
+
+def test_a_plan_without_a_watershed_district_mails_no_district(kit):
+    lgu = kit.lgu()
+    plan = full_plan(kit, lgu, watershed_district=None)
+    assert plan["watershed_district"] is None
+    ok(notice(kit, plan, lgu, "2026-06-22", without("watershed_district")))
+    decided(kit, plan, lgu)
+    ok(notice(kit, plan, lgu, "2026-07-27", without("watershed_district"), decision=True))
+
+
+@pytest.mark.parametrize(
+    "role", ["tep_member", "applicant", "dnr_commissioner", "watershed_district"]
+)
+def test_a_notice_of_decision_names_every_role_subd_7_requires(kit, role):
+    lgu = kit.lgu()
+    plan = full_plan(kit, lgu)
+    ok(notice(kit, plan, lgu, "2026-06-22", RECIPIENTS))
+    decided(kit, plan, lgu)
+    refused = notice(kit, plan, lgu, "2026-07-27", without(role), decision=True)
+    assert [e.split(":")[0] for e in errors_of(refused)] == [role]
+    with on("2026-07-27"):
+        assert kit.get_plan(plan["id"])["decision_notice"] is None
+    mailed = ok(notice(kit, plan, lgu, "2026-07-27", RECIPIENTS, decision=True))
+    assert mailed["kind"] == "summary" and mailed["recipients"] == RECIPIENTS
+
+
+def test_several_missing_roles_are_named_together(kit):
+    lgu = kit.lgu()
+    plan = full_plan(kit, lgu)
+    only_panel = [*PANEL]
+    body = problem(notice(kit, plan, lgu, "2026-06-22", only_panel), 422, "validation_error")
+    assert [e.split(":")[0] for e in body["errors"]["recipients"]] == [
+        "dnr_commissioner",
+        "watershed_district",
+    ]
+    assert "dnr_commissioner, watershed_district" in body["detail"]
+
+
+@pytest.mark.parametrize(
+    "recipient",
+    [
+        {"name": "X", "address": "Y", "role": "neighbour"},
+        {"name": "", "address": "Y", "role": "tep_member"},
+        {"name": "X", "role": "tep_member"},
+    ],
+)
+def test_a_recipient_needs_a_name_an_address_and_a_known_role(kit, recipient):
+    lgu = kit.lgu()
+    plan = full_plan(kit, lgu)
+    problem(notice(kit, plan, lgu, "2026-06-22", [*RECIPIENTS, recipient]), 422, "validation_error")
+    problem(notice(kit, plan, lgu, "2026-06-22", []), 422, "validation_error")
+
+
+# --- members of the public who asked ---------------------------------------------------------
+
+
+def test_a_member_of_the_public_who_asked_is_registered_and_shown_on_the_plan(kit):
+    lgu, other = kit.lgu(), kit.lgu()
+    plan = full_plan(kit, lgu)
+    asked = ask(kit, plan, lgu, "2026-06-18", name=unique("Pat"))
+    assert (asked["plan_id"], asked["requested_on"]) == (plan["id"], "2026-06-18")
+    with on("2026-06-18"):
+        assert kit.get_plan(plan["id"])["copy_requests"] == [asked]
+        body = {"name": "Q", "address": "R", "requested_on": "2026-06-19"}  # tomorrow
+        path = f"/plans/{plan['id']}/copy-requests"
+        problem(kit.api.post(path, body, token=lgu["token"]), 422, "validation_error")
+        body["requested_on"] = "2026-06-18"
+        problem(kit.api.post(path, body, token=other["token"]), 404, "not_found")
+        assert kit.get_plan(plan["id"])["copy_requests"] == [asked]
+
+
+def test_a_requester_registered_by_the_mailing_must_be_mailed_one_registered_after_need_not(kit):
+    lgu = kit.lgu()
+    plan = full_plan(kit, lgu)
+    on_the_day = ask(kit, plan, lgu, "2026-06-22", name="Early Asker")
+    later = ask(kit, plan, lgu, "2026-06-23", name="Late Asker")
+    # recorded the next day, for a notice mailed 06-22: the one who asked on 06-22 is owed it
+    with on("2026-06-23"):
+        path = f"/plans/{plan['id']}/notices"
+        refused = kit.api.post(path, mailing("2026-06-22"), token=lgu["token"])
+        errors = errors_of(refused)
+        assert len(errors) == 1 and errors[0].startswith("public_requester: Early Asker")
+        # the address must match too (where it was mailed)
+        moved = {**requester(on_the_day), "address": "elsewhere"}
+        errors_of(kit.api.post(path, mailing("2026-06-22", moved), token=lgu["token"]))
+        # names and addresses are compared without regard to case and spacing
+        loose = {**requester(on_the_day), "name": "  early   ASKER "}
+        sent = ok(kit.api.post(path, mailing("2026-06-22", loose), token=lgu["token"]))
+    assert sent["recipients"][-1]["role"] == "public_requester"
+    # the notice of decision is owed to both
+    decided(kit, plan, lgu)
+    refused = notice(
+        kit, plan, lgu, "2026-07-27", [*RECIPIENTS, requester(on_the_day)], decision=True
+    )
+    assert [e.split(",")[0] for e in errors_of(refused)] == ["public_requester: Late Asker"]
+    ok(
+        notice(
+            kit,
+            plan,
+            lgu,
+            "2026-07-27",
+            [*RECIPIENTS, requester(on_the_day), requester(later)],
+            decision=True,
+        )
+    )
+
+
+# --- the kind as mailed -----------------------------------------------------------------------
+
+
+def test_the_notice_keeps_the_kind_it_was_mailed_as_after_a_small_revision(kit):
+    """A summary notice mailed for 9,500 sq ft stays a summary when a revision under 10% larger
+    (not a new application) takes the impact to 10,400 sq ft."""
+    lgu = kit.lgu()
+    with on("2026-06-08"):
+        plan = kit.plan(lgu, received_on="2026-06-08", area_sqft=9_500)
+    ok(notice(kit, plan, lgu, "2026-06-10", RECIPIENTS))
+    with on("2026-06-12"):
+        body = {"area_sqft": 10_400, "displacement_ft": 0, "received_on": "2026-06-12"}
+        revision = ok(kit.api.post(f"/plans/{plan['id']}/revisions", body, token=lgu["token"]))
+        assert revision["counts_as_new_application"] is False
+        shown = kit.get_plan(plan["id"])
+    assert shown["notice_kind"] == "full"  # what a notice for 10,400 sq ft would be now
+    assert shown["notice"]["kind"] == "summary"  # what was mailed
+
+
+# --- the notice as a document -----------------------------------------------------------------
+
+
+def noticed_and_decided(kit: Kit, lgu: dict) -> dict[str, Any]:
+    plan = full_plan(kit, lgu, appeal_security_required_cents=30_000)
+    asked = ask(kit, plan, lgu, "2026-06-18", name="Pat Public")
+    ok(notice(kit, plan, lgu, "2026-06-22", [*RECIPIENTS, requester(asked)]))
+    decided(kit, plan, lgu)
+    ok(notice(kit, plan, lgu, "2026-07-27", [*RECIPIENTS, requester(asked)], decision=True))
+    return plan
+
+
+def document(kit: Kit, plan: dict, which: str, accept: str, token: str | None = None) -> Any:
+    with on("2026-07-28"):
+        return kit.api.get(
+            f"/plans/{plan['id']}/notices/{which}", token=token, headers={"Accept": accept}
+        )
+
+
+def test_the_notice_of_application_prints_what_subd_6_requires(kit):
+    lgu = kit.lgu()
+    plan = noticed_and_decided(kit, lgu)
+    response = document(kit, plan, "application", "text/html", lgu["token"])
+    assert response.status_code == 200
+    assert response.mimetype == "text/html"
+    text = response.get_data(as_text=True)
+    for expected in (
+        plan["applicant"],
+        plan["project"],
+        "Section 14, Township 120 N",  # the location
+        "Crow River Watershed District",
+        "25,000 square feet",
+        "July 22, 2026",  # the comment period: 30 days from the 06-22 notice
+        "June 22, 2026",  # mailed on
+        "Subd. 6 (full notice)",
+        "Pat Public",
+        "Commissioner",
+    ):
+        assert expected in text, expected
+
+
+def test_the_notice_of_decision_prints_the_decision_and_how_and_by_when_to_appeal(kit):
+    lgu = kit.lgu()
+    plan = noticed_and_decided(kit, lgu)
+    with on("2026-07-28"):
+        ends = kit.get_plan(plan["id"])["deadlines"]["appeal_window_ends"]
+    assert ends == "2026-08-11"  # 15 days after the 07-27 postmark
+    text = document(kit, plan, "decision", "text/html").get_data(as_text=True)
+    for expected in (
+        plan["applicant"],
+        "Approved on July 24, 2026",
+        "Resolution Res.",
+        "$200",
+        "within 15 days after the postmarked date of this notice",
+        "August 11, 2026",
+        "Board of Water and Soil Resources",
+        "$300",  # the appeal security the LGU requires
+    ):
+        assert expected in text, expected
+
+
+def require_poppler() -> None:
+    if shutil.which("pdftotext") and shutil.which("pdftoppm"):
+        return
+    message = "poppler-utils (pdftotext, pdftoppm) is not installed"
+    if os.environ.get("CI", "").lower() == "true":
+        pytest.fail(message + " (CI=true: .ci/run installs it)", pytrace=False)
+    pytest.skip(message)
+
+
+@pytest.mark.parametrize("which", ["application", "decision"])
+def test_the_notice_pdf_opens_in_a_pdf_reader_and_names_the_applicant(kit, which, tmp_path):
+    require_poppler()
+    lgu = kit.lgu()
+    plan = noticed_and_decided(kit, lgu)
+    response = document(kit, plan, which, "application/pdf", lgu["token"])
+    assert response.status_code == 200
+    assert response.mimetype == "application/pdf"
+    pdf = tmp_path / "notice.pdf"
+    pdf.write_bytes(response.data)
+    text = subprocess.run(
+        ["pdftotext", "-layout", str(pdf), "-"], capture_output=True, check=True, text=True
+    ).stdout
+    assert plan["applicant"] in text
+    assert "Crow River Watershed District" in text
+    assert ("Public comment" if which == "application" else "How and by when to appeal") in text
+    subprocess.run(
+        ["pdftoppm", "-png", "-r", "40", "-f", "1", "-l", "1", str(pdf), str(tmp_path / "page")],
+        capture_output=True,
+        check=True,
+    )
+    (page,) = tmp_path.glob("page*.png")
+    assert page.stat().st_size > 1_000
+
+
+def test_a_notice_not_yet_mailed_has_no_document_and_others_see_none(kit):
+    lgu, other = kit.lgu(), kit.lgu()
+    plan = full_plan(kit, lgu)
+    problem(document(kit, plan, "application", "text/html", lgu["token"]), 404, "not_found")
+    ok(notice(kit, plan, lgu, "2026-06-22", RECIPIENTS))
+    problem(document(kit, plan, "decision", "application/pdf"), 404, "not_found")
+    problem(document(kit, plan, "application", "text/html", other["token"]), 404, "not_found")
+    holder = kit.holder()
+    problem(document(kit, plan, "application", "text/html", holder["token"]), 403, "forbidden")
+    assert document(kit, plan, "application", "*/*").mimetype == "text/html"
