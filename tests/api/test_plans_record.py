@@ -188,7 +188,7 @@ def test_a_panel_not_of_one_member_of_each_kind_is_422(kit: Kit, members: list[d
 
 
 def test_a_decision_before_the_referred_determination_is_409_and_after_it_includes_it(
-    kit: Kit,
+    kit: Kit, app: Flask
 ) -> None:
     lgu = kit.lgu()
     plan = small_plan(kit, lgu)
@@ -213,6 +213,13 @@ def test_a_decision_before_the_referred_determination_is_409_and_after_it_includ
     # the panel's part came before the decision
     problem(determine(kit, plan, lgu, MEMBERS, day=NEXT), 409, "conflict")
     problem(refer(kit, plan, lgu, ["type"], day=NEXT), 409, "conflict")
+    with on(NEXT):
+        client = signed_in(app.test_client(), lgu["token"])
+        page = parse(client.get(f"/plans/{plan['id']}").get_data(as_text=True))
+    shown = page.one("dd", id="tep").text
+    assert shown.startswith(f"Questions of public value, location referred {DAY}")
+    assert "Dana Board (board), Sam Swcd (SWCD), Lee Appointee (LGU)" in shown
+    assert "(recommends: approve)" in shown
 
 
 def test_without_a_referral_a_decision_needs_no_determination_and_none_is_accepted(
@@ -286,12 +293,20 @@ def test_a_peatland_approval_without_carbon_and_planting_is_not_eligible(
     undecided(kit, plan)
 
 
-def test_a_peatland_approval_with_carbon_and_planting_is_201_and_shows_them(kit: Kit) -> None:
+def test_a_peatland_approval_with_carbon_and_planting_is_201_and_shows_them(
+    kit: Kit, app: Flask
+) -> None:
     lgu = kit.lgu()
     plan = peatland_plan(kit, lgu)
     record = {"carbon_balance_considered": True, "trees_or_shrubs": "tamarack and black spruce"}
     approved = ok(decide(kit, plan, lgu, decision_body("approved", DAY, peatland=record)))
     assert approved["decision"]["peatland"] == record
+    with on(DAY):
+        client = signed_in(app.test_client(), lgu["token"])
+        page = parse(client.get(f"/plans/{plan['id']}").get_data(as_text=True))
+    assert page.one("dd", id="decision-peatland").text == (
+        "Carbon balance considered; planting: tamarack and black spruce"
+    )
     # a denial asks for neither
     denied = peatland_plan(kit, lgu)
     assert (

@@ -1,0 +1,259 @@
+"""Issue 24, part A: revisions after a decision (Subd. 6 (c)) with their own timeline, and
+extensions the applicant agreed to (Minn. Stat. 15.99 subd. 3 (f), (g)), on both databases.
+
+Dates are 2026; the LGU keeps neither optional holiday, the board keeps the Friday after
+Thanksgiving."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from tests.api.plan_kit import Kit, decision_body, mailing, ok, on, problem
+from tests.api.test_appeals import grant, noticed_decision, petition, rule
+
+
+@pytest.fixture
+def kit(api, app) -> Kit:
+    return Kit(api, app)
+
+
+def act(kit: Kit, plan: dict, lgu: dict, path: str, body: dict, day: str) -> Any:
+    with on(day):
+        return kit.api.post(f"/plans/{plan['id']}/{path}", body, token=lgu["token"])
+
+
+def revise(kit: Kit, plan: dict, lgu: dict, area: int, day: str, feet: int = 0) -> Any:
+    body = {"area_sqft": area, "displacement_ft": feet, "received_on": day}
+    return act(kit, plan, lgu, "revisions", body, day)
+
+
+def read(kit: Kit, plan: dict, day: str) -> dict:
+    with on(day):
+        return kit.get_plan(plan["id"])
+
+
+def blockers(plan: dict) -> dict[str, str]:
+    return {b["code"]: b["detail"] for b in plan["impact_blockers"]}
+
+
+def final_approved_plan(kit: Kit, lgu: dict) -> tuple[dict, dict]:
+    """9,000 sq ft at 2:1 received and approved Monday 2026-06-08, its notice mailed 06-09 (the
+    window ends Wednesday 06-24), its 18,000 sq ft of credits withdrawn: final from 06-25."""
+    with on("2026-06-01"):
+        bank = kit.funded_account(day="2026-06-01", service_area=5, unrestricted=30_000)
+    with on("2026-06-08"):
+        plan = kit.plan(lgu, received_on="2026-06-08", area_sqft=9_000, ratio="2")
+        held = kit.reserve(bank["id"], plan["id"], bank["unrestricted_class"], 18_000)
+    ok(act(kit, plan, lgu, "decision", decision_body("approved", "2026-06-08"), "2026-06-08"))
+    ok(act(kit, plan, lgu, "decision-notice", mailing("2026-06-09"), "2026-06-09"))
+    ok(act(kit, plan, lgu, "withdrawals", {"reservation_ids": [held["id"]]}, "2026-06-09"))
+    shown = read(kit, plan, "2026-06-25")
+    assert shown["status"] == "final" and shown["impact_may_proceed"] is True
+    return plan, bank
+
+
+# --- item 5: a revision of an approved plan -------------------------------------------------------
+
+
+def test_a_revision_of_an_approved_plan_counting_as_new_gets_its_own_timeline(kit: Kit) -> None:
+    lgu = kit.lgu()
+    plan, bank = final_approved_plan(kit, lgu)
+    first = read(kit, plan, "2026-06-25")
+
+    # Friday 2026-06-26: 9,900 sq ft, 10% larger: a new application (Subd. 6 (c)(1))
+    revision = ok(revise(kit, plan, lgu, 9_900, "2026-06-26"))
+    assert revision["counts_as_new_application"] is True
+    assert revision["application_number"] == 2
+    assert revision["plan_received_on"] == "2026-06-26"
+    revised = read(kit, plan, "2026-06-26")
+    assert revised["application_number"] == 2
+    assert (revised["status"], revised["outcome"]) == ("received", None)
+    assert revised["received_on"] == "2026-06-26" and revised["first_received_on"] == "2026-06-08"
+    assert revised["notice"] is None and revised["decision"] is None
+    assert revised["decision_notice"] is None and revised["extensions"] == []
+    assert revised["deadlines"] == {
+        "notice_due": "2026-07-06",  # 10 days: a Monday
+        "comment_period_ends": None,  # still below 10,000 sq ft
+        "decision_due": "2026-08-25",  # 60 days: a Tuesday
+        "decision_notice_due": None,
+        "appeal_window_ends": None,
+    }
+    # the withdrawn credits stay and count toward the revised requirement of 19,800 sq ft
+    assert revised["required_credit_sqft"] == 19_800
+    assert [w["withdrawn_sqft"] for w in revised["withdrawals"]] == [18_000]
+    assert revised["impact_may_proceed"] is False
+    waiting = blockers(revised)
+    assert set(waiting) == {"not_approved", "credits_not_withdrawn"}
+    assert "Subd. 6 (c)" in waiting["not_approved"]
+    assert waiting["credits_not_withdrawn"] == "18000 of 19800 sq ft of credits withdrawn"
+    # the first application is kept as it stood
+    assert revised["applications"] == [
+        {
+            "number": 1,
+            "received_on": "2026-06-08",
+            "area_sqft": 9_000,
+            "notice_mailed_on": None,
+            "outcome": "approved",
+            "decision": {k: v for k, v in first["decision"].items() if k != "tep_determination"},
+            "decision_notice_mailed_on": "2026-06-09",
+            "superseded_on": "2026-06-26",
+            "revision_id": revision["id"],
+        }
+    ]
+    second_timeline(kit, plan, lgu, bank, first)
+
+
+def second_timeline(kit: Kit, plan: dict, lgu: dict, bank: dict, first: dict) -> None:
+    """The revised application's own timeline, through the plan's same endpoints."""
+    ok(act(kit, plan, lgu, "notices", mailing("2026-06-29"), "2026-06-29"))
+    second = decision_body("approved", "2026-06-30")
+    decided = ok(act(kit, plan, lgu, "decision", second, "2026-06-30"))
+    assert decided["decision"]["resolution"] == second["resolution"]
+    assert decided["decision"]["resolution"] != first["decision"]["resolution"]
+    ok(act(kit, plan, lgu, "decision-notice", mailing("2026-07-01"), "2026-07-01"))
+    last_day = read(kit, plan, "2026-07-16")  # 15 days after 07-01
+    assert last_day["deadlines"]["appeal_window_ends"] == "2026-07-16"
+    assert last_day["status"] == "approved"
+    assert set(blockers(last_day)) == {"decision_not_final", "credits_not_withdrawn"}
+    final = read(kit, plan, "2026-07-17")
+    assert final["status"] == "final" and set(blockers(final)) == {"credits_not_withdrawn"}
+
+    # the rest of the revised requirement withdrawn, the impact may proceed again
+    with on("2026-07-17"):
+        more = kit.reserve(bank["id"], plan["id"], bank["unrestricted_class"], 1_800)
+    ok(act(kit, plan, lgu, "withdrawals", {"reservation_ids": [more["id"]]}, "2026-07-17"))
+    proceeds = read(kit, plan, "2026-07-17")
+    assert proceeds["impact_may_proceed"] is True and proceeds["impact_blockers"] == []
+
+
+def test_a_revision_of_an_approved_plan_not_counting_as_new_updates_area_and_requirement(
+    kit: Kit,
+) -> None:
+    lgu = kit.lgu()
+    plan, _bank = final_approved_plan(kit, lgu)
+    revision = ok(revise(kit, plan, lgu, 9_899, "2026-06-26", feet=500))  # 9.99%, 500 ft
+    assert revision["counts_as_new_application"] is False
+    assert revision["application_number"] == 1
+    shown = read(kit, plan, "2026-06-26")
+    assert shown["impact"]["area_sqft"] == 9_899 and shown["required_credit_sqft"] == 19_798
+    assert shown["status"] == "final" and shown["received_on"] == "2026-06-08"
+    assert shown["decision"]["decided_on"] == "2026-06-08" and shown["applications"] == []
+    assert set(blockers(shown)) == {"credits_not_withdrawn"}
+
+
+def test_a_revision_counting_as_new_waits_until_the_approval_is_final(kit: Kit) -> None:
+    lgu = kit.lgu()
+    plan, _bank = final_approved_plan(kit, lgu)
+    # on 2026-06-24 the appeal window is still open
+    problem(revise(kit, plan, lgu, 9_900, "2026-06-24"), 409, "conflict")
+    shown = read(kit, plan, "2026-06-24")
+    assert shown["impact"]["area_sqft"] == 9_000 and shown["application_number"] == 1
+    ok(revise(kit, plan, lgu, 9_900, "2026-06-25"))
+
+
+def test_a_denied_plan_is_not_revised(kit: Kit) -> None:
+    lgu = kit.lgu()
+    with on("2026-06-08"):
+        plan = kit.plan(lgu, received_on="2026-06-08", area_sqft=9_000)
+    ok(act(kit, plan, lgu, "decision", decision_body("denied", "2026-06-08"), "2026-06-08"))
+    for area in (9_100, 12_000):
+        problem(revise(kit, plan, lgu, area, "2026-06-09"), 409, "conflict")
+    assert read(kit, plan, "2026-06-09")["impact"]["area_sqft"] == 9_000
+
+
+def test_a_plan_is_not_revised_while_a_petition_awaits_the_board(kit: Kit) -> None:
+    lgu = kit.lgu()
+    plan = noticed_decision(kit, lgu)  # approved 2026-09-01, window to 2026-09-21
+    ok(petition(kit, plan))  # received 2026-09-24
+    assert read(kit, plan, "2026-09-24")["status"] == "appealed"
+    problem(revise(kit, plan, lgu, 9_100, "2026-09-24"), 409, "conflict")
+
+
+def test_an_appeal_of_the_superseded_application_does_not_turn_the_revised_one(kit: Kit) -> None:
+    lgu = kit.lgu()
+    plan = noticed_decision(kit, lgu, "denied")  # denied 2026-09-01, noticed 09-04
+    appeal = ok(petition(kit, plan))
+    ok(grant(kit, appeal, "2026-10-06"))
+    ok(rule(kit, appeal, "2026-11-23", "plan_reversed"))
+    reversed_ = read(kit, plan, "2026-11-24")
+    assert (reversed_["status"], reversed_["outcome"]) == ("final", "approved")
+    assert reversed_["reversed_on_appeal"] is True
+
+    ok(revise(kit, plan, lgu, 9_900, "2026-11-24"))
+    approved = ok(
+        act(kit, plan, lgu, "decision", decision_body("approved", "2026-11-24"), "2026-11-24")
+    )
+    # the board reversed the first application's denial, not this approval
+    assert (approved["status"], approved["outcome"]) == ("approved", "approved")
+    assert approved["reversed_on_appeal"] is False
+    assert [a["application_number"] for a in approved["appeals"]] == [1]
+    [earlier] = approved["applications"]
+    assert earlier["outcome"] == "approved" and earlier["decision"]["outcome"] == "denied"
+
+
+# --- item 6: extensions ---------------------------------------------------------------------------
+
+
+def contested_plan(kit: Kit, lgu: dict) -> dict:
+    """EXAMPLES.md story 3: 25,000 sq ft received Wednesday 2026-06-17, noticed 06-22; the
+    decision is due Monday 2026-08-17."""
+    with on("2026-06-17"):
+        plan = kit.plan(lgu, received_on="2026-06-17", area_sqft=25_000)
+    ok(act(kit, plan, lgu, "notices", mailing("2026-06-22"), "2026-06-22"))
+    return plan
+
+
+def extend(kit: Kit, plan: dict, lgu: dict, day: str, days: int, agreed: bool | None = None):
+    body: dict[str, Any] = {"notified_on": day, "days": days, "reason": "the TEP's site visit"}
+    if agreed is not None:
+        body["applicant_agreed"] = agreed
+    return act(kit, plan, lgu, "extensions", body, day)
+
+
+@pytest.mark.parametrize("agreed", [None, False])
+def test_an_extension_past_60_days_without_the_applicants_agreement_is_422(
+    kit: Kit, agreed: bool | None
+) -> None:
+    lgu = kit.lgu()
+    plan = contested_plan(kit, lgu)
+    refused = problem(extend(kit, plan, lgu, "2026-08-10", 61, agreed), 422, "validation_error")
+    assert "days" in refused["errors"]
+    shown = read(kit, plan, "2026-08-10")
+    assert shown["extensions"] == [] and shown["deadlines"]["decision_due"] == "2026-08-17"
+
+
+def test_an_extension_past_60_days_with_the_applicants_agreement_is_201(kit: Kit) -> None:
+    lgu = kit.lgu()
+    plan = contested_plan(kit, lgu)
+    extension = ok(extend(kit, plan, lgu, "2026-08-10", 61, True))
+    # 2026-06-17 + 60 + 61 days = Friday 2026-10-16
+    assert extension == {
+        "notified_on": "2026-08-10",
+        "days": 61,
+        "reason": "the TEP's site visit",
+        "applicant_agreed": True,
+        "decision_due": "2026-10-16",
+    }
+    assert read(kit, plan, "2026-08-10")["deadlines"]["decision_due"] == "2026-10-16"
+
+
+def test_further_extensions_need_the_applicants_agreement_and_add_up(kit: Kit) -> None:
+    lgu = kit.lgu()
+    plan = contested_plan(kit, lgu)
+    assert ok(extend(kit, plan, lgu, "2026-08-10", 30))["decision_due"] == "2026-09-15"
+    problem(extend(kit, plan, lgu, "2026-09-15", 20), 409, "conflict")
+    problem(extend(kit, plan, lgu, "2026-09-15", 20, False), 409, "conflict")
+    # sent on the decision deadline as it stands, with the applicant's written approval
+    assert ok(extend(kit, plan, lgu, "2026-09-15", 20, True))["decision_due"] == "2026-10-05"
+    # one sent after the deadline as it then stands is too late, agreed or not
+    problem(extend(kit, plan, lgu, "2026-10-06", 20, True), 422, "deadline_passed")
+    shown = read(kit, plan, "2026-10-05")
+    assert [(e["days"], e["applicant_agreed"]) for e in shown["extensions"]] == [
+        (30, False),
+        (20, True),
+    ]
+    assert shown["deadlines"]["decision_due"] == "2026-10-05"  # 2026-06-17 + 110, a Monday
+    assert shown["status"] == "noticed"
+    assert read(kit, plan, "2026-10-06")["status"] == "deemed_approved"
