@@ -16,7 +16,7 @@ from ledger.db import Database
 
 ROOT = Path(__file__).resolve().parent.parent
 UPGRADE_HINT = "run `wetbank db upgrade`"
-#: the package the wheel installs the top-level ``migrations/`` folder as (pyproject.toml)
+#: the package the wheel installs the top-level ``migrations/`` folder as (setup.py)
 MIGRATIONS_PACKAGE = "wetbank_migrations"
 #: answered while the schema is behind: readiness reports it, metrics go on
 UNGUARDED_PATHS = frozenset({"/api/v1/ready", "/metrics"})

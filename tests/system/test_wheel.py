@@ -16,6 +16,7 @@ import os
 import shutil
 import subprocess
 import sys
+import zipfile
 from pathlib import Path
 
 import pytest
@@ -34,7 +35,14 @@ from tests.system.ops_kit import SYSTEM_PATH
 
 pytestmark = pytest.mark.system
 
-SOURCES = ("pyproject.toml", "README.md", "api", "bank", "ledger", "migrations")
+SOURCES = ("pyproject.toml", "setup.py", "README.md", "api", "bank", "ledger", "migrations")
+#: where a source folder's files are in the wheel
+IN_THE_WHEEL = {
+    "api": "api",
+    "bank": "bank",
+    "ledger": "ledger",
+    "migrations": "wetbank_migrations",
+}
 
 
 def run(args: list[str], cwd: Path, env: dict[str, str], timeout: float = 300) -> str:
@@ -46,8 +54,8 @@ def run(args: list[str], cwd: Path, env: dict[str, str], timeout: float = 300) -
 
 
 @pytest.fixture(scope="module")
-def installed(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """A new virtual environment holding the wheel and its dependencies; its bin folder."""
+def built(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
+    """The wheel, built from a copy of the sources; and that copy."""
     top = tmp_path_factory.mktemp("wheel")
     source = top / "source"
     source.mkdir()
@@ -63,11 +71,36 @@ def installed(tmp_path_factory: pytest.TempPathFactory) -> Path:
     run([*pip, "wheel", "--no-deps", "--quiet", "-w", str(top / "dist"), str(source)], top, env)
     wheels = list((top / "dist").glob("wetland_bank_ledger-*.whl"))
     assert len(wheels) == 1, wheels
+    return wheels[0], source
+
+
+@pytest.fixture(scope="module")
+def installed(built: tuple[Path, Path], tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A new virtual environment holding the wheel and its dependencies; its bin folder."""
+    top = tmp_path_factory.mktemp("venv")
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV")}
+    pip = [sys.executable, "-m", "pip"]
     venv = top / "venv"
     run([sys.executable, "-m", "venv", "--without-pip", str(venv)], top, env)
     python = venv / "bin" / "python"
-    run([*pip, "--python", str(python), "install", "--quiet", str(wheels[0])], top, env)
+    run([*pip, "--python", str(python), "install", "--quiet", str(built[0])], top, env)
     return venv / "bin"
+
+
+def test_the_wheel_holds_every_file_of_the_code_the_pages_and_the_migrations(
+    built: tuple[Path, Path],
+) -> None:
+    wheel, source = built
+    with zipfile.ZipFile(wheel) as archive:
+        held = set(archive.namelist())
+    expected = {
+        f"{IN_THE_WHEEL[folder]}/{path.relative_to(source / folder).as_posix()}"
+        for folder in IN_THE_WHEEL
+        for path in (source / folder).rglob("*")
+        if path.is_file()
+    }
+    assert expected, "nothing to look for"
+    assert not expected - held, sorted(expected - held)
 
 
 def outside_env(bin_dir: Path, **extra: str) -> dict[str, str]:
