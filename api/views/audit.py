@@ -16,7 +16,8 @@ from api.context import actor, database, require_board
 from api.pagination import Listing, csv_response, wants_csv
 from api.roles import roles
 from api.schemas.common import CreditClassOut, IsoDate, Timestamp
-from bank import audit, parties, reports
+from api.schemas.notices import ComplianceArgs, ComplianceOut, ComplianceRow
+from bank import audit, compliance, parties, reports
 from bank.access import AuditEvent
 from bank.errors import ValidationFailed
 from ledger import clock, sealer
@@ -284,3 +285,25 @@ class CreditAvailability(MethodView):
         if wants_csv():
             return csv_response(list(AvailabilityRow().fields), iter(items), "availability.csv")
         return {"as_of": clock.today(), "items": items}
+
+
+@blp.route("/reports/lgu-compliance")
+class LguCompliance(MethodView):
+    @roles("board")
+    @blp.arguments(ComplianceArgs, location="query")
+    @blp.response(200, ComplianceOut)
+    @blp.alt_response(200, description="text/csv", content_type="text/csv")
+    def get(self, args: dict[str, Any]) -> Any:
+        """Per LGU, over the plans received in the period: decided in time, deemed approved,
+        notices late or missing, reversed on appeal (Subd. 1 (c); board)."""
+        require_board()
+        start, end = args["from_"], args["to"]
+        if end < start:
+            raise ValidationFailed("the period ends before it starts", {"to": ["before from"]})
+        today = clock.today()
+        with database().transaction() as session:
+            items = compliance.lgu_compliance(session, start, end, today)
+        if wants_csv():
+            name = f"lgu-compliance-{start.isoformat()}-{end.isoformat()}.csv"
+            return csv_response(list(ComplianceRow().fields), iter(items), name)
+        return {"from_": start, "to": end, "as_of": today, "items": items}

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from flask import Flask
 
-from api.web import errors, filters, pages, signin
+from api.web import compliance_page, errors, filters, pages, signin
 from api.web.blueprint import web
 
 # a blueprint is set up once, on import; each app (tests make many) then registers it
@@ -17,6 +17,7 @@ filters.register(web)
 signin.register(web)
 errors.register(web)
 pages.load()
+compliance_page.load()
 
 
 def register(app: Flask) -> None:

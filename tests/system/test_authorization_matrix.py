@@ -103,6 +103,7 @@ MATRIX: dict[str, str] = {
     "GET /audit/events": "board",
     "GET /accounts/{account_id}/statement": "board holder",
     "GET /reports/credit-availability": "public",
+    "GET /reports/lgu-compliance": "board",
 }
 
 
@@ -124,6 +125,7 @@ def query_for(key: str, world: World) -> dict[str, str] | None:
         "GET /accounts/{account_id}/balances": {"as_of": days_ago(1)},
         "GET /accounts/{account_id}/statement": {"from": days_ago(30), "to": days_ago(0)},
         "GET /payments": {"plan_id": world.ids["plan_id"]},
+        "GET /reports/lgu-compliance": {"from": days_ago(30), "to": days_ago(0)},
     }.get(key)
 
 

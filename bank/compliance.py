@@ -1,0 +1,84 @@
+"""The board's LGU compliance report (Subd. 1 (c); DOMAIN.md §4).
+
+"If the local government unit fails to apply the rules ... the government unit is subject to
+penalty as determined by the board": per LGU, over the plans first received in a period, how
+many were decided in time, deemed approved, noticed late or not at all, and reversed on appeal.
+Everything is computed as of today from the recorded facts, like every deadline of a plan: a
+notice is *missing* once its due date has passed with none mailed.
+
+A deemed approval has no decision date to count Subd. 7's ten days from; the report counts them
+from ``decision_due`` (choice), so that a deemed approval nobody was told of shows as missing.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from datetime import date
+from typing import Any
+
+from sqlalchemy import select
+from sqlalchemy.orm import Session
+
+from bank import parties, plans
+from bank.plan_tables import Plan
+
+COUNTS = (
+    "plans_received",
+    "decided_in_time",
+    "deemed_approved",
+    "notices_late",
+    "notices_missing",
+    "decision_notices_late",
+    "decision_notices_missing",
+    "reversed_on_appeal",
+)
+
+
+def lgu_compliance(session: Session, start: date, end: date, today: date) -> list[dict[str, Any]]:
+    """One row per LGU that received a plan from ``start`` to ``end`` (both included)."""
+    rows = session.execute(
+        select(Plan)
+        .where(Plan.first_received_on >= start, Plan.first_received_on <= end)
+        .order_by(Plan.lgu_id, Plan.id)
+    ).scalars()
+    counts: dict[str, dict[str, int]] = defaultdict(lambda: dict.fromkeys(COUNTS, 0))
+    for plan in rows:
+        for name, hit in plan_counts(session, plan, today).items():
+            counts[plan.lgu_id][name] += int(hit)
+    names = {
+        lgu.id: lgu.name
+        for lgu in session.execute(
+            select(parties.Lgu).where(parties.Lgu.id.in_(list(counts)))
+        ).scalars()
+    }
+    items = [
+        {"lgu_id": lgu_id, "lgu_name": names.get(lgu_id, lgu_id), **row}
+        for lgu_id, row in counts.items()
+    ]
+    return sorted(items, key=lambda item: (item["lgu_name"], item["lgu_id"]))
+
+
+def plan_counts(session: Session, plan: Plan, today: date) -> dict[str, bool]:
+    """What one plan adds to its LGU's row."""
+    state = plans.state(session, plan, today)
+    due = state.deadlines
+    deemed = plan.decided_on is None and today > due.decision_due
+    notice_due = due.decision_notice_due
+    if deemed:
+        c = plans.clocks(session, plan)
+        notice_due = c.lgu.add_days(due.decision_due, c.ruleset.decision_notice_days)
+    noticed, mailed = plan.notice_mailed_on, plan.decision_notice_mailed_on
+    return {
+        "plans_received": True,
+        "decided_in_time": plan.decided_on is not None and plan.decided_on <= due.decision_due,
+        "deemed_approved": deemed,
+        "notices_late": noticed is not None and noticed > due.notice_due,
+        "notices_missing": noticed is None and today > due.notice_due,
+        "decision_notices_late": (
+            mailed is not None and notice_due is not None and mailed > notice_due
+        ),
+        "decision_notices_missing": (
+            mailed is None and notice_due is not None and today > notice_due
+        ),
+        "reversed_on_appeal": state.reversed_on_appeal,
+    }
