@@ -10,7 +10,7 @@ from typing import Any
 from flask import Flask, Response, current_app, g, request
 from werkzeug.exceptions import HTTPException
 
-from api import roles
+from api import query_params, roles
 from api.body_limit import refuse_over_limit
 from api.context import AUTHENTICATES_IN_UNIT, actor, database
 from api.problems import ApiProblem
@@ -33,6 +33,7 @@ def register(app: Flask) -> None:
     """Install the request hooks (``assign_request_id`` is installed first, by the factory)."""
     app.before_request(_authenticate)
     app.before_request(_require_json_body)
+    app.before_request(query_params.refuse_unknown)
     app.after_request(_finish)
 
 

@@ -24,6 +24,7 @@ from api.schemas.bank import (
     EntryPage,
     LotList,
 )
+from api.schemas.filters import AccountListArgs
 from bank import balances, credits, deposit_reversal, deposits, parties
 from bank.deposit_rules import ActionRequest
 from bank.parties import BankAccount
@@ -54,14 +55,21 @@ class Accounts(MethodView):
             return account_view(session, account)
 
     @roles("board", "holder")
-    @blp.arguments(PageArgs, location="query")
+    @blp.arguments(AccountListArgs, location="query")
     @blp.response(200, AccountPage)
     def get(self, args: dict[str, Any]) -> Any:
-        """Accounts: all for the board, its own for a holder."""
+        """Accounts: all for the board, its own for a holder; ``holder_id`` keeps one
+        holder's (a holder asking for another's sees none)."""
         who = require_role("board", "holder")
         after = ACCOUNTS.after(args["cursor"])
+        holder_id = args["holder_id"]
         with database().transaction() as session:
-            accounts = parties.holder_accounts(session, None if who.is_board else who.holder_id)
+            if who.is_board:
+                accounts = parties.holder_accounts(session, holder_id)
+            elif holder_id in (None, who.holder_id):
+                accounts = parties.holder_accounts(session, who.holder_id)
+            else:
+                accounts = []
             if after is not None:
                 ids = [a.id for a in accounts]
                 accounts = accounts[ids.index(after) + 1 :] if after in ids else []

@@ -1,0 +1,76 @@
+"""Unknown query parameters are refused (API.md "Lists"): 400 ``bad_request`` naming them.
+
+A misspelt filter (``GET /accounts?holderid=…``) would otherwise be ignored and answer every
+row, and the caller would believe it had filtered.  One hook checks every API endpoint: the
+parameters its query schemas declare (``@blp.arguments(..., location="query")``, which also
+documents them in OpenAPI) are allowed, and so are the few the app reads on any endpoint
+(``GLOBAL``); anything else is refused before the view runs.  An endpoint without a query schema
+takes only the global ones.  The pages (``api.web``) are not API endpoints and keep their own
+parameters.
+
+As for a body refused before the view (``api.auth``), the caller's token and role are checked
+first: a role the endpoint refuses hears 403 whatever it sends.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from flask import current_app, g, request
+
+from api import roles
+from api.context import actor
+from api.problems import ApiProblem
+
+#: read by the app on any endpoint: ``?format=csv`` (``api.pagination.wants_csv``) and
+#: ``?format=pdf`` (a notice's document)
+GLOBAL = frozenset({"format"})
+
+
+def refuse_unknown() -> None:
+    """400 ``bad_request`` for a query parameter the API endpoint called does not take
+    (installed by ``api.auth``, after the token is checked)."""
+    if not request.args or not _api_endpoint():
+        return
+    handler = _handler()
+    if handler is None:
+        return
+    unknown = sorted(set(request.args) - allowed(handler))
+    if not unknown:
+        return
+    if g.get("bearer_secret") and g.get("actor") is None:
+        actor()  # an unknown token hears 401 first
+    roles.check(handler)
+    names = ", ".join(unknown)
+    raise ApiProblem(
+        400,
+        "bad_request",
+        f"Unknown query parameter: {names}.",
+        errors={name: ["Unknown query parameter."] for name in unknown},
+    )
+
+
+def allowed(handler: Any) -> frozenset[str]:
+    """The query parameters ``handler`` declares, with the global ones."""
+    names = set(GLOBAL)
+    docs = getattr(handler, "_apidoc", {}).get("arguments", {}).get("parameters", [])
+    for parameter in docs:
+        if parameter.get("in", parameter.get("location")) != "query":
+            continue
+        schema = parameter["schema"]
+        schema = schema() if isinstance(schema, type) else schema
+        names.update(field.data_key or name for name, field in schema.fields.items())
+    return frozenset(names)
+
+
+def _api_endpoint() -> bool:
+    """Whether the request is for an endpoint of the API's blueprints (``Api.register_blueprint``),
+    not a page, a static file or the OpenAPI document."""
+    names = current_app.extensions.get("flask-smorest", {}).get("blp_name_to_api", {})
+    return request.blueprint in names
+
+
+def _handler() -> Any:
+    view = current_app.view_functions.get(request.endpoint or "")
+    view_class = getattr(view, "view_class", None)
+    return getattr(view_class, request.method.lower(), None) if view_class else view
