@@ -9,7 +9,7 @@ from flask import Flask
 from flask_smorest import Api
 from werkzeug.middleware.proxy_fix import ProxyFix
 
-from api import auth, body_limit, logs, metrics, problems, web
+from api import auth, body_limit, docs_pages, logs, metrics, openapi, problems, web
 from api.config import build_config
 from api.ratelimit import WriteLimiter
 from api.schema_check import SchemaGuard
@@ -37,7 +37,13 @@ def create_app(config: Mapping[str, Any] | None = None) -> Flask:
             str(app.config["WETBANK_WRITE_RATE_LIMIT"])
         )
 
-    api = _ProblemApi(app, spec_kwargs={"components": {"securitySchemes": _security()}})
+    api = _ProblemApi(
+        app,
+        spec_kwargs={
+            "components": {"securitySchemes": _security()},
+            "extra_plugins": [openapi.DocumentPlugin(app)],
+        },
+    )
     api.spec.options["security"] = [{"bearer": []}]
     _register_blueprints(api)
     problems.register(app)  # after Api, so our handlers replace flask-smorest's
@@ -46,6 +52,7 @@ def create_app(config: Mapping[str, Any] | None = None) -> Flask:
         SchemaGuard(db).register(app)
     auth.register(app)
     web.register(app)  # after auth: its session hook sets the actor that auth's hook resets
+    docs_pages.register(app)
     body_limit.install(app)  # a chunked body over the limit is 413, never truncated
     metrics.install(app)
     hops = app.config["WETBANK_TRUST_PROXY"]
@@ -75,6 +82,7 @@ class _ProblemApi(Api):  # type: ignore[misc]  # flask-smorest is untyped
     ERROR_SCHEMA = ProblemSchema
 
     def _register_responses(self) -> None:
+        self.ERROR_SCHEMA = openapi.problem_schema()  # its ``code`` an enum of the stable codes
         self.DEFAULT_RESPONSE_CONTENT_TYPE = problems.PROBLEM_JSON  # for the error responses only
         try:
             super()._register_responses()

@@ -6,7 +6,7 @@ import logging
 import re
 from typing import Any
 
-from flask import Flask, Response, g, json, request
+from flask import Flask, Response, g, has_request_context, json, request
 from sqlalchemy.exc import DataError, DBAPIError, IntegrityError, OperationalError
 from sqlalchemy.exc import TimeoutError as PoolTimeout
 from werkzeug.exceptions import HTTPException
@@ -90,8 +90,8 @@ def problem(
 ) -> Response:
     """A problem-details response."""
     body = {
-        "type": f"https://wetland-bank.example/problems/{code}",
-        "title": TITLES.get(code, code.replace("_", " ").capitalize()),
+        "type": type_uri(code),
+        "title": title_of(code),
         "status": status,
         "detail": detail,
         "code": code,
@@ -103,6 +103,20 @@ def problem(
     for name, value in (headers or {}).items():
         response.headers[name] = value
     return response
+
+
+def type_uri(code: str) -> str:
+    """A problem's ``type``: the relative reference ``/problems/<code>`` (RFC 9457 3.1.1), the
+    page of this service that explains the code (``api.docs_pages``).  Relative, so that it
+    names the same type whatever host or proxy the client came through; a client resolves it
+    against the URL it called."""
+    root = request.script_root if has_request_context() else ""
+    return f"{root}/problems/{code}"
+
+
+def title_of(code: str) -> str:
+    """A problem's ``title``: the same for every problem of ``code``."""
+    return TITLES.get(code, code.replace("_", " ").capitalize())
 
 
 def register(app: Flask) -> None:

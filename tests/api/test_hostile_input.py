@@ -333,11 +333,15 @@ COUNTED = (
 )
 
 
+#: the documentation's routes (the document, the docs page and its assets): no endpoints
+DOCUMENTATION = ("/api/v1/openapi", "/api/v1/docs")
+
+
 def endpoints(app: Flask) -> dict[str, Any]:
     """``"METHOD /path"`` (as the OpenAPI document writes it) → the function that handles it."""
     out = {}
     for rule in app.url_map.iter_rules():
-        if not rule.rule.startswith("/api/v1/") or rule.rule.startswith("/api/v1/openapi"):
+        if not rule.rule.startswith("/api/v1/") or rule.rule.startswith(DOCUMENTATION):
             continue
         view = app.view_functions[rule.endpoint]
         view_class = getattr(view, "view_class", None)

@@ -1,0 +1,557 @@
+"""The OpenAPI document, completed in one place for every operation flask-smorest describes.
+
+flask-smorest writes each operation from its view's schemas.  ``DocumentPlugin`` (an apispec
+plugin, so it sees each operation as it is added, with the Flask rule and the view behind it)
+adds what a client generator and a person need and what the views do not say themselves:
+
+* an ``operationId``, ``<method>_<view class in snake case>`` (``post_transfers``), stable while
+  the class keeps its name; a summary (the docstring's first sentence) and a description (the
+  whole docstring, then who may call it and how a write is retried);
+* the request headers ``Idempotency-Key`` (writes that honour it: ``api.idempotency.writes``)
+  and ``X-Request-Id``; the response headers ``X-Request-Id`` (every response) and
+  ``Idempotent-Replayed`` (those writes' success);
+* the problem responses each operation can give, derived from what it is: 401 unless it is
+  public (public ones carry ``security: []``), 403 unless every role may call it
+  (``api.roles``), 404 with an id in its path, body or query, 400, 413 and 415 with a body,
+  409 and 422 for writes, 429 for rate-limited writes, 503 always; each a ``Problem`` whose
+  ``code`` is an enum of every stable code (``api.problem_types``);
+* every content type a response is sent in (``text/csv`` for the exports, HTML and PDF for the
+  notices), where flask-smorest keeps only one per status, and ``?format=csv`` where CSV is
+  offered;
+* request examples for the main writes.
+"""
+
+from __future__ import annotations
+
+import inspect
+import re
+from typing import Any
+
+from apispec import APISpec, BasePlugin
+from flask import Flask
+from marshmallow import fields
+
+from api import auth, problem_types, problems
+from api.context import AUTHENTICATES_IN_UNIT
+from api.roles import declared
+from api.schemas.common import ProblemSchema
+from bank.access import ROLES
+
+PROBLEM_JSON = problems.PROBLEM_JSON
+WRITE_METHODS = ("post", "put", "patch", "delete")
+
+#: status → (response component, what the problems of that status are about)
+PROBLEM_RESPONSES: dict[int, tuple[str, str]] = {
+    400: ("BadRequest", "The request could not be read."),
+    401: ("Unauthorized", "No valid bearer token."),
+    403: ("Forbidden", "The token's role may not call this endpoint."),
+    404: ("NotFound", "No such resource, or one the caller may not see."),
+    409: ("Conflict", "The key or the record's state does not allow this request."),
+    413: ("PayloadTooLarge", "The body is over the size limit."),
+    415: ("UnsupportedMediaType", "The body is not JSON."),
+    422: ("UnprocessableContent", "A field or a rule of the domain refuses the request."),
+    429: ("TooManyRequests", "Over the write rate limit."),
+    503: ("ServiceUnavailable", "The service cannot answer now."),
+}
+#: the response for any other problem (405, 500)
+OTHER_PROBLEM = "OtherProblem"
+
+#: media types flask-smorest declares without a schema
+_UNTYPED_CONTENT = {
+    "text/csv": {"schema": {"type": "string"}},
+    "text/html": {"schema": {"type": "string"}},
+    "application/pdf": {"schema": {"type": "string", "format": "binary"}},
+}
+
+_IDEMPOTENCY = (
+    "Sending an `Idempotency-Key` makes a retry safe: a repeat of the same request under the same "
+    "key gets the first answer again, with `Idempotent-Replayed: true`, and writes nothing; the "
+    "same key with another request is 409 `idempotency_conflict`."
+)
+
+INFO_DESCRIPTION = """\
+The ledger of a Minnesota wetland bank (Minn. Stat. 103G.2242).  Credits are whole square feet
+(`*_sqft`), money whole cents (`*_cents`), dates `YYYY-MM-DD` in Minnesota.
+
+**Authentication.** `Authorization: Bearer <token>` on every operation but the public ones
+(`security: []`).  A token has one role: `board`, `lgu` or `holder`; each operation's description
+says which may call it.
+
+**Writes.** Send an `Idempotency-Key` (1 to 255 characters) with every write: a repeat of the
+same request under the same key is answered as the first was, with `Idempotent-Replayed: true`,
+and writes nothing.
+
+**Request ids.** Every response carries `X-Request-Id`: the client's own if it sent a sane one,
+else a new one.  Problems repeat it as `request_id`.
+
+**Errors** are RFC 9457 problem details (`application/problem+json`) with a stable `code`; their
+`type` is a relative reference, `/problems/<code>`, to a page of this service that explains the
+code ([all codes](/problems)).
+"""
+
+# --- request examples for the main writes ----------------------------------------------------
+
+#: "METHOD /path" (without the base) → named examples of its JSON body
+REQUEST_EXAMPLES: dict[str, dict[str, dict[str, Any]]] = {
+    "POST /tokens": {
+        "holder": {
+            "summary": "A token for an account holder",
+            "value": {"role": "holder", "name": "Prairie Wetlands LLC", "holder_id": "hld_0123"},
+        },
+    },
+    "POST /accounts/{account_id}/deposits": {
+        "restoration": {
+            "summary": "Credits from a restored wetland, certified under Subd. 12",
+            "value": {
+                "bank_site_id": "site_5f3a9c2e71d04b86",
+                "effective_on": "2026-05-20",
+                "banking_plan": {
+                    "reference": "BP-2026-014",
+                    "approved_on": "2026-05-01",
+                    "lgu_id": "lgu_8d2e4f6a0b1c3d5e",
+                },
+                "wetland_type": "3",
+                "completed_on": "2026-04-20",
+                "federally_approved": False,
+                "designated_for_replacement": True,
+                "paid_by_performer": True,
+                "paid_back_with_interest": False,
+                "actions": [
+                    {
+                        "category": "replacement_wetland",
+                        "area_sqft": 40_000,
+                        "credit_sqft": 40_000,
+                    }
+                ],
+            },
+        },
+    },
+    "POST /transfers": {
+        "sale": {
+            "summary": "A sale of credits of one class",
+            "value": {
+                "from_account_id": "acct_1a2b3c4d5e6f7a8b",
+                "to_account_id": "acct_9f8e7d6c5b4a3f2e",
+                "credit_class": "BSA5-T3-U",
+                "amount_sqft": 10_000,
+                "price_per_sqft_cents": 250,
+                "memo": "Sale under agreement 2026-07",
+            },
+        },
+        "lot": {
+            "summary": "Credits of one lot",
+            "value": {
+                "from_account_id": "acct_1a2b3c4d5e6f7a8b",
+                "to_account_id": "acct_9f8e7d6c5b4a3f2e",
+                "lot_id": "lot_0c1d2e3f4a5b6c7d",
+                "amount_sqft": 2_500,
+            },
+        },
+    },
+    "POST /accounts/{account_id}/reservations": {
+        "for_a_plan": {
+            "summary": "Credits held for an approved replacement plan",
+            "value": {
+                "plan_id": "plan_4e5f6a7b8c9d0e1f",
+                "credit_class": "BSA5-T3-U",
+                "amount_sqft": 8_000,
+                "expires_on": "2027-06-30",
+            },
+        },
+    },
+    "POST /plans": {
+        "bank_credits": {
+            "summary": "A road project replaced 2:1 with bank credits",
+            "value": {
+                "lgu_id": "lgu_8d2e4f6a0b1c3d5e",
+                "applicant": "Lyon County Highway Department",
+                "project": "CSAH 7 reconstruction",
+                "location": "Section 14, T111N R42W, Lyon County",
+                "received_on": "2026-03-02",
+                "impact": {
+                    "area_sqft": 4_000,
+                    "wetland_type": "3",
+                    "service_area": 5,
+                    "county": "Lyon",
+                    "on_agricultural_land": False,
+                },
+                "replacement_ratio": "2",
+                "method": "bank_credits",
+                "replacement_outside_service_area": False,
+            },
+        },
+    },
+    "POST /plans/{plan_id}/withdrawals": {
+        "reserved": {
+            "summary": "Withdraw what was reserved for the approved plan",
+            "value": {"reservation_ids": ["res_2b3c4d5e6f7a8b9c"]},
+        },
+    },
+    "POST /payments": {
+        "processing_fee": {
+            "summary": "A plan's processing fee, received by its LGU",
+            "value": {
+                "kind": "processing_fee",
+                "amount_cents": 15_000,
+                "payer": "Lyon County Highway Department",
+                "received_on": "2026-03-02",
+                "plan_id": "plan_4e5f6a7b8c9d0e1f",
+            },
+        },
+    },
+}
+
+
+# --- the plugin -------------------------------------------------------------------------------
+
+
+class DocumentPlugin(BasePlugin):
+    """Completes each operation of ``app``'s document as it is added (see the module)."""
+
+    def __init__(self, app: Flask) -> None:
+        self.app = app
+        self._ids: dict[str, tuple[str, str]] = {}
+
+    def init_spec(self, spec: APISpec) -> None:
+        super().init_spec(spec)
+        spec.options.setdefault("info", {})["description"] = INFO_DESCRIPTION
+        for name, header in HEADERS.items():
+            spec.components.header(name, header)
+        for name, parameter in PARAMETERS.items():
+            spec.components.parameter(name, "header", parameter)
+        for status, (name, about) in PROBLEM_RESPONSES.items():
+            spec.components.response(name, problem_response(status, about))
+        spec.components.response(
+            OTHER_PROBLEM,
+            problem_response(
+                None,
+                "Any other problem: a method the path does not allow (405), "
+                "an unexpected error (500).",
+            ),
+        )
+
+    def operation_helper(
+        self, path: str | None = None, operations: dict[str, Any] | None = None, **kwargs: Any
+    ) -> None:
+        rule = kwargs.get("rule")
+        if path is None or not operations or rule is None:
+            return
+        view = self.app.view_functions.get(rule.endpoint)
+        view_class = getattr(view, "view_class", None)
+        for method, operation in operations.items():
+            if method not in ("get", "post", "put", "patch", "delete"):
+                continue
+            handler = getattr(view_class, method, None) if view_class is not None else view
+            facts = _Facts(path, method, operation, handler, bool(rule.arguments))
+            operation["operationId"] = self._operation_id(rule.endpoint, method, view_class, path)
+            if facts.public:
+                operation["security"] = []  # no token needed (``api.auth.PUBLIC_PATHS``)
+            _describe(operation, facts)
+            _parameters(operation, facts)
+            _responses(operation, facts)
+            _examples(operation, facts)
+
+    def _operation_id(self, endpoint: str, method: str, view_class: Any, path: str) -> str:
+        """``<method>_<class>``; the blueprint's name joins in should another blueprint's class
+        of the same name have taken it first."""
+        name = _snake(view_class.__name__ if view_class is not None else endpoint.split(".")[-1])
+        candidate = f"{method}_{name}"
+        if self._ids.get(candidate, (path, method)) != (path, method):
+            candidate = f"{method}_{endpoint.split('.')[0]}_{name}"
+        self._ids[candidate] = (path, method)
+        return candidate
+
+
+class _Facts:
+    """What an operation is, as far as its documentation goes."""
+
+    def __init__(
+        self, path: str, method: str, operation: dict[str, Any], handler: Any, ids_in_path: bool
+    ) -> None:
+        self.path, self.method, self.handler = path, method, handler
+        self.key = f"{method.upper()} {path.removeprefix('/api/v1')}"
+        self.public = bool(auth.PUBLIC_PATHS.match(path))
+        self.roles = declared(handler) if handler is not None else None
+        self.idempotent = bool(getattr(handler, AUTHENTICATES_IN_UNIT, False))
+        self.write = method in WRITE_METHODS
+        self.body = "requestBody" in operation
+        query = [p for p in operation.get("parameters", []) if _in(p) == "query"]
+        self.query = bool(query)
+        self.ids = ids_in_path or self.body or any(_name(p).endswith("_id") for p in query)
+
+    def problem_statuses(self) -> list[int]:
+        statuses = [503]
+        if not self.public:
+            statuses.append(401)
+            if self.roles is None or set(self.roles) != set(ROLES):
+                statuses.append(403)
+        if self.ids:
+            statuses.append(404)
+        if self.body or self.query or self.idempotent:
+            statuses.append(400)
+        if self.write:
+            statuses += [409, 413, 422]
+            if self.method != "delete":
+                statuses.append(415)
+        elif self.query:
+            statuses.append(422)
+        if self.idempotent:
+            statuses.append(429)
+        return sorted(statuses)
+
+
+# --- summary and description ------------------------------------------------------------------
+
+
+def _describe(operation: dict[str, Any], facts: _Facts) -> None:
+    text = _markdown(inspect.getdoc(facts.handler) or "") if facts.handler else ""
+    text = text or operation.get("summary") or operation.get("description") or facts.key
+    operation["summary"], rest = split_summary(text)
+    notes = [rest, f"**Who may call it:** {_who(facts)}."]
+    if facts.idempotent:
+        notes.append(_IDEMPOTENCY)
+    operation["description"] = "\n\n".join(note for note in notes if note)
+
+
+def _who(facts: _Facts) -> str:
+    if facts.public:
+        return "anyone, without a token"
+    if facts.roles is None or set(facts.roles) == set(ROLES):
+        return "any token"
+    names = [f"`{role}`" for role in facts.roles]
+    listed = names[0] if len(names) == 1 else ", ".join(names[:-1]) + " or " + names[-1]
+    return f"{listed} tokens (another role: 403 `forbidden`)"
+
+
+#: abbreviations the statute's citations use, after which a sentence does not end
+_ABBREVIATIONS = ("Subd.", "Stat.", "Minn.", "e.g.", "i.e.", "No.", "vs.", "etc.")
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z(`\"])")
+
+
+def split_summary(text: str) -> tuple[str, str]:
+    """``text``'s first sentence, on one line, and the rest of it."""
+    first, _, others = text.strip().partition("\n\n")
+    paragraph = " ".join(first.split())
+    for match in _SENTENCE_END.finditer(paragraph):
+        if not paragraph[: match.start()].endswith(_ABBREVIATIONS):
+            rest = [paragraph[match.end() :], others.strip()]
+            return paragraph[: match.start()], "\n\n".join(part for part in rest if part)
+    return paragraph, others.strip()
+
+
+def _markdown(docstring: str) -> str:
+    """reStructuredText's ````literal```` as Markdown's `literal`."""
+    return docstring.replace("``", "`")
+
+
+# --- parameters -------------------------------------------------------------------------------
+
+PARAMETERS: dict[str, dict[str, Any]] = {
+    "IdempotencyKey": {
+        "name": "Idempotency-Key",
+        "required": False,
+        "description": (
+            "1 to 255 characters chosen by the client, one per intended write (a UUID, say). "
+            "Keys belong to the token. " + _IDEMPOTENCY
+        ),
+        "schema": {"type": "string", "minLength": 1, "maxLength": 255},
+    },
+    "RequestId": {
+        "name": "X-Request-Id",
+        "required": False,
+        "description": (
+            "The client's id for this request (1 to 200 letters, digits and `._:-`): the "
+            "response, the logs and a write's ledger transaction carry it. Another value is "
+            "replaced by a new id."
+        ),
+        "schema": {"type": "string"},
+    },
+}
+
+_FORMAT = {
+    "in": "query",
+    "name": "format",
+    "required": False,
+    "description": "`csv` answers `text/csv`, as `Accept: text/csv` does: every row, not a page.",
+    "schema": {"type": "string"},
+}
+
+
+def _parameters(operation: dict[str, Any], facts: _Facts) -> None:
+    parameters = operation.setdefault("parameters", [])
+    if facts.idempotent:
+        parameters.append("IdempotencyKey")
+    parameters.append("RequestId")
+
+
+# --- responses --------------------------------------------------------------------------------
+
+HEADERS: dict[str, dict[str, Any]] = {
+    "X-Request-Id": {
+        "description": "This request's id: the client's own if it sent a sane one, else a new one.",
+        "required": True,
+        "schema": {"type": "string"},
+    },
+    "Idempotent-Replayed": {
+        "description": (
+            "`true` when this is the stored answer to an earlier request under the same "
+            "`Idempotency-Key`: nothing was written this time."
+        ),
+        "schema": {"type": "string", "enum": ["true"]},
+    },
+    "Retry-After": {
+        "description": "Seconds to wait before retrying.",
+        "schema": {"type": "string", "pattern": "^[0-9]+$"},
+    },
+}
+
+
+def problem_schema() -> type[ProblemSchema]:
+    """``ProblemSchema`` with ``code`` as the enum of every stable code (computed when the app
+    is built, once every error class is defined)."""
+    return type(
+        "ProblemSchema",  # named "Problem" in the document, as flask-smorest names it
+        (ProblemSchema,),
+        {
+            "type": fields.String(
+                metadata={
+                    "description": "`/problems/<code>`: a page of this service that explains the "
+                    "code (a reference relative to the URL that was called)."
+                }
+            ),
+            "code": fields.String(
+                required=True,
+                metadata={
+                    "enum": problem_types.codes(),
+                    "description": "Stable: branch on it, not on `detail`.",
+                },
+            ),
+        },
+    )
+
+
+def problem_response(status: int | None, about: str) -> dict[str, Any]:
+    """A problem response: what it is about, its codes (each linked to its page), an example of
+    each, and its headers."""
+    codes = [
+        c for c in problem_types.codes() if status is None or problem_types.status_of(c) == status
+    ]
+    if status is None:
+        codes = [c for c in codes if problem_types.status_of(c) not in PROBLEM_RESPONSES]
+    listed = "; ".join(f"[`{code}`](/problems/{code})" for code in codes)
+    headers: dict[str, Any] = {"X-Request-Id": "X-Request-Id"}
+    if status in (429, 503):
+        headers["Retry-After"] = "Retry-After"
+    return {
+        "description": f"{about} Codes: {listed}." if listed else about,
+        "headers": headers,
+        "content": {
+            PROBLEM_JSON: {
+                "schema": "Problem",
+                "examples": {code: {"value": example_problem(code)} for code in codes},
+            }
+        },
+    }
+
+
+def example_problem(code: str) -> dict[str, Any]:
+    known = problem_types.explained(code)
+    return {
+        "type": f"/problems/{code}",
+        "title": problems.title_of(code),
+        "status": problem_types.status_of(code),
+        "detail": known.meaning if known else code,
+        "code": code,
+        "request_id": "5d1c0a4e9b7f4c2a8e3b6f1d0c9a8b7e",
+    }
+
+
+def _responses(operation: dict[str, Any], facts: _Facts) -> None:
+    responses = {str(status): value for status, value in operation.get("responses", {}).items()}
+    for code, response in responses.items():
+        if code.startswith(("2", "3")) and isinstance(response, dict):
+            _success(response, facts, code)
+    for status in facts.problem_statuses():
+        name, _about = PROBLEM_RESPONSES[status]
+        present = responses.get(str(status))
+        if isinstance(present, dict):  # the view's own words for it: kept, completed
+            present.setdefault("content", {PROBLEM_JSON: {"schema": "Problem"}})
+            present.setdefault("headers", {}).update(
+                {"X-Request-Id": "X-Request-Id", "Retry-After": "Retry-After"}
+                if status in (429, 503)
+                else {"X-Request-Id": "X-Request-Id"}
+            )
+        else:
+            responses[str(status)] = name
+    responses["default"] = OTHER_PROBLEM
+    operation["responses"] = dict(sorted(responses.items(), key=lambda item: item[0]))
+    if _offers_csv(operation) and not any(_name(p) == "format" for p in operation["parameters"]):
+        operation["parameters"].append(dict(_FORMAT))
+
+
+def _success(response: dict[str, Any], facts: _Facts, status: str) -> None:
+    headers = response.setdefault("headers", {})
+    headers["X-Request-Id"] = "X-Request-Id"
+    if facts.idempotent:
+        headers["Idempotent-Replayed"] = "Idempotent-Replayed"
+    declared = _declared_content(facts.handler, int(status))
+    if len(declared) > 1 or declared and "content" not in response:
+        content = response.setdefault("content", {})
+        for media_type in declared:
+            if media_type not in content:
+                content[media_type] = dict(_UNTYPED_CONTENT.get(media_type, {}))
+        response["description"] = "; ".join(
+            f"`{media_type}`: {about}" if about else f"`{media_type}`"
+            for media_type, about in declared.items()
+        )
+        if "text/csv" in declared:
+            response["description"] += " (`Accept: text/csv` or `?format=csv`)"
+
+
+def _declared_content(handler: Any, status: int) -> dict[str, str]:
+    """Every media type the view declared for ``status`` (``@blp.response``, then each
+    ``@blp.alt_response``), with its description: flask-smorest's document keeps only one."""
+    responses = getattr(handler, "_apidoc", {}).get("response", {}).get("responses", {})
+    entries = responses.get(status) or responses.get(str(status)) or []
+    entries = [e for e in (entries if isinstance(entries, list) else [entries]) if e]
+    entries.reverse()  # decorators apply from the bottom: ``@blp.response``, above, came last
+    out: dict[str, str] = {}
+    for entry in entries:
+        about = str(entry.get("description") or "")
+        out.setdefault(
+            entry.get("content_type") or "application/json", "" if about == "OK" else about
+        )
+    return out
+
+
+def _offers_csv(operation: dict[str, Any]) -> bool:
+    return any(
+        isinstance(response, dict) and "text/csv" in response.get("content", {})
+        for status, response in operation["responses"].items()
+        if status.startswith("2")
+    )
+
+
+# --- examples ---------------------------------------------------------------------------------
+
+
+def _examples(operation: dict[str, Any], facts: _Facts) -> None:
+    examples = REQUEST_EXAMPLES.get(facts.key)
+    body = operation.get("requestBody", {}).get("content", {}).get("application/json")
+    if examples and body is not None:
+        body["examples"] = examples
+
+
+# --- helpers ----------------------------------------------------------------------------------
+
+
+def _in(parameter: Any) -> str | None:
+    return parameter.get("in") if isinstance(parameter, dict) else None
+
+
+def _name(parameter: Any) -> str:
+    return str(parameter.get("name", "")) if isinstance(parameter, dict) else ""
+
+
+def _snake(name: str) -> str:
+    return re.sub(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])", "_", name).lower()

@@ -1,0 +1,241 @@
+"""The problem types a caller can meet: every stable ``code``, its status, what it means and what
+to do about it.
+
+A problem's ``type`` is ``/problems/<code>`` (``api.problems.type_uri``), a page of this service
+that explains the code (``api.docs_pages``); the OpenAPI document lists the same codes as the
+``Problem`` schema's ``code`` enum (``api.openapi``).  The codes are collected from where they are
+raised: ``CATALOGUE``, which explains each, and the HTTP layer's tables in ``api/problems.py``
+(tests/api/test_openapi.py checks that every code an error of the domain, the engine or the HTTP
+layer can carry is among them).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from api import problems
+
+
+@dataclass(frozen=True)
+class ProblemType:
+    code: str
+    status: int
+    meaning: str
+    action: str
+
+    @property
+    def title(self) -> str:
+        return problems.title_of(self.code)
+
+
+def _entry(code: str, status: int, meaning: str, action: str) -> tuple[str, ProblemType]:
+    return code, ProblemType(code, status, meaning, action)
+
+
+_RETRY_SAME_KEY = "Retry with the same Idempotency-Key: a write is made at most once."
+
+#: every code, in the order of its status
+CATALOGUE: dict[str, ProblemType] = dict(
+    [
+        _entry(
+            "bad_request",
+            400,
+            "The request could not be read: its body is not strict JSON (a repeated key, NaN or "
+            "Infinity, nesting deeper than 32 levels, bytes that are not UTF-8), a cursor the "
+            "listing did not issue, or an Idempotency-Key that is empty or longer than 255 "
+            "characters.",
+            "Fix the request as `detail` says and send it again.",
+        ),
+        _entry(
+            "unauthorized",
+            401,
+            "No bearer token was sent, or the token is unknown or was revoked (a write whose "
+            "token was revoked while it waited is refused too).",
+            "Send `Authorization: Bearer <token>` with a token the board created and has not "
+            "revoked.",
+        ),
+        _entry(
+            "forbidden",
+            403,
+            "The token's role may not call this endpoint. The answer does not depend on the "
+            "body or the Idempotency-Key: they are not read.",
+            "Use a token of a role the endpoint allows (the OpenAPI description of each "
+            "operation names them).",
+        ),
+        _entry(
+            "not_found",
+            404,
+            "There is no such resource, or it belongs to another LGU or holder: the service does "
+            "not reveal what it holds for others.",
+            "Check the id, and that the token acts for the LGU or holder the resource belongs to.",
+        ),
+        _entry(
+            "method_not_allowed",
+            405,
+            "The path exists, but not for this method.",
+            "Use one of the methods the `Allow` header lists.",
+        ),
+        _entry(
+            "idempotency_conflict",
+            409,
+            "The Idempotency-Key was used before, by the same token, with a different request "
+            "(another method, path or body).",
+            "Use a new key for a new request; repeat a key only to retry the very same request.",
+        ),
+        _entry(
+            "conflict",
+            409,
+            "The record's state does not allow the action: a plan decided twice, a released "
+            "security released again, a deposit reversed after its credits moved. "
+            "`current_status` names the state it is in.",
+            "Read the record again and act on its current state.",
+        ),
+        _entry(
+            "payload_too_large",
+            413,
+            "The body is over the size limit (WETBANK_MAX_BODY_BYTES, 1 MiB unless configured), "
+            "whether it was sent with a Content-Length or chunked. Nothing was read or written.",
+            "Send a smaller body.",
+        ),
+        _entry(
+            "unsupported_media_type",
+            415,
+            "The body is not `application/json`.",
+            "Send the body as JSON with `Content-Type: application/json`.",
+        ),
+        _entry(
+            "validation_error",
+            422,
+            "A field is missing, of the wrong type, out of bounds, not a valid date, or a date in "
+            "the future. `errors` maps each field path (`impact.area_sqft`, "
+            "`actions.0.credit_sqft`) to its messages.",
+            "Correct the fields `errors` names and send the request again (under the same "
+            "Idempotency-Key if you like: refused requests keep no key).",
+        ),
+        _entry(
+            "insufficient_credits",
+            422,
+            "The account's available credits (posted, less reserved and frozen) do not cover the "
+            "amount asked.",
+            "Ask for no more than the account's `available_sqft`, or move credits into it first.",
+        ),
+        _entry(
+            "cap_exceeded",
+            422,
+            "A deposit would credit an action of the bank site past its cap (Minn. Stat. "
+            "103G.2242 Subd. 12 (c)).",
+            "Credit no more than the cap the problem names, less what was credited before.",
+        ),
+        _entry(
+            "not_eligible",
+            422,
+            "A precondition of Subd. 12 (a) or of the action's category fails, or the credits "
+            "lie outside the plan's service area.",
+            "Check the deposit's or plan's facts against the rule `detail` names.",
+        ),
+        _entry(
+            "restricted_credit_misuse",
+            422,
+            "Credits usable only for the part of a replacement above 1:1 were offered for the "
+            "first 1:1.",
+            "Cover the first 1:1 with unrestricted credits.",
+        ),
+        _entry(
+            "ratio_too_low",
+            422,
+            "A replacement ratio below 1:1.",
+            "Use a ratio of at least 1.",
+        ),
+        _entry(
+            "comment_period_open",
+            422,
+            "A decision before the Subd. 8 comment period has run, or before the notice of "
+            "application was mailed.",
+            "Mail the notice of application, and decide after the comment period ends.",
+        ),
+        _entry(
+            "deadline_passed",
+            422,
+            "A decision or an extension after the decision was due; `deadline` names the day.",
+            "A plan not decided in time is deemed approved: read it again.",
+        ),
+        _entry(
+            "appeal_window_closed",
+            422,
+            "A petition postmarked after the appeal window closed.",
+            "Nothing: the window is set by statute.",
+        ),
+        _entry(
+            "invalid_fee",
+            422,
+            "An appeal filing fee other than the statute's, or a security above its maximum.",
+            "Send the fee and security the problem names.",
+        ),
+        _entry(
+            "security_required",
+            422,
+            "The appeal security the LGU required is not posted in full.",
+            "Post the required security before the board grants the petition.",
+        ),
+        _entry(
+            "account_frozen",
+            422,
+            "The account, or the bank site its credits came from, is frozen: it accepts deposits "
+            "but sends nothing out.",
+            "Ask the board to unfreeze the account or site.",
+        ),
+        _entry(
+            "unbalanced",
+            422,
+            "A ledger transaction whose debits and credits differ.",
+            "Report it with the request id: the service built a transaction it should not have.",
+        ),
+        _entry(
+            "rate_limited",
+            429,
+            "The token made more writes than WETBANK_WRITE_RATE_LIMIT allows (off unless "
+            "configured).",
+            "Wait the seconds `Retry-After` gives, then retry with the same Idempotency-Key.",
+        ),
+        _entry(
+            "internal_error",
+            500,
+            "An unexpected error. It was logged with the request id.",
+            "Report the `request_id`; " + _RETRY_SAME_KEY,
+        ),
+        _entry(
+            "service_unavailable",
+            503,
+            "The database is unreachable, or every pooled connection stayed busy, or (for "
+            "`GET /ready`) the process is not ready. Nothing was written.",
+            "Wait the seconds `Retry-After` gives. " + _RETRY_SAME_KEY,
+        ),
+        _entry(
+            "schema_behind",
+            503,
+            "The database schema is older than the code.",
+            "The operator runs `wetbank db upgrade`; then retry.",
+        ),
+    ]
+)
+
+
+def codes() -> list[str]:
+    """Every code a problem can carry, by status: the catalogue's and the HTTP layer's."""
+    found = set(CATALOGUE) | set(problems.STATUS_BY_CODE) | set(problems.CODE_BY_STATUS.values())
+    return sorted(found, key=lambda code: (status_of(code), code))
+
+
+def status_of(code: str) -> int:
+    """The HTTP status a problem of ``code`` is sent with."""
+    known = CATALOGUE.get(code)
+    return known.status if known else problems.STATUS_BY_CODE.get(code, 409)
+
+
+def explained(code: str) -> ProblemType | None:
+    """The code's entry, for a code any problem can carry; ``None`` for any other."""
+    if code not in codes():
+        return None
+    return CATALOGUE.get(code) or ProblemType(
+        code, status_of(code), "A refusal of the service.", "Read the problem's `detail`."
+    )
