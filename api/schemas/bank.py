@@ -3,8 +3,11 @@
 
 from __future__ import annotations
 
-from marshmallow import Schema, fields, validate
+from typing import Any
 
+from marshmallow import Schema, ValidationError, fields, validate, validates_schema
+
+from api.pagination import PageArgs
 from api.schemas.common import (
     WETLAND_TYPES,
     CreditClassOut,
@@ -294,3 +297,80 @@ class ReservationOut(Schema):
     status = fields.String()
     created_at = Timestamp()
     lots = fields.List(fields.Nested(ReservationLotOut))
+
+
+# --- the board's lists and corrections of parties; closing accounts ---------------------------
+
+
+def Reason() -> fields.String:  # noqa: N802
+    """Why the board makes a correction (required)."""
+    return fields.String(required=True, validate=validate.Length(min=1, max=2000))
+
+
+class _Edit(Schema):
+    """A correction: the fields to change (at least one) and why."""
+
+    @validates_schema
+    def _changes_something(self, data: dict[str, Any], **_kwargs: Any) -> None:
+        if not set(data) - {"reason"}:
+            raise ValidationError("name at least one field to change", "_schema")
+
+
+class HolderEditIn(_Edit):
+    name = fields.String(validate=validate.Length(min=1, max=300))
+    email = fields.Email(allow_none=True, validate=validate.Length(max=300))
+    address = fields.String(allow_none=True, validate=validate.Length(max=2000))
+    reason = Reason()
+
+
+class LguEditIn(_Edit):
+    name = fields.String(validate=validate.Length(min=1, max=300))
+    reason = Reason()
+
+
+class SiteEditIn(_Edit):
+    name = fields.String(validate=validate.Length(min=1, max=300))
+    county = fields.String(validate=validate.Length(min=1, max=100))
+    major_watershed = fields.String(allow_none=True, validate=validate.Length(max=200))
+    reason = Reason()
+
+
+class NameQueryArgs(PageArgs):
+    """``?q=`` (text the name contains, any case), ``&limit=&cursor=``"""
+
+    q = fields.String(load_default=None, validate=validate.Length(max=300))
+
+
+class SiteQueryArgs(NameQueryArgs):
+    holder_id = fields.String(load_default=None, validate=validate.Length(max=40))
+    service_area = fields.Integer(load_default=None, validate=validate.Range(min=1, max=1000))
+
+
+HolderPage = page_schema(HolderOut, "HolderPage")
+LguPage = page_schema(LguOut, "LguPage")
+SitePage = page_schema(SiteOut, "SitePage")
+
+
+class ReservedForPlanOut(Schema):
+    """The plan a reservation is for, as the account's holder may see it."""
+
+    id = fields.String()
+    project = fields.String()
+    lgu_name = fields.String()
+    status = fields.String()
+
+
+class AccountReservationOut(Schema):
+    id = fields.String()
+    account_id = fields.String()
+    credit_class = fields.Nested(CreditClassOut)
+    lot_id = fields.String(allow_none=True)
+    amount_sqft = fields.Integer()
+    expires_on = fields.Date()
+    status = fields.String()
+    created_at = Timestamp()
+    plan = fields.Nested(ReservedForPlanOut)
+
+
+class AccountReservationList(Schema):
+    items = fields.List(fields.Nested(AccountReservationOut))

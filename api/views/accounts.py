@@ -25,7 +25,7 @@ from api.schemas.bank import (
     LotList,
 )
 from api.schemas.filters import AccountListArgs
-from bank import balances, credits, deposit_reversal, deposits, parties
+from bank import account_close, balances, credits, deposit_reversal, deposits, parties
 from bank.deposit_rules import ActionRequest
 from bank.parties import BankAccount
 
@@ -162,6 +162,20 @@ class AccountUnfreeze(MethodView):
         require_board()
         with database().transaction() as session:
             return account_view(session, parties.set_account_status(session, account_id, "open"))
+
+
+@blp.route("/accounts/<account_id>/close")
+class AccountClose(MethodView):
+    @writes
+    @roles("board")
+    @blp.response(200, AccountOut)
+    def post(self, account_id: str) -> Any:
+        """Close an account (board): only one that holds no credits and has no pending
+        reservation (``conflict`` otherwise, and when it is closed already).  A closed account
+        accepts no deposit and sends and receives nothing."""
+        require_board()
+        with database().transaction() as session:
+            return account_view(session, account_close.close_account(session, account_id))
 
 
 @blp.route("/accounts/<account_id>/deposits")

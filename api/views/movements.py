@@ -10,8 +10,14 @@ from flask_smorest import Blueprint
 from api.context import actor, database, request_id, require_role
 from api.idempotency import writes
 from api.roles import roles
-from api.schemas.bank import ReservationIn, ReservationOut, TransferIn, TransferOut
-from bank import plans, reservations, transfers
+from api.schemas.bank import (
+    AccountReservationList,
+    ReservationIn,
+    ReservationOut,
+    TransferIn,
+    TransferOut,
+)
+from bank import account_reservations, plans, reservations, transfers
 
 blp = Blueprint("movements", __name__, url_prefix="/api/v1", description="Transfers, reservations")
 
@@ -44,6 +50,15 @@ class AccountReservations(MethodView):
             outcome = plans.current_outcome(session, data["plan_id"])
             request = reservations.ReservationRequest(account_id=account_id, **data)
             return reservations.reserve(session, who, request, outcome, request_id())
+
+    @roles("board", "holder")
+    @blp.response(200, AccountReservationList)
+    def get(self, account_id: str) -> Any:
+        """The reservations held against the account (board, or its holder), each with the plan
+        it is for: its project, LGU and status."""
+        with database().transaction() as session:
+            items = account_reservations.account_reservations(session, actor(), account_id)
+        return {"items": items}
 
 
 @blp.route("/reservations/<reservation_id>")

@@ -9,21 +9,42 @@ from flask_smorest import Blueprint
 
 from api.context import actor, database, require_board, ruleset
 from api.idempotency import writes
+from api.pagination import Listing
 from api.roles import roles
 from api.schemas.bank import (
     CreditAreaAmendIn,
+    HolderEditIn,
     HolderIn,
     HolderOut,
+    HolderPage,
+    LguEditIn,
     LguIn,
     LguOut,
+    LguPage,
+    NameQueryArgs,
     ServiceAreaList,
+    SiteEditIn,
     SiteIn,
     SiteOut,
+    SitePage,
+    SiteQueryArgs,
 )
-from bank import parties, site_register
+from bank import parties, party_edits, party_lists, site_register
 from bank.errors import NotFound
 
 blp = Blueprint("parties", __name__, url_prefix="/api/v1", description="Parties and places")
+
+HOLDERS = Listing("/holders", id_prefix="hld")
+LGUS = Listing("/lgus", id_prefix="lgu")
+SITES = Listing("/bank-sites", id_prefix="site")
+
+
+def _edit(kind: str, party_id: str, data: dict[str, Any]) -> Any:
+    """Correct a party (board), recording what changed and the reason."""
+    board = require_board()
+    changes = {name: value for name, value in data.items() if name != "reason"}
+    with database().transaction() as session:
+        return party_edits.edit_party(session, board, kind, party_id, changes, data["reason"])
 
 
 @blp.route("/holders")
@@ -38,6 +59,18 @@ class Holders(MethodView):
         with database().transaction() as session:
             return parties.create_holder(session, **data)
 
+    @roles("board")
+    @blp.arguments(NameQueryArgs, location="query")
+    @blp.response(200, HolderPage)
+    def get(self, args: dict[str, Any]) -> Any:
+        """Holders (board), by id; ``q`` filters on text the name contains."""
+        require_board()
+        after = HOLDERS.after(args["cursor"])
+        with database().transaction() as session:
+            rows = party_lists.holders(session, args["q"], after, args["limit"])
+            items = [parties.as_dict(row, *HolderOut().fields) for row in rows]
+        return HOLDERS.page(items, args["limit"], key=lambda item: item["id"])
+
 
 @blp.route("/holders/<holder_id>")
 class HolderById(MethodView):
@@ -50,6 +83,14 @@ class HolderById(MethodView):
             raise NotFound(f"no holder {holder_id}")
         with database().transaction() as session:
             return parties.get_holder(session, holder_id)
+
+    @writes
+    @roles("board")
+    @blp.arguments(HolderEditIn)
+    @blp.response(200, HolderOut)
+    def patch(self, data: dict[str, Any], holder_id: str) -> Any:
+        """Correct a holder's name, email or address (board), with a reason, recorded."""
+        return _edit("holder", holder_id, data)
 
 
 @blp.route("/lgus")
@@ -64,6 +105,18 @@ class Lgus(MethodView):
         with database().transaction() as session:
             return parties.create_lgu(session, **data)
 
+    @roles("board")
+    @blp.arguments(NameQueryArgs, location="query")
+    @blp.response(200, LguPage)
+    def get(self, args: dict[str, Any]) -> Any:
+        """LGUs (board), by id; ``q`` filters on text the name contains."""
+        require_board()
+        after = LGUS.after(args["cursor"])
+        with database().transaction() as session:
+            rows = party_lists.lgus(session, args["q"], after, args["limit"])
+            items = [parties.as_dict(row, *LguOut().fields) for row in rows]
+        return LGUS.page(items, args["limit"], key=lambda item: item["id"])
+
 
 @blp.route("/lgus/<lgu_id>")
 class LguById(MethodView):
@@ -74,6 +127,14 @@ class LguById(MethodView):
         actor()
         with database().transaction() as session:
             return parties.get_lgu(session, lgu_id)
+
+    @writes
+    @roles("board")
+    @blp.arguments(LguEditIn)
+    @blp.response(200, LguOut)
+    def patch(self, data: dict[str, Any], lgu_id: str) -> Any:
+        """Correct an LGU's name (board), with a reason, recorded."""
+        return _edit("lgu", lgu_id, data)
 
 
 @blp.route("/bank-sites")
@@ -90,6 +151,26 @@ class Sites(MethodView):
             site = site_register.register_site(session, ruleset(), board, **data)
             return site_register.site_dict(session, ruleset(), site)
 
+    @roles("board")
+    @blp.arguments(SiteQueryArgs, location="query")
+    @blp.response(200, SitePage)
+    def get(self, args: dict[str, Any]) -> Any:
+        """Bank sites (board), by id; filters: ``q`` (text the name contains), ``holder_id``,
+        ``service_area``."""
+        require_board()
+        after = SITES.after(args["cursor"])
+        with database().transaction() as session:
+            rows = party_lists.sites(
+                session,
+                args["q"],
+                after,
+                args["limit"],
+                holder_id=args["holder_id"],
+                service_area=args["service_area"],
+            )
+            items = [site_register.site_dict(session, ruleset(), row) for row in rows]
+        return SITES.page(items, args["limit"], key=lambda item: item["id"])
+
 
 @blp.route("/bank-sites/<site_id>")
 class SiteById(MethodView):
@@ -102,6 +183,21 @@ class SiteById(MethodView):
             site = parties.get_site(session, site_id)
             if not (who.is_board or who.holder_id == site.holder_id):
                 raise NotFound(f"no bank site {site_id}")
+            return site_register.site_dict(session, ruleset(), site)
+
+    @writes
+    @roles("board")
+    @blp.arguments(SiteEditIn)
+    @blp.response(200, SiteOut)
+    def patch(self, data: dict[str, Any], site_id: str) -> Any:
+        """Correct a bank site's name, county or major watershed (board), with a reason,
+        recorded; its holder and service area are sealed."""
+        board = require_board()
+        changes = {name: value for name, value in data.items() if name != "reason"}
+        with database().transaction() as session:
+            site = party_edits.edit_party(
+                session, board, "bank_site", site_id, changes, data["reason"]
+            )
             return site_register.site_dict(session, ruleset(), site)
 
 

@@ -225,6 +225,9 @@ def valid_bodies(world: World) -> dict[str, dict[str, Any]]:
         },
         "POST /accounts/{account_id}/deposits": valid_bodies_deposit(bank),
         "POST /deposits/{deposit_id}/reverse": {"effective_on": days_ago(0), "reason": "error"},
+        "PATCH /holders/{holder_id}": {"address": "2 Main St", "reason": "moved"},
+        "PATCH /lgus/{lgu_id}": {"name": "Lyon County", "reason": "full name"},
+        "PATCH /bank-sites/{site_id}": {"major_watershed": "Cottonwood", "reason": "resurveyed"},
         "POST /bank-sites/{site_id}/credit-areas": {
             "category": "replacement_wetland",
             "area_sqft": 10**11,
