@@ -12,13 +12,16 @@ job.  Drawing on it and releasing it are in ``bank.guarantees``.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Iterable
+from dataclasses import dataclass, field
 from datetime import date, datetime
 from typing import Any
 
 from sqlalchemy import (
+    JSON,
     BigInteger,
     Boolean,
+    ColumnElement,
     Date,
     DateTime,
     ForeignKey,
@@ -26,6 +29,7 @@ from sqlalchemy import (
     Text,
     func,
     select,
+    text,
 )
 from sqlalchemy.orm import Mapped, Session, mapped_column
 
@@ -65,6 +69,10 @@ class Payment(Base):
     ruleset: Mapped[str] = mapped_column(String(60))
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
     actor: Mapped[str] = mapped_column(String(300))
+    #: the integrator's own references (``bank.external_refs``); not sealed
+    external_refs: Mapped[dict[str, str]] = mapped_column(
+        JSON, default=dict, server_default=text("'{}'")
+    )
 
 
 class Security(Base):
@@ -86,6 +94,10 @@ class Security(Base):
     drawn_on: Mapped[date | None] = mapped_column(Date)
     drawn_cents: Mapped[int | None] = mapped_column(BigInteger)
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
+    #: the integrator's own references (``bank.external_refs``); not sealed
+    external_refs: Mapped[dict[str, str]] = mapped_column(
+        JSON, default=dict, server_default=text("'{}'")
+    )
 
 
 # --- accounts ---------------------------------------------------------------------------------
@@ -133,6 +145,7 @@ class PaymentRequest:
     received_on: date
     plan_id: str | None = None
     appeal_id: str | None = None
+    external_refs: dict[str, str] = field(default_factory=dict)
 
 
 def receive_payment(
@@ -174,6 +187,7 @@ def receive_payment(
         ruleset=ruleset.id,
         created_at=clock.utcnow(),
         actor=actor.label,
+        external_refs=dict(request.external_refs),
     )
     session.add(payment)
     session.flush()
@@ -352,16 +366,36 @@ def _lgu_of(session: Session, payment: Payment) -> str | None:
     return plan.lgu_id if plan else None
 
 
-def payments_of_plan(session: Session, plan_id: str) -> list[Payment]:
-    """A plan's payments, its appeals' included, oldest first."""
+def payments_of_plan(
+    session: Session, plan_id: str, where: Iterable[ColumnElement[bool]] = ()
+) -> list[Payment]:
+    """A plan's payments, its appeals' included, oldest first, that meet every condition of
+    ``where`` (``bank.listing_filters``)."""
     appeal_ids = select(Appeal.id).where(Appeal.plan_id == plan_id)
     return list(
         session.execute(
             select(Payment)
             .where((Payment.plan_id == plan_id) | Payment.appeal_id.in_(appeal_ids))
+            .where(*where)
             .order_by(Payment.created_at, Payment.id)
         ).scalars()
     )
+
+
+def list_payments(
+    session: Session, actor: Actor, where: Iterable[ColumnElement[bool]] = ()
+) -> list[Payment]:
+    """The payments the caller may see (board: all; LGU: its plans', their appeals' included),
+    oldest first, that meet every condition of ``where``."""
+    query = (
+        select(Payment)
+        .join(Plan, Plan.id == Payment.plan_id)
+        .where(*where)
+        .order_by(Payment.created_at, Payment.id)
+    )
+    if not actor.is_board:
+        query = query.where(Plan.lgu_id == actor.lgu_id)
+    return list(session.execute(query).scalars())
 
 
 def in_lieu_received_cents(session: Session, plan_id: str) -> int:
@@ -393,6 +427,7 @@ def payment_dict(payment: Payment) -> dict[str, Any]:
         ),
         "ruleset": payment.ruleset,
         "created_at": payment.created_at,
+        "external_refs": payment.external_refs or {},
     }
 
 
@@ -413,6 +448,7 @@ class SecurityRequest:
     irrevocable: bool
     issued_on: date
     expires_on: date
+    external_refs: dict[str, str] = field(default_factory=dict)
 
 
 def hold_security(
@@ -463,6 +499,7 @@ def hold_security(
         expires_on=request.expires_on,
         pending_transaction_id=held.transaction_id,
         created_at=clock.utcnow(),
+        external_refs=dict(request.external_refs),
     )
     session.add(security)
     session.flush()
@@ -495,12 +532,18 @@ def visible_security(
 
 
 def list_securities(
-    session: Session, actor: Actor, status: str | None, expiring_before: date | None
+    session: Session,
+    actor: Actor,
+    status: str | None,
+    expiring_before: date | None,
+    where: Iterable[ColumnElement[bool]] = (),
 ) -> list[Security]:
-    """Securities the caller may see, soonest expiry first (for LGUs chasing renewals)."""
+    """Securities the caller may see, soonest expiry first (for LGUs chasing renewals), that
+    meet every condition of ``where`` (``bank.listing_filters``)."""
     query = (
         select(Security)
         .join(Plan, Plan.id == Security.plan_id)
+        .where(*where)
         .order_by(Security.expires_on, Security.id)
     )
     if not actor.is_board:
@@ -534,4 +577,5 @@ def security_dict(security: Security) -> dict[str, Any]:
         "drawn_on": security.drawn_on,
         "drawn_cents": security.drawn_cents,
         "transaction_id": str(security.pending_transaction_id),
+        "external_refs": security.external_refs or {},
     }

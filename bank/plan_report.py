@@ -152,6 +152,7 @@ def plan_dict(session: Session, plan: Plan, today: date | None = None) -> dict[s
         "appeals": [appeals.appeal_dict(session, a) for a in plans.appeals_of(session, plan.id)],
         "impact_may_proceed": not blockers,
         "impact_blockers": blockers,
+        "external_refs": plan.external_refs or {},
     }
 
 

@@ -5,7 +5,18 @@ from __future__ import annotations
 
 from datetime import date, datetime
 
-from sqlalchemy import BigInteger, Boolean, Date, DateTime, ForeignKey, Integer, String, Text
+from sqlalchemy import (
+    JSON,
+    BigInteger,
+    Boolean,
+    Date,
+    DateTime,
+    ForeignKey,
+    Integer,
+    String,
+    Text,
+    text,
+)
 from sqlalchemy.orm import Mapped, mapped_column
 
 from ledger.schema import Base
@@ -65,6 +76,10 @@ class Plan(Base):
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
     #: bumped by every change, so concurrent changes to one plan serialize on its row
     version: Mapped[int] = mapped_column(BigInteger, default=0)
+    #: the integrator's own references (``bank.external_refs``); not sealed
+    external_refs: Mapped[dict[str, str]] = mapped_column(
+        JSON, default=dict, server_default=text("'{}'")
+    )
 
 
 class PlanRevision(Base):

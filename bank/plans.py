@@ -7,12 +7,13 @@ so a plan past ``decision_due`` with no decision reads ``deemed_approved`` witho
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Iterable
+from dataclasses import dataclass, field
 from datetime import date
 from fractions import Fraction
 from typing import Any
 
-from sqlalchemy import select, update
+from sqlalchemy import ColumnElement, select, update
 from sqlalchemy.orm import Session
 
 from bank import calendar, guarantees, parties, replacement_rules, timeline
@@ -49,6 +50,7 @@ class PlanRequest:
     location: str | None = None
     security_required_cents: int | None = None
     peatland: bool = False
+    external_refs: dict[str, str] = field(default_factory=dict)
 
 
 def create_plan(session: Session, ruleset: Ruleset, request: PlanRequest) -> Plan:
@@ -93,6 +95,7 @@ def create_plan(session: Session, ruleset: Ruleset, request: PlanRequest) -> Pla
         ruleset=ruleset.id,
         created_at=clock.utcnow(),
         version=0,
+        external_refs=dict(request.external_refs),
     )
     session.add(plan)
     session.flush()
@@ -115,9 +118,15 @@ def visible_plan(session: Session, actor: Actor, plan_id: str, *, lock: bool = F
     return plan
 
 
-def list_plans(session: Session, actor: Actor, limit: int | None = None) -> list[Plan]:
-    """Every plan (board) or the LGU's own, oldest first; the first ``limit`` when given."""
-    query = select(Plan).order_by(Plan.created_at, Plan.id).limit(limit)
+def list_plans(
+    session: Session,
+    actor: Actor,
+    limit: int | None = None,
+    where: Iterable[ColumnElement[bool]] = (),
+) -> list[Plan]:
+    """Every plan (board) or the LGU's own, oldest first, that meets every condition of
+    ``where`` (``bank.listing_filters``); the first ``limit`` when given."""
+    query = select(Plan).where(*where).order_by(Plan.created_at, Plan.id).limit(limit)
     if not actor.is_board:
         query = query.where(Plan.lgu_id == actor.lgu_id)
     return list(session.execute(query).scalars())

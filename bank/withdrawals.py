@@ -12,7 +12,7 @@ from collections.abc import Iterable
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import BigInteger, DateTime, ForeignKey, Integer, String, select
+from sqlalchemy import JSON, BigInteger, DateTime, ForeignKey, Integer, String, select, text
 from sqlalchemy.orm import Mapped, Session, mapped_column
 
 import ledger
@@ -44,6 +44,10 @@ class Withdrawal(Base):
     withdrawn_sqft: Mapped[int] = mapped_column(BigInteger)
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
     actor: Mapped[str] = mapped_column(String(300))
+    #: the integrator's own references (``bank.external_refs``); not sealed
+    external_refs: Mapped[dict[str, str]] = mapped_column(
+        JSON, default=dict, server_default=text("'{}'")
+    )
 
 
 class WithdrawalAllocation(Base):
@@ -61,7 +65,12 @@ class WithdrawalAllocation(Base):
 
 
 def withdraw(
-    session: Session, actor: Actor, plan_id: str, reservation_ids: list[str], request_id: str | None
+    session: Session,
+    actor: Actor,
+    plan_id: str,
+    reservation_ids: list[str],
+    request_id: str | None,
+    external_refs: dict[str, str] | None = None,
 ) -> dict[str, Any]:
     """Post the plan's reservations (its LGU, or the board) as one ledger transaction."""
     plan = plans.visible_plan(session, actor, plan_id, lock=True)
@@ -104,6 +113,7 @@ def withdraw(
         withdrawn_sqft=sum(used.values()),
         created_at=clock.utcnow(),
         actor=actor.label,
+        external_refs=dict(external_refs or {}),
     )
     session.add(row)
     session.flush()
@@ -286,6 +296,7 @@ def withdrawal_dict(session: Session, row: Withdrawal) -> dict[str, Any]:
         ),
         "withdrawn_sqft": row.withdrawn_sqft,
         "created_at": row.created_at,
+        "external_refs": row.external_refs or {},
         "allocations": [
             {
                 "reservation_id": a.reservation_id,

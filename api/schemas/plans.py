@@ -16,6 +16,7 @@ from api.schemas.common import (
     Timestamp,
     page_schema,
 )
+from api.schemas.filters import ExternalRefFilter, external_refs_in, external_refs_out
 from api.schemas.notices import CopyRequestOut, DrawOut, RecipientOut
 from api.schemas.plan_record import ApplicationOut, PanelOut, PlanDecisionOut, PlanExtensionOut
 from bank.appeals import DENIAL_GROUNDS, PETITIONER_KINDS
@@ -55,6 +56,7 @@ class PlanIn(Schema):
     location = fields.String(required=True, validate=validate.Length(min=1, max=1000))
     #: Subd. 3: the security the LGU requires of a project-specific replacement (required then)
     security_required_cents = Quantity(load_default=None, allow_none=True)
+    external_refs = external_refs_in()
 
 
 class DeadlinesOut(Schema):
@@ -105,6 +107,7 @@ class WithdrawalOut(Schema):
     withdrawn_sqft = fields.Integer()
     created_at = Timestamp()
     allocations = fields.List(fields.Nested(AllocationOut))
+    external_refs = external_refs_out()
 
 
 class PetitionOut(Schema):
@@ -185,6 +188,7 @@ class PlanOut(Schema):
     applications = fields.List(fields.Nested(ApplicationOut))
     impact_may_proceed = fields.Boolean()
     impact_blockers = fields.List(fields.Nested(BlockerOut))
+    external_refs = external_refs_out()
 
 
 PlanPage = page_schema(PlanOut, "PlanPage")
@@ -197,6 +201,19 @@ class PlanListArgs(Schema):
             ["received", "noticed", "approved", "denied", "deemed_approved", "appealed", "final"]
         ),
     )
+    #: text the applicant or the project contains, in any case
+    q = fields.String(
+        load_default=None,
+        validate=validate.Length(min=1, max=300),
+        metadata={"description": "text the applicant or the project contains, in any case"},
+    )
+    received_from = IsoDate(
+        load_default=None, metadata={"description": "received on or after this date"}
+    )
+    received_to = IsoDate(
+        load_default=None, metadata={"description": "received on or before this date"}
+    )
+    external_ref = ExternalRefFilter()
     limit = fields.Integer(load_default=50, validate=validate.Range(min=1, max=500))
     cursor = fields.String(load_default=None)
 
@@ -211,6 +228,7 @@ class WithdrawalIn(Schema):
         required=True,
         validate=validate.Length(min=1, max=100),
     )
+    external_refs = external_refs_in()
 
 
 class CompletedIn(Schema):
@@ -278,6 +296,7 @@ class PaymentIn(Schema):
     received_on = EventDate(required=True)
     plan_id = fields.String(load_default=None, validate=validate.Length(max=40))
     appeal_id = fields.String(load_default=None, validate=validate.Length(max=40))
+    external_refs = external_refs_in()
 
 
 class PaymentOut(Schema):
@@ -293,10 +312,20 @@ class PaymentOut(Schema):
     compensation_transaction_id = fields.String(allow_none=True)
     ruleset = fields.String()
     created_at = Timestamp()
+    external_refs = external_refs_out()
+
+
+PAYMENT_STATUSES = ("received", "refunded", "returned")
 
 
 class PaymentListArgs(Schema):
-    plan_id = fields.String(required=True)
+    plan_id = fields.String(
+        load_default=None,
+        validate=validate.Length(min=1, max=40),
+        metadata={"description": "only this plan's payments (its appeals' included)"},
+    )
+    status = fields.String(load_default=None, validate=validate.OneOf(PAYMENT_STATUSES))
+    external_ref = ExternalRefFilter()
 
 
 class PaymentList(Schema):
@@ -310,6 +339,7 @@ class SecurityIn(Schema):
     irrevocable = fields.Boolean(required=True)
     issued_on = EventDate(required=True)
     expires_on = IsoDate(required=True)
+    external_refs = external_refs_in()
 
 
 class SecurityOut(Schema):
@@ -330,6 +360,7 @@ class SecurityOut(Schema):
     undrawn_cents = fields.Integer()
     draws = fields.List(fields.Nested(DrawOut))
     transaction_id = fields.String()
+    external_refs = external_refs_out()
 
 
 class SecurityListArgs(Schema):
@@ -337,6 +368,12 @@ class SecurityListArgs(Schema):
         load_default=None, validate=validate.OneOf(["held", "released", "drawn", "expired"])
     )
     expiring_before = IsoDate(load_default=None)
+    plan_id = fields.String(
+        load_default=None,
+        validate=validate.Length(min=1, max=40),
+        metadata={"description": "only this plan's securities"},
+    )
+    external_ref = ExternalRefFilter()
 
 
 class SecurityList(Schema):

@@ -7,8 +7,10 @@ from typing import Any
 from flask.views import MethodView
 from flask_smorest import Blueprint
 
+from api import listing_csv
 from api.context import actor, database, request_id, require_role, ruleset
 from api.idempotency import writes
+from api.pagination import csv_response, wants_csv
 from api.roles import roles
 from api.schemas.plans import (
     DrawIn,
@@ -22,7 +24,7 @@ from api.schemas.plans import (
     SecurityListArgs,
     SecurityOut,
 )
-from bank import guarantees, money, plans
+from bank import guarantees, listing_filters, money, plans
 
 blp = Blueprint("money", __name__, url_prefix="/api/v1", description="Payments and securities")
 
@@ -45,13 +47,22 @@ class Payments(MethodView):
     @roles("board", "lgu")
     @blp.arguments(PaymentListArgs, location="query")
     @blp.response(200, PaymentList)
+    @blp.alt_response(200, description="text/csv of the payments kept", content_type="text/csv")
     def get(self, args: dict[str, Any]) -> Any:
-        """A plan's payments, its appeals' included (board, or the plan's LGU)."""
+        """Payments (board: all; LGU: its plans'), oldest first: a plan's (its appeals'
+        included), by status, by an integrator's reference (JSON or CSV)."""
         who = require_role("board", "lgu")
+        where = listing_filters.payments(args["status"], args["external_ref"])
         with database().transaction() as session:
-            plan = plans.visible_plan(session, who, args["plan_id"])
-            rows = money.payments_of_plan(session, plan.id)
-            return {"items": [money.payment_dict(p) for p in rows]}
+            if args["plan_id"] is not None:
+                plan = plans.visible_plan(session, who, args["plan_id"])
+                rows = money.payments_of_plan(session, plan.id, where)
+            else:
+                rows = money.list_payments(session, who, where)
+            items = [money.payment_dict(p) for p in rows]
+        if wants_csv():
+            return csv_response(listing_csv.PAYMENT_FIELDS, items, "payments.csv")
+        return {"items": items}
 
 
 @blp.route("/payments/<payment_id>")
@@ -98,12 +109,20 @@ class Securities(MethodView):
     @roles("board", "lgu")
     @blp.arguments(SecurityListArgs, location="query")
     @blp.response(200, SecurityList)
+    @blp.alt_response(200, description="text/csv of the securities kept", content_type="text/csv")
     def get(self, args: dict[str, Any]) -> Any:
-        """Securities by status and expiring before a date (board: all; LGU: its own)."""
+        """Securities by plan, status, expiring before a date and an integrator's reference
+        (board: all; LGU: its own), soonest expiry first (JSON or CSV)."""
         who = require_role("board", "lgu")
+        where = listing_filters.securities(args["plan_id"], args["external_ref"])
         with database().transaction() as session:
-            rows = money.list_securities(session, who, args["status"], args["expiring_before"])
-            return {"items": [guarantees.security_dict(session, s) for s in rows]}
+            rows = money.list_securities(
+                session, who, args["status"], args["expiring_before"], where
+            )
+            items = [guarantees.security_dict(session, s) for s in rows]
+        if wants_csv():
+            return csv_response(listing_csv.SECURITY_FIELDS, items, "securities.csv")
+        return {"items": items}
 
 
 @blp.route("/securities/<security_id>")

@@ -7,9 +7,10 @@ from typing import Any
 from flask.views import MethodView
 from flask_smorest import Blueprint
 
+from api import listing_csv
 from api.context import actor, database, request_id, require_board, require_role, ruleset
 from api.idempotency import writes
-from api.pagination import Listing
+from api.pagination import Listing, csv_response, wants_csv
 from api.roles import roles
 from api.schemas.plans import (
     AppealDecisionIn,
@@ -26,7 +27,7 @@ from api.schemas.plans import (
     WithdrawalIn,
     WithdrawalOut,
 )
-from bank import appeals, plan_report, plans, withdrawals
+from bank import appeals, listing_filters, plan_report, plans, withdrawals
 from bank.errors import ValidationFailed
 
 blp = Blueprint("plans", __name__, url_prefix="/api/v1", description="Replacement plans, appeals")
@@ -73,6 +74,7 @@ class Plans(MethodView):
             watershed_district=data["watershed_district"],
             location=data["location"],
             security_required_cents=data["security_required_cents"],
+            external_refs=data["external_refs"],
         )
         with database().transaction() as session:
             plan = plans.create_plan(session, ruleset(), request)
@@ -81,12 +83,25 @@ class Plans(MethodView):
     @roles("board", "lgu")
     @blp.arguments(PlanListArgs, location="query")
     @blp.response(200, PlanPage)
+    @blp.alt_response(200, description="text/csv of every plan kept", content_type="text/csv")
     def get(self, args: dict[str, Any]) -> Any:
-        """Plans (board: all; LGU: its own), optionally by status."""
+        """Plans (board: all; LGU: its own), optionally by status, applicant or project text,
+        date received and an integrator's reference (JSON pages or CSV)."""
         who = require_role("board", "lgu")
         after = PLANS.after(args["cursor"])
+        where = listing_filters.plans(
+            args["q"], args["received_from"], args["received_to"], args["external_ref"]
+        )
+        if wants_csv():
+            with database().transaction() as session:
+                flat = [
+                    listing_csv.plan_row(plan_report.plan_dict(session, plan))
+                    for plan in plans.list_plans(session, who, where=where)
+                ]
+            kept = [row for row in flat if args["status"] in (None, row["status"])]
+            return csv_response(listing_csv.PLAN_FIELDS, kept, "plans.csv")
         with database().transaction() as session:
-            rows = plans.list_plans(session, who)
+            rows = plans.list_plans(session, who, where=where)
             if after is not None:
                 ids = [p.id for p in rows]
                 rows = rows[ids.index(after) + 1 :] if after in ids else []
@@ -122,7 +137,12 @@ class PlanWithdrawals(MethodView):
         who = require_role("board", "lgu")
         with database().transaction() as session:
             return withdrawals.withdraw(
-                session, who, plan_id, data["reservation_ids"], request_id()
+                session,
+                who,
+                plan_id,
+                data["reservation_ids"],
+                request_id(),
+                external_refs=data["external_refs"],
             )
 
 

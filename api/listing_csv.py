@@ -1,0 +1,64 @@
+"""The CSV exports of the plans, payments and securities listings (``?format=csv`` or
+``Accept: text/csv``): one line per record the filters keep, ``external_refs`` as a JSON cell."""
+
+from __future__ import annotations
+
+from typing import Any
+
+PLAN_FIELDS = [
+    "id",
+    "lgu_id",
+    "applicant",
+    "project",
+    "received_on",
+    "first_received_on",
+    "status",
+    "outcome",
+    "method",
+    "impact_area_sqft",
+    "impact_wetland_type",
+    "impact_service_area",
+    "impact_county",
+    "replacement_ratio",
+    "required_credit_sqft",
+    "ruleset",
+    "external_refs",
+]
+PAYMENT_FIELDS = [
+    "id",
+    "kind",
+    "amount_cents",
+    "payer",
+    "received_on",
+    "plan_id",
+    "appeal_id",
+    "status",
+    "transaction_id",
+    "compensation_transaction_id",
+    "ruleset",
+    "created_at",
+    "external_refs",
+]
+SECURITY_FIELDS = [
+    "id",
+    "plan_id",
+    "kind",
+    "issuer",
+    "amount_cents",
+    "irrevocable",
+    "issued_on",
+    "expires_on",
+    "status",
+    "released_on",
+    "drawn_on",
+    "drawn_cents",
+    "undrawn_cents",
+    "transaction_id",
+    "external_refs",
+]
+
+
+def plan_row(body: dict[str, Any]) -> dict[str, Any]:
+    """A plan as ``GET /plans/{id}`` shows it, flattened to ``PLAN_FIELDS``."""
+    impact = {f"impact_{name}": value for name, value in body["impact"].items()}
+    return {**body, **impact}
