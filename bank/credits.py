@@ -30,6 +30,7 @@ from sqlalchemy import (
 from sqlalchemy.orm import Mapped, Session, mapped_column
 
 import ledger
+from bank.errors import Conflict
 from bank.ids import new_id
 from bank.named_accounts import advisory_lock
 from bank.parties import BankAccount, BankSite
@@ -152,13 +153,20 @@ def new_lot(
     parent_lot_id: str | None,
     federally_approved: bool,
 ) -> Lot:
-    """A new empty lot in ``account`` with the next label (A, B, ..., Z, AA, ...)."""
-    count = session.execute(
+    """A new empty lot in ``account`` with the next label (A, B, ..., Z, AA, ...).
+
+    The count's UPDATE reads the account's status as it commits: an account closed while this
+    write waited for its row (``bank.account_close`` holds it ``FOR UPDATE``) is ``conflict``,
+    so no credits land in a closed account.
+    """
+    count, status = session.execute(
         update(BankAccount)
         .where(BankAccount.id == account.id)
         .values(lot_count=BankAccount.lot_count + 1)
-        .returning(BankAccount.lot_count)
-    ).scalar_one()
+        .returning(BankAccount.lot_count, BankAccount.status)
+    ).one()
+    if status == "closed":
+        raise Conflict(f"account {account.number} is closed: it accepts no credits")
     lot_id = new_id("lot")
     ledger_account = ledger.create_account(
         session,

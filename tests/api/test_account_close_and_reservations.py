@@ -4,9 +4,12 @@ against it with the plan each is for (project, LGU, status), not the whole plan.
 
 from __future__ import annotations
 
+import threading
+import time
 from typing import Any
 
 import pytest
+from sqlalchemy import text
 
 from tests.api.bank_kit import BankKit, ok, problem
 
@@ -152,3 +155,54 @@ def test_another_holders_account_reservations_are_404_and_an_lgu_is_refused(
     problem(api.get(path, token=lgu["token"]), 403, "forbidden")
     problem(api.get(path, token=""), 401, "unauthorized")
     problem(api.get("/accounts/acct_nope/reservations"), 404, "not_found")
+
+
+# --- a deposit racing a close (PostgreSQL: row locks) -------------------------------------------
+
+
+def test_a_deposit_waiting_while_the_account_is_closed_does_not_land(api, app, kit, backend):
+    if backend != "postgresql":
+        pytest.skip("SQLite has one writer at a time: a deposit never waits on a close")
+    funded = kit.funded(1_000)
+    holder = funded["holder"]
+    empty = kit.account(holder["id"])
+    body = kit.deposit_body(
+        funded["site_id"],
+        funded["lgu"]["id"],
+        [{"category": "replacement_wetland", "area_sqft": 100, "credit_sqft": 100}],
+    )
+    answered: list[Any] = []
+
+    def deposit() -> None:
+        client = app.test_client()
+        headers = {"Authorization": f"Bearer {api.token}"}
+        answered.append(
+            client.post(f"/api/v1/accounts/{empty}/deposits", json=body, headers=headers)
+        )
+
+    engine = app.extensions["wetbank.db"].engine
+    depositor = threading.Thread(target=deposit)
+    with engine.connect() as closer, engine.connect() as watcher:
+        watcher = watcher.execution_options(isolation_level="AUTOCOMMIT")
+        pid = closer.execute(text("SELECT pg_backend_pid()")).scalar_one()
+        # a close in flight: the account's row held FOR UPDATE and its status set, not committed
+        closer.execute(
+            text("SELECT id FROM bank_accounts WHERE id = :id FOR UPDATE"), {"id": empty}
+        ).one()
+        closer.execute(
+            text("UPDATE bank_accounts SET status = 'closed' WHERE id = :id"), {"id": empty}
+        )
+        depositor.start()
+        waiting = text(
+            "SELECT count(*) FROM pg_stat_activity WHERE :p = ANY(pg_blocking_pids(pid))"
+        )
+        deadline = time.monotonic() + 30
+        while not watcher.execute(waiting, {"p": pid}).scalar_one():
+            assert time.monotonic() < deadline, "the deposit never waited for the account"
+            time.sleep(0.02)
+        closer.commit()
+    depositor.join(30)
+    problem(answered[0], 409, "conflict")
+    after = kit.account_body(empty)
+    assert after["status"] == "closed" and after["balances"] == []
+    assert kit.lots(empty) == []
