@@ -176,8 +176,14 @@ def test_an_installed_service_migrates_serves_and_takes_a_deposit_from_any_direc
         bank = Bank(board, lgu["id"], "", holder["id"], "", site["id"])
         account = open_account(client, bank, 4_000)  # the account, and one deposit into it
         assert available(client, account, board) == 4_000
-        # the pages' templates and stylesheet came with the wheel
-        for path in ("/sign-in", "/assets/site.css"):
+        # the pages' templates and stylesheet came with the wheel, and so did the API's docs
+        for path in (
+            "/sign-in",
+            "/assets/site.css",
+            "/api/v1/docs",
+            "/api/v1/docs/assets/swagger-ui-bundle.js",
+            "/problems/conflict",
+        ):
             page = http.client.HTTPConnection(HOST, server.port, timeout=30)
             try:
                 page.request("GET", path)
