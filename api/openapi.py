@@ -12,12 +12,11 @@ adds what a client generator and a person need and what the views do not say the
   ``Idempotent-Replayed`` (those writes' success);
 * the problem responses each operation can give, derived from what it is: 401 unless it is
   public (public ones carry ``security: []``), 403 unless every role may call it
-  (``api.roles``), 404 with an id in its path, body or query, 400, 413 and 415 with a body,
-  409 and 422 for writes, 429 for rate-limited writes, 503 always; each a ``Problem`` whose
-  ``code`` is an enum of every stable code (``api.problem_types``);
+  (``api.roles``), 404 with an id in its path, body or query, 409, 413, 415 and 422 for writes
+  (422 for reads with a query too), 429 for rate-limited writes, 400 and 503 always; each a
+  ``Problem`` whose ``code`` is an enum of every stable code (``api.problem_types``);
 * every content type a response is sent in (``text/csv`` for the exports, HTML and PDF for the
-  notices), where flask-smorest keeps only one per status, and ``?format=csv`` where CSV is
-  offered;
+  notices), where flask-smorest keeps only one per status, and ``?format=`` where it chooses;
 * request examples for the main writes.
 """
 
@@ -287,8 +286,7 @@ class _Facts:
                 statuses.append(403)
         if self.ids:
             statuses.append(404)
-        if self.body or self.query or self.idempotent:
-            statuses.append(400)
+        statuses.append(400)  # a query parameter it does not take (``api.query_params``), at least
         if self.write:
             statuses += [409, 413, 422]
             if self.method != "delete":
@@ -368,12 +366,10 @@ PARAMETERS: dict[str, dict[str, Any]] = {
     },
 }
 
-_FORMAT = {
-    "in": "query",
-    "name": "format",
-    "required": False,
-    "description": "`csv` answers `text/csv`, as `Accept: text/csv` does: every row, not a page.",
-    "schema": {"type": "string"},
+#: the media types ``?format=`` asks for (``api.query_params.GLOBAL``), and what it then answers
+_FORMATS = {
+    "text/csv": "`csv` answers `text/csv`, as `Accept: text/csv` does: every row, not a page",
+    "application/pdf": "`pdf` answers `application/pdf`, as `Accept: application/pdf` does",
 }
 
 
@@ -485,8 +481,17 @@ def _responses(operation: dict[str, Any], facts: _Facts) -> None:
             responses[str(status)] = name
     responses["default"] = OTHER_PROBLEM
     operation["responses"] = dict(sorted(responses.items(), key=lambda item: item[0]))
-    if _offers_csv(operation) and not any(_name(p) == "format" for p in operation["parameters"]):
-        operation["parameters"].append(dict(_FORMAT))
+    formats = [about for media_type, about in _FORMATS.items() if _offers(operation, media_type)]
+    if formats and not any(_name(p) == "format" for p in operation["parameters"]):
+        operation["parameters"].append(
+            {
+                "in": "query",
+                "name": "format",
+                "required": False,
+                "description": "; ".join(formats) + ".",
+                "schema": {"type": "string"},
+            }
+        )
 
 
 def _success(response: dict[str, Any], facts: _Facts, status: str) -> None:
@@ -504,8 +509,9 @@ def _success(response: dict[str, Any], facts: _Facts, status: str) -> None:
             f"`{media_type}`: {about}" if about else f"`{media_type}`"
             for media_type, about in declared.items()
         )
-        if "text/csv" in declared:
-            response["description"] += " (`Accept: text/csv` or `?format=csv`)"
+        for media_type, word in (("text/csv", "csv"), ("application/pdf", "pdf")):
+            if media_type in declared:
+                response["description"] += f" (ask with `Accept: {media_type}` or `?format={word}`)"
 
 
 def _declared_content(handler: Any, status: int) -> dict[str, str]:
@@ -524,9 +530,9 @@ def _declared_content(handler: Any, status: int) -> dict[str, str]:
     return out
 
 
-def _offers_csv(operation: dict[str, Any]) -> bool:
+def _offers(operation: dict[str, Any], media_type: str) -> bool:
     return any(
-        isinstance(response, dict) and "text/csv" in response.get("content", {})
+        isinstance(response, dict) and media_type in response.get("content", {})
         for status, response in operation["responses"].items()
         if status.startswith("2")
     )
