@@ -18,7 +18,7 @@ $(STAMP): pyproject.toml
 run: $(STAMP)
 	$(BIN)/wetbank db upgrade
 	$(BIN)/wetbank demo
-	@echo "API: http://127.0.0.1:$(PORT)/api/v1  (OpenAPI: /api/v1/openapi.json)"
+	@echo "API: http://127.0.0.1:$(PORT)/api/v1  (OpenAPI: /api/v1/openapi.json, docs: /api/v1/docs)"
 	@echo "Pages: http://127.0.0.1:$(PORT)/  (sign in with a token printed above)"
 	$(BIN)/wetbank serve --host 127.0.0.1 --port $(PORT) --workers 2
 
