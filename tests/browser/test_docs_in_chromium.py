@@ -69,13 +69,14 @@ def test_the_docs_page_loads_from_the_service_alone_and_tries_an_operation(
         for method, operation in item.items()
         if method in ("get", "post", "put", "patch", "delete")
     ]
-    shown = page.locator(".opblock").count()
-    assert shown == len(ids) > 50
+    assert len(ids) > 50
+    page.wait_for_function("n => document.querySelectorAll('.opblock').length >= n", arg=len(ids))
+    assert page.locator(".opblock").count() == len(ids)
 
     # a write: its Idempotency-Key and the problems it can give are there to read
     transfers.locator(".opblock-summary").click()
-    assert transfers.get_by_text("Idempotency-Key", exact=True).first.is_visible()
-    assert transfers.locator(".response[data-code='409']").count() == 1
+    transfers.get_by_text("Idempotency-Key", exact=True).first.wait_for()  # shown once opened
+    transfers.locator(".response[data-code='409']").wait_for()
     ARTIFACTS.mkdir(exist_ok=True)
     page.screenshot(path=str(Path(ARTIFACTS) / "docs-transfers.png"))
 
@@ -112,7 +113,8 @@ def test_a_problem_type_followed_in_the_browser_explains_its_code(
     page.goto(urljoin(refused.url, problem["type"]))  # a relative reference, as RFC 9457 says
     assert page.get_by_role("heading", level=1).inner_text().startswith("unauthorized")
     assert page.locator("dd[data-status='401']").is_visible()
-    page.get_by_role("link", name="Every problem type").click()
-    assert page.get_by_role("link", name="insufficient_credits").is_visible()
+    with page.expect_navigation():
+        page.get_by_role("link", name="Every problem type").click()
+    page.get_by_role("link", name="insufficient_credits").wait_for()
     assert all(url.startswith(base + "/") for url in watched.requests), watched.requests
     assert not watched.errors, watched.errors
