@@ -12,6 +12,7 @@ Python API, used by ``bank``::
         void_pending(...); reverse(session, posted.transaction_id, Meta("key-4", day))
     balances(session, [a])[a].available; balances_as_of(session, [a], day)
     lock(session, [a])  # balances read FOR UPDATE, ascending id
+    advisory_lock(session, "name")  # one holder at a time until the unit of work ends
 
 An account without limits may keep its balance in several slot rows (``slots``): each write
 changes one, so concurrent writers of a hot account do not take turns; its balance is their sum,
@@ -42,6 +43,7 @@ from ledger.errors import (
     UnknownAccount,
     UnknownTransaction,
 )
+from ledger.locks import advisory_lock
 from ledger.posting import (
     Leg,
     Meta,
@@ -74,6 +76,7 @@ __all__ = [
     "UnknownAccount",
     "UnknownTransaction",
     "account_by_code",
+    "advisory_lock",
     "balances",
     "balances_as_of",
     "create_account",

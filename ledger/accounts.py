@@ -5,12 +5,11 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import date, datetime
-from typing import Any
 
 from sqlalchemy import case, func, insert, select
 from sqlalchemy.orm import Session
 
-from ledger import clock, pg_direct
+from ledger import clock, store
 from ledger.errors import UnknownAccount
 from ledger.schema import (
     PHASE_PENDING,
@@ -128,44 +127,12 @@ def _read(
     ids = sorted(set(account_ids))
     if not ids:
         return {}
-    moment = now or clock.utcnow()
-    if pg_direct.is_postgresql(session):
-        rows = pg_direct.read_balances(session, ids, moment, for_update=for_update)
-        found = {int(r[0]): Balance(*r) for r in rows}
-        _check_found(ids, found)
-        return found
-    P, B = LedgerOpenPending, LedgerBalance
-
-    def stale(column: Any) -> Any:
-        # what reservations past their expiry still hold in the stored row
-        return (
-            select(func.coalesce(func.sum(column), 0))
-            .where(P.account_id == B.account_id, P.expires_at <= moment)
-            .scalar_subquery()
-        )
-
-    query = (
-        select(B, stale(P.debits).label("stale_d"), stale(P.credits).label("stale_c"))
-        .where(B.account_id.in_(ids))
-        .order_by(B.account_id, B.slot)
+    rows = store.of(session).read_balances(
+        session, ids, now or clock.utcnow(), for_update=for_update
     )
-    if for_update:
-        query = query.with_for_update(of=B)
-    result: dict[int, Balance] = {}
-    for row, stale_d, stale_c in session.execute(query).all():
-        # an account's balance is the sum of its slot rows (one, unless it is a hot account)
-        seen = result.get(row.account_id)
-        result[row.account_id] = Balance(
-            row.account_id,
-            row.asset,
-            row.debits_posted + (seen.debits_posted if seen else 0),
-            row.credits_posted + (seen.credits_posted if seen else 0),
-            row.debits_pending + (seen.reserved_debits if seen else -int(stale_d)),
-            row.credits_pending + (seen.reserved_credits if seen else -int(stale_c)),
-            row.version + (seen.version if seen else 0),
-        )
-    _check_found(ids, result)
-    return result
+    found = {int(r[0]): Balance(*r) for r in rows}
+    _check_found(ids, found)
+    return found
 
 
 def _check_found(ids: list[int], found: dict[int, Balance]) -> None:
@@ -179,20 +146,21 @@ def balances_as_of(session: Session, account_ids: Iterable[int], day: date) -> d
     ids = sorted(set(account_ids))
     if not ids:
         return {}
-    E = LedgerEntry
-    debit = case((E.amount < 0, -E.amount), else_=0)
-    credit = case((E.amount > 0, E.amount), else_=0)
-    sign = case((E.phase == PHASE_RELEASE, -1), else_=1)
+    entry = LedgerEntry
+    debit = case((entry.amount < 0, -entry.amount), else_=0)
+    credit = case((entry.amount > 0, entry.amount), else_=0)
+    sign = case((entry.phase == PHASE_RELEASE, -1), else_=1)
+    posted = entry.phase == PHASE_POSTED
     rows = session.execute(
         select(
-            E.account_id,
-            func.sum(case((E.phase == PHASE_POSTED, debit), else_=0)),
-            func.sum(case((E.phase == PHASE_POSTED, credit), else_=0)),
-            func.sum(case((E.phase != PHASE_POSTED, debit * sign), else_=0)),
-            func.sum(case((E.phase != PHASE_POSTED, credit * sign), else_=0)),
+            entry.account_id,
+            func.sum(case((posted, debit), else_=0)),
+            func.sum(case((posted, credit), else_=0)),
+            func.sum(case((~posted, debit * sign), else_=0)),
+            func.sum(case((~posted, credit * sign), else_=0)),
         )
-        .where(E.account_id.in_(ids), E.effective_on <= day)
-        .group_by(E.account_id)
+        .where(entry.account_id.in_(ids), entry.effective_on <= day)
+        .group_by(entry.account_id)
     ).all()
     sums = {r[0]: [int(x or 0) for x in r[1:]] for r in rows}
     _subtract_expired_unresolved(session, ids, day, sums)
@@ -211,15 +179,14 @@ def _subtract_expired_unresolved(
     session: Session, ids: list[int], day: date, sums: dict[int, list[int]]
 ) -> None:
     """Pending transfers that had expired by the end of ``day`` but no writer has expired yet."""
-    P = LedgerOpenPending
-    T = LedgerTransaction
+    reservation, header = LedgerOpenPending, LedgerTransaction
     for r in session.execute(
-        select(P.account_id, P.debits, P.credits)
-        .join(T, T.id == P.transaction_id)
+        select(reservation.account_id, reservation.debits, reservation.credits)
+        .join(header, header.id == reservation.transaction_id)
         .where(
-            P.account_id.in_(ids),
-            P.expires_at <= clock.end_of_day(day),
-            T.effective_on <= day,
+            reservation.account_id.in_(ids),
+            reservation.expires_at <= clock.end_of_day(day),
+            header.effective_on <= day,
         )
     ):
         entry = sums.setdefault(r.account_id, [0, 0, 0, 0])
@@ -230,12 +197,12 @@ def _subtract_expired_unresolved(
 def lock(
     session: Session, account_ids: Iterable[int], now: datetime | None = None
 ) -> dict[int, Balance]:
-    """Lock accounts ``FOR UPDATE`` in ascending id (PostgreSQL) and return their balances.
+    """Lock accounts ``FOR UPDATE`` in ascending id and return their balances.
 
     For callers that choose among accounts by balance (oldest lots first) before they post, so the
-    choice cannot be overtaken by a concurrent writer.  SQLite's writer lock already covers it.
+    choice cannot be overtaken by a concurrent writer.  (SQLite's writer holds the whole database.)
     """
-    return _read(session, account_ids, now, for_update=pg_direct.is_postgresql(session))
+    return _read(session, account_ids, now, for_update=True)
 
 
 __all__ = [

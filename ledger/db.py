@@ -19,6 +19,8 @@ from sqlalchemy import Connection, Engine, create_engine, event
 from sqlalchemy.exc import DBAPIError, DisconnectionError, OperationalError
 from sqlalchemy.orm import Session, sessionmaker
 
+from ledger import store
+
 P = ParamSpec("P")
 T = TypeVar("T")
 
@@ -32,7 +34,7 @@ def make_engine(url: str, *, prepared_statements: bool = True, **kwargs: Any) ->
     """An engine configured for the ledger: WAL and ``BEGIN IMMEDIATE`` on SQLite.
 
     On PostgreSQL, ``prepared_statements=False`` sends every statement unprepared (psycopg's
-    ``prepare_threshold=None``, which ``ledger.pg_direct`` follows too): a pooler in
+    ``prepare_threshold=None``, which ``ledger.store.postgresql`` follows too): a pooler in
     transaction mode (PgBouncer before 1.21) hands each transaction whichever server
     connection is free, where a statement this client prepared does not exist, or one of the
     same name prepared by another client does.
@@ -122,7 +124,7 @@ class Database:
 
     def __init__(self, engine: Engine) -> None:
         self.engine = engine
-        self.dialect = engine.dialect.name
+        self.dialect = store.of(engine).name
         self.sessions = sessionmaker(engine, expire_on_commit=False)
         self._local = threading.local()
         self._after_commit: list[Callable[[Database], None]] = []

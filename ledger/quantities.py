@@ -14,7 +14,9 @@ The quantity columns are the ledger's amounts and balances (``LEDGER_QUANTITIES`
 of any table named ``*_sqft`` or ``*_cents``.  Triggers, not CHECK constraints: SQLite adds a CHECK
 only by rebuilding the table, and a rebuild drops the triggers other revisions installed on it.
 Migration 0008 installed them on every such column then present; a later revision that adds a
-quantity column calls ``install_sqlite`` for it (and ``drop_sqlite`` before dropping it).
+quantity column calls ``install_sqlite`` for it (and ``drop_sqlite`` before dropping it); on
+PostgreSQL both do nothing.  The triggers' statements are the SQLite store's
+(``ledger.store.sqlite_ddl``).
 """
 
 from __future__ import annotations
@@ -23,6 +25,8 @@ from collections.abc import Iterable
 from typing import Any, Final
 
 from sqlalchemy import Connection, text
+
+from ledger import store
 
 #: the start of the message of every write these triggers refuse
 REFUSAL: Final = "quantity is not a whole number"
@@ -43,7 +47,8 @@ LEDGER_QUANTITIES: Final = {
 #: the name ending that makes a column of any table a quantity
 UNITS: Final = ("_sqft", "_cents")
 
-_PREFIX: Final = "quantity_"
+#: the start of every guard trigger's name
+GUARD_PREFIX: Final = "quantity_"
 
 
 def is_quantity(table: str, column: str) -> bool:
@@ -52,81 +57,40 @@ def is_quantity(table: str, column: str) -> bool:
 
 
 def trigger_names(table: str, column: str) -> tuple[str, str]:
-    """The SQLite triggers that guard ``table.column``: on INSERT, on UPDATE."""
-    return f"{_PREFIX}{table}_{column}_insert", f"{_PREFIX}{table}_{column}_update"
-
-
-def sqlite_statements(table: str, column: str, *, nullable: bool) -> list[str]:
-    """CREATE TRIGGER statements that refuse a non-integer in ``table.column``."""
-    for ident in (table, column):
-        if not ident.replace("_", "").isalnum() or not ident.isascii():
-            raise ValueError(f"not a plain SQL identifier: {ident!r}")
-    allowed = "('integer', 'null')" if nullable else "('integer')"
-    when = f"typeof(NEW.{column}) NOT IN {allowed}"
-    refuse = f"SELECT RAISE(ABORT, '{REFUSAL}: {table}.{column}')"
-    on_insert, on_update = trigger_names(table, column)
-    return [
-        f"CREATE TRIGGER IF NOT EXISTS {on_insert} BEFORE INSERT ON {table} "
-        f"WHEN {when} BEGIN {refuse}; END",
-        f"CREATE TRIGGER IF NOT EXISTS {on_update} BEFORE UPDATE OF {column} ON {table} "
-        f"WHEN {when} BEGIN {refuse}; END",
-    ]
+    """The triggers that guard ``table.column`` where guards are needed: on INSERT, on UPDATE."""
+    return f"{GUARD_PREFIX}{table}_{column}_insert", f"{GUARD_PREFIX}{table}_{column}_update"
 
 
 def install_sqlite(connection: Connection, table: str, columns: Iterable[tuple[str, bool]]) -> None:
-    """Guard ``columns`` (``(name, nullable)``) of ``table`` on SQLite; nothing on PostgreSQL,
-    whose integer columns never hold anything else."""
-    if connection.dialect.name != "sqlite":
-        return
-    for column, nullable in columns:
-        for statement in sqlite_statements(table, column, nullable=nullable):
+    """Guard ``columns`` (``(name, nullable)``) of ``table`` where the database needs it (SQLite;
+    nothing on PostgreSQL, whose integer columns never hold anything else)."""
+    guarded = list(columns)
+    for ident in (table, *(column for column, _ in guarded)):
+        if not ident.replace("_", "").isalnum() or not ident.isascii():
+            raise ValueError(f"not a plain SQL identifier: {ident!r}")
+    ddl = store.of(connection).ddl
+    for column, nullable in guarded:
+        for statement in ddl.quantity_guards(table, column, nullable=nullable):
             connection.execute(text(statement))
 
 
 def drop_sqlite(connection: Connection, table: str, columns: Iterable[str]) -> None:
     """Drop the guards of ``columns`` of ``table`` (before a column is dropped)."""
-    if connection.dialect.name != "sqlite":
-        return
+    ddl = store.of(connection).ddl
     for column in columns:
-        for name in trigger_names(table, column):
-            connection.execute(text(f"DROP TRIGGER IF EXISTS {name}"))
-
-
-def sqlite_quantity_columns(connection: Connection) -> list[tuple[str, str, bool]]:
-    """Every quantity column of the SQLite database: ``(table, column, nullable)``."""
-    tables = connection.execute(
-        text(
-            "SELECT name FROM sqlite_master WHERE type = 'table' "
-            "AND name NOT LIKE 'sqlite_%' AND name <> 'alembic_version' ORDER BY name"
-        )
-    ).scalars()
-    found = []
-    for table in list(tables):
-        for row in connection.execute(text(f"PRAGMA table_info('{table}')")).mappings():
-            if is_quantity(table, row["name"]):
-                nullable = not row["notnull"] and not row["pk"]
-                found.append((table, str(row["name"]), nullable))
-    return found
+        for statement in ddl.drop_quantity_guards(table, column):
+            connection.execute(text(statement))
 
 
 def install_all_sqlite(connection: Connection) -> None:
-    """Guard every quantity column the SQLite database has now (migration 0008)."""
-    for table, column, nullable in sqlite_quantity_columns(connection):
+    """Guard every quantity column the database has now (migration 0008)."""
+    for table, column, nullable in store.of(connection).ddl.quantity_columns(connection):
         install_sqlite(connection, table, [(column, nullable)])
 
 
 def drop_all_sqlite(connection: Connection) -> None:
     """Drop every quantity guard (migration 0008's downgrade)."""
-    if connection.dialect.name != "sqlite":
-        return
-    names = connection.execute(
-        text(
-            "SELECT name FROM sqlite_master WHERE type = 'trigger' "
-            "AND substr(name, 1, length(:prefix)) = :prefix"
-        ),
-        {"prefix": _PREFIX},
-    ).scalars()
-    for name in list(names):
+    for name in store.of(connection).ddl.quantity_guard_names(connection):
         connection.execute(text(f"DROP TRIGGER IF EXISTS {name}"))
 
 

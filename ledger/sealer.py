@@ -21,7 +21,7 @@ import os
 import threading
 import time
 
-from ledger import chain
+from ledger import chain, store
 from ledger.db import Database
 
 log = logging.getLogger(__name__)
@@ -141,8 +141,9 @@ def seal_all(db: Database) -> chain.Sealed:
 
 
 def attach(db: Database) -> BackgroundSealer | None:
-    """On PostgreSQL, seal after commits in the background (SQLite seals inside each write)."""
-    if db.dialect != "postgresql":
+    """Seal after commits in the background, where the store does not seal inside each write
+    (PostgreSQL; SQLite's writers take turns and each seals its own link)."""
+    if not store.of(db.engine).seals_in_background:
         return None
     background = BackgroundSealer(db)
     db.on_commit(background.wake)

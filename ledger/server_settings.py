@@ -12,7 +12,9 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from sqlalchemy import Engine, text
+from sqlalchemy import Engine
+
+from ledger import store
 
 #: setting -> the value the ledger needs, and why (said in the warning)
 REQUIRED: dict[str, tuple[str, str]] = {
@@ -26,8 +28,6 @@ REQUIRED: dict[str, tuple[str, str]] = {
         "autovacuum cannot tell which tables changed, so it never analyzes or vacuums them",
     ),
 }
-
-_QUERY = text("SELECT name, setting FROM pg_settings WHERE name = ANY(:names)")
 
 
 def warnings_for(settings: Mapping[str, str]) -> list[str]:
@@ -44,9 +44,7 @@ def warnings_for(settings: Mapping[str, str]) -> list[str]:
 
 
 def setting_warnings(engine: Engine) -> list[str]:
-    """Warnings about the server's settings; none on SQLite."""
-    if engine.dialect.name != "postgresql":
-        return []
+    """Warnings about the server's settings; none where there is no server (SQLite)."""
     with engine.connect() as connection:
-        rows = connection.execute(_QUERY, {"names": list(REQUIRED)}).all()
-    return warnings_for({str(name): str(value) for name, value in rows})
+        settings = store.of(connection).server_settings(connection, list(REQUIRED))
+    return warnings_for(settings)

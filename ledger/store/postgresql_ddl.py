@@ -1,0 +1,233 @@
+"""PostgreSQL's schema statements: the ledger's triggers and the row seals' (``ledger.ddl``,
+``ledger.row_seals``).
+
+Balance is checked by a deferred constraint trigger, so a transaction's header and entries can be
+inserted in any order and the check runs at COMMIT (``CHECK_BALANCED_FUNCTION``).  Entries, chain
+links and transactions refuse UPDATE and DELETE.  A sealed row's content is built by one generic
+function (``to_jsonb`` of the row, keeping the sealed keys, in UTC so that timestamps read the
+same in every session).  Integer columns never hold anything but integers, so quantities need no
+guard here.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from sqlalchemy import Connection, text
+
+# The deferred balance check, fired by every new header and every new entry: each firing reads
+# the transaction's entries once (per asset and phase, their count and sum).  A 2-entry transfer
+# is checked three times, and a transaction of n entries reads n rows n + 1 times.  No firing
+# skips the check because its header was inserted by the same database transaction (its xmin):
+# ``SET CONSTRAINTS ALL IMMEDIATE`` runs the header's check early, so an entry added after it
+# would go unchecked, and a frozen row keeps its 32-bit xmin, which an xid wraparound can make
+# equal to a later transaction's.
+CHECK_BALANCED_FUNCTION = """
+    CREATE OR REPLACE FUNCTION ledger_check_balanced() RETURNS trigger AS $$
+    DECLARE tx bigint;
+    BEGIN
+        IF TG_TABLE_NAME = 'ledger_entries' THEN tx := NEW.transaction_id;
+        ELSE tx := NEW.id; END IF;
+        IF NOT (SELECT coalesce(sum(g.n) >= 2 AND bool_and(g.total = 0), false)
+                FROM (SELECT count(*) AS n, sum(amount) AS total FROM ledger_entries
+                      WHERE transaction_id = tx GROUP BY asset, phase) AS g) THEN
+            RAISE EXCEPTION 'ledger transaction % is unbalanced or has fewer than 2 entries', tx
+                USING ERRCODE = 'check_violation';
+        END IF;
+        RETURN NULL;
+    END $$ LANGUAGE plpgsql
+"""
+
+INSTALL = [
+    """
+    CREATE OR REPLACE FUNCTION ledger_refuse_change() RETURNS trigger AS $$
+    BEGIN
+        RAISE EXCEPTION 'ledger rows are immutable: % on % refused', TG_OP, TG_TABLE_NAME
+            USING ERRCODE = 'integrity_constraint_violation';
+    END $$ LANGUAGE plpgsql
+    """,
+    CHECK_BALANCED_FUNCTION,
+    """
+    CREATE CONSTRAINT TRIGGER ledger_entries_balanced AFTER INSERT ON ledger_entries
+        DEFERRABLE INITIALLY DEFERRED FOR EACH ROW EXECUTE FUNCTION ledger_check_balanced()
+    """,
+    """
+    CREATE CONSTRAINT TRIGGER ledger_transactions_balanced AFTER INSERT ON ledger_transactions
+        DEFERRABLE INITIALLY DEFERRED FOR EACH ROW EXECUTE FUNCTION ledger_check_balanced()
+    """,
+    """
+    CREATE TRIGGER ledger_entries_immutable BEFORE UPDATE OR DELETE ON ledger_entries
+        FOR EACH ROW EXECUTE FUNCTION ledger_refuse_change()
+    """,
+    """
+    CREATE TRIGGER ledger_transactions_immutable BEFORE UPDATE OR DELETE ON ledger_transactions
+        FOR EACH ROW EXECUTE FUNCTION ledger_refuse_change()
+    """,
+    """
+    CREATE TRIGGER ledger_chain_immutable BEFORE UPDATE OR DELETE ON ledger_chain
+        FOR EACH ROW EXECUTE FUNCTION ledger_refuse_change()
+    """,
+    """
+    CREATE TRIGGER ledger_no_truncate BEFORE TRUNCATE ON ledger_entries
+        FOR EACH STATEMENT EXECUTE FUNCTION ledger_refuse_change()
+    """,
+]
+
+UNINSTALL = [
+    "DROP TRIGGER IF EXISTS ledger_no_truncate ON ledger_entries",
+    "DROP TRIGGER IF EXISTS ledger_chain_immutable ON ledger_chain",
+    "DROP TRIGGER IF EXISTS ledger_transactions_immutable ON ledger_transactions",
+    "DROP TRIGGER IF EXISTS ledger_entries_immutable ON ledger_entries",
+    "DROP TRIGGER IF EXISTS ledger_transactions_balanced ON ledger_transactions",
+    "DROP TRIGGER IF EXISTS ledger_entries_balanced ON ledger_entries",
+    "DROP FUNCTION IF EXISTS ledger_check_balanced()",
+    "DROP FUNCTION IF EXISTS ledger_refuse_change()",
+]
+
+SEAL_FUNCTIONS = [
+    # the sealed keys of a row's JSON; '{}' when none (never NULL, so comparisons stay simple)
+    """
+    CREATE OR REPLACE FUNCTION ledger_sealed_content(r jsonb, keep text[]) RETURNS jsonb
+    LANGUAGE sql IMMUTABLE AS $$
+        SELECT coalesce(jsonb_object_agg(key, value), '{}'::jsonb)
+        FROM jsonb_each(r) WHERE key = ANY(keep)
+    $$
+    """,
+    # TG_ARGV: the id column, then the sealed columns.  UTC: a timestamptz's JSON text follows
+    # the session's time zone, and every seal must read the same whoever wrote it
+    """
+    CREATE OR REPLACE FUNCTION ledger_seal_row() RETURNS trigger
+    LANGUAGE plpgsql SET timezone = 'UTC' AS $$
+    BEGIN
+        INSERT INTO ledger_row_seals (table_name, row_id, content)
+        VALUES (TG_TABLE_NAME, to_jsonb(NEW) ->> TG_ARGV[0],
+                ledger_sealed_content(to_jsonb(NEW), TG_ARGV[1:TG_NARGS - 1]));
+        RETURN NULL;
+    END $$
+    """,
+    """
+    CREATE OR REPLACE FUNCTION ledger_refuse_sealed_change() RETURNS trigger
+    LANGUAGE plpgsql SET timezone = 'UTC' AS $$
+    BEGIN
+        IF TG_OP = 'UPDATE' AND ledger_sealed_content(to_jsonb(OLD), TG_ARGV[1:TG_NARGS - 1])
+                = ledger_sealed_content(to_jsonb(NEW), TG_ARGV[1:TG_NARGS - 1]) THEN
+            RETURN NEW;
+        END IF;
+        RAISE EXCEPTION 'sealed rows are immutable: % on % refused', TG_OP, TG_TABLE_NAME
+            USING ERRCODE = 'integrity_constraint_violation';
+    END $$
+    """,
+    """
+    CREATE OR REPLACE FUNCTION ledger_refuse_seal_change() RETURNS trigger
+    LANGUAGE plpgsql AS $$
+    BEGIN
+        RAISE EXCEPTION 'row seals are immutable: % on % refused', TG_OP, TG_TABLE_NAME
+            USING ERRCODE = 'integrity_constraint_violation';
+    END $$
+    """,
+    """
+    DROP TRIGGER IF EXISTS ledger_row_seals_immutable ON ledger_row_seals
+    """,
+    """
+    CREATE TRIGGER ledger_row_seals_immutable BEFORE UPDATE OR DELETE ON ledger_row_seals
+        FOR EACH ROW EXECUTE FUNCTION ledger_refuse_seal_change()
+    """,
+    """
+    DROP TRIGGER IF EXISTS ledger_row_seals_no_truncate ON ledger_row_seals
+    """,
+    """
+    CREATE TRIGGER ledger_row_seals_no_truncate BEFORE TRUNCATE ON ledger_row_seals
+        FOR EACH STATEMENT EXECUTE FUNCTION ledger_refuse_seal_change()
+    """,
+]
+
+DROP_SEAL_FUNCTIONS = [
+    "DROP TRIGGER IF EXISTS ledger_row_seals_immutable ON ledger_row_seals",
+    "DROP TRIGGER IF EXISTS ledger_row_seals_no_truncate ON ledger_row_seals",
+    *(
+        f"DROP FUNCTION IF EXISTS {name}"
+        for name in (
+            "ledger_seal_row()",
+            "ledger_refuse_sealed_change()",
+            "ledger_refuse_seal_change()",
+            "ledger_sealed_content(jsonb, text[])",
+        )
+    ),
+]
+
+
+def _quoted(columns: Sequence[str]) -> str:
+    return ", ".join(f"'{c}'" for c in columns)
+
+
+class PostgresqlDdl:
+    """PostgreSQL's schema statements."""
+
+    #: the order seals were written in: an identity column
+    seal_position_column = "position"
+
+    def triggers(self, *, install: bool) -> list[str]:
+        return INSTALL if install else UNINSTALL
+
+    def seal_functions(self) -> list[str]:
+        return SEAL_FUNCTIONS
+
+    def drop_seal_functions(self) -> list[str]:
+        return DROP_SEAL_FUNCTIONS
+
+    def seal_table(self, name: str, id_column: str, columns: Sequence[str]) -> list[str]:
+        args = _quoted([id_column, *columns])
+        return [
+            *self.unseal_table(name),
+            f"""CREATE TRIGGER {name}_seal AFTER INSERT ON {name}
+            FOR EACH ROW EXECUTE FUNCTION ledger_seal_row({args})""",
+            f"""CREATE TRIGGER {name}_sealed BEFORE UPDATE OR DELETE ON {name}
+            FOR EACH ROW EXECUTE FUNCTION ledger_refuse_sealed_change({args})""",
+            f"""CREATE TRIGGER {name}_sealed_no_truncate BEFORE TRUNCATE ON {name}
+            FOR EACH STATEMENT EXECUTE FUNCTION ledger_refuse_seal_change()""",
+        ]
+
+    def unseal_table(self, name: str) -> list[str]:
+        return [
+            f"DROP TRIGGER IF EXISTS {name}_seal ON {name}",
+            f"DROP TRIGGER IF EXISTS {name}_sealed ON {name}",
+            f"DROP TRIGGER IF EXISTS {name}_sealed_no_truncate ON {name}",
+        ]
+
+    def sealed_content(self, columns: Sequence[str], alias: str) -> str:
+        return f"ledger_sealed_content(to_jsonb({alias}), ARRAY[{_quoted(columns)}]::text[])"
+
+    def sealed_row_id(self, id_column: str, alias: str) -> str:
+        return f"{alias}.{id_column}::text"
+
+    def in_utc(self) -> list[str]:
+        return ["SET LOCAL timezone = 'UTC'"]
+
+    def seal_key_join(self, connection: Connection, table: str, id_column: str) -> str:
+        """A seal's row (``s``) found through its table's key (``t``), not by casting every
+        row's key to text."""
+        ident = f"t.{id_column}"
+        kind = connection.execute(
+            text(
+                "SELECT format_type(atttypid, atttypmod) FROM pg_attribute "
+                "WHERE attrelid = to_regclass(:t) AND attname = :c"
+            ),
+            {"t": table, "c": id_column},
+        ).scalar()
+        if kind in ("smallint", "integer", "bigint"):
+            return f"{ident} = CASE WHEN s.row_id ~ '^-?[0-9]{{1,18}}$' THEN s.row_id::bigint END"
+        if str(kind).startswith(("character varying", "text")):
+            return f"{ident} = s.row_id"
+        return f"{ident}::text = s.row_id"
+
+    def quantity_guards(self, table: str, column: str, *, nullable: bool) -> list[str]:
+        return []
+
+    def drop_quantity_guards(self, table: str, column: str) -> list[str]:
+        return []
+
+    def quantity_columns(self, connection: Connection) -> list[tuple[str, str, bool]]:
+        return []
+
+    def quantity_guard_names(self, connection: Connection) -> list[str]:
+        return []

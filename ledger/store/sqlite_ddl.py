@@ -1,0 +1,199 @@
+"""SQLite's schema statements: the ledger's triggers, row seals and quantity guards
+(``ledger.ddl``, ``ledger.row_seals``, ``ledger.quantities``).
+
+SQLite has no deferred triggers: a transaction is inserted ``open``, its entries added, then
+``sealed`` by an UPDATE whose trigger checks the sums; a sealed transaction accepts no more
+entries, and none is inserted already sealed (which would skip that check).  Entries, chain links
+and sealed transactions refuse UPDATE and DELETE.  SQLite has no row-to-JSON, so each sealed table
+gets its own ``json_object`` over its sealed columns.  Integer arithmetic overflowing 64 bits
+stores a REAL whatever the column's type, so every quantity column has triggers refusing a value
+that is not an integer (``ledger.quantities``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from sqlalchemy import Connection, text
+
+from ledger.quantities import GUARD_PREFIX, REFUSAL, is_quantity, trigger_names
+
+_BALANCED_SQL = """
+    (SELECT count(*) FROM ledger_entries WHERE transaction_id = {tx}) >= 2
+    AND NOT EXISTS (
+        SELECT 1 FROM ledger_entries WHERE transaction_id = {tx}
+        GROUP BY asset, phase HAVING sum(amount) <> 0
+    )
+"""
+
+_TX_COLUMNS = (
+    "id kind pending expires_at reverses_id idempotency_key request_hash "
+    "effective_on recorded_at actor request_id memo"
+).split()
+_UNCHANGED = " AND ".join(f"NEW.{c} IS OLD.{c}" for c in _TX_COLUMNS)
+
+INSTALL = [
+    """
+    CREATE TRIGGER ledger_entries_no_update BEFORE UPDATE ON ledger_entries
+    BEGIN SELECT RAISE(ABORT, 'ledger rows are immutable: UPDATE on ledger_entries refused'); END
+    """,
+    """
+    CREATE TRIGGER ledger_entries_no_delete BEFORE DELETE ON ledger_entries
+    BEGIN SELECT RAISE(ABORT, 'ledger rows are immutable: DELETE on ledger_entries refused'); END
+    """,
+    """
+    CREATE TRIGGER ledger_entries_only_while_open BEFORE INSERT ON ledger_entries
+    WHEN (SELECT state FROM ledger_transactions WHERE id = NEW.transaction_id) IS NOT 'open'
+    BEGIN SELECT RAISE(ABORT, 'ledger transaction is sealed or missing: entry refused'); END
+    """,
+    """
+    CREATE TRIGGER ledger_transactions_insert_open BEFORE INSERT ON ledger_transactions
+    WHEN NEW.state IS NOT 'open'
+    BEGIN SELECT RAISE(ABORT, 'ledger transaction must be inserted open, then sealed'); END
+    """,
+    f"""
+    CREATE TRIGGER ledger_transactions_seal_only BEFORE UPDATE ON ledger_transactions
+    WHEN NOT (OLD.state = 'open' AND NEW.state = 'sealed' AND {_UNCHANGED})
+    BEGIN SELECT RAISE(ABORT, 'ledger rows are immutable: UPDATE on ledger_transactions refused');
+    END
+    """,
+    """
+    CREATE TRIGGER ledger_transactions_seal_balanced BEFORE UPDATE OF state ON ledger_transactions
+    WHEN NEW.state = 'sealed' AND NOT ("""
+    + _BALANCED_SQL.format(tx="NEW.id")
+    + """)
+    BEGIN SELECT RAISE(ABORT, 'ledger transaction is unbalanced or has fewer than 2 entries'); END
+    """,
+    """
+    CREATE TRIGGER ledger_transactions_no_delete BEFORE DELETE ON ledger_transactions
+    BEGIN SELECT RAISE(ABORT, 'ledger rows are immutable: DELETE on ledger_transactions refused');
+    END
+    """,
+    """
+    CREATE TRIGGER ledger_chain_no_update BEFORE UPDATE ON ledger_chain
+    BEGIN SELECT RAISE(ABORT, 'ledger rows are immutable: UPDATE on ledger_chain refused'); END
+    """,
+    """
+    CREATE TRIGGER ledger_chain_no_delete BEFORE DELETE ON ledger_chain
+    BEGIN SELECT RAISE(ABORT, 'ledger rows are immutable: DELETE on ledger_chain refused'); END
+    """,
+]
+
+UNINSTALL = [
+    f"DROP TRIGGER IF EXISTS {name}"
+    for name in (
+        "ledger_entries_no_update",
+        "ledger_entries_no_delete",
+        "ledger_entries_only_while_open",
+        "ledger_transactions_insert_open",
+        "ledger_transactions_seal_only",
+        "ledger_transactions_seal_balanced",
+        "ledger_transactions_no_delete",
+        "ledger_chain_no_update",
+        "ledger_chain_no_delete",
+    )
+]
+
+SEALS_TRIGGERS = [
+    """
+    CREATE TRIGGER IF NOT EXISTS ledger_row_seals_no_update BEFORE UPDATE ON ledger_row_seals
+    BEGIN SELECT RAISE(ABORT, 'row seals are immutable: UPDATE on ledger_row_seals refused'); END
+    """,
+    """
+    CREATE TRIGGER IF NOT EXISTS ledger_row_seals_no_delete BEFORE DELETE ON ledger_row_seals
+    BEGIN SELECT RAISE(ABORT, 'row seals are immutable: DELETE on ledger_row_seals refused'); END
+    """,
+]
+
+
+class SqliteDdl:
+    """SQLite's schema statements."""
+
+    #: the order seals were written in: the rowid (the table never loses a row, so it only grows)
+    seal_position_column = "rowid"
+
+    def triggers(self, *, install: bool) -> list[str]:
+        return INSTALL if install else UNINSTALL
+
+    def seal_functions(self) -> list[str]:
+        return SEALS_TRIGGERS
+
+    def drop_seal_functions(self) -> list[str]:
+        return []  # the seals' own triggers stay: they guard ``ledger_row_seals`` itself
+
+    def seal_table(self, name: str, id_column: str, columns: Sequence[str]) -> list[str]:
+        unchanged = " AND ".join(f"NEW.{c} IS OLD.{c}" for c in columns)
+        row_id, content = self.sealed_row_id(id_column, "NEW"), self.sealed_content(columns, "NEW")
+        return [
+            *self.unseal_table(name),
+            f"""CREATE TRIGGER {name}_seal AFTER INSERT ON {name}
+        BEGIN
+            INSERT INTO ledger_row_seals (table_name, row_id, content)
+            VALUES ('{name}', {row_id}, {content});
+        END""",
+            f"""CREATE TRIGGER {name}_sealed_no_update BEFORE UPDATE ON {name}
+        WHEN NOT ({unchanged})
+        BEGIN SELECT RAISE(ABORT, 'sealed rows are immutable: UPDATE on {name} refused'); END""",
+            f"""CREATE TRIGGER {name}_sealed_no_delete BEFORE DELETE ON {name}
+        BEGIN SELECT RAISE(ABORT, 'sealed rows are immutable: DELETE on {name} refused'); END""",
+        ]
+
+    def unseal_table(self, name: str) -> list[str]:
+        return [
+            f"DROP TRIGGER IF EXISTS {name}_seal",
+            f"DROP TRIGGER IF EXISTS {name}_sealed_no_update",
+            f"DROP TRIGGER IF EXISTS {name}_sealed_no_delete",
+        ]
+
+    def sealed_content(self, columns: Sequence[str], alias: str) -> str:
+        pairs = ", ".join(f"'{c}', {alias}.{c}" for c in columns)
+        return f"json_object({pairs})"
+
+    def sealed_row_id(self, id_column: str, alias: str) -> str:
+        return f"CAST({alias}.{id_column} AS TEXT)"
+
+    def in_utc(self) -> list[str]:
+        return []  # timestamps are stored as text, the same in every session
+
+    def seal_key_join(self, connection: Connection, table: str, id_column: str) -> str:
+        return f"t.{id_column} = s.row_id"  # compared with the key column's affinity
+
+    def quantity_guards(self, table: str, column: str, *, nullable: bool) -> list[str]:
+        allowed = "('integer', 'null')" if nullable else "('integer')"
+        when = f"typeof(NEW.{column}) NOT IN {allowed}"
+        refuse = f"SELECT RAISE(ABORT, '{REFUSAL}: {table}.{column}')"
+        on_insert, on_update = trigger_names(table, column)
+        return [
+            f"CREATE TRIGGER IF NOT EXISTS {on_insert} BEFORE INSERT ON {table} "
+            f"WHEN {when} BEGIN {refuse}; END",
+            f"CREATE TRIGGER IF NOT EXISTS {on_update} BEFORE UPDATE OF {column} ON {table} "
+            f"WHEN {when} BEGIN {refuse}; END",
+        ]
+
+    def drop_quantity_guards(self, table: str, column: str) -> list[str]:
+        return [f"DROP TRIGGER IF EXISTS {name}" for name in trigger_names(table, column)]
+
+    def quantity_columns(self, connection: Connection) -> list[tuple[str, str, bool]]:
+        tables = connection.execute(
+            text(
+                "SELECT name FROM sqlite_master WHERE type = 'table' "
+                "AND name NOT LIKE 'sqlite_%' AND name <> 'alembic_version' ORDER BY name"
+            )
+        ).scalars()
+        found = []
+        for table in list(tables):
+            for row in connection.execute(text(f"PRAGMA table_info('{table}')")).mappings():
+                if is_quantity(table, row["name"]):
+                    nullable = not row["notnull"] and not row["pk"]
+                    found.append((table, str(row["name"]), nullable))
+        return found
+
+    def quantity_guard_names(self, connection: Connection) -> list[str]:
+        names = connection.execute(
+            text(
+                "SELECT name FROM sqlite_master WHERE type = 'trigger' "
+                "AND substr(name, 1, length(:prefix)) = :prefix"
+            ),
+            {"prefix": GUARD_PREFIX},
+        ).scalars()
+        return list(names)

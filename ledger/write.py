@@ -1,0 +1,241 @@
+"""The one write path every ledger write takes, on every database.
+
+1. an idempotency look-up where it matters (same key and request: the original result, nothing
+   written);
+2. the limited balance rows it touches are locked in ascending account id (``ledger.locks``);
+3. pending transfers on those accounts whose expiry has passed are expired first (lazy expiry:
+   no sweeper is needed for them to stop reserving);
+4. the request is checked against the locked balances and refused with a domain error;
+5. the store writes header, entries (each with its balance-after) and balance changes, and queues
+   the transaction for sealing; accounts without limits change by increment there, so their row
+   lock is brief.
+
+The database re-checks all of it (CHECK constraints, balance triggers, unique indexes); a write it
+refuses is answered with the domain error the refusing constraint means.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Iterable
+from datetime import datetime, timedelta
+from typing import Any, NoReturn
+
+from sqlalchemy import delete, insert, select
+from sqlalchemy.exc import IntegrityError
+from sqlalchemy.orm import Session
+
+from ledger import clock, locks, pending, store
+from ledger.account_cache import AccountRow, accounts_for
+from ledger.errors import (
+    AlreadyResolved,
+    AlreadyReversed,
+    IdempotencyConflict,
+    InsufficientFunds,
+    LedgerError,
+    UnbalancedTransaction,
+)
+from ledger.lines import Line, Meta, Posted, deltas, request_hash
+from ledger.schema import LedgerOpenPending, LedgerTransaction
+
+
+def write(
+    session: Session,
+    kind: str,
+    lines: list[Line],
+    meta: Meta,
+    request: dict[str, Any],
+    *,
+    pending: bool = False,
+    expires_at: datetime | None = None,
+    reverses_id: int | None = None,
+    expire_first: bool = True,
+) -> Posted:
+    """Check and write ``lines`` as one transaction of ``kind``, bound to its idempotency key."""
+    bound_to = request_hash(request, meta)
+    now = clock.utcnow()
+    accounts = accounts_for(session, {line.account_id for line in lines})
+    check_balanced(lines, accounts)
+    locked = locks.lock_balances(session, accounts)
+    if expire_first and any(row.debits_pending or row.credits_pending for row in locked.values()):
+        # a replay writes nothing, not even the expiries this request would have triggered
+        earlier = replay(session, meta.idempotency_key, bound_to)
+        if earlier:
+            return earlier
+        if expire_due(session, locked, now):
+            locked = locks.lock_balances(session, accounts)
+    try:
+        check_limits(lines, locked)
+    except InsufficientFunds:
+        # a replay, or a concurrent twin that committed while we waited for the locks, is
+        # answered with its result, not refused against the balances it already changed
+        earlier = replay(session, meta.idempotency_key, bound_to)
+        if earlier:
+            return earlier
+        raise
+    header = {
+        "kind": kind,
+        "pending": pending,
+        "expires_at": expires_at,
+        "reverses_id": reverses_id,
+        "idempotency_key": meta.idempotency_key,
+        "request_hash": bound_to,
+        "effective_on": meta.effective_on,
+        "recorded_at": now,
+        "actor": meta.actor,
+        "request_id": meta.request_id,
+        "memo": meta.memo,
+    }
+    try:
+        tx_id = store.of(session).write(session, header, lines, accounts)
+    except IntegrityError as error:
+        raise_refusal(error)
+    if tx_id is None:
+        # a twin took the idempotency key first (nothing of ours was written)
+        earlier = replay(session, meta.idempotency_key, bound_to)
+        if earlier is None:
+            raise LedgerError("the idempotency key is taken but its transaction is not visible")
+        return earlier
+    _track_pending(session, tx_id, lines, pending, expires_at)
+    return Posted(tx_id, entries=tuple((x.account_id, x.amount, x.phase) for x in lines))
+
+
+def expire_due(session: Session, account_ids: Iterable[int], now: datetime) -> int:
+    """Expire, with a resolution transaction each, the due pending transfers on these accounts."""
+    open_pending = LedgerOpenPending
+    due_ids = list(
+        session.execute(
+            select(open_pending.transaction_id)
+            .where(open_pending.account_id.in_(list(account_ids)), open_pending.expires_at <= now)
+            .distinct()
+            .order_by(open_pending.transaction_id)
+        ).scalars()
+    )
+    for pending_id in due_ids:
+        header = pending.pending_header(session, pending_id)
+        if header.expires_at is None:
+            raise LedgerError("an open reservation has no expiry", pending_id=pending_id)
+        lines = pending.release(pending.pending_entries(session, pending_id), pending_id, "expired")
+        # it stopped reserving at the end of its last day: that day is the expiry's business date
+        expired_on = clock.business_date(
+            clock.as_utc(header.expires_at) - timedelta(microseconds=1)
+        )
+        meta = Meta(idempotency_key=f"ledger:expire:{pending_id}", effective_on=expired_on)
+        request = {"op": "expire", "pending_id": pending_id}
+        write(session, "expire", lines, meta, request, expire_first=False)
+    return len(due_ids)
+
+
+def replay(session: Session, key: str, bound_to: str) -> Posted | None:
+    """The earlier write under ``key`` (``None``: there is none); ``IdempotencyConflict`` if it
+    was a different request."""
+    row = session.execute(
+        select(LedgerTransaction.id, LedgerTransaction.request_hash).where(
+            LedgerTransaction.idempotency_key == key
+        )
+    ).one_or_none()
+    if row is None:
+        return None
+    if row.request_hash != bound_to:
+        raise IdempotencyConflict(
+            "this idempotency key was used for a different request", idempotency_key=key
+        )
+    return Posted(row.id, replayed=True)
+
+
+def check_balanced(lines: list[Line], accounts: dict[int, AccountRow]) -> None:
+    """Refuse lines that do not balance per asset and phase, or a leg across two assets."""
+    if len(lines) < 2:
+        raise UnbalancedTransaction("a transaction needs at least two entries")
+    sums: dict[tuple[str, str], int] = defaultdict(int)
+    leg_assets: dict[int, set[str]] = defaultdict(set)
+    for line in lines:
+        if line.leg is not None:
+            leg_assets[line.leg].add(accounts[line.account_id].asset)
+        if line.amount == 0:
+            raise UnbalancedTransaction("an entry cannot move zero")
+        sums[(accounts[line.account_id].asset, line.phase)] += line.amount
+    for index, assets in leg_assets.items():
+        if len(assets) > 1:
+            raise UnbalancedTransaction(
+                "a leg moves between accounts of different assets", leg=index, assets=sorted(assets)
+            )
+    unbalanced = {f"{asset}/{phase}": s for (asset, phase), s in sums.items() if s}
+    if unbalanced:
+        raise UnbalancedTransaction("debits and credits differ", sums=unbalanced)
+
+
+def check_limits(lines: list[Line], locked: dict[int, AccountRow]) -> None:
+    """Refuse lines that would take a locked account past its limit (pending counted)."""
+    changes = deltas(lines)
+    for account_id, row in locked.items():
+        change = changes.get(account_id)
+        if change is None:
+            continue
+        debits_posted, credits_posted, debits_pending, credits_pending = change
+        debits = row.debits_posted + debits_posted + row.debits_pending + debits_pending
+        if row.no_overdraft and debits > row.credits_posted + credits_posted:
+            available = row.credits_posted - row.debits_posted - row.debits_pending
+            raise InsufficientFunds(
+                f"account {account_id} has {available} available",
+                account_id=account_id,
+                available=available,
+                requested=debits_posted + debits_pending - credits_posted,
+            )
+        credits = row.credits_posted + credits_posted + row.credits_pending + credits_pending
+        if row.no_overcredit and credits > row.debits_posted + debits_posted:
+            raise InsufficientFunds(
+                f"account {account_id} would be credited past its debits",
+                account_id=account_id,
+            )
+
+
+# A refused write's constraint, as PostgreSQL names it and as SQLite names a unique index's columns
+_REVERSED_ONCE = ("uq_ledger_transactions_reverses_id", "ledger_transactions.reverses_id")
+_RESOLVED_ONCE = ("uq_ledger_entries_resolves_once", "ledger_entries.resolves_id")
+_BALANCE_LIMIT = "ck_ledger_balances"
+
+
+def raise_refusal(error: IntegrityError) -> NoReturn:
+    """Raise the domain error a refused write means, by the constraint that refused it; any
+    other refusal (a quantity that would not stay exact, say) as it is."""
+    message = str(error.orig)
+    if any(marker in message for marker in _REVERSED_ONCE):
+        raise AlreadyReversed("the transaction was already reversed") from error
+    if any(marker in message for marker in _RESOLVED_ONCE):
+        raise AlreadyResolved("the pending transfer was already resolved") from error
+    if _BALANCE_LIMIT in message:
+        raise InsufficientFunds("a balance would break its account's limit") from error
+    raise error
+
+
+def _track_pending(
+    session: Session,
+    tx_id: int,
+    lines: list[Line],
+    is_pending: bool,
+    expires_at: datetime | None,
+) -> None:
+    """Keep ``ledger_open_pending`` to the reservations still open: one row per account of a
+    new pending transfer, none for one just resolved."""
+    resolved = sorted({line.resolves_id for line in lines if line.resolves_id is not None})
+    if resolved:
+        session.execute(
+            delete(LedgerOpenPending).where(LedgerOpenPending.transaction_id.in_(resolved))
+        )
+    if not is_pending:
+        return
+    per_account: dict[int, dict[str, Any]] = {}
+    for line in lines:
+        row = per_account.setdefault(
+            line.account_id,
+            {
+                "transaction_id": tx_id,
+                "account_id": line.account_id,
+                "debits": 0,
+                "credits": 0,
+                "expires_at": expires_at,
+            },
+        )
+        row["credits" if line.amount > 0 else "debits"] += abs(line.amount)
+    session.execute(insert(LedgerOpenPending), list(per_account.values()))
