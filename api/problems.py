@@ -11,6 +11,7 @@ from sqlalchemy.exc import DataError, DBAPIError, IntegrityError, OperationalErr
 from sqlalchemy.exc import TimeoutError as PoolTimeout
 from werkzeug.exceptions import HTTPException
 
+from bank.errors import code_of
 from ledger import quantities
 from ledger.errors import LedgerError
 
@@ -135,13 +136,14 @@ _RESERVED_MEMBERS = frozenset({"type", "title", "status", "detail", "code", "hea
 
 
 def _domain_error(error: LedgerError) -> Response:
-    status = STATUS_BY_CODE.get(error.code, 409)
+    code = code_of(error)
+    status = STATUS_BY_CODE.get(code, 409)
     fields = {
         (f"current_{k}" if k in _RESERVED_MEMBERS else k): _jsonable(v)
         for k, v in error.fields.items()
     }
     errors = fields.pop("errors", None)
-    return problem(status, error.code, error.detail, errors=errors, **fields)
+    return problem(status, code, error.detail, errors=errors, **fields)
 
 
 def _api_problem(error: ApiProblem) -> Response:

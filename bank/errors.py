@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ledger.errors import LedgerError
+from ledger.errors import InsufficientFunds, LedgerError
 
 
 class BankError(LedgerError):
@@ -78,3 +78,19 @@ class SecurityRequired(BankError):
 
 class AccountFrozen(BankError):
     code = "account_frozen"
+
+
+class InsufficientCredits(BankError, InsufficientFunds):
+    """Too few credits (or dollars) are available for what was asked: the ledger's
+    ``InsufficientFunds`` in the bank's word."""
+
+    code = "insufficient_credits"
+
+
+#: the bank's word for an engine refusal that reaches a caller as the engine raised it
+_BANK_CODES = {InsufficientFunds.code: InsufficientCredits.code}
+
+
+def code_of(error: LedgerError) -> str:
+    """The stable code a caller is shown for ``error`` (API.md "Error codes")."""
+    return _BANK_CODES.get(error.code, error.code)

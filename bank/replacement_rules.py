@@ -13,9 +13,8 @@ from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Final, Literal
 
-from bank.errors import RatioTooLow, RestrictedCreditMisuse, ValidationFailed
+from bank.errors import InsufficientCredits, RatioTooLow, RestrictedCreditMisuse, ValidationFailed
 from bank.ruleset import Ruleset
-from ledger.errors import InsufficientFunds
 
 Portion = Literal["first_1_to_1", "above_1_to_1"]
 FIRST_1_TO_1: Final = "first_1_to_1"
@@ -187,7 +186,7 @@ def allocate_withdrawal(
     ``ceil(A × r) − A``; unrestricted credits then meet the first 1:1 portion (``A``) and then what
     is left above 1:1.  Offers are drawn in the order given.  Whatever is left is released.
 
-    Raises ``InsufficientFunds`` (``insufficient_credits``) when the offers total less than the
+    Raises ``InsufficientCredits`` (``insufficient_credits``) when the offers total less than the
     requirement, and ``RestrictedCreditMisuse`` when they reach it but their unrestricted part is
     less than ``A``.
     """
@@ -239,7 +238,7 @@ def _check_enough(offered: list[Offer], required: int, *, more: bool) -> None:
     left of a requirement earlier withdrawals met in part)."""
     offered_total = sum(offer.amount_sqft for offer in offered)
     if offered_total < required:
-        raise InsufficientFunds(
+        raise InsufficientCredits(
             f"{offered_total} sq ft of credit were offered; the impact needs {required} sq ft"
             + (" more" if more else ""),
             available_sqft=offered_total,

@@ -29,10 +29,15 @@ from sqlalchemy.orm import Mapped, Session, aliased, mapped_column
 import ledger
 from bank import access, credits, parties
 from bank.access import Actor
-from bank.errors import AccountFrozen, Conflict, NotFound, ValidationFailed
+from bank.errors import (
+    AccountFrozen,
+    Conflict,
+    InsufficientCredits,
+    NotFound,
+    ValidationFailed,
+)
 from bank.ids import new_id
 from ledger import clock, pg_direct
-from ledger.errors import InsufficientFunds
 from ledger.schema import Base
 
 
@@ -397,7 +402,7 @@ def _take(items: list[credits.LotBalance], amount: int) -> list[tuple[credits.Lo
                 available_sqft=available,
                 requested_sqft=amount,
             )
-        raise InsufficientFunds(
+        raise InsufficientCredits(
             f"only {available} sq ft available", available_sqft=available, requested_sqft=amount
         )
     picks, left = [], amount

@@ -21,9 +21,10 @@ class UnbalancedTransaction(LedgerError):
 
 
 class InsufficientFunds(LedgerError):
-    """A debit would take a no-overdraft account below zero (pending debits counted)."""
+    """A debit would take a no-overdraft account below zero (pending debits counted), or a credit
+    a no-overcredit account past its debits."""
 
-    code = "insufficient_credits"
+    code = "insufficient_funds"
 
 
 class IdempotencyConflict(LedgerError):

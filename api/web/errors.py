@@ -11,6 +11,7 @@ from werkzeug.exceptions import HTTPException
 
 from api import problems
 from api.web.signin import BadForm, SignInRequired
+from bank.errors import code_of
 from ledger.errors import LedgerError
 
 log = logging.getLogger("wetbank.web")
@@ -62,7 +63,7 @@ def _bad_form(_error: BadForm) -> Response:
 
 
 def _domain_error(error: LedgerError) -> Response:
-    status = problems.STATUS_BY_CODE.get(error.code, 409)
+    status = problems.STATUS_BY_CODE.get(code_of(error), 409)
     if error.code == "not_found":
         return error_page(404, "There is no such record, or your token may not see it.")
     return error_page(status, error.detail)

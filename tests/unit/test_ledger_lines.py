@@ -1,7 +1,13 @@
-"""What a write is made of, worked out once for both databases (``ledger.lines``)."""
+"""What a write is made of, worked out once for both databases (``ledger.lines``), and the word a
+caller hears when the engine refuses (``bank.errors.code_of``)."""
 
 from __future__ import annotations
 
+from api.problems import STATUS_BY_CODE
+from bank import errors as bank_errors
+from bank.errors import InsufficientCredits, code_of
+from ledger import errors as ledger_errors
+from ledger.errors import InsufficientFunds, LedgerError
 from ledger.lines import Line, deltas, later_posted
 from ledger.schema import PHASE_PENDING, PHASE_POSTED, PHASE_RELEASE
 
@@ -30,3 +36,23 @@ def test_deltas_add_posted_and_pending_sides_and_a_release_takes_back_its_reserv
     # debits_posted, credits_posted, debits_pending, credits_pending; ascending account id
     assert deltas(lines) == {1: [30, 0, 6, 0], 2: [0, 30, 0, 6]}
     assert list(deltas(reversed(lines))) == [1, 2]
+
+
+def test_the_engine_says_insufficient_funds_and_a_caller_hears_insufficient_credits() -> None:
+    refused = InsufficientFunds("account 7 has 0 available")
+    assert refused.code == "insufficient_funds"
+    assert code_of(refused) == "insufficient_credits"
+    assert STATUS_BY_CODE[code_of(refused)] == 422
+    assert code_of(InsufficientCredits("too few")) == "insufficient_credits"
+    assert isinstance(InsufficientCredits("too few"), InsufficientFunds)
+
+
+def test_every_ledger_and_bank_error_reaches_a_caller_with_a_status() -> None:
+    classes = [
+        value
+        for module in (ledger_errors, bank_errors)
+        for value in vars(module).values()
+        if isinstance(value, type) and issubclass(value, LedgerError)
+    ]
+    unmapped = sorted(cls.__name__ for cls in classes if code_of(cls("x")) not in STATUS_BY_CODE)
+    assert unmapped == []
