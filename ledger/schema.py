@@ -224,3 +224,44 @@ class LedgerRowSeal(Base):
     table_name: Mapped[str] = mapped_column(String(63), primary_key=True)
     row_id: Mapped[str] = mapped_column(String(100), primary_key=True)
     content: Mapped[str] = mapped_column(SealContent)
+    # PostgreSQL adds ``position`` (an identity column, migration 0012): the order seals were
+    # written in, so that a verify since a checkpoint reads only the newer ones.  SQLite's
+    # implicit rowid orders them there (``ledger.row_seals.position_column``).
+
+
+class LedgerVerifyCheckpoint(Base):
+    """A full verify that found everything intact: the chain head it verified, where the
+    registry's seals stood, and (``LedgerVerifyBalance``) the balances the verified chain
+    implies; ``hash`` is the SHA-256 of all of it (``ledger.checkpoint``)."""
+
+    __tablename__ = "ledger_verify_checkpoints"
+
+    id: Mapped[int] = mapped_column(BigId, primary_key=True, autoincrement=True)
+    seq: Mapped[int] = mapped_column(BigInteger)
+    head_hash: Mapped[str] = mapped_column(String(64))
+    max_transaction_id: Mapped[int] = mapped_column(BigInteger)
+    seal_position: Mapped[int] = mapped_column(BigInteger)
+    #: seal positions at or below ``seal_position`` not yet visible when the pass read them
+    #: (written by transactions still open then, or rolled back), comma-separated
+    seal_gaps: Mapped[str] = mapped_column(Text)
+    ran_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
+    duration_ms: Mapped[int] = mapped_column(BigInteger)
+    transactions: Mapped[int] = mapped_column(BigInteger)
+    accounts: Mapped[int] = mapped_column(BigInteger)
+    hash: Mapped[str] = mapped_column(String(64))
+
+
+class LedgerVerifyBalance(Base):
+    """One account slot's balance as the entries of a checkpoint's chain sum it."""
+
+    __tablename__ = "ledger_verify_balances"
+
+    checkpoint_id: Mapped[int] = mapped_column(
+        ForeignKey("ledger_verify_checkpoints.id", ondelete="CASCADE"), primary_key=True
+    )
+    account_id: Mapped[int] = mapped_column(BigInteger, primary_key=True)
+    slot: Mapped[int] = mapped_column(SmallInteger, primary_key=True)
+    debits_posted: Mapped[int] = mapped_column(BigInteger)
+    credits_posted: Mapped[int] = mapped_column(BigInteger)
+    debits_pending: Mapped[int] = mapped_column(BigInteger)
+    credits_pending: Mapped[int] = mapped_column(BigInteger)
