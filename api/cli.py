@@ -89,7 +89,8 @@ def audit() -> None:
     type=click.IntRange(min=1),
     default=os.cpu_count() or 1,
     show_default="the number of CPUs",
-    help="Worker processes checking a long chain in segments.",
+    help="Workers checking a long chain in segments, in parallel (on PostgreSQL each is a "
+    "database connection; on SQLite a process).",
 )
 @click.option(
     "--anchor",
@@ -101,7 +102,9 @@ def audit() -> None:
     "must still be there with that hash (nothing up to it removed or rewritten). Repeatable.",
 )
 def audit_verify(processes: int, anchors: list[verification.Anchor]) -> None:
-    """Recompute the hash chain and every stored balance; exit 1 on any break."""
+    """Recompute the hash chain, every stored balance and every registry seal (the full pass);
+    when everything is intact, record a checkpoint, from which ``GET /audit/verify`` and the
+    audit page check what is written later.  Exit 1 on any break."""
     db_ = database()
     sealer.seal_all(db_)
     show = sys.stderr.isatty()
@@ -112,8 +115,7 @@ def audit_verify(processes: int, anchors: list[verification.Anchor]) -> None:
         if show:
             _progress_line(done, total, started)
 
-    with db_.reader() as connection:
-        report = bank_audit.verify(connection, progress, processes, anchors)
+    report = bank_audit.verify_full(db_, progress, processes, anchors)
     if show:
         click.echo("", err=True)
     if report.ok:
@@ -126,6 +128,11 @@ def audit_verify(processes: int, anchors: list[verification.Anchor]) -> None:
                 f"chain head: {report.head} (keep it outside this database; "
                 f"`wetbank audit verify --anchor {report.head}` later shows that no link up to "
                 "it was removed or rewritten)"
+            )
+        if report.checkpoint is not None:
+            click.echo(
+                f"checkpoint recorded at link {report.checkpoint.seq}: GET /audit/verify and "
+                "the audit page check what is written after it"
             )
         return
     broken = report.first_broken

@@ -11,7 +11,7 @@ import hmac
 import secrets
 from dataclasses import dataclass
 from datetime import datetime, timedelta
-from typing import Any, NamedTuple, cast
+from typing import NamedTuple, cast
 
 from sqlalchemy import (
     DateTime,
@@ -20,17 +20,15 @@ from sqlalchemy import (
     String,
     Table,
     Text,
-    bindparam,
     insert,
     select,
     update,
 )
-from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.orm import Mapped, Session, mapped_column
 
 from bank.errors import BankError, NotFound, ValidationFailed
 from bank.ids import new_id
-from ledger import clock, pg_direct
+from ledger import clock, store
 from ledger.schema import Base
 
 ROLES = ("board", "lgu", "holder")
@@ -186,25 +184,15 @@ def revoke_token(session: Session, token_id: str, by: str | None = None) -> ApiT
     return row
 
 
-# Built once: this runs on every request, and a statement built per call costs SQLAlchemy more
-# (cache key, ORM entity loading) than the database spends on it.
+# Fixed SQL: this runs on every request, and a statement built per call costs SQLAlchemy more
+# (cache key, ORM entity loading) than the database spends on it; the store prepares it once
+# per connection (on PostgreSQL through psycopg, at about half the client CPU of Core).
 _TOKENS = cast(Table, ApiToken.__table__).c  # the table's columns: Core, no ORM loading
-_TOKEN_BY_HASH = select(
-    _TOKENS.id,
-    _TOKENS.token_hash,
-    _TOKENS.role,
-    _TOKENS.name,
-    _TOKENS.lgu_id,
-    _TOKENS.holder_id,
-    _TOKENS.revoked_at,
-    _TOKENS.last_used_at,
-).where(_TOKENS.token_hash == bindparam("digest"))
-# PostgreSQL: the same look-up prepared on the session's psycopg connection (``ledger.pg_direct``),
-# which costs the request about half the client CPU of the Core statement
-_TOKEN_BY_HASH_SQL = """
-SELECT id, token_hash, role, name, lgu_id, holder_id, revoked_at, last_used_at
-FROM api_tokens WHERE token_hash = %s
-"""
+_TOKEN_BY_HASH = store.Statement(
+    """SELECT id, token_hash, role, name, lgu_id, holder_id, revoked_at, last_used_at
+    FROM api_tokens WHERE token_hash = :digest""",
+    columns={"revoked_at": DateTime(timezone=True), "last_used_at": DateTime(timezone=True)},
+)
 
 
 class _TokenRow(NamedTuple):
@@ -218,11 +206,9 @@ class _TokenRow(NamedTuple):
     last_used_at: datetime | None
 
 
-def _token_by_hash(session: Session, digest: str) -> Any:
-    if pg_direct.is_postgresql(session):
-        found = pg_direct.execute(session, _TOKEN_BY_HASH_SQL, (digest,)).fetchone()
-        return None if found is None else _TokenRow(*found)
-    return session.execute(_TOKEN_BY_HASH, {"digest": digest}).one_or_none()
+def _token_by_hash(session: Session, digest: str) -> _TokenRow | None:
+    found = store.of(session).run(session, _TOKEN_BY_HASH, {"digest": digest})
+    return _TokenRow(*found[0]) if found else None
 
 
 def authenticate(session: Session, secret: str) -> Actor | None:
@@ -258,12 +244,10 @@ def authenticate(session: Session, secret: str) -> Actor | None:
 # share, nor with the ``last_used_at`` update), and a locking read that waited for a revocation
 # returns the row as the revocation left it: so a revocation either waits for this write to
 # commit, or this write sees it and is refused.
-_CONFIRM = (
-    select(_TOKENS.revoked_at)
-    .where(_TOKENS.id == bindparam("token_id"))
-    .with_for_update(read=True, key_share=True)
+_CONFIRM = store.Statement(
+    "SELECT revoked_at FROM api_tokens WHERE id = :token_id {for_key_share}",
+    columns={"revoked_at": DateTime(timezone=True)},
 )
-_CONFIRM_SQL = "SELECT revoked_at FROM api_tokens WHERE id = %s FOR KEY SHARE"
 #: ``Session.info`` key: the token a unit of work has confirmed (``token_confirmed``)
 _CONFIRMED = "bank.access.confirmed_token"
 
@@ -279,11 +263,8 @@ def confirm_token(session: Session, token_id: str) -> None:
     """
     if session.info.get(_CONFIRMED) == token_id:
         return
-    if pg_direct.is_postgresql(session):
-        found = pg_direct.execute(session, _CONFIRM_SQL, (token_id,)).fetchone()
-    else:
-        found = session.execute(_CONFIRM, {"token_id": token_id}).one_or_none()
-    if found is not None and found[0] is not None:
+    found = store.of(session).run(session, _CONFIRM, {"token_id": token_id})
+    if found and found[0][0] is not None:
         raise TokenRevoked("the bearer token was revoked")
     token_confirmed(session, token_id)
 
@@ -339,13 +320,12 @@ def claim_key(session: Session, token_id: str, key: str, request_hash: str) -> S
     existing = _stored(session, token_id, key)
     if existing is not None:
         return existing
-    dialect = session.bind.dialect.name  # type: ignore[union-attr]
-    insert_ = postgresql.insert if dialect == "postgresql" else sqlite.insert
-    stmt: Any = insert_(IdempotencyRecord).values(
+    claim = store.of(session).insert(cast(Table, IdempotencyRecord.__table__))
+    claim = claim.values(
         token_id=token_id, key=key, request_hash=request_hash, created_at=clock.utcnow()
     )
     claimed = session.execute(
-        stmt.on_conflict_do_nothing().returning(IdempotencyRecord.key)
+        claim.on_conflict_do_nothing().returning(IdempotencyRecord.key)
     ).scalar_one_or_none()
     return None if claimed is not None else _stored(session, token_id, key)
 

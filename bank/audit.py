@@ -1,4 +1,4 @@
-"""What board staff audit: the journal of every transaction and the trial balance."""
+"""What board staff audit: the journal of every transaction, the trial balance, and verify."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from sqlalchemy.orm import Session
 
 from bank import credits
 from bank.registry import SEALED_TABLES
-from ledger import sealer, verification
+from ledger import checkpoint, sealer, verification
 from ledger.db import Database
 from ledger.schema import (
     PHASE_POSTED,
@@ -25,23 +25,92 @@ from ledger.schema import (
 C, T, E, A = LedgerChainLink, LedgerTransaction, LedgerEntry, LedgerAccount
 
 
+#: below this many links ``verify_now`` runs the full pass even when a checkpoint exists: it
+#: takes well under a second, and trusts nothing an earlier pass verified
+FULL_PASS_BELOW = 10_000
+#: the board's page runs a full pass (there is no checkpoint yet) only up to this many links
+PAGE_FULL_PASS_UP_TO = 100_000
+
+
 def verify(
     connection: Connection,
     progress: verification.Progress | None = None,
     processes: int = 1,
     anchors: Sequence[verification.Anchor] = (),
 ) -> verification.Report:
-    """The ledger's verify, covering the registry too: the hash chain, every stored balance, and
-    every sealed registry row against its seal (``bank.registry``)."""
+    """The ledger's full verify, covering the registry too: the hash chain, every stored
+    balance, and every sealed registry row against its seal (``bank.registry``)."""
     return verification.verify(connection, progress, processes, anchors, SEALED_TABLES)
 
 
-def verify_now(db: Database) -> verification.Report:
-    """Seal what is waiting, then recompute the whole hash chain, every stored balance and every
-    registry row's seal."""
+def verify_full(
+    db: Database,
+    progress: verification.Progress | None = None,
+    processes: int = 1,
+    anchors: Sequence[verification.Anchor] = (),
+) -> verification.Report:
+    """Seal what is waiting, run the full pass and, when it finds everything intact, record
+    its checkpoint (``report.checkpoint``: the last full pass that did, otherwise)."""
     sealer.seal_all(db)
     with db.reader() as connection:
-        return verify(connection)
+        report = verify(connection, progress, processes, anchors)
+        if not report.ok:
+            report.checkpoint = checkpoint.latest(connection)
+    if report.ok and report.implied is not None:
+        with db.engine.begin() as connection:
+            report.checkpoint = checkpoint.record(connection, report)
+    return report
+
+
+@dataclass(frozen=True)
+class FullPassNeeded:
+    """No full pass has recorded a checkpoint yet, and the chain is too long to run one while
+    a page waits: ``wetbank audit verify`` runs it."""
+
+    links: int
+
+
+def verify_now(db: Database) -> verification.Report:
+    """What ``GET /audit/verify`` runs: after sealing what is waiting, the check since the last
+    full pass's checkpoint; the full pass (recording a checkpoint) when there is none yet or
+    the chain is short (under ``FULL_PASS_BELOW`` links)."""
+    latest, links = _last_checkpoint(db)
+    if latest is None or links < FULL_PASS_BELOW:
+        return verify_full(db)
+    with verification.snapshot_reader(db) as connection:
+        return verification.verify_since(connection, latest, sealed_tables=SEALED_TABLES)
+
+
+def verify_for_page(db: Database) -> verification.Report | FullPassNeeded:
+    """``verify_now`` for the board's page, which never waits on a full pass over more than
+    ``PAGE_FULL_PASS_UP_TO`` links."""
+    latest, links = _last_checkpoint(db)
+    if latest is None and links > PAGE_FULL_PASS_UP_TO:
+        return FullPassNeeded(links)
+    return verify_now(db)
+
+
+def _last_checkpoint(db: Database) -> tuple[checkpoint.Checkpoint | None, int]:
+    """Seal what is waiting; the latest checkpoint and the chain's length."""
+    sealer.seal_all(db)
+    with db.reader() as connection:
+        links = int(connection.execute(select(func.max(C.seq))).scalar() or 0)
+        return checkpoint.latest(connection), links
+
+
+def verify_answer(report: verification.Report) -> dict[str, Any]:
+    """``GET /audit/verify``'s answer (API.md): the verdict, what was checked, how, and the
+    last full pass that found the ledger intact."""
+    broken = report.first_broken
+    last = report.checkpoint
+    return {
+        "ok": report.ok,
+        "mode": report.mode,
+        "transactions_checked": report.transactions_checked,
+        "accounts_checked": report.accounts_checked,
+        "first_broken": broken.as_dict() if broken else None,
+        "last_full_pass": last.as_dict() if last else None,
+    }
 
 
 @dataclass(frozen=True)

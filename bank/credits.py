@@ -32,7 +32,6 @@ from sqlalchemy.orm import Mapped, Session, mapped_column
 import ledger
 from bank.errors import Conflict
 from bank.ids import new_id
-from bank.named_accounts import advisory_lock
 from bank.parties import BankAccount, BankSite
 from ledger import clock
 from ledger.schema import Base
@@ -99,7 +98,7 @@ def ensure_class(
     if found is not None:
         return found
     # two first deposits of a class at once: the second waits here, then finds it
-    advisory_lock(session, f"credit-class:{code}")
+    ledger.advisory_lock(session, f"credit-class:{code}")
     found = session.get(CreditClass, code, populate_existing=True)
     if found is not None:
         return found

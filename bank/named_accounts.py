@@ -2,19 +2,9 @@
 
 from __future__ import annotations
 
-import hashlib
-
-from sqlalchemy import text
 from sqlalchemy.orm import Session
 
 import ledger
-
-
-def advisory_lock(session: Session, name: str) -> None:
-    """Serialize first-time creators of ``name`` on PostgreSQL (SQLite has one writer anyway)."""
-    if session.bind is not None and session.bind.dialect.name == "postgresql":
-        key = int.from_bytes(hashlib.sha256(name.encode()).digest()[:7], "big")
-        session.execute(text("SELECT pg_advisory_xact_lock(:k)"), {"k": key})
 
 
 def ensure_account(
@@ -24,7 +14,7 @@ def ensure_account(
     found = ledger.account_by_code(session, code)
     if found is not None:
         return found
-    advisory_lock(session, code)
+    ledger.advisory_lock(session, code)
     found = ledger.account_by_code(session, code)
     if found is not None:
         return found

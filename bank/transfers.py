@@ -11,15 +11,15 @@ import json
 from collections.abc import Collection
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any, cast
+from typing import Any
 
 from sqlalchemy import (
+    JSON,
     BigInteger,
     DateTime,
     ForeignKey,
     Integer,
     String,
-    Table,
     Text,
     bindparam,
     select,
@@ -37,7 +37,7 @@ from bank.errors import (
     ValidationFailed,
 )
 from bank.ids import new_id
-from ledger import clock, pg_direct
+from ledger import clock, store
 from ledger.schema import Base
 
 
@@ -104,40 +104,39 @@ _CHILDREN = select(credits.Lot).where(
     credits.Lot.account_id == bindparam("account_id"),
     credits.Lot.parent_lot_id.in_(bindparam("parents", expanding=True)),
 )
-_INSERT_TRANSFER = cast(Table, Transfer.__table__).insert()
-_INSERT_LOTS = cast(Table, TransferLot.__table__).insert()
-# PostgreSQL: the transfer and its lots in one prepared statement, sent as the engine sends its
-# own (``ledger.pg_direct``): two Core inserts would cost the request more client CPU than
-# anything else it runs after the ledger's write.  The lots travel as one JSON array.
-# The same statement is the transfer's last word (``confirm_can_send``, ``access.confirm_token``):
-# it locks the two accounts, the sites of the lots drawn on and the caller's token FOR KEY SHARE,
-# and inserts only if the source is still open, the target not closed, no such site frozen and
-# the token not revoked; it answers with what it found.  (A locking read that waited for a
-# freeze or a revocation returns the row as that left it.)  The checks' rows are aggregated, so
-# every one of them is read, and so locked.
-_INSERT_TRANSFER_AND_LOTS_SQL = """
+# The transfer and its lots in one statement: two Core inserts would cost the request more client
+# CPU than anything else it runs after the ledger's write.  The lots and the sites travel as JSON.
+# It is the transfer's last word too (``confirm_can_send``, ``access.confirm_token``): it locks the
+# two accounts, the sites of the lots drawn on and the caller's token FOR KEY SHARE, and inserts
+# only if the source is still open, the target not closed, no such site frozen and the token not
+# revoked; it answers with what it found.  (A locking read that waited for a freeze or a
+# revocation returns the row as that left it.)  The checks' rows are aggregated, so every one of
+# them is read, and so locked.  SQLite, whose one writer holds the whole database, runs the same
+# checks and inserts as three statements (it has no INSERT inside WITH).
+_RECORD_TRANSFER = store.Statement(
+    postgresql="""
 WITH accounts AS (
     SELECT id, status FROM bank_accounts
-    WHERE id IN (%(from_account_id)s, %(to_account_id)s)
+    WHERE id IN (:from_account_id, :to_account_id)
     ORDER BY id
     FOR KEY SHARE
 ), sites AS (
     SELECT id, frozen FROM bank_sites
-    WHERE id = ANY(%(site_ids)s::text[])
+    WHERE id = ANY(ARRAY(SELECT jsonb_array_elements_text(:site_ids::jsonb)))
     ORDER BY id
     FOR KEY SHARE
 ), token AS (
-    SELECT revoked_at FROM api_tokens WHERE id = %(token_id)s FOR KEY SHARE
+    SELECT revoked_at FROM api_tokens WHERE id = :token_id FOR KEY SHARE
 ), checked AS (
-    SELECT (SELECT status FROM accounts WHERE id = %(from_account_id)s) AS source_status,
-           (SELECT status FROM accounts WHERE id = %(to_account_id)s) AS target_status,
+    SELECT (SELECT status FROM accounts WHERE id = :from_account_id) AS source_status,
+           (SELECT status FROM accounts WHERE id = :to_account_id) AS target_status,
            (SELECT array_agg(id ORDER BY id) FILTER (WHERE frozen) FROM sites) AS frozen_sites,
            (SELECT count(revoked_at) FROM token) AS revoked
 ), made AS (
     INSERT INTO transfers (id, from_account_id, to_account_id, credit_class, amount_sqft,
         price_per_sqft_cents, memo, transaction_id, recorded_at, actor)
-    SELECT %(id)s, %(from_account_id)s, %(to_account_id)s, %(credit_class)s, %(amount_sqft)s,
-        %(price_per_sqft_cents)s, %(memo)s, %(transaction_id)s, %(recorded_at)s, %(actor)s
+    SELECT :id, :from_account_id, :to_account_id, :credit_class, :amount_sqft,
+        :price_per_sqft_cents, :memo, :transaction_id, :recorded_at, :actor
     FROM checked
     WHERE source_status = 'open' AND target_status <> 'closed' AND frozen_sites IS NULL
       AND revoked = 0
@@ -145,11 +144,44 @@ WITH accounts AS (
 ), lots AS (
     INSERT INTO transfer_lots (transfer_id, from_lot_id, to_lot_id, amount_sqft)
     SELECT made.id, lot->>0, lot->>1, (lot->>2)::bigint
-    FROM made CROSS JOIN jsonb_array_elements(%(lots)s::jsonb) WITH ORDINALITY AS l(lot, n)
+    FROM made CROSS JOIN jsonb_array_elements(:lots::jsonb) WITH ORDINALITY AS l(lot, n)
     ORDER BY l.n
 )
 SELECT source_status, target_status, frozen_sites, revoked FROM checked
-"""
+""",
+    sqlite=(
+        """
+INSERT INTO transfers (id, from_account_id, to_account_id, credit_class, amount_sqft,
+    price_per_sqft_cents, memo, transaction_id, recorded_at, actor)
+SELECT :id, :from_account_id, :to_account_id, :credit_class, :amount_sqft,
+    :price_per_sqft_cents, :memo, :transaction_id, :recorded_at, :actor
+WHERE (SELECT status FROM bank_accounts WHERE id = :from_account_id) = 'open'
+  AND (SELECT status FROM bank_accounts WHERE id = :to_account_id) <> 'closed'
+  AND NOT EXISTS (SELECT 1 FROM bank_sites
+                  WHERE frozen AND id IN (SELECT value FROM json_each(:site_ids)))
+  AND NOT EXISTS (SELECT 1 FROM api_tokens WHERE id = :token_id AND revoked_at IS NOT NULL)
+""",
+        """
+INSERT INTO transfer_lots (transfer_id, from_lot_id, to_lot_id, amount_sqft)
+SELECT transfers.id, json_extract(lot.value, '$[0]'), json_extract(lot.value, '$[1]'),
+    json_extract(lot.value, '$[2]')
+FROM transfers JOIN json_each(:lots) AS lot
+WHERE transfers.id = :id
+ORDER BY lot.key
+""",
+        """
+SELECT (SELECT status FROM bank_accounts WHERE id = :from_account_id) AS source_status,
+       (SELECT status FROM bank_accounts WHERE id = :to_account_id) AS target_status,
+       (SELECT json_group_array(id) FROM (
+            SELECT id FROM bank_sites
+            WHERE frozen AND id IN (SELECT value FROM json_each(:site_ids)) ORDER BY id)
+       ) AS frozen_sites,
+       (SELECT count(revoked_at) FROM api_tokens WHERE id = :token_id) AS revoked
+""",
+    ),
+    types={"recorded_at": DateTime(timezone=True)},
+    columns={"frozen_sites": JSON()},
+)
 
 
 def make_transfer(
@@ -219,15 +251,14 @@ def _record(
 ) -> None:
     """Insert the transfer and the lots it drew on and made (in ``made``'s order), once the
     source account, the receiving one and the ``sites`` drawn on are confirmed as they were."""
-    if not pg_direct.is_postgresql(session):
-        confirm_can_send(session, [source.id], sites, receiving=row["to_account_id"])
-        session.execute(_INSERT_TRANSFER, row)
-        session.execute(_INSERT_LOTS, [dict(lot, transfer_id=row["id"]) for lot in made])
-        return
     lots = [[m["from_lot_id"], m["to_lot_id"], m["amount_sqft"]] for m in made]
-    params = dict(row, lots=json.dumps(lots), site_ids=sorted(sites), token_id=actor.token_id)
-    found = pg_direct.execute(session, _INSERT_TRANSFER_AND_LOTS_SQL, params).fetchone()
-    assert found is not None  # one row, always
+    params = dict(
+        row,
+        lots=json.dumps(lots),
+        site_ids=json.dumps(sorted(sites)),
+        token_id=actor.token_id,
+    )
+    (found,) = store.of(session).run(session, _RECORD_TRANSFER, params)
     source_status, target_status, frozen_sites, revoked = found
     if revoked:
         raise access.TokenRevoked("the bearer token was revoked")

@@ -1,24 +1,6 @@
-"""Fixed SQL sent through psycopg on the session's own connection, prepared: the PostgreSQL
-store's ``execute`` (``ledger.store.postgresql``), for the bank's fixed statements."""
+"""Fixed SQL on a PostgreSQL connection the caller holds, sent through psycopg directly, prepared
+(``ledger.verify_sql``): the PostgreSQL store's ``execute`` (``ledger.store.postgresql``)."""
 
-from __future__ import annotations
-
-from typing import Any
-
-import psycopg
-from sqlalchemy.orm import Session
-
-from ledger import store
 from ledger.store.postgresql import execute as execute_on
 
-__all__ = ["execute", "execute_on", "is_postgresql"]
-
-
-def is_postgresql(session: Session) -> bool:
-    """Whether the session's store is PostgreSQL's (where fixed SQL goes through psycopg)."""
-    return store.of(session).name == "postgresql"
-
-
-def execute(session: Session, sql: str, params: Any) -> psycopg.Cursor[Any]:
-    """Run ``sql`` prepared on the session's own psycopg connection, inside its transaction."""
-    return execute_on(session.connection(), sql, params)
+__all__ = ["execute_on"]
