@@ -50,16 +50,7 @@ def test_the_bank_imports_nothing_of_one_database() -> None:
     assert importing == []
 
 
-def _sized(path: Path) -> object:
-    if path == ROOT / "ledger" / "verification.py" and len(path.read_text().splitlines()) > 400:
-        reason = "the verifier is being split into ledger/verify_* modules by its own change"
-        return pytest.param(path, marks=pytest.mark.xfail(reason=reason, strict=True))
-    return path
-
-
-@pytest.mark.parametrize(
-    "path", [_sized(p) for p in _modules("ledger")], ids=lambda p: str(p.relative_to(ROOT))
-)
+@pytest.mark.parametrize("path", _modules("ledger"), ids=lambda p: str(p.relative_to(ROOT)))
 def test_a_ledger_module_stays_under_400_lines_and_its_functions_under_60(path: Path) -> None:
     source = path.read_text()
     assert len(source.splitlines()) <= 400
