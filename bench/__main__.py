@@ -323,16 +323,7 @@ def _reads_verify_export(
         (f"balance read p50 at {sizes[-1]:,} entries <= 1.5x that at {sizes[0]:,}", ratio <= 1.5)
     )
     out += ["", "## Audit and export"]
-    verify = _child("verify", url)
-    tx_rate = verify["rows"] / verify["seconds"]
-    out.append(
-        f"verify: {verify['rows']:,} transactions in {verify['seconds']:.1f} s = "
-        f"{tx_rate:,.0f} tx/s, peak {verify['maxrss_kb'] / 1024:.0f} MiB "
-        f"(+ {os.cpu_count()} segment workers, largest "
-        f"{verify['worker_maxrss_kb'] / 1024:.0f} MiB), "
-        f"ok={verify['ok']}"
-    )
-    checks.append(("verify >= 50,000 transactions/s", tx_rate >= 50_000))
+    _verify(url, bank, out, checks)
     small, large = sizes[-1] // 10, sizes[-1]
     exports = [_child("export", url, str(n)) for n in (small, large)]
     for e in exports:
@@ -347,7 +338,41 @@ def _reads_verify_export(
     )
 
 
-def _child(*args: str) -> dict[str, float]:
+#: transactions written after the full pass, before the check since its checkpoint is timed
+SINCE = 1_000
+
+
+def _verify(url: str, bank: Any, out: list[str], checks: list[tuple[str, bool]]) -> None:
+    """The full pass (``wetbank audit verify``) over everything loaded, then the check that
+    ``GET /audit/verify`` runs after ``SINCE`` more transactions, since the full pass's
+    checkpoint."""
+    load = os.getloadavg()[0]
+    verify = _child("verify", url)
+    tx_rate = verify["rows"] / verify["seconds"]
+    out.append(
+        f"verify, full pass: {verify['rows']:,} transactions in {verify['seconds']:.1f} s = "
+        f"{tx_rate:,.0f} tx/s ({os.cpu_count()} workers), peak {verify['maxrss_kb'] / 1024:.0f} "
+        f"MiB, ok={verify['ok']}, checkpoint={verify['checkpoint']} (load average {load:.1f})"
+    )
+    checks.append(("verify >= 50,000 transactions/s", tx_rate >= 50_000 and verify["ok"]))
+    account_a, account_b = bank.lot_ledger_ids[-1], bank.issuer_ids[-1]
+    since = _child("verify-since", url, str(SINCE), str(account_a), str(account_b), bank.asset)
+    out.append(
+        f"verify since the checkpoint, after {SINCE:,} new transactions: {since['rows']:,} "
+        f"checked in {since['seconds']:.2f} s ({since['mode']}), ok={since['ok']}"
+    )
+    checks.append(
+        (
+            f"verify since the checkpoint after {SINCE:,} new transactions < 1 s",
+            since["seconds"] < 1.0
+            and since["ok"]
+            and since["mode"] == "since_checkpoint"
+            and since["rows"] == SINCE,
+        )
+    )
+
+
+def _child(*args: str) -> dict[str, Any]:
     done = subprocess.run(
         [sys.executable, "-m", "bench.child", *args],
         capture_output=True,
@@ -355,7 +380,7 @@ def _child(*args: str) -> dict[str, float]:
         check=True,
         cwd=ROOT,
     )
-    result: dict[str, float] = json.loads(done.stdout.strip().splitlines()[-1])
+    result: dict[str, Any] = json.loads(done.stdout.strip().splitlines()[-1])
     return result
 
 

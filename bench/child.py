@@ -1,6 +1,7 @@
 """Measured in a child process so that peak memory (ru_maxrss) is the measured work's alone.
 
-``python -m bench.child verify URL`` · ``python -m bench.child export URL ROWS``
+``python -m bench.child verify URL`` · ``python -m bench.child verify-since URL N A B ASSET``
+· ``python -m bench.child export URL ROWS``
 Prints one JSON line: seconds, rows, maxrss_kb (the peak resident set of this process).
 """
 
@@ -14,20 +15,41 @@ import time
 
 
 def verify(url: str) -> dict[str, object]:
-    from ledger import sealer, verification
+    """The full pass ``wetbank audit verify`` runs, recording its checkpoint."""
+    from bank import audit
     from ledger.db import Database
 
     db = Database.from_url(url)
-    sealer.seal_all(db)
     started = time.perf_counter()
-    with db.engine.connect() as connection:
-        report = verification.verify(connection, processes=os.cpu_count() or 1)
+    report = audit.verify_full(db, processes=os.cpu_count() or 1)
     return {
         "seconds": time.perf_counter() - started,
         "rows": report.transactions_checked,
         "ok": report.ok,
-        # the segment workers have exited and been waited for: the largest one's peak
+        "checkpoint": report.checkpoint is not None,
+        # the segment workers' peak, where they are processes (SQLite; PostgreSQL's are threads)
         "worker_maxrss_kb": resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss,
+    }
+
+
+def verify_since(
+    url: str, count: int, account_a: int, account_b: int, asset: str
+) -> dict[str, object]:
+    """``count`` new transactions, then the check ``GET /audit/verify`` runs, since the
+    checkpoint the full pass recorded."""
+    from bank import audit
+    from bench import bulk
+    from ledger.db import Database
+
+    bulk.load_pairs(url, account_a, account_b, count, f"since{time.time_ns()}", asset)
+    db = Database.from_url(url)
+    started = time.perf_counter()
+    report = audit.verify_now(db)
+    return {
+        "seconds": time.perf_counter() - started,
+        "rows": report.transactions_checked,
+        "ok": report.ok,
+        "mode": report.mode,
     }
 
 
@@ -70,7 +92,12 @@ def peak_rss_kb() -> int:
 
 def main() -> None:
     command, url, *rest = sys.argv[1:]
-    result = verify(url) if command == "verify" else export(url, int(rest[0]))
+    if command == "verify":
+        result = verify(url)
+    elif command == "verify-since":
+        result = verify_since(url, int(rest[0]), int(rest[1]), int(rest[2]), rest[3])
+    else:
+        result = export(url, int(rest[0]))
     result["maxrss_kb"] = peak_rss_kb()
     print(json.dumps(result))
 
