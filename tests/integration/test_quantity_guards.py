@@ -194,20 +194,23 @@ def _sqlite_guards(url: str) -> set[str]:
 
 
 def _pg_state(url: str) -> tuple[dict[str, str], set[str]]:
-    """The widened columns' types and the bound CHECKs present."""
+    """The widened columns' types (those present) and the bound CHECKs present."""
     engine = create_engine(url)
     try:
         with engine.connect() as connection:
-            types = {
+            # a later revision may move a widened column (0010 moves plans.extension_days
+            # into a table of its own): only the columns still there have a type
+            found = {
                 f"{table}.{column}": connection.execute(
                     text(
                         "SELECT data_type FROM information_schema.columns "
                         "WHERE table_name = :t AND column_name = :c"
                     ),
                     {"t": table, "c": column},
-                ).scalar_one()
+                ).scalar()
                 for table, column in BOUNDS.WIDENED
             }
+            types = {name: kind for name, kind in found.items() if kind is not None}
             checks = set(
                 connection.execute(
                     text("SELECT conname FROM pg_constraint WHERE conname LIKE 'ck\\_%\\_max'")
