@@ -15,6 +15,7 @@ import json
 import re
 import ssl
 import textwrap
+import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -181,7 +182,9 @@ def test_behind_nginx_with_tls_a_board_member_signs_in_and_sees_the_audit_page(
     # nginx's request id is the service's: one id in both logs
     request_id = headers["x-request-id"]
     assert re.fullmatch(r"[0-9a-f]{32}", request_id)
-    assert request_id in (trusting.nginx.log_path.parent / "access.log").read_text()
+    # each side writes its log line once the response has gone: the client can be faster
+    _eventually_holds(trusting.nginx.log_path.parent / "access.log", request_id)
+    _eventually_holds(trusting.server.log_path, request_id)
     access = [
         json.loads(line)
         for line in trusting.server.log_path.read_text().splitlines()
@@ -197,3 +200,11 @@ def test_behind_nginx_with_tls_a_board_member_signs_in_and_sees_the_audit_page(
     status, _headers, page = refused.sign_in(token)
     assert status == 400, page
     assert "wetbank_session" not in refused.cookies
+
+
+def _eventually_holds(log: Path, text: str, seconds: float = 10.0) -> None:
+    """Wait until ``log`` holds ``text`` (a line written after its response was sent)."""
+    deadline = time.monotonic() + seconds
+    while text not in (log.read_text() if log.exists() else ""):
+        assert time.monotonic() < deadline, f"{text} never reached {log}"
+        time.sleep(0.05)
