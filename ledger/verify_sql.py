@@ -10,11 +10,11 @@ The SQL rendering is a filter, never the judge: a link counts as verified here o
 SHA-256 of what SQL rendered equals the stored hash, and whatever SQL renders differently from
 the sealer sends its link to Python, like a link that was really edited.  Strings are quoted
 with only their double quotes and backslashes escaped, which is JSON's text for printable ASCII;
-a string holding anything else (JSON escapes it as ``\\uXXXX``) renders as raw bytes that no
-sealed text holds, so its link is checked in Python.  Entries are joined in the order the
-transaction's index returns them, their insertion order, which is their id order; were it not,
-the link would go to Python too.  A transaction whose entries hold more than one asset is
-checked in Python for its balance per asset.
+a string holding anything else (JSON escapes it as ``\\u`` and four hex digits) renders as
+raw bytes that no sealed text holds, so its link is checked in Python.  Entries are joined in
+the order the transaction's index returns them, their insertion order, which is their id order;
+were it not, the link would go to Python too.  A transaction whose entries hold more than one
+asset is checked in Python for its balance per asset.
 """
 
 from __future__ import annotations
