@@ -26,12 +26,13 @@ from sqlalchemy import (
 )
 from sqlalchemy.orm import Mapped, Session, mapped_column
 
+from bank import policy
 from bank.errors import BankError, NotFound, ValidationFailed
 from bank.ids import new_id
 from ledger import clock, store
 from ledger.schema import Base
 
-ROLES = ("board", "lgu", "holder")
+ROLES = policy.ROLES
 TOKEN_PREFIX = "wbt_"
 #: last-used time is refreshed at most this often, so reads do not all become writes
 LAST_USED_RESOLUTION = timedelta(minutes=1)

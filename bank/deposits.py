@@ -15,7 +15,7 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 import ledger
-from bank import credits, parties, site_register
+from bank import credits, parties, policy, site_register
 from bank.access import Actor
 from bank.deposit_rules import ActionCredit, ActionRequest, DepositFacts, evaluate_deposit
 from bank.deposit_tables import Deposit, DepositAction, DepositReversal
@@ -219,11 +219,8 @@ def _class(session: Session, code: str) -> credits.CreditClass:
 def get_deposit(session: Session, actor: Actor, deposit_id: str) -> Deposit:
     """The deposit, if the caller may see it (board, or the holder of its account)."""
     deposit = session.get(Deposit, deposit_id)
-    if deposit is not None and not actor.is_board:
-        account = session.get(parties.BankAccount, deposit.account_id)
-        if account is None or account.holder_id != actor.holder_id:
-            deposit = None
-    if deposit is None:
+    account = session.get(parties.BankAccount, deposit.account_id) if deposit else None
+    if deposit is None or not policy.sees_holdings(actor, account.holder_id if account else None):
         raise NotFound(f"no deposit {deposit_id}")
     return deposit
 

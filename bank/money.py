@@ -34,6 +34,7 @@ from sqlalchemy import (
 from sqlalchemy.orm import Mapped, Session, mapped_column
 
 import ledger
+from bank import policy
 from bank.access import Actor
 from bank.errors import Conflict, InvalidFee, NotEligible, NotFound, ValidationFailed
 from bank.ids import new_id
@@ -199,8 +200,7 @@ def _targets(
 ) -> tuple[Plan | None, Appeal | None]:
     appeal = None
     if request.kind in ("appeal_filing_fee", "appeal_security"):
-        if not actor.is_board:
-            raise _forbidden()
+        policy.require_board(actor, APPEAL_PAYMENTS)
         if not request.appeal_id:
             raise ValidationFailed(
                 "an appeal payment names its appeal", {"appeal_id": ["required"]}
@@ -213,15 +213,13 @@ def _targets(
     if not request.plan_id:
         raise ValidationFailed("this payment names its plan", {"plan_id": ["required"]})
     plan = session.get(Plan, request.plan_id)
-    if plan is None or not (actor.is_board or actor.lgu_id == plan.lgu_id):
+    if plan is None or not policy.sees_plan(actor, plan.lgu_id):
         raise ValidationFailed("no such plan", {"plan_id": ["no such plan"]})
     return plan, None
 
 
-def _forbidden() -> Exception:
-    from bank.errors import Forbidden
-
-    return Forbidden("only board staff record or refund appeal payments")
+#: what only board staff do with money (Subd. 9: the appeal fee and security are the board's)
+APPEAL_PAYMENTS = "record or refund appeal payments"
 
 
 def _destination(
@@ -309,8 +307,8 @@ def refund(session: Session, actor: Actor, payment_id: str, request_id: str | No
     refund: an LGU may refund only its plans' in-lieu payments and processing fees.  The filing
     fee "shall be retained by the board" (Subd. 9): it is never refunded (``not_eligible``)."""
     payment = visible_payment(session, actor, payment_id, lock=True)
-    if payment.kind in ("appeal_filing_fee", "appeal_security") and not actor.is_board:
-        raise _forbidden()
+    if payment.kind in ("appeal_filing_fee", "appeal_security"):
+        policy.require_board(actor, APPEAL_PAYMENTS)
     if payment.kind == "appeal_filing_fee":
         raise NotEligible(
             "Subd. 9: the $200 filing fee is retained by the board and is not refunded",
@@ -356,7 +354,7 @@ def visible_payment(
 ) -> Payment:
     """A payment the caller may see: the board, or the LGU of its plan."""
     payment = session.get(Payment, payment_id, with_for_update=lock)
-    if payment is None or not (actor.is_board or _lgu_of(session, payment) == actor.lgu_id):
+    if payment is None or not policy.sees_plan(actor, _lgu_of(session, payment)):
         raise NotFound(f"no payment {payment_id}")
     return payment
 
@@ -526,7 +524,7 @@ def visible_security(
     if security is None:
         raise NotFound(f"no security {security_id}")
     plan = session.get(Plan, security.plan_id)
-    if plan is None or not (actor.is_board or actor.lgu_id == plan.lgu_id):
+    if plan is None or not policy.sees_plan(actor, plan.lgu_id):
         raise NotFound(f"no security {security_id}")
     return security
 

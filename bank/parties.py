@@ -23,6 +23,7 @@ from sqlalchemy import (
 )
 from sqlalchemy.orm import Mapped, Session, mapped_column
 
+from bank import policy
 from bank.access import Actor
 from bank.errors import Conflict, NotFound, ValidationFailed
 from bank.ids import new_id
@@ -252,7 +253,7 @@ def check_token_party(
 def visible_account(session: Session, actor: Actor, account_id: str) -> BankAccount:
     """The account if the caller may see it (board, or its holder); ``not_found`` otherwise."""
     account = session.get(BankAccount, account_id)
-    if account is None or not (actor.is_board or actor.holder_id == account.holder_id):
+    if account is None or not policy.sees_holdings(actor, account.holder_id):
         raise NotFound(f"no account {account_id}")
     return account
 

@@ -16,7 +16,7 @@ from typing import Any
 from sqlalchemy import ColumnElement, select, update
 from sqlalchemy.orm import Session
 
-from bank import calendar, guarantees, parties, replacement_rules, timeline
+from bank import calendar, guarantees, parties, policy, replacement_rules, timeline
 from bank.access import Actor
 from bank.errors import Conflict, NotFound, ValidationFailed
 from bank.ids import new_id
@@ -113,7 +113,7 @@ def visible_plan(session: Session, actor: Actor, plan_id: str, *, lock: bool = F
     if lock:
         session.execute(update(Plan).where(Plan.id == plan_id).values(version=Plan.version + 1))
     plan = session.get(Plan, plan_id, populate_existing=lock)
-    if plan is None or not (actor.is_board or actor.lgu_id == plan.lgu_id):
+    if plan is None or not policy.sees_plan(actor, plan.lgu_id):
         raise NotFound(f"no plan {plan_id}")
     return plan
 
@@ -127,7 +127,7 @@ def list_plans(
     """Every plan (board) or the LGU's own, oldest first, that meets every condition of
     ``where`` (``bank.listing_filters``); the first ``limit`` when given."""
     query = select(Plan).where(*where).order_by(Plan.created_at, Plan.id).limit(limit)
-    if not actor.is_board:
+    if not actor.is_board:  # an LGU lists its own plans (policy.sees_plan)
         query = query.where(Plan.lgu_id == actor.lgu_id)
     return list(session.execute(query).scalars())
 

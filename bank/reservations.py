@@ -25,7 +25,7 @@ from sqlalchemy import (
 from sqlalchemy.orm import Mapped, Session, mapped_column
 
 import ledger
-from bank import credits, parties
+from bank import credits, parties, policy
 from bank.access import Actor
 from bank.errors import Conflict, NotEligible, NotFound, ValidationFailed
 from bank.ids import new_id
@@ -222,10 +222,9 @@ def visible_reservation(
         raise NotFound(f"no reservation {reservation_id}")
     account = session.get(parties.BankAccount, reservation.account_id)
     plan = session.get(Plan, reservation.plan_id)
-    assert account is not None and plan is not None
-    holder = actor.holder_id == account.holder_id
-    lgu = actor.lgu_id == plan.lgu_id and not acting
-    if not (actor.is_board or holder or lgu):
+    holder_id = account.holder_id if account else None
+    lgu_id = plan.lgu_id if plan else None
+    if not policy.sees_reservation(actor, holder_id, lgu_id, acting=acting):
         raise NotFound(f"no reservation {reservation_id}")
     return reservation
 

@@ -29,7 +29,7 @@ from api.schemas.bank import (
     SitePage,
     SiteQueryArgs,
 )
-from bank import parties, party_edits, party_lists, site_register
+from bank import parties, party_edits, party_lists, policy, site_register
 from bank.errors import NotFound
 
 blp = Blueprint("parties", __name__, url_prefix="/api/v1", description="Parties and places")
@@ -79,7 +79,7 @@ class HolderById(MethodView):
     def get(self, holder_id: str) -> Any:
         """A holder (board, or the holder itself)."""
         who = actor()
-        if not (who.is_board or who.holder_id == holder_id):
+        if not policy.sees_holdings(who, holder_id):
             raise NotFound(f"no holder {holder_id}")
         with database().transaction() as session:
             return parties.get_holder(session, holder_id)
@@ -181,7 +181,7 @@ class SiteById(MethodView):
         who = actor()
         with database().transaction() as session:
             site = parties.get_site(session, site_id)
-            if not (who.is_board or who.holder_id == site.holder_id):
+            if not policy.sees_holdings(who, site.holder_id):
                 raise NotFound(f"no bank site {site_id}")
             return site_register.site_dict(session, ruleset(), site)
 

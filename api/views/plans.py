@@ -27,8 +27,7 @@ from api.schemas.plans import (
     WithdrawalIn,
     WithdrawalOut,
 )
-from bank import appeals, listing_filters, plan_report, plans, withdrawals
-from bank.errors import ValidationFailed
+from bank import appeals, listing_filters, plan_report, plans, policy, withdrawals
 
 blp = Blueprint("plans", __name__, url_prefix="/api/v1", description="Replacement plans, appeals")
 PLANS = Listing("/plans", id_prefix="plan")
@@ -51,9 +50,7 @@ class Plans(MethodView):
     def post(self, data: dict[str, Any]) -> Any:
         """Record a replacement plan application (its LGU; the board names ``lgu_id``)."""
         who = require_role("board", "lgu")
-        lgu_id = data["lgu_id"] if who.is_board else who.lgu_id
-        if not lgu_id:
-            raise ValidationFailed("name the plan's LGU", {"lgu_id": ["required for the board"]})
+        lgu_id = policy.plan_lgu_for(who, data["lgu_id"])
         impact = data["impact"]
         request = plans.PlanRequest(
             lgu_id=lgu_id,

@@ -22,7 +22,7 @@ from api.web import chart, plan_view
 from api.web.blueprint import web
 from api.web.errors import error_page
 from api.web.signin import signed_in_actor
-from bank import audit, balances, parties, plan_report, plans, reports
+from bank import audit, balances, parties, plan_report, plans, policy, reports
 from bank.access import Actor
 from ledger import clock
 
@@ -98,13 +98,13 @@ def index() -> Response:
 
 
 def _accounts_of(session: Any, who: Actor | None) -> list[parties.BankAccount]:
-    if who is None or who.role not in ("board", "holder"):
+    if who is None or not policy.lists_accounts(who):
         return []
-    return parties.holder_accounts(session, None if who.is_board else who.holder_id, SHORTCUTS)
+    return parties.holder_accounts(session, policy.own_holder(who), SHORTCUTS)
 
 
 def _sees_plans(who: Actor | None) -> bool:
-    return who is not None and who.role in ("board", "lgu")
+    return who is not None and policy.lists_plans(who)
 
 
 # --- /accounts/{id} -------------------------------------------------------------------------
