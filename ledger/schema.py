@@ -16,15 +16,15 @@ from sqlalchemy import (
     DateTime,
     ForeignKey,
     Index,
-    Integer,
     MetaData,
     SmallInteger,
     String,
     Text,
     UniqueConstraint,
 )
-from sqlalchemy.dialects.postgresql import JSONB
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
+
+from ledger.store.types import BigId, SealContent
 
 NAMING_CONVENTION = {
     "ix": "ix_%(column_0_label)s",
@@ -33,9 +33,6 @@ NAMING_CONVENTION = {
     "fk": "fk_%(table_name)s_%(column_0_name)s_%(referred_table_name)s",
     "pk": "pk_%(table_name)s",
 }
-
-#: an auto-incrementing 64-bit key (SQLite only auto-increments an INTEGER PRIMARY KEY)
-BigId = BigInteger().with_variant(Integer(), "sqlite")
 
 PHASE_POSTED, PHASE_PENDING, PHASE_RELEASE = "posted", "pending", "release"
 
@@ -210,10 +207,6 @@ class LedgerChainQueue(Base):
     transaction_id: Mapped[int] = mapped_column(
         ForeignKey("ledger_transactions.id"), primary_key=True, autoincrement=False
     )
-
-
-#: a sealed row's content: JSONB on PostgreSQL (compared by value), JSON text on SQLite
-SealContent = Text().with_variant(JSONB(), "postgresql")
 
 
 class LedgerRowSeal(Base):
