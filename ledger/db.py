@@ -1,4 +1,4 @@
-"""Connections, units of work and retries for both dialects (LEDGER.md "Concurrency").
+"""Connections, units of work and retries on every database (LEDGER.md "Concurrency").
 
 ``Database.transaction()`` opens one unit of work; nested calls on the same thread join the outer
 one, so a caller (the HTTP layer's idempotency record, a batch) can widen a use case's transaction
@@ -26,30 +26,21 @@ T = TypeVar("T")
 
 RETRYABLE_SQLSTATES = frozenset({"40001", "40P01"})  # serialization failure, deadlock
 MAX_ATTEMPTS = 8
-#: execution option of a connection that only reads (``Database.reader``)
-READ_ONLY = "ledger_read_only"
 
 
 def make_engine(url: str, *, prepared_statements: bool = True, **kwargs: Any) -> Engine:
-    """An engine configured for the ledger: WAL and ``BEGIN IMMEDIATE`` on SQLite.
+    """An engine configured for the ledger by its database's store (``Store.engine_options``,
+    ``Store.configure_engine``): WAL and ``BEGIN IMMEDIATE`` on SQLite, say.
 
-    On PostgreSQL, ``prepared_statements=False`` sends every statement unprepared (psycopg's
-    ``prepare_threshold=None``, which ``ledger.store.postgresql`` follows too): a pooler in
-    transaction mode (PgBouncer before 1.21) hands each transaction whichever server
-    connection is free, where a statement this client prepared does not exist, or one of the
-    same name prepared by another client does.
+    ``prepared_statements=False`` sends every statement unprepared, for a server behind a pooler
+    in transaction mode (PgBouncer before 1.21), where a statement this client prepared on one
+    server connection is not found on the next.
     """
-    if url.startswith("sqlite"):
-        engine = create_engine(url, connect_args={"timeout": 30}, **kwargs)
-        _configure_sqlite(engine)
-        return engine
-    if "poolclass" not in kwargs:
-        kwargs.setdefault("pool_size", 10)
-        kwargs.setdefault("max_overflow", 20)
-    if not prepared_statements:
-        kwargs["connect_args"] = {**kwargs.get("connect_args", {}), "prepare_threshold": None}
-    engine = create_engine(url, **kwargs)
-    if not kwargs.get("pool_pre_ping"):
+    chosen = store.for_url(url)
+    options = chosen.engine_options(kwargs, prepared_statements=prepared_statements)
+    engine = create_engine(url, **options)
+    chosen.configure_engine(engine)
+    if not chosen.embedded and not kwargs.get("pool_pre_ping"):
         _ping_idle_connections(engine)
     return engine
 
@@ -67,7 +58,8 @@ def _ping_idle_connections(engine: Engine) -> None:
     for a while may have been closed by a server restart or a firewall, so it is checked, and
     the pool replaces it if dead.  A connection that dies between two close uses fails its
     statement instead, which the API answers with 503 and a Retry-After (and the client's
-    retry, under the same idempotency key, is exactly-once).
+    retry, under the same idempotency key, is exactly-once).  Only a server's connections are
+    pinged: nothing outside this process closes an embedded database's.
     """
 
     @event.listens_for(engine, "checkin")
@@ -84,29 +76,6 @@ def _ping_idle_connections(engine: Engine) -> None:
         except Exception as error:
             # the pool discards this connection and hands out another (or a new one)
             raise DisconnectionError("a pooled connection was found closed") from error
-
-
-def _configure_sqlite(engine: Engine) -> None:
-    @event.listens_for(engine, "connect")
-    def _on_connect(dbapi_connection: Any, _record: Any) -> None:
-        # Take transaction control from the driver so that BEGIN IMMEDIATE is ours to emit.
-        dbapi_connection.isolation_level = None
-        cursor = dbapi_connection.cursor()
-        cursor.execute("PRAGMA foreign_keys=ON")
-        cursor.execute("PRAGMA journal_mode=WAL")
-        cursor.execute("PRAGMA busy_timeout=30000")
-        cursor.execute("PRAGMA synchronous=NORMAL")
-        cursor.close()
-
-    @event.listens_for(engine, "begin")
-    def _on_begin(connection: Any) -> None:
-        if connection.get_execution_options().get(READ_ONLY):
-            # A deferred transaction: a WAL snapshot that takes no write lock, so a long read
-            # (a streamed export a slow client downloads) never holds up the writers.
-            connection.exec_driver_sql("BEGIN")
-            return
-        # One writer at a time, decided at BEGIN, so no transaction upgrades its lock and deadlocks.
-        connection.exec_driver_sql("BEGIN IMMEDIATE")
 
 
 def is_retryable(error: BaseException) -> bool:
@@ -183,7 +152,7 @@ class Database:
     def reader(self) -> Connection:
         """A connection for a long read-only pass, such as a streamed export: on SQLite its
         transaction is a snapshot that does not take the write lock (``BEGIN IMMEDIATE``)."""
-        return self.engine.connect().execution_options(**{READ_ONLY: True})
+        return self.engine.connect().execution_options(**{store.READ_ONLY: True})
 
     def on_dispose(self, hook: Callable[[], None]) -> None:
         """Run ``hook()`` before the engine is disposed (background threads stop there)."""

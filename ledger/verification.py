@@ -22,13 +22,13 @@ from sqlalchemy import Connection, create_engine, func, select
 from sqlalchemy.pool import NullPool
 
 from ledger import checkpoint as checkpoints
-from ledger import clock, row_seals, verify_balances
+from ledger import clock, row_seals, store, verify_balances
 from ledger.canonical import GENESIS
 from ledger.checkpoint import Checkpoint, Implied
 from ledger.db import Database
 from ledger.row_seals import SealedTable
 from ledger.schema import LedgerChainLink, LedgerChainQueue, LedgerTransaction
-from ledger.verify_links import Segment, python_segment
+from ledger.verify_links import Segment
 from ledger.verify_report import (
     FULL,
     SINCE_CHECKPOINT,
@@ -37,7 +37,6 @@ from ledger.verify_report import (
     Progress,
     Report,
 )
-from ledger.verify_sql import sql_segment
 
 T = LedgerTransaction.__table__.c
 C = LedgerChainLink.__table__.c
@@ -129,9 +128,7 @@ def snapshot_reader(db: Database) -> Connection:
     """A read-only connection whose statements all see one moment, for ``verify_since``:
     SQLite's reader transaction already does; PostgreSQL's is made REPEATABLE READ."""
     connection = db.reader()
-    if connection.dialect.name == "postgresql":
-        return connection.execution_options(isolation_level="REPEATABLE READ")
-    return connection
+    return store.of(connection).snapshot(connection)
 
 
 def _last_seq(connection: Connection) -> int:
@@ -175,21 +172,26 @@ def _segments(connection: Connection, first: int, last: int, processes: int) -> 
     count = last - first + 1
     if count <= 0:
         return
-    url = connection.engine.url
-    in_memory = url.get_backend_name() == "sqlite" and url.database in (None, "", ":memory:")
-    if processes > 1 and count >= PARALLEL_FROM and not in_memory:
+    url, chosen = connection.engine.url, store.of(connection)
+    if processes > 1 and count >= PARALLEL_FROM and chosen.reopens(url):
         size = max(-(-count // (processes * _SEGMENTS_PER_PROCESS)), PARALLEL_FROM // 8)
         ranges = [(a, min(a + size - 1, last)) for a in range(first, last + 1, size)]
-        yield from _in_workers(url.render_as_string(hide_password=False), ranges, processes)
+        # the work is the database's where it hashes the links: threads then only wait on it
+        threads = chosen.hashes_in_database
+        reopened = url.render_as_string(hide_password=False)
+        yield from _in_workers(reopened, ranges, processes, threads)
         return
     for a in range(first, last + 1, SEQUENTIAL_SEGMENT):
         yield check_segment(connection, a, min(a + SEQUENTIAL_SEGMENT - 1, last))
 
 
-def _in_workers(url: str, ranges: list[tuple[int, int]], workers: int) -> Iterator[Segment]:
-    """Check the ranges in parallel; yield their findings in chain order."""
+def _in_workers(
+    url: str, ranges: list[tuple[int, int]], workers: int, threads: bool
+) -> Iterator[Segment]:
+    """Check the ranges in parallel, in threads or else processes; yield their findings in
+    chain order."""
     pool: Executor
-    if url.startswith("postgresql"):  # the work is PostgreSQL's: threads only wait on it
+    if threads:
         pool = ThreadPoolExecutor(max_workers=workers)
     else:  # spawn, not fork: the parent holds open connections a forked child must not share
         pool = ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("spawn"))
@@ -208,9 +210,7 @@ def check_segment(
 ) -> Segment:
     """Recompute links ``first``..``last``; the first one's previous hash is taken as stored,
     or the genesis hash when ``first`` is 1 (PostgreSQL in SQL, SQLite in Python)."""
-    if connection.dialect.name == "postgresql":
-        return sql_segment(connection, first, last, progress)
-    return python_segment(connection, first, last, progress)
+    return store.of(connection).check_segment(connection, first, last, progress)
 
 
 def check_segment_at(url: str, first: int, last: int) -> Segment:

@@ -2,7 +2,8 @@
 
 This is the reference check: the canonical bytes come from ``ledger.canonical``, exactly as the
 sealer built them.  SQLite's verify runs it over every link; PostgreSQL's runs the same checks in
-SQL (``ledger.verify_sql``) and comes back here for each link the SQL could not confirm.
+SQL (``ledger.store.postgresql_verify``) and comes back here for each link the SQL could not
+confirm.
 """
 
 from __future__ import annotations
@@ -149,7 +150,7 @@ def recheck_contents(connection: Connection, seqs: Sequence[int]) -> Break | Non
     if not seqs:
         return None
     query = chain_query(min(seqs), max(seqs)).where(C.seq.in_(list(seqs)))
-    rows = connection.execute(query).all()  # at most ``verify_sql.BATCH`` links
+    rows = connection.execute(query).all()  # at most ``postgresql_verify.BATCH`` links
     for head, entries in _by_link(iter(rows)):
         problem = check_content(head, entries)
         if problem:

@@ -9,8 +9,10 @@ and asks a ``Store`` for what differs between databases, which is only statement
   database, so row locks are nothing, and each write seals its own link;
 * their DDL (triggers, row seals, quantity guards) in ``postgresql_ddl`` and ``sqlite_ddl``.
 
-``of(bind)`` chooses the store once per database; no other module asks which database it is on.
-Users of the engine send their own fixed SQL the same way (``Statement``, ``Store.run``).
+``of(bind)`` chooses the store once per database (``for_url(url)`` before any engine exists); no
+other module asks which database it is on.  What the callers need to know of a database is a
+property named by why they need it (``Store.embedded``, say), not the database's name.  Users of
+the engine send their own fixed SQL the same way (``Statement``, ``Store.run``).
 """
 
 from __future__ import annotations
@@ -20,16 +22,21 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, Protocol
 
-from sqlalchemy import Connection, Engine, Table
+from sqlalchemy import URL, Connection, Engine, Table, make_url
 from sqlalchemy.orm import Session
 from sqlalchemy.types import TypeEngine
 
 if TYPE_CHECKING:
     from ledger.account_cache import AccountRow
     from ledger.lines import Line
+    from ledger.verify_links import Segment
+    from ledger.verify_report import Progress
 
 Row = Sequence[Any]
 Bind = Session | Connection | Engine
+
+#: execution option of a connection that only reads (``ledger.db.Database.reader``)
+READ_ONLY = "ledger_read_only"
 
 
 @dataclass(frozen=True, eq=False)
@@ -104,7 +111,41 @@ class Store(Protocol):
     #: the hash chain is sealed after commits, in the background (``ledger.sealer``), rather
     #: than inside each write
     seals_in_background: bool
+    #: the database is a file this process opens itself, not a server: every process using it
+    #: runs on this machine (and finds this machine's files, such as the instance folder), and
+    #: its connections take no server's connection slots, nor can a server close them idle
+    embedded: bool
+    #: the verifier's link hashes are computed by the database (``check_segment``): a worker
+    #: checking a segment only waits on it, so threads serve where otherwise processes must
+    hashes_in_database: bool
     ddl: Ddl
+
+    def engine_options(
+        self, options: Mapping[str, Any], *, prepared_statements: bool
+    ) -> dict[str, Any]:
+        """``create_engine``'s keyword arguments: the caller's ``options`` with this database's
+        defaults.  ``prepared_statements=False``: send every statement unprepared (a server
+        behind a pooler in transaction mode)."""
+        ...
+
+    def configure_engine(self, engine: Engine) -> None:
+        """Set up what each of ``engine``'s connections and transactions needs."""
+        ...
+
+    def snapshot(self, connection: Connection) -> Connection:
+        """``connection`` made to see one moment in all its statements (it only reads)."""
+        ...
+
+    def reopens(self, url: URL) -> bool:
+        """Whether another connection opened from ``url`` (in a worker process, say) reaches the
+        same database: an in-memory database is its one connection's own."""
+        ...
+
+    def check_segment(
+        self, connection: Connection, first: int, last: int, progress: Progress | None
+    ) -> Segment:
+        """Recompute chain links ``first``..``last`` (``ledger.verification.check_segment``)."""
+        ...
 
     def lock_balances(self, session: Session, account_ids: Sequence[int]) -> Sequence[Row]:
         """Lock the limited balance rows among ``account_ids``, ascending; return them as
@@ -178,9 +219,16 @@ def of(bind: Bind) -> Store:
     """The store of ``bind``'s database: the one place the dialect is looked at."""
     if isinstance(bind, Session):
         engine = bind.bind if bind.bind is not None else bind.get_bind()
-        dialect = engine.dialect.name
-    else:
-        dialect = bind.dialect.name
+        return _named(engine.dialect.name)
+    return _named(bind.dialect.name)
+
+
+def for_url(url: str | URL) -> Store:
+    """The store of the database ``url`` names, before any engine exists."""
+    return _named(make_url(url).get_backend_name())
+
+
+def _named(dialect: str) -> Store:
     found = _STORES.get(dialect)
     if found is None:
         found = _STORES[dialect] = _make(dialect)

@@ -21,10 +21,10 @@ import json
 import re
 from collections.abc import Mapping, Sequence
 from datetime import datetime
-from typing import Any, cast
+from typing import TYPE_CHECKING, Any, cast
 
 import psycopg
-from sqlalchemy import Connection, Table
+from sqlalchemy import URL, Connection, Engine, Table
 from sqlalchemy.dialects import postgresql
 from sqlalchemy.exc import DBAPIError
 from sqlalchemy.orm import Session
@@ -36,6 +36,10 @@ from ledger.chain import SEALER_LOCK_KEY
 from ledger.lines import Line, deltas, later_posted
 from ledger.store import Ddl, Links, Row, Statement
 from ledger.store.postgresql_ddl import PostgresqlDdl
+
+if TYPE_CHECKING:
+    from ledger.verify_links import Segment
+    from ledger.verify_report import Progress
 
 LOCK_SQL = """
 SELECT account_id, asset, no_overdraft, no_overcredit,
@@ -196,10 +200,44 @@ class PostgresqlStore:
     name = "postgresql"
     ids_are_never_reused = True
     seals_in_background = True
+    embedded = False
+    hashes_in_database = True
     ddl: Ddl = PostgresqlDdl()
 
     def __init__(self) -> None:
         self._texts: dict[Statement, tuple[str, ...]] = {}
+
+    def engine_options(
+        self, options: Mapping[str, Any], *, prepared_statements: bool
+    ) -> dict[str, Any]:
+        chosen = dict(options)
+        if "poolclass" not in chosen:
+            chosen.setdefault("pool_size", 10)
+            chosen.setdefault("max_overflow", 20)
+        if not prepared_statements:
+            # psycopg's ``prepare_threshold=None``, which ``execute`` below follows too: a
+            # pooler in transaction mode (PgBouncer before 1.21) hands each transaction
+            # whichever server connection is free, where a statement this client prepared
+            # does not exist, or one of the same name prepared by another client does
+            chosen["connect_args"] = {**chosen.get("connect_args", {}), "prepare_threshold": None}
+        return chosen
+
+    def configure_engine(self, engine: Engine) -> None:
+        return None  # psycopg's defaults serve
+
+    def snapshot(self, connection: Connection) -> Connection:
+        return connection.execution_options(isolation_level="REPEATABLE READ")
+
+    def reopens(self, url: URL) -> bool:
+        return True
+
+    def check_segment(
+        self, connection: Connection, first: int, last: int, progress: Progress | None
+    ) -> Segment:
+        # imported here: the link checks send their statements through ``execute`` below
+        from ledger.store.postgresql_verify import sql_segment
+
+        return sql_segment(connection, first, last, progress)
 
     def lock_balances(self, session: Session, account_ids: Sequence[int]) -> Sequence[Row]:
         return execute(session.connection(), LOCK_SQL, (list(account_ids),)).fetchall()
@@ -300,7 +338,7 @@ def execute(connection: Connection, sql: str, params: Any) -> psycopg.Cursor[Any
     """
     raw = cast(psycopg.Connection[Any], connection.connection.driver_connection)
     # prepared, unless the engine turned server-side prepares off (``prepare_threshold=None``,
-    # ``ledger.db.make_engine``): behind a pooler in transaction mode they would collide
+    # ``PostgresqlStore.engine_options``): behind a pooler in transaction mode they would collide
     prepare = raw.prepare_threshold is not None
     try:
         return raw.execute(sql, params, prepare=prepare)

@@ -1,10 +1,10 @@
 """SQLite's statements: SQLAlchemy Core, one writer at a time.
 
-Every write transaction begins with ``BEGIN IMMEDIATE`` (``ledger.db``), so one writer holds the
-whole database from its first statement to its commit: row locks and advisory locks have nothing
-left to do, and each write seals its own chain link before it commits.  A transaction is inserted
-``open``, its balances changed and entries inserted, then ``sealed``, when a trigger checks that
-it balances (``ledger.store.sqlite_ddl``).
+Every write transaction begins with ``BEGIN IMMEDIATE`` (``SqliteStore.configure_engine``), so
+one writer holds the whole database from its first statement to its commit: row locks and advisory
+locks have nothing left to do, and each write seals its own chain link before it commits.  A
+transaction is inserted ``open``, its balances changed and entries inserted, then ``sealed``, when
+a trigger checks that it balances (``ledger.store.sqlite_ddl``).
 """
 
 from __future__ import annotations
@@ -15,12 +15,15 @@ from datetime import datetime
 from typing import Any, cast
 
 from sqlalchemy import (
+    URL,
     Connection,
     CursorResult,
+    Engine,
     Executable,
     Table,
     bindparam,
     delete,
+    event,
     func,
     insert,
     select,
@@ -30,7 +33,7 @@ from sqlalchemy import (
 from sqlalchemy.dialects import sqlite
 from sqlalchemy.orm import Session
 
-from ledger import chain
+from ledger import chain, verify_links
 from ledger.account_cache import AccountRow
 from ledger.canonical import ENTRY_COLUMNS, HEADER_COLUMNS
 from ledger.lines import Line, deltas, later_posted
@@ -42,8 +45,10 @@ from ledger.schema import (
     LedgerOpenPending,
     LedgerTransaction,
 )
-from ledger.store import Ddl, Links, Row, Statement
+from ledger.store import READ_ONLY, Ddl, Links, Row, Statement
 from ledger.store.sqlite_ddl import SqliteDdl
+from ledger.verify_links import Segment
+from ledger.verify_report import Progress
 
 _TRANSACTIONS = cast(Table, LedgerTransaction.__table__)
 _ENTRIES = cast(Table, LedgerEntry.__table__)
@@ -146,10 +151,34 @@ class SqliteStore:
     name = "sqlite"
     ids_are_never_reused = False
     seals_in_background = False
+    embedded = True
+    hashes_in_database = False
     ddl: Ddl = SqliteDdl()
 
     def __init__(self) -> None:
         self._clauses: dict[Statement, tuple[Executable, ...]] = {}
+
+    def engine_options(
+        self, options: Mapping[str, Any], *, prepared_statements: bool
+    ) -> dict[str, Any]:
+        # a writer waits up to 30 s for the one writer before it (``busy_timeout`` below too)
+        connect_args = {"timeout": 30, **options.get("connect_args", {})}
+        return {**options, "connect_args": connect_args}
+
+    def configure_engine(self, engine: Engine) -> None:
+        event.listen(engine, "connect", _on_connect)
+        event.listen(engine, "begin", _on_begin)
+
+    def snapshot(self, connection: Connection) -> Connection:
+        return connection  # a reader's deferred transaction is a WAL snapshot already
+
+    def reopens(self, url: URL) -> bool:
+        return url.database not in (None, "", ":memory:")
+
+    def check_segment(
+        self, connection: Connection, first: int, last: int, progress: Progress | None
+    ) -> Segment:
+        return verify_links.python_segment(connection, first, last, progress)
 
     def lock_balances(self, session: Session, account_ids: Sequence[int]) -> Sequence[Row]:
         return session.execute(_LIMITED, {"ids": list(account_ids)}).all()
@@ -247,6 +276,27 @@ class SqliteStore:
 
     def server_settings(self, connection: Connection, names: Sequence[str]) -> dict[str, str]:
         return {}  # an embedded database has no server to configure
+
+
+def _on_connect(dbapi_connection: Any, _record: Any) -> None:
+    # Take transaction control from the driver so that BEGIN IMMEDIATE is ours to emit.
+    dbapi_connection.isolation_level = None
+    cursor = dbapi_connection.cursor()
+    cursor.execute("PRAGMA foreign_keys=ON")
+    cursor.execute("PRAGMA journal_mode=WAL")
+    cursor.execute("PRAGMA busy_timeout=30000")
+    cursor.execute("PRAGMA synchronous=NORMAL")
+    cursor.close()
+
+
+def _on_begin(connection: Any) -> None:
+    if connection.get_execution_options().get(READ_ONLY):
+        # A deferred transaction: a WAL snapshot that takes no write lock, so a long read
+        # (a streamed export a slow client downloads) never holds up the writers.
+        connection.exec_driver_sql("BEGIN")
+        return
+    # One writer at a time, decided at BEGIN, so no transaction upgrades its lock and deadlocks.
+    connection.exec_driver_sql("BEGIN IMMEDIATE")
 
 
 def _clauses(statement: Statement, store: str) -> tuple[Executable, ...]:

@@ -13,8 +13,10 @@ from datetime import UTC, datetime
 
 import pytest
 
-from ledger import Leg, checkpoint, pg_direct, reserve, transfer, verification, verify_sql
+from ledger import Leg, checkpoint, reserve, transfer, verification
 from ledger.sealer import seal_all
+from ledger.store import postgresql_verify
+from ledger.store.postgresql import execute
 from tests.integration.ledger_kit import meta, move, scalar
 from tests.integration.test_ledger_verify import Ledger, _tamper
 from tests.integration.test_ledger_verify import ledger as ledger  # noqa: F401  (the fixture)
@@ -254,13 +256,13 @@ def test_postgresql_confirms_plain_links_itself_and_sends_the_others_to_python(
     ids = {name: _transfer_with_memo(fresh_db, book, memo) for name, memo in MEMOS.items()}
     seal_all(fresh_db)  # chained before any tampering
     rechecked: list[int] = []
-    original = verify_sql.recheck_contents
+    original = postgresql_verify.recheck_contents
 
     def recording(connection, seqs):
         rechecked.extend(seqs)
         return original(connection, seqs)
 
-    monkeypatch.setattr(verify_sql, "recheck_contents", recording)
+    monkeypatch.setattr(postgresql_verify, "recheck_contents", recording)
     with fresh_db.engine.connect() as connection:
         report = verification.verify(connection)
     assert report.ok, report.first_broken
@@ -298,5 +300,5 @@ def test_a_link_rendered_in_sql_matches_the_sealers_bytes_for_every_kind_of_valu
         pytest.skip("SQLite checks every link in Python")
     with fresh_db.engine.connect() as connection:
         params = {"window": 1, "start": 1, "last": len(book.transactions)}
-        rows = pg_direct.execute_on(connection, verify_sql.SEGMENT_SQL, params).fetchall()
+        rows = execute(connection, postgresql_verify.SEGMENT_SQL, params).fetchall()
     assert rows and all(row[-1] for row in rows), rows  # confirmed: the last column

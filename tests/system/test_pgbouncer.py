@@ -26,8 +26,8 @@ from sqlalchemy.engine import make_url
 from sqlalchemy.exc import DBAPIError
 from sqlalchemy.pool import NullPool
 
-from ledger import pg_direct
 from ledger.db import make_engine
+from ledger.store.postgresql import execute
 from tests.system.harness import (
     CREDIT_CLASS,
     HOST,
@@ -98,8 +98,8 @@ def bouncer(pg_url: str) -> Iterator[Callable[[int], str]]:
 
 
 def _prepare_on_two_connections(url: str, prepared: bool) -> list[BaseException]:
-    """Run a statement the way the ledger's hot paths do (``pg_direct``) on two client
-    connections held open, as a pool holds them, one after the other; the errors."""
+    """Run a statement the way the ledger's hot paths do (``ledger.store.postgresql.execute``) on
+    two client connections held open, as a pool holds them, one after the other; the errors."""
     engine = make_engine(url, prepared_statements=prepared, poolclass=NullPool)
     errors: list[BaseException] = []
     first, second = engine.connect(), engine.connect()
@@ -108,7 +108,7 @@ def _prepare_on_two_connections(url: str, prepared: bool) -> list[BaseException]
             try:
                 # at its end the pooler hands the server connection to the next client
                 with connection.begin():
-                    pg_direct.execute_on(connection, "SELECT %s::int", (1,)).fetchall()
+                    execute(connection, "SELECT %s::int", (1,)).fetchall()
             except DBAPIError as error:
                 errors.append(error)
     finally:

@@ -1,4 +1,5 @@
-"""PostgreSQL checks a segment of the chain itself: one statement per thousand doubtful links.
+"""PostgreSQL checks a segment of the chain itself: one statement per thousand doubtful links
+(``PostgresqlStore.check_segment``).
 
 Streaming every link, its transaction and its entries into Python (about 30 values a link)
 costs more than everything else a full pass does.  So PostgreSQL renders each link's canonical
@@ -25,9 +26,9 @@ from typing import Any
 
 from sqlalchemy import Connection
 
-from ledger import pg_direct
 from ledger.canonical import ENTRY_COLUMNS, GENESIS, HEADER_COLUMNS
 from ledger.schema import LedgerEntry, LedgerTransaction
+from ledger.store.postgresql import execute
 from ledger.verify_links import Segment, recheck_contents
 from ledger.verify_report import Break, Progress
 
@@ -119,7 +120,7 @@ def sql_segment(
     while True:
         window = start if start == first else start - 1
         params = {"window": window, "start": start, "last": last}
-        rows = pg_direct.execute_on(connection, SEGMENT_SQL, params).fetchall()
+        rows = execute(connection, SEGMENT_SQL, params).fetchall()
         doubtful: list[int] = []
         for row in rows:
             problem = _link_problem(segment, row)
