@@ -19,7 +19,7 @@ from datetime import date
 from pathlib import Path
 from typing import Any
 
-from bench import bulk, posting
+from bench import bulk, pgbench, posting
 from bench.common import (
     Result,
     analyze_like_autovacuum,
@@ -102,6 +102,8 @@ READ_BATCH = 50
 #: how long the serialization measure holds each transaction open after its writes: a few round
 #: trips to a database on another host, long enough that the workers leave the cores mostly idle
 HOLD_SECONDS = 0.005
+#: journal CSV export target (issue: a million rows in under a minute)
+EXPORT_ROWS_PER_SECOND = 20_000
 
 
 def _posting(url: str, seconds: float, out: list[str], checks: list[tuple[str, bool]]) -> None:
@@ -139,6 +141,10 @@ def _posting(url: str, seconds: float, out: list[str], checks: list[tuple[str, b
                 runs.setdefault((label, workers), []).append(result)
         # HTTP at 4 workers in every round too: its ratio is taken against the same round's baseline
         runs.setdefault(("http", 4), []).append(http(4))
+        # and the database's own limit, through PostgreSQL's C client, in the same round
+        native = pgbench.run(url, accounts, 4, seconds, "pgbench (C client) x4")
+        if native is not None:
+            runs.setdefault(("pgbench", 4), []).append(native)
     for label, target, targs in kinds:
         runs[(label, 8)] = [_run(url, f"{label} x8", 8, target, targs, seconds)]
     runs[("http", 1)] = [http(1)]
@@ -148,6 +154,10 @@ def _posting(url: str, seconds: float, out: list[str], checks: list[tuple[str, b
             out.append(_median_line(runs[(label, workers)]))
     for workers in (1, 4, 8):
         out.append(_median_line(runs[("http", workers)]))
+    if ("pgbench", 4) in runs:
+        out.append(_median_line(runs[("pgbench", 4)]))
+    else:
+        out.append("pgbench is not installed: the C client's baseline is not measured")
     rates = {key: _median([r.rate for r in results]) for key, results in runs.items()}
 
     def per_round(a: tuple[str, int], b: tuple[str, int]) -> float:
@@ -164,6 +174,11 @@ def _posting(url: str, seconds: float, out: list[str], checks: list[tuple[str, b
     )
     out.append(f"ratio engine/baseline at 4 workers: {engine_ratio:.2f}")
     out.append(f"ratio HTTP/baseline at 4 workers:   {http_ratio:.2f}")
+    if ("pgbench", 4) in runs:
+        out.append(
+            f"ratio HTTP/pgbench at 4 workers:    {per_round(('http', 4), ('pgbench', 4)):.2f}; "
+            f"baseline SQL (psycopg)/pgbench: {per_round(('baseline SQL', 4), ('pgbench', 4)):.2f}"
+        )
     out.append(f"engine 4 workers / 1 worker:        {scaling:.2f}")
     # what the machine itself allows this work: the same ratio for the hand-written SQL
     out.append(f"baseline SQL 4 workers / 1 worker:  {base_scaling:.2f}")
@@ -331,6 +346,13 @@ def _reads_verify_export(
             f"export: {e['rows']:,} journal rows at {e['rows'] / e['seconds']:,.0f} rows/s, "
             f"peak {e['maxrss_kb'] / 1024:.0f} MiB"
         )
+    checks += [
+        (
+            f"export >= {EXPORT_ROWS_PER_SECOND:,} rows/s at {e['rows']:,} rows",
+            e["rows"] / e["seconds"] >= EXPORT_ROWS_PER_SECOND,
+        )
+        for e in exports
+    ]
     growth = exports[1]["maxrss_kb"] / exports[0]["maxrss_kb"]
     out.append(f"export peak memory {large:,} / {small:,} rows: {growth:.2f}")
     checks.append(
