@@ -19,7 +19,7 @@ from datetime import date
 from pathlib import Path
 from typing import Any
 
-from bench import bulk, pgbench, posting
+from bench import bulk, peers, pgbench, posting
 from bench.common import (
     Result,
     analyze_like_autovacuum,
@@ -134,17 +134,9 @@ def _posting(url: str, seconds: float, out: list[str], checks: list[tuple[str, b
     for label, target, targs in kinds:
         _run(url, f"{label} warm-up", 4, target, targs, seconds / 2)
     runs: dict[tuple[str, int], list[Result]] = {}
-    for _round in range(ROUNDS):
-        for workers in ROUND_WORKERS:
-            for label, target, targs in kinds:
-                result = _run(url, f"{label} x{workers}", workers, target, targs, seconds)
-                runs.setdefault((label, workers), []).append(result)
-        # HTTP at 4 workers in every round too: its ratio is taken against the same round's baseline
-        runs.setdefault(("http", 4), []).append(http(4))
-        # and the database's own limit, through PostgreSQL's C client, in the same round
-        native = pgbench.run(url, accounts, 4, seconds, "pgbench (C client) x4")
-        if native is not None:
-            runs.setdefault(("pgbench", 4), []).append(native)
+    with peers.Hordak(accounts) as hordak:
+        for _round in range(ROUNDS):
+            _round_of(url, accounts, seconds, kinds, http, hordak, runs)
     for label, target, targs in kinds:
         runs[(label, 8)] = [_run(url, f"{label} x8", 8, target, targs, seconds)]
     runs[("http", 1)] = [http(1)]
@@ -154,10 +146,11 @@ def _posting(url: str, seconds: float, out: list[str], checks: list[tuple[str, b
             out.append(_median_line(runs[(label, workers)]))
     for workers in (1, 4, 8):
         out.append(_median_line(runs[("http", workers)]))
-    if ("pgbench", 4) in runs:
-        out.append(_median_line(runs[("pgbench", 4)]))
-    else:
-        out.append("pgbench is not installed: the C client's baseline is not measured")
+    for key, missing in (
+        ("pgbench", "pgbench is not installed: the C client's baseline is not measured"),
+        ("hordak", "django-hordak's environment could not be made: the peer is not measured"),
+    ):
+        out.append(_median_line(runs[(key, 4)]) if (key, 4) in runs else missing)
     rates = {key: _median([r.rate for r in results]) for key, results in runs.items()}
 
     def per_round(a: tuple[str, int], b: tuple[str, int]) -> float:
@@ -178,6 +171,12 @@ def _posting(url: str, seconds: float, out: list[str], checks: list[tuple[str, b
         out.append(
             f"ratio HTTP/pgbench at 4 workers:    {per_round(('http', 4), ('pgbench', 4)):.2f}; "
             f"baseline SQL (psycopg)/pgbench: {per_round(('baseline SQL', 4), ('pgbench', 4)):.2f}"
+        )
+    if ("hordak", 4) in runs:
+        peer_ratio = per_round(("http", 4), ("hordak", 4))
+        out.append(f"ratio HTTP/django-hordak at 4 workers: {peer_ratio:.2f}")
+        checks.append(
+            ("HTTP >= 0.6 of django-hordak's in-process transfer at 4", peer_ratio >= 0.6)
         )
     out.append(f"engine 4 workers / 1 worker:        {scaling:.2f}")
     # what the machine itself allows this work: the same ratio for the hand-written SQL
@@ -244,6 +243,32 @@ def _posting(url: str, seconds: float, out: list[str], checks: list[tuple[str, b
             hot.rate > rates[("engine", 1)] and deposits.rate > rates[("engine", 1)],
         )
     )
+
+
+def _round_of(
+    url: str,
+    accounts: int,
+    seconds: float,
+    kinds: tuple[tuple[str, Callable[..., list[float]], tuple[Any, ...]], ...],
+    http: Callable[[int], Result],
+    hordak: peers.Hordak,
+    runs: dict[tuple[str, int], list[Result]],
+) -> None:
+    """One of the alternating rounds: each worker count of the baseline and the engine, then
+    HTTP, pgbench (the database's own limit, from C) and django-hordak (the Python peer) at 4,
+    so that every ratio is taken within one round."""
+    for workers in ROUND_WORKERS:
+        for label, target, targs in kinds:
+            result = _run(url, f"{label} x{workers}", workers, target, targs, seconds)
+            runs.setdefault((label, workers), []).append(result)
+    runs.setdefault(("http", 4), []).append(http(4))
+    peer_runs: tuple[tuple[str, Result | None], ...] = (
+        ("pgbench", pgbench.run(url, accounts, 4, seconds, "pgbench (C client) x4")),
+        ("hordak", hordak.run(4, seconds, "django-hordak transfer_to x4")),
+    )
+    for key, peer in peer_runs:
+        if peer is not None:
+            runs.setdefault((key, 4), []).append(peer)
 
 
 def _run(
