@@ -10,7 +10,7 @@ from flask_smorest import Api
 from werkzeug.middleware.proxy_fix import ProxyFix
 
 from api import auth, body_limit, docs_pages, logs, metrics, openapi, problems, web
-from api.config import build_config
+from api.config import build_config, embedded_database
 from api.ratelimit import WriteLimiter
 from api.schema_check import SchemaGuard
 from api.schemas.common import ProblemSchema
@@ -65,8 +65,9 @@ def create_app(config: Mapping[str, Any] | None = None) -> Flask:
 
 
 def _pool(config: Mapping[str, Any]) -> dict[str, Any]:
-    """Each process's connection pool (PostgreSQL; SQLite keeps SQLAlchemy's own)."""
-    if str(config["DATABASE_URL"]).startswith("sqlite"):
+    """Each process's connection pool to a database server (PostgreSQL); an embedded database
+    (SQLite) keeps SQLAlchemy's own."""
+    if embedded_database(config):
         return {}
     return {
         "pool_size": config["WETBANK_POOL_SIZE"],

@@ -118,27 +118,25 @@ def audit_verify(processes: int, anchors: list[verification.Anchor]) -> None:
     report = bank_audit.verify_full(db_, progress, processes, anchors)
     if show:
         click.echo("", err=True)
-    if report.ok:
-        click.echo(
-            f"ok: {report.transactions_checked} transactions and "
-            f"{report.accounts_checked} balances verified"
-        )
-        if report.head is not None:
-            click.echo(
-                f"chain head: {report.head} (keep it outside this database; "
-                f"`wetbank audit verify --anchor {report.head}` later shows that no link up to "
-                "it was removed or rewritten)"
-            )
-        if report.checkpoint is not None:
-            click.echo(
-                f"checkpoint recorded at link {report.checkpoint.seq}: GET /audit/verify and "
-                "the audit page check what is written after it"
-            )
-        return
     broken = report.first_broken
-    assert broken is not None
-    click.echo(f"BROKEN: {broken.detail} ({broken.as_dict()})", err=True)
-    sys.exit(1)
+    if broken is not None:
+        click.echo(f"BROKEN: {broken.detail} ({broken.as_dict()})", err=True)
+        sys.exit(1)
+    click.echo(
+        f"ok: {report.transactions_checked} transactions and "
+        f"{report.accounts_checked} balances verified"
+    )
+    if report.head is not None:
+        click.echo(
+            f"chain head: {report.head} (keep it outside this database; "
+            f"`wetbank audit verify --anchor {report.head}` later shows that no link up to "
+            "it was removed or rewritten)"
+        )
+    if report.checkpoint is not None:
+        click.echo(
+            f"checkpoint recorded at link {report.checkpoint.seq}: GET /audit/verify and "
+            "the audit page check what is written after it"
+        )
 
 
 def _anchor(text: str) -> verification.Anchor:
@@ -200,7 +198,7 @@ def _progress_line(done: int, total: int, started: float) -> None:
 def serve(host: str, port: int, workers: int, threads: int, timeout: int) -> None:
     """Serve the API with gunicorn (a production WSGI server)."""
     db_ = database()
-    reason = shared_secret_problem(current_app.config, db_.dialect) or schema_problem(db_)
+    reason = shared_secret_problem(current_app.config) or schema_problem(db_)
     if reason:
         raise click.ClickException(reason)
     for warning in server_settings.setting_warnings(db_.engine):

@@ -8,6 +8,8 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from ledger import store
+
 DEFAULTS: dict[str, Any] = {
     "API_TITLE": "Wetland bank ledger",
     "API_VERSION": "v1",
@@ -75,8 +77,8 @@ def build_config(instance_path: str, overrides: Mapping[str, Any] | None) -> dic
         config["DATABASE_URL"] = f"sqlite:///{Path(instance_path) / 'wetbank.sqlite3'}"
     if config.get("SECRET_KEY"):
         config["WETBANK_SECRET_KEY_SOURCE"] = "configured"
-    elif str(config["DATABASE_URL"]).startswith("sqlite"):
-        # development on SQLite: one generated key, kept where every worker finds it
+    elif embedded_database(config):
+        # every worker runs on this machine: one generated key, kept where each finds it
         config["SECRET_KEY"] = instance_secret(Path(instance_path))
         config["WETBANK_SECRET_KEY_SOURCE"] = "instance"
     else:
@@ -91,12 +93,20 @@ def build_config(instance_path: str, overrides: Mapping[str, Any] | None) -> dic
     return config
 
 
-def shared_secret_problem(config: Mapping[str, Any], dialect: str) -> str | None:
+def embedded_database(config: Mapping[str, Any]) -> bool:
+    """Whether ``DATABASE_URL`` names a database this machine's processes open themselves
+    (SQLite, ``ledger.store.Store.embedded``): every worker then runs here, sharing the
+    instance folder, and no database server counts their connections."""
+    return store.for_url(str(config["DATABASE_URL"])).embedded
+
+
+def shared_secret_problem(config: Mapping[str, Any]) -> str | None:
     """Why a server may not start with this secret key, or ``None``.
 
-    Every worker must hold the same key; on PostgreSQL (production) it must be configured.
+    Every worker must hold the same key; with a database server (PostgreSQL, production), whose
+    workers may run on several machines, it must be configured.
     """
-    if dialect == "sqlite" or config.get("WETBANK_SECRET_KEY_SOURCE") != "process":
+    if embedded_database(config) or config.get("WETBANK_SECRET_KEY_SOURCE") != "process":
         return None
     return (
         "WETBANK_SECRET_KEY is not set: on PostgreSQL every worker needs the same secret key. "

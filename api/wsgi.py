@@ -11,6 +11,6 @@ from api.config import shared_secret_problem
 
 app = create_app()
 
-_problem = shared_secret_problem(app.config, app.extensions["wetbank.db"].dialect)
+_problem = shared_secret_problem(app.config)
 if _problem:
     raise RuntimeError(_problem)
