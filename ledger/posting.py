@@ -32,7 +32,7 @@ from ledger.pending import (
     release,
 )
 from ledger.schema import PHASE_PENDING, PHASE_POSTED, LedgerTransaction
-from ledger.write import replay, write
+from ledger.write import replay, replay_or_raise, write
 
 Resolution = tuple[int, str, int | None]  # (pending id, "posted" | "voided", amount to post)
 
@@ -103,12 +103,8 @@ def resolve_pending(
             raise LedgerError(f"unknown resolution {resolution}")
         try:
             check_open(session, pending_id)
-        except AlreadyResolved:
-            # a twin under our key that committed while we waited is answered with its result
-            earlier = replay(session, meta.idempotency_key, bound_to)
-            if earlier:
-                return earlier
-            raise
+        except AlreadyResolved as refusal:
+            return replay_or_raise(session, meta.idempotency_key, bound_to, refusal)
         lines += release(entries[pending_id], pending_id, resolution)
         if resolution == "posted":
             lines += posted_part(entries[pending_id], amount)
@@ -140,11 +136,8 @@ def reverse(session: Session, transaction_id: int, meta: Meta, *, kind: str = "r
     locks.lock_balances(session, {line.account_id for line in lines})
     locks.lock_headers(session, [transaction_id])
     if _reversed_by(session, transaction_id) is not None:
-        # a twin under our key that committed while we waited is answered with its result
-        earlier = replay(session, meta.idempotency_key, bound_to)
-        if earlier:
-            return earlier
-        raise AlreadyReversed(f"transaction {transaction_id} was already reversed")
+        refusal = AlreadyReversed(f"transaction {transaction_id} was already reversed")
+        return replay_or_raise(session, meta.idempotency_key, bound_to, refusal)
     return write(session, kind, lines, meta, request, reverses_id=transaction_id)
 
 

@@ -66,13 +66,9 @@ def write(
             locked = locks.lock_balances(session, accounts)
     try:
         check_limits(lines, locked)
-    except InsufficientFunds:
-        # a replay, or a concurrent twin that committed while we waited for the locks, is
-        # answered with its result, not refused against the balances it already changed
-        earlier = replay(session, meta.idempotency_key, bound_to)
-        if earlier:
-            return earlier
-        raise
+    except InsufficientFunds as refusal:
+        # not refused against the balances a replay or its twin already changed
+        return replay_or_raise(session, meta.idempotency_key, bound_to, refusal)
     header = {
         "kind": kind,
         "pending": pending,
@@ -141,6 +137,16 @@ def replay(session: Session, key: str, bound_to: str) -> Posted | None:
             "this idempotency key was used for a different request", idempotency_key=key
         )
     return Posted(row.id, replayed=True)
+
+
+def replay_or_raise(session: Session, key: str, bound_to: str, refusal: LedgerError) -> Posted:
+    """The earlier write under ``key``, else ``refusal`` raised: a request refused once its
+    locks are held may be a replay, or a concurrent twin under the same key that committed
+    while it waited, and is answered with that write's result."""
+    earlier = replay(session, key, bound_to)
+    if earlier:
+        return earlier
+    raise refusal
 
 
 def check_balanced(lines: list[Line], accounts: dict[int, AccountRow]) -> None:
