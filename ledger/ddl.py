@@ -17,12 +17,12 @@ __all__ = ["CHECK_BALANCED_FUNCTION", "drop_triggers", "install_triggers"]
 
 def install_triggers(connection: Connection) -> None:
     """Create the ledger's triggers on the connection's database."""
-    _run_excluding_sealers(connection, store.of(connection).ddl.triggers(install=True))
+    _run_excluding_sealers(connection, store.of(connection).ddl.install_triggers)
 
 
 def drop_triggers(connection: Connection) -> None:
     """Drop the ledger's triggers (migrations' downgrade, and tamper tests)."""
-    _run_excluding_sealers(connection, store.of(connection).ddl.triggers(install=False))
+    _run_excluding_sealers(connection, store.of(connection).ddl.drop_triggers)
 
 
 def _run_excluding_sealers(connection: Connection, statements: list[str]) -> None:

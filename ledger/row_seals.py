@@ -54,7 +54,7 @@ def _ddl(connection: Connection) -> Ddl:
 def install(connection: Connection, tables: Sequence[SealedTable]) -> None:
     """Create (or re-create) the triggers that seal ``tables`` (the seals table must exist)."""
     ddl = _ddl(connection)
-    statements = list(ddl.seal_functions())
+    statements = list(ddl.seal_functions)
     for table in tables:
         statements += ddl.seal_table(table.name, table.id_column, table.columns)
     for statement in statements:
@@ -69,7 +69,7 @@ def uninstall(
     ddl = _ddl(connection)
     statements = [s for table in tables for s in ddl.unseal_table(table.name)]
     if functions:
-        statements += ddl.drop_seal_functions()
+        statements += ddl.drop_seal_functions
     for statement in statements:
         connection.execute(text(statement))
 
@@ -77,7 +77,7 @@ def uninstall(
 def seal_existing(connection: Connection, table: SealedTable) -> None:
     """Seal the rows ``table`` already holds that have no seal yet (a table newly sealed)."""
     ddl = _ddl(connection)
-    for statement in ddl.in_utc():
+    for statement in ddl.in_utc:
         connection.execute(text(statement))
     content = ddl.sealed_content(table.columns, "t")
     row_id = ddl.sealed_row_id(table.id_column, "t")
@@ -112,7 +112,7 @@ class Mismatch:
 def first_mismatch(connection: Connection, tables: Sequence[SealedTable]) -> Mismatch | None:
     """The first row of ``tables`` (in their order, then by id) that disagrees with its seal."""
     ddl = _ddl(connection)
-    for statement in ddl.in_utc():
+    for statement in ddl.in_utc:
         connection.execute(text(statement))
     for table in tables:
         found = _first_in(connection, table, ddl)
@@ -165,7 +165,7 @@ def first_mismatch_since(
     what was sealed since.  A row written with its seal's trigger disabled has no seal to be
     found this way: the full pass (``first_mismatch``) finds it."""
     ddl = _ddl(connection)
-    for statement in ddl.in_utc():
+    for statement in ddl.in_utc:
         connection.execute(text(statement))
     position = f"s.{position_column(connection)}"
     for table in tables:

@@ -165,15 +165,11 @@ class PostgresqlDdl:
 
     #: the order seals were written in: an identity column
     seal_position_column = "position"
-
-    def triggers(self, *, install: bool) -> list[str]:
-        return INSTALL if install else UNINSTALL
-
-    def seal_functions(self) -> list[str]:
-        return SEAL_FUNCTIONS
-
-    def drop_seal_functions(self) -> list[str]:
-        return DROP_SEAL_FUNCTIONS
+    install_triggers = INSTALL
+    drop_triggers = UNINSTALL
+    seal_functions = SEAL_FUNCTIONS
+    drop_seal_functions = DROP_SEAL_FUNCTIONS
+    in_utc = ["SET LOCAL timezone = 'UTC'"]
 
     def seal_table(self, name: str, id_column: str, columns: Sequence[str]) -> list[str]:
         args = _quoted([id_column, *columns])
@@ -199,9 +195,6 @@ class PostgresqlDdl:
 
     def sealed_row_id(self, id_column: str, alias: str) -> str:
         return f"{alias}.{id_column}::text"
-
-    def in_utc(self) -> list[str]:
-        return ["SET LOCAL timezone = 'UTC'"]
 
     def seal_key_join(self, connection: Connection, table: str, id_column: str) -> str:
         """A seal's row (``s``) found through its table's key (``t``), not by casting every

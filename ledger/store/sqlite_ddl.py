@@ -111,15 +111,13 @@ class SqliteDdl:
 
     #: the order seals were written in: the rowid (the table never loses a row, so it only grows)
     seal_position_column = "rowid"
-
-    def triggers(self, *, install: bool) -> list[str]:
-        return INSTALL if install else UNINSTALL
-
-    def seal_functions(self) -> list[str]:
-        return SEALS_TRIGGERS
-
-    def drop_seal_functions(self) -> list[str]:
-        return []  # the seals' own triggers stay: they guard ``ledger_row_seals`` itself
+    install_triggers = INSTALL
+    drop_triggers = UNINSTALL
+    seal_functions = SEALS_TRIGGERS
+    #: the seals' own triggers stay: they guard ``ledger_row_seals`` itself
+    drop_seal_functions: list[str] = []
+    #: timestamps are stored as text, the same in every session
+    in_utc: list[str] = []
 
     def seal_table(self, name: str, id_column: str, columns: Sequence[str]) -> list[str]:
         unchanged = " AND ".join(f"NEW.{c} IS OLD.{c}" for c in columns)
@@ -151,9 +149,6 @@ class SqliteDdl:
 
     def sealed_row_id(self, id_column: str, alias: str) -> str:
         return f"CAST({alias}.{id_column} AS TEXT)"
-
-    def in_utc(self) -> list[str]:
-        return []  # timestamps are stored as text, the same in every session
 
     def seal_key_join(self, connection: Connection, table: str, id_column: str) -> str:
         return f"t.{id_column} = s.row_id"  # compared with the key column's affinity
