@@ -9,13 +9,23 @@ from __future__ import annotations
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from bank import credits, parties, reservations
+from bank import credits, parties, policy, reservations
+from bank.access import Actor
+from bank.accounts import AccountView, account_view
 from bank.errors import Conflict
+from ledger.db import Database
 
 
-def close_account(session: Session, account_id: str) -> parties.BankAccount:
-    """Close the account: ``conflict`` if it is closed already, holds any posted credits or has
-    a pending reservation.
+def close_account(db: Database, actor: Actor, account_id: str) -> AccountView:
+    """Close the account (board): ``conflict`` if it is closed already, holds any posted credits
+    or has a pending reservation; nothing changes then."""
+    policy.require_board(actor, "close accounts")
+    with db.transaction() as session:
+        return account_view(session, _close(session, account_id))
+
+
+def _close(session: Session, account_id: str) -> parties.BankAccount:
+    """Mark the account closed, after checking it is empty.
 
     ``set_account_status`` locks the row ``FOR UPDATE`` before anything is checked: a transfer
     into the account confirms it is not closed under ``FOR KEY SHARE`` as its last statement,

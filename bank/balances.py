@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Iterator
+from dataclasses import dataclass
 from datetime import date
 from typing import Any
 
@@ -16,10 +17,41 @@ from sqlalchemy.orm import Session
 
 import ledger
 from bank import credits, parties
+from bank.access import Actor
+from ledger.db import Database
 from ledger.schema import PHASE_POSTED, LedgerEntry, LedgerTransaction
 
 
-def balance_rows(session: Session, account: parties.BankAccount) -> list[dict[str, Any]]:
+@dataclass(frozen=True)
+class ClassBalance:
+    """What an account holds of one credit class now, in square feet."""
+
+    credit_class: credits.CreditClass
+    posted_sqft: int
+    reserved_sqft: int
+    frozen_sqft: int
+    available_sqft: int
+
+
+@dataclass(frozen=True)
+class PastClassBalance:
+    """What an account held of one credit class at the end of a past day (by effective date)."""
+
+    credit_class: credits.CreditClass
+    posted_sqft: int
+    reserved_sqft: int
+    available_sqft: int
+
+
+@dataclass(frozen=True)
+class BalancesAsOf:
+    """``GET /accounts/{id}/balances?as_of=``."""
+
+    as_of: date
+    balances: list[PastClassBalance]
+
+
+def balance_rows(session: Session, account: parties.BankAccount) -> list[ClassBalance]:
     """One row per credit class held: posted, reserved, frozen and available square feet."""
     totals: dict[str, list[int]] = defaultdict(lambda: [0, 0, 0, 0])
     for item in credits.lots_of(session, account):
@@ -29,21 +61,23 @@ def balance_rows(session: Session, account: parties.BankAccount) -> list[dict[st
         row[2] += item.frozen_sqft
         row[3] += item.available_sqft
     return [
-        {
-            "credit_class": _class(session, code),
-            "posted_sqft": posted,
-            "reserved_sqft": reserved,
-            "frozen_sqft": frozen,
-            "available_sqft": available,
-        }
+        ClassBalance(credits.get_class(session, code), posted, reserved, frozen, available)
         for code, (posted, reserved, frozen, available) in sorted(totals.items())
     ]
 
 
-def balances_as_of(
+def balances_as_of(db: Database, actor: Actor, account_id: str, day: date) -> BalancesAsOf:
+    """Posted and reserved per credit class at the end of ``day`` (by effective date), for the
+    board or the account's holder."""
+    with db.transaction() as session:
+        account = parties.visible_account(session, actor, account_id)
+        return BalancesAsOf(day, past_balances(session, account, day))
+
+
+def past_balances(
     session: Session, account: parties.BankAccount, day: date
-) -> list[dict[str, Any]]:
-    """Posted and reserved per credit class at the end of ``day`` (by effective date)."""
+) -> list[PastClassBalance]:
+    """The account's balances per credit class at the end of ``day``."""
     lots = list(
         session.execute(select(credits.Lot).where(credits.Lot.account_id == account.id)).scalars()
     )
@@ -55,20 +89,9 @@ def balances_as_of(
             totals[lot.credit_class][0] += balance.posted
             totals[lot.credit_class][1] += balance.reserved_debits
     return [
-        {
-            "credit_class": _class(session, code),
-            "posted_sqft": posted,
-            "reserved_sqft": reserved,
-            "available_sqft": posted - reserved,
-        }
+        PastClassBalance(credits.get_class(session, code), posted, reserved, posted - reserved)
         for code, (posted, reserved) in sorted(totals.items())
     ]
-
-
-def _class(session: Session, code: str) -> dict[str, Any]:
-    row = session.get(credits.CreditClass, code)
-    assert row is not None
-    return credits.class_dict(row)
 
 
 # --- entries ----------------------------------------------------------------------------------
@@ -107,21 +130,40 @@ def _class_totals_through(session: Session, account_id: str, entry_id: int) -> d
 
 
 def entries_page(
-    session: Session, account_id: str, limit: int, before_id: int | None
+    db: Database, actor: Actor, account_id: str, limit: int, before_id: int | None
 ) -> list[dict[str, Any]]:
-    """Up to ``limit + 1`` posted entries, newest first, each with the class balance after it."""
-    query = posted_entries_query(account_id).order_by(E.id.desc()).limit(limit + 1)
-    if before_id is not None:
-        query = query.where(E.id < before_id)
-    rows = session.execute(query).all()
-    if not rows:
-        return []
-    running = _class_totals_through(session, account_id, rows[0].id)
-    return list(_with_balance_after(rows, running))
+    """Up to ``limit + 1`` posted entries of an account the caller may see (board, or its
+    holder), newest first, each with the class balance after it."""
+    with db.transaction() as session:
+        account = parties.visible_account(session, actor, account_id)
+        query = posted_entries_query(account.id).order_by(E.id.desc()).limit(limit + 1)
+        if before_id is not None:
+            query = query.where(E.id < before_id)
+        rows = session.execute(query).all()
+        if not rows:
+            return []
+        running = _class_totals_through(session, account.id, rows[0].id)
+        return list(_with_balance_after(rows, running))
 
 
-def all_entries(session: Session, account_id: str) -> Iterator[dict[str, Any]]:
-    """Every posted entry, newest first, streamed (for CSV)."""
+def entry_stream(db: Database, actor: Actor, account_id: str) -> Iterator[dict[str, Any]]:
+    """Every posted entry of an account the caller may see, newest first, for CSV.
+
+    Who may see the account is settled before this returns (``not_found`` is raised here, not
+    while streaming); the entries are then read on a connection of their own as they are sent.
+    """
+    with db.transaction() as session:
+        account = parties.visible_account(session, actor, account_id)
+    return _streamed_entries(db, account.id)
+
+
+def _streamed_entries(db: Database, account_id: str) -> Iterator[dict[str, Any]]:
+    with db.reader() as connection, Session(bind=connection) as session:
+        yield from _all_entries(session, account_id)
+
+
+def _all_entries(session: Session, account_id: str) -> Iterator[dict[str, Any]]:
+    """Every posted entry, newest first, streamed."""
     newest = session.execute(
         select(func.max(E.id))
         .join(L, L.ledger_account_id == E.account_id)

@@ -11,7 +11,7 @@ lot holds; a lot's provenance (deposit, bank site, parent lot) is fixed when it 
 from __future__ import annotations
 
 import string
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from datetime import datetime
 from typing import Any
 
@@ -30,7 +30,7 @@ from sqlalchemy import (
 from sqlalchemy.orm import Mapped, Session, mapped_column
 
 import ledger
-from bank.errors import Conflict
+from bank.errors import Conflict, NotFound
 from bank.ids import new_id
 from bank.parties import BankAccount, BankSite
 from ledger import clock
@@ -129,6 +129,14 @@ def ensure_class(
     )
     session.add(row)
     session.flush()
+    return row
+
+
+def get_class(session: Session, code: str) -> CreditClass:
+    """The credit class ``code`` (every lot, action and reservation names one that exists)."""
+    row = session.get(CreditClass, code)
+    if row is None:
+        raise NotFound(f"no credit class {code}")
     return row
 
 
@@ -271,19 +279,40 @@ def with_balances(
     ]
 
 
+@dataclass(frozen=True)
+class LotView:
+    """A lot as ``GET /accounts/{id}/lots`` shows it: its provenance and what it holds now."""
+
+    id: str
+    label: str
+    credit_class: str
+    bank_site_id: str
+    deposit_id: str
+    parent_lot_id: str | None
+    federally_approved: bool
+    posted_sqft: int
+    reserved_sqft: int
+    frozen: bool
+    available_sqft: int
+
+    @classmethod
+    def of(cls, item: LotBalance) -> LotView:
+        lot = item.lot
+        return cls(
+            id=lot.id,
+            label=lot.label,
+            credit_class=lot.credit_class,
+            bank_site_id=lot.bank_site_id,
+            deposit_id=lot.deposit_id,
+            parent_lot_id=lot.parent_lot_id,
+            federally_approved=lot.federally_approved,
+            posted_sqft=item.posted_sqft,
+            reserved_sqft=item.reserved_sqft,
+            frozen=item.frozen,
+            available_sqft=item.available_sqft,
+        )
+
+
 def lot_dict(item: LotBalance) -> dict[str, Any]:
-    """A lot as ``GET /accounts/{id}/lots`` shows it."""
-    lot = item.lot
-    return {
-        "id": lot.id,
-        "label": lot.label,
-        "credit_class": lot.credit_class,
-        "bank_site_id": lot.bank_site_id,
-        "deposit_id": lot.deposit_id,
-        "parent_lot_id": lot.parent_lot_id,
-        "federally_approved": lot.federally_approved,
-        "posted_sqft": item.posted_sqft,
-        "reserved_sqft": item.reserved_sqft,
-        "frozen": item.frozen,
-        "available_sqft": item.available_sqft,
-    }
+    """A lot as a dict (``LotView`` is the typed result)."""
+    return asdict(LotView.of(item))

@@ -10,32 +10,48 @@ deposits out), so a corrected deposit may follow.
 from __future__ import annotations
 
 from datetime import date
-from typing import Any
 
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 import ledger
-from bank import credits, site_register
+from bank import credits, policy, site_register
 from bank.access import Actor
 from bank.deposit_tables import Deposit, DepositAction, DepositReversal
-from bank.deposits import deposit_dict, get_deposit
+from bank.deposit_views import DepositView, deposit_view, get_deposit
 from bank.errors import Conflict, ValidationFailed
 from ledger import clock
+from ledger.db import Database
 from ledger.errors import InsufficientFunds
 
 
 def reverse_deposit(
-    session: Session,
+    db: Database,
     actor: Actor,
     deposit_id: str,
     *,
     effective_on: date,
     reason: str,
     request_id: str | None,
-) -> dict[str, Any]:
+) -> DepositView:
+    """Reverse a mistaken deposit (board): ``conflict`` once it has been reversed, or when a lot
+    it made no longer holds all its credits unreserved; nothing is written then."""
+    policy.require_board(actor, "reverse deposits")
+    with db.transaction() as session:
+        deposit = get_deposit(session, actor, deposit_id)
+        _reverse(session, actor, deposit, effective_on, reason, request_id)
+        return deposit_view(session, deposit)
+
+
+def _reverse(
+    session: Session,
+    actor: Actor,
+    deposit: Deposit,
+    effective_on: date,
+    reason: str,
+    request_id: str | None,
+) -> None:
     """Book the deposit's credits back out of its lots, as one ledger transaction."""
-    deposit = get_deposit(session, actor, deposit_id)
     site_register.lock_site(session, deposit.bank_site_id)
     if session.get(DepositReversal, deposit.id, populate_existing=True) is not None:
         raise Conflict(f"deposit {deposit.id} has already been reversed")
@@ -71,7 +87,6 @@ def reverse_deposit(
         )
     )
     session.flush()
-    return deposit_dict(session, deposit)
 
 
 def _untouched_actions(

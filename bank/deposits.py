@@ -7,24 +7,25 @@ of Subd. 12 (a), (b) and (c) are in ``bank.deposit_rules``; this module applies 
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from datetime import date
 from typing import Any
 
-from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 import ledger
 from bank import credits, parties, policy, site_register
 from bank.access import Actor
 from bank.deposit_rules import ActionCredit, ActionRequest, DepositFacts, evaluate_deposit
-from bank.deposit_tables import Deposit, DepositAction, DepositReversal
+from bank.deposit_tables import Deposit, DepositAction
+from bank.deposit_views import DepositView, deposit_view
 from bank.errors import Conflict, NotEligible, NotFound, ValidationFailed
 from bank.ids import new_id
 from bank.ruleset import Ruleset
 from ledger import clock
+from ledger.db import Database
 
-__all__ = ["Deposit", "DepositAction", "DepositRequest", "deposit_dict", "make_deposit"]
+__all__ = ["Deposit", "DepositAction", "DepositRequest", "make_deposit", "post_deposit"]
 
 
 @dataclass(frozen=True)
@@ -46,13 +47,33 @@ class DepositRequest:
     actions: tuple[ActionRequest, ...]
 
 
+#: the request's fields that ``Deposit`` records as they were given
+_RECORDED = tuple(f.name for f in fields(DepositRequest) if f.name != "actions")
+
+
+def post_deposit(
+    db: Database,
+    ruleset: Ruleset,
+    actor: Actor,
+    request: DepositRequest,
+    request_id: str | None,
+) -> DepositView:
+    """Deposit credits into an account (board): ``not_found`` without the account; otherwise
+    as ``make_deposit``, all actions or none."""
+    policy.require_board(actor, "deposit credits")
+    with db.transaction() as session:
+        if session.get(parties.BankAccount, request.account_id) is None:
+            raise NotFound(f"no account {request.account_id}")
+        return deposit_view(session, make_deposit(session, ruleset, actor, request, request_id))
+
+
 def make_deposit(
     session: Session,
     ruleset: Ruleset,
     actor: Actor,
     request: DepositRequest,
     request_id: str | None,
-) -> dict[str, Any]:
+) -> Deposit:
     """Apply Subd. 12 to every action and book the whole deposit as one transaction.
 
     The caps apply to the bank site's register: what the site's restoration may yield in all,
@@ -93,7 +114,7 @@ def make_deposit(
     site_register.record(
         session, site.id, first, actor, source="first_deposit", deposit_id=deposit_id
     )
-    return deposit_dict(session, deposit)
+    return deposit
 
 
 def _account_and_site(
@@ -161,18 +182,7 @@ def _record(
 ) -> Deposit:
     deposit = Deposit(
         id=deposit_id,
-        account_id=request.account_id,
-        bank_site_id=request.bank_site_id,
-        effective_on=request.effective_on,
-        banking_plan_reference=request.banking_plan_reference,
-        banking_plan_approved_on=request.banking_plan_approved_on,
-        banking_plan_lgu_id=request.banking_plan_lgu_id,
-        wetland_type=request.wetland_type,
-        completed_on=request.completed_on,
-        federally_approved=request.federally_approved,
-        designated_for_replacement=request.designated_for_replacement,
-        paid_by_performer=request.paid_by_performer,
-        paid_back_with_interest=request.paid_back_with_interest,
+        **{name: getattr(request, name) for name in _RECORDED},
         ruleset=ruleset.id,
         transaction_id=transaction_id,
         total_credit_sqft=sum(credit.credit_sqft for _, _, credit, _, _ in booked),
@@ -201,66 +211,10 @@ def _record(
 
 
 def _details(action: ActionRequest) -> dict[str, Any]:
-    fields = ("qualifying_years", "established_on", "easement_terminated_on", "associated_project")
+    names = ("qualifying_years", "established_on", "easement_terminated_on", "associated_project")
     out: dict[str, Any] = {}
-    for name in fields:
+    for name in names:
         value = getattr(action, name, None)
         if value is not None:
             out[name] = value.isoformat() if isinstance(value, date) else value
     return out
-
-
-def _class(session: Session, code: str) -> credits.CreditClass:
-    row = session.get(credits.CreditClass, code)
-    assert row is not None
-    return row
-
-
-def get_deposit(session: Session, actor: Actor, deposit_id: str) -> Deposit:
-    """The deposit, if the caller may see it (board, or the holder of its account)."""
-    deposit = session.get(Deposit, deposit_id)
-    account = session.get(parties.BankAccount, deposit.account_id) if deposit else None
-    if deposit is None or not policy.sees_holdings(actor, account.holder_id if account else None):
-        raise NotFound(f"no deposit {deposit_id}")
-    return deposit
-
-
-def deposit_dict(session: Session, deposit: Deposit) -> dict[str, Any]:
-    """A deposit as the API shows it: per action, the cap that applied and the lot it made."""
-    actions = session.execute(
-        select(DepositAction)
-        .where(DepositAction.deposit_id == deposit.id)
-        .order_by(DepositAction.position)
-    ).scalars()
-    return {
-        "id": deposit.id,
-        "account_id": deposit.account_id,
-        "bank_site_id": deposit.bank_site_id,
-        "transaction_id": str(deposit.transaction_id),
-        "effective_on": deposit.effective_on,
-        "ruleset": deposit.ruleset,
-        "credits": [
-            {
-                "category": a.category,
-                "area_sqft": a.area_sqft,
-                "credit_sqft": a.credit_sqft,
-                "cap_sqft": a.cap_sqft,
-                "restricted": a.restricted,
-                "credit_class": credits.class_dict(_class(session, a.credit_class)),
-                "lot_id": a.lot_id,
-            }
-            for a in actions
-        ],
-        "total_credit_sqft": deposit.total_credit_sqft,
-        "reversal": _reversal_dict(session.get(DepositReversal, deposit.id)),
-    }
-
-
-def _reversal_dict(reversal: DepositReversal | None) -> dict[str, Any] | None:
-    if reversal is None:
-        return None
-    return {
-        "transaction_id": str(reversal.transaction_id),
-        "effective_on": reversal.effective_on,
-        "reason": reversal.reason,
-    }

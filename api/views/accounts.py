@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from operator import attrgetter, itemgetter
 from typing import Any
 
 from flask.views import MethodView
@@ -25,20 +26,12 @@ from api.schemas.bank import (
     LotList,
 )
 from api.schemas.filters import AccountListArgs
-from bank import account_close, balances, credits, deposit_reversal, deposits, parties
+from bank import account_close, accounts, balances, deposit_reversal, deposit_views, deposits
 from bank.deposit_rules import ActionRequest
-from bank.parties import BankAccount
 
 blp = Blueprint("accounts", __name__, url_prefix="/api/v1", description="Bank accounts")
 
-ACCOUNT_FIELDS = ("id", "number", "holder_id", "service_area", "county", "name", "status")
 ACCOUNTS = Listing("/accounts", id_prefix="acct")
-
-
-def account_view(session: Any, account: BankAccount) -> dict[str, Any]:
-    body = parties.as_dict(account, *ACCOUNT_FIELDS, "created_at")
-    body["balances"] = balances.balance_rows(session, account)
-    return body
 
 
 @blp.route("/accounts")
@@ -49,10 +42,7 @@ class Accounts(MethodView):
     @blp.response(201, AccountOut)
     def post(self, data: dict[str, Any]) -> Any:
         """Open a bank account for a holder (board)."""
-        require_board()
-        with database().transaction() as session:
-            account = parties.open_account(session, ruleset(), **data)
-            return account_view(session, account)
+        return accounts.open_account(database(), ruleset(), require_board(), **data)
 
     @roles("board", "holder")
     @blp.arguments(AccountListArgs, location="query")
@@ -62,20 +52,8 @@ class Accounts(MethodView):
         holder's (a holder asking for another's sees none)."""
         who = require_role("board", "holder")
         after = ACCOUNTS.after(args["cursor"])
-        holder_id = args["holder_id"]
-        with database().transaction() as session:
-            if who.is_board:
-                accounts = parties.holder_accounts(session, holder_id)
-            elif holder_id in (None, who.holder_id):
-                accounts = parties.holder_accounts(session, who.holder_id)
-            else:
-                accounts = []
-            if after is not None:
-                ids = [a.id for a in accounts]
-                accounts = accounts[ids.index(after) + 1 :] if after in ids else []
-            shown = accounts[: args["limit"] + 1]
-            items = [account_view(session, a) for a in shown]
-        return ACCOUNTS.page(items, args["limit"], key=lambda item: item["id"])
+        rows = accounts.list_accounts(database(), who, args["holder_id"], args["limit"], after)
+        return ACCOUNTS.page(rows, args["limit"], key=attrgetter("id"))
 
 
 @blp.route("/accounts/<account_id>")
@@ -84,9 +62,7 @@ class AccountById(MethodView):
     @blp.response(200, AccountOut)
     def get(self, account_id: str) -> Any:
         """An account with its balances per credit class (board, or its holder)."""
-        with database().transaction() as session:
-            account = parties.visible_account(session, actor(), account_id)
-            return account_view(session, account)
+        return accounts.get_account(database(), actor(), account_id)
 
 
 @blp.route("/accounts/<account_id>/balances")
@@ -96,10 +72,7 @@ class AccountBalancesAsOf(MethodView):
     @blp.response(200, BalancesAsOfOut)
     def get(self, args: dict[str, Any], account_id: str) -> Any:
         """Balances at the end of a date (board, or the holder)."""
-        with database().transaction() as session:
-            account = parties.visible_account(session, actor(), account_id)
-            rows = balances.balances_as_of(session, account, args["as_of"])
-        return {"as_of": args["as_of"], "balances": rows}
+        return balances.balances_as_of(database(), actor(), account_id, args["as_of"])
 
 
 @blp.route("/accounts/<account_id>/lots")
@@ -108,9 +81,7 @@ class AccountLots(MethodView):
     @blp.response(200, LotList)
     def get(self, account_id: str) -> Any:
         """The lots the account holds, with provenance (board, or the holder)."""
-        with database().transaction() as session:
-            account = parties.visible_account(session, actor(), account_id)
-            return {"items": [credits.lot_dict(item) for item in credits.lots_of(session, account)]}
+        return {"items": accounts.account_lots(database(), actor(), account_id)}
 
 
 @blp.route("/accounts/<account_id>/entries")
@@ -121,23 +92,13 @@ class AccountEntries(MethodView):
     @blp.alt_response(200, description="text/csv of every entry", content_type="text/csv")
     def get(self, args: dict[str, Any], account_id: str) -> Any:
         """Ledger lines, newest first, with the balance after each (JSON pages or CSV)."""
-        db = database()
-        with db.transaction() as session:
-            account = parties.visible_account(session, actor(), account_id)
         if wants_csv():
-            return csv_response(ENTRY_FIELDS, _stream_entries(db, account.id), "entries.csv")
-        listing = Listing(f"/accounts/{account.id}/entries")
+            rows = balances.entry_stream(database(), actor(), account_id)
+            return csv_response(ENTRY_FIELDS, rows, "entries.csv")
+        listing = Listing(f"/accounts/{account_id}/entries")
         after = listing.after(args["cursor"])
-        with db.transaction() as session:
-            rows = balances.entries_page(session, account.id, args["limit"], after)
-        return listing.page(rows, args["limit"], key=lambda row: row["entry_id"])
-
-
-def _stream_entries(db: Any, account_id: str) -> Any:
-    from sqlalchemy.orm import Session
-
-    with db.reader() as connection, Session(bind=connection) as session:
-        yield from balances.all_entries(session, account_id)
+        page = balances.entries_page(database(), actor(), account_id, args["limit"], after)
+        return listing.page(page, args["limit"], key=itemgetter("entry_id"))
 
 
 @blp.route("/accounts/<account_id>/freeze")
@@ -147,9 +108,7 @@ class AccountFreeze(MethodView):
     @blp.response(200, AccountOut)
     def post(self, account_id: str) -> Any:
         """Freeze an account: it accepts deposits but sends nothing out (board)."""
-        require_board()
-        with database().transaction() as session:
-            return account_view(session, parties.set_account_status(session, account_id, "frozen"))
+        return accounts.set_status(database(), require_board(), account_id, "frozen")
 
 
 @blp.route("/accounts/<account_id>/unfreeze")
@@ -159,9 +118,7 @@ class AccountUnfreeze(MethodView):
     @blp.response(200, AccountOut)
     def post(self, account_id: str) -> Any:
         """Unfreeze an account (board)."""
-        require_board()
-        with database().transaction() as session:
-            return account_view(session, parties.set_account_status(session, account_id, "open"))
+        return accounts.set_status(database(), require_board(), account_id, "open")
 
 
 @blp.route("/accounts/<account_id>/close")
@@ -173,9 +130,7 @@ class AccountClose(MethodView):
         """Close an account (board): only one that holds no credits and has no pending
         reservation (``conflict`` otherwise, and when it is closed already).  A closed account
         accepts no deposit and sends and receives nothing."""
-        require_board()
-        with database().transaction() as session:
-            return account_view(session, account_close.close_account(session, account_id))
+        return account_close.close_account(database(), require_board(), account_id)
 
 
 @blp.route("/accounts/<account_id>/deposits")
@@ -203,12 +158,7 @@ class AccountDeposits(MethodView):
             paid_back_with_interest=data["paid_back_with_interest"],
             actions=tuple(ActionRequest(**action) for action in data["actions"]),
         )
-        with database().transaction() as session:
-            if session.get(BankAccount, account_id) is None:
-                from bank.errors import NotFound
-
-                raise NotFound(f"no account {account_id}")
-            return deposits.make_deposit(session, ruleset(), board, request, request_id())
+        return deposits.post_deposit(database(), ruleset(), board, request, request_id())
 
 
 @blp.route("/deposits/<deposit_id>")
@@ -217,9 +167,7 @@ class DepositById(MethodView):
     @blp.response(200, DepositOut)
     def get(self, deposit_id: str) -> Any:
         """A deposit (board, or the holder of its account), with its reversal if any."""
-        who = actor()
-        with database().transaction() as session:
-            return deposits.deposit_dict(session, deposits.get_deposit(session, who, deposit_id))
+        return deposit_views.show_deposit(database(), actor(), deposit_id)
 
 
 @blp.route("/deposits/<deposit_id>/reverse")
@@ -233,7 +181,6 @@ class DepositReverse(MethodView):
         it made still holds all its credits unreserved (``conflict`` otherwise, and for a second
         reversal)."""
         board = require_board()
-        with database().transaction() as session:
-            return deposit_reversal.reverse_deposit(
-                session, board, deposit_id, request_id=request_id(), **data
-            )
+        return deposit_reversal.reverse_deposit(
+            database(), board, deposit_id, request_id=request_id(), **data
+        )

@@ -1,0 +1,112 @@
+"""Bank accounts as the API shows them: opening, listing, freezing and what each holds.
+
+The board opens, freezes and unfreezes accounts (closing is ``bank.account_close``); the board
+sees every account and a holder its own (``bank.policy``).  Each use case here is one unit of
+work and returns an ``AccountView`` (or lots), fully loaded before the session closes.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import and_, or_, select
+from sqlalchemy.orm import Session
+
+from bank import credits, parties, policy
+from bank.access import Actor
+from bank.balances import ClassBalance, balance_rows
+from bank.parties import BankAccount
+from bank.ruleset import Ruleset
+from ledger.db import Database
+
+
+@dataclass(frozen=True)
+class AccountView:
+    """An account with its balances per credit class."""
+
+    id: str
+    number: str
+    holder_id: str
+    service_area: int
+    county: str
+    name: str | None
+    status: str
+    created_at: datetime
+    balances: list[ClassBalance]
+
+
+def account_view(session: Session, account: BankAccount) -> AccountView:
+    """``account`` with what it holds now."""
+    return AccountView(
+        id=account.id,
+        number=account.number,
+        holder_id=account.holder_id,
+        service_area=account.service_area,
+        county=account.county,
+        name=account.name,
+        status=account.status,
+        created_at=account.created_at,
+        balances=balance_rows(session, account),
+    )
+
+
+def open_account(db: Database, ruleset: Ruleset, actor: Actor, **fields: Any) -> AccountView:
+    """Open a bank account for a holder (board): ``holder_id``, ``service_area``, ``county``
+    and an optional ``name``."""
+    policy.require_board(actor, "open accounts")
+    with db.transaction() as session:
+        return account_view(session, parties.open_account(session, ruleset, **fields))
+
+
+def get_account(db: Database, actor: Actor, account_id: str) -> AccountView:
+    """The account with its balances (board, or its holder; ``not_found`` otherwise)."""
+    with db.transaction() as session:
+        return account_view(session, parties.visible_account(session, actor, account_id))
+
+
+def set_status(db: Database, actor: Actor, account_id: str, status: str) -> AccountView:
+    """Freeze (``frozen``: it accepts deposits but sends nothing out) or unfreeze (``open``)
+    an account (board); a closed account is ``conflict``."""
+    policy.require_board(actor, "freeze or unfreeze accounts")
+    with db.transaction() as session:
+        return account_view(session, parties.set_account_status(session, account_id, status))
+
+
+def account_lots(db: Database, actor: Actor, account_id: str) -> list[credits.LotView]:
+    """The lots the account holds, oldest first, with provenance (board, or its holder)."""
+    with db.transaction() as session:
+        account = parties.visible_account(session, actor, account_id)
+        return [credits.LotView.of(item) for item in credits.lots_of(session, account)]
+
+
+def list_accounts(
+    db: Database, actor: Actor, holder_id: str | None, limit: int, after: str | None
+) -> list[AccountView]:
+    """Up to ``limit + 1`` accounts in opening order, after the account ``after``: every
+    account (or ``holder_id``'s) for the board, its own for a holder (none when it names
+    another holder)."""
+    own = policy.own_holder(actor)
+    if own is not None and holder_id not in (None, own):
+        return []
+    listed = holder_id if own is None else own
+    with db.transaction() as session:
+        rows = session.execute(_page_query(listed, limit, after)).scalars()
+        return [account_view(session, account) for account in rows]
+
+
+def _page_query(holder_id: str | None, limit: int, after: str | None) -> Any:
+    """Keyset pagination on (``created_at``, ``id``): the rows after the cursor's account,
+    which must itself be in the listing (an unknown one gives an empty page)."""
+    A = BankAccount  # noqa: N806
+    query = select(A).order_by(A.created_at, A.id).limit(limit + 1)
+    if holder_id is not None:
+        query = query.where(A.holder_id == holder_id)
+    if after is not None:
+        cursor = select(A.created_at).where(A.id == after)
+        if holder_id is not None:
+            cursor = cursor.where(A.holder_id == holder_id)
+        opened = cursor.scalar_subquery()
+        query = query.where(or_(A.created_at > opened, and_(A.created_at == opened, A.id > after)))
+    return query
