@@ -1,8 +1,10 @@
-"""Subd. 12: which restorations earn replacement credit, and how much (DOMAIN.md §2).  Pure.
+"""Subd. 12: how much replacement credit a deposit's actions earn (DOMAIN.md §2).  Pure.
 
-Every number comes from the ``Ruleset`` passed in.  Caps are whole square feet rounded down
-(never more credit than the law allows), computed with integers only, and no action's credit may
-exceed its own area either.
+Which restorations earn credit at all (the categories, Subd. 12 (a) and (b), each category's
+precondition) is ``bank.deposit_eligibility``; this module applies it in a fixed order and caps
+the credit.  Every number comes from the ``Ruleset`` passed in.  Caps are whole square feet
+rounded down (never more credit than the law allows), computed with integers only, and no
+action's credit may exceed its own area either.
 
 Order of checks, so that a refusal is always the same for the same request:
 
@@ -25,59 +27,36 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from datetime import date
 from typing import Any, NoReturn
 
-from bank.errors import CapExceeded, NotEligible, ValidationFailed
+from bank.deposit_eligibility import (
+    BUFFER_BASE,
+    CATEGORIES,
+    EASEMENT_BUFFER,
+    EASEMENT_RESTORATION,
+    REPLACEMENT_WETLAND,
+    TREATMENT_POND,
+    UPLAND_BUFFER,
+    VEGETATIVE_COVER,
+    ActionRequest,
+    DepositFacts,
+    check_precondition,
+    check_replacement_conditions,
+    ineligible,
+)
+from bank.errors import CapExceeded, ValidationFailed
 from bank.ruleset import Ruleset
 
-REPLACEMENT_WETLAND = "replacement_wetland"
-VEGETATIVE_COVER = "vegetative_cover"
-UPLAND_BUFFER = "upland_buffer"
-EASEMENT_RESTORATION = "easement_restoration"
-EASEMENT_BUFFER = "easement_buffer"
-TREATMENT_POND = "treatment_pond"
-
-#: category → whether its credit is restricted to replacement above a 1:1 ratio
-#: (Subd. 12 (c)(2), (3) and (4) say so of buffers, easement buffers and ponds)
-CATEGORIES: dict[str, bool] = {
-    REPLACEMENT_WETLAND: False,
-    VEGETATIVE_COVER: False,
-    UPLAND_BUFFER: True,
-    EASEMENT_RESTORATION: False,
-    EASEMENT_BUFFER: True,
-    TREATMENT_POND: True,
-}
-
-#: a buffer's cap is a share of the total area of this other category in the same deposit
-_BUFFER_BASE: dict[str, str] = {
-    UPLAND_BUFFER: REPLACEMENT_WETLAND,  # (c)(2) "the replacement wetland area"
-    EASEMENT_BUFFER: EASEMENT_RESTORATION,  # (c)(3) "the restored wetland area"
-}
-
-
-@dataclass(frozen=True)
-class DepositFacts:
-    """What the LGU certified about the restoration as a whole (Subd. 12 (a), (b))."""
-
-    deposit_on: date
-    completed_on: date
-    designated_for_replacement: bool
-    paid_by_performer: bool
-    paid_back_with_interest: bool
-
-
-@dataclass(frozen=True)
-class ActionRequest:
-    """One action of a deposit, with its category's precondition fields (Subd. 12 (c))."""
-
-    category: str
-    area_sqft: int
-    credit_sqft: int
-    qualifying_years: int | None = None
-    established_on: date | None = None
-    easement_terminated_on: date | None = None
-    associated_project: str | None = None
+__all__ = [
+    "CATEGORIES",
+    "ActionCredit",
+    "ActionRequest",
+    "DepositFacts",
+    "SiteRegister",
+    "cap_sqft",
+    "check_replacement_conditions",
+    "evaluate_deposit",
+]
 
 
 @dataclass(frozen=True)
@@ -147,31 +126,6 @@ def evaluate_deposit(
     return evaluated
 
 
-def check_replacement_conditions(facts: DepositFacts) -> None:
-    """Subd. 12 (a): designated for replacement, paid for by its performer, and completed before
-    the draining or filling it replaces (checked as: ``completed_on`` not after the deposit date).
-    Subd. 12 (b): none of this applies once the owner has paid the performer back with interest.
-    """
-    if facts.paid_back_with_interest:
-        return
-    if not facts.designated_for_replacement:
-        _refuse_a(
-            "designated_for_replacement",
-            "the restoration was not specifically designated for replacement",
-        )
-    if not facts.paid_by_performer:
-        _refuse_a(
-            "paid_by_performer",
-            "the restoration was not paid for by whoever performed it",
-        )
-    if facts.completed_on > facts.deposit_on:
-        _refuse_a(
-            "completed_on",
-            f"the restoration was completed on {facts.completed_on.isoformat()}, after the "
-            f"deposit date {facts.deposit_on.isoformat()}",
-        )
-
-
 def cap_sqft(
     ruleset: Ruleset, action: ActionRequest, area_of: dict[str, int], granted: int = 0
 ) -> int:
@@ -184,7 +138,7 @@ def cap_sqft(
     """
     pct, base = _cap_basis(ruleset, action, area_of)
     share = base * pct // 100
-    if action.category in _BUFFER_BASE:
+    if action.category in BUFFER_BASE:
         share -= granted
     return max(0, min(action.area_sqft, share))
 
@@ -234,7 +188,7 @@ def _evaluate(
     area_of: dict[str, int],
     granted: dict[str, int],
 ) -> ActionCredit:
-    _check_precondition(ruleset, facts, index, action, area_of)
+    check_precondition(ruleset, facts, index, action, area_of)
     cap = cap_sqft(ruleset, action, area_of, granted.get(action.category, 0))
     if action.credit_sqft > cap:
         _cap_exceeded(index, action, cap)
@@ -287,10 +241,10 @@ def _check_on_site(
 ) -> None:
     """The category's precondition, and the action's area within the site's registered area."""
     category = action.category
-    _check_precondition(ruleset, facts, index, action, dict(site.areas))
+    check_precondition(ruleset, facts, index, action, dict(site.areas))
     registered = site.areas.get(category, 0)
     if action.area_sqft > registered:
-        _ineligible(
+        ineligible(
             index,
             category,
             "area_sqft",
@@ -329,79 +283,3 @@ def _cap_basis(ruleset: Ruleset, action: ActionRequest, area_of: dict[str, int])
     if category == TREATMENT_POND:  # (c)(4)
         return caps.treatment_pond_pct, own
     raise ValueError(f"unknown category {category!r}")
-
-
-def _check_precondition(
-    ruleset: Ruleset,
-    facts: DepositFacts,
-    index: int,
-    action: ActionRequest,
-    area_of: dict[str, int],
-) -> None:
-    category = action.category
-    if category == VEGETATIVE_COVER:
-        years = action.qualifying_years
-        needed = ruleset.vegetative_cover_min_years
-        if years is None or years < needed:
-            _ineligible(
-                index,
-                category,
-                "qualifying_years",
-                f"Subd. 12 (c)(1): the wetland must have been cropped, in a crop rotation or set "
-                f"aside in {needed} of the {ruleset.vegetative_cover_window_years} years before "
-                f"{ruleset.vegetative_cover_reference_date.isoformat()}; "
-                + ("no qualifying_years given" if years is None else f"{years} given"),
-            )
-    elif category == UPLAND_BUFFER:
-        if action.established_on != facts.completed_on:
-            given = "none" if action.established_on is None else action.established_on.isoformat()
-            _ineligible(
-                index,
-                category,
-                "established_on",
-                "Subd. 12 (c)(2): the buffer must be established at the time of the wetland "
-                f"replacement ({facts.completed_on.isoformat()}); established_on is {given}",
-            )
-    elif category == EASEMENT_RESTORATION:
-        ended = action.easement_terminated_on
-        if ended is None or ended > facts.deposit_on:
-            _ineligible(
-                index,
-                category,
-                "easement_terminated_on",
-                "Subd. 12 (c)(3): only wetlands restored under terminated easements or contracts "
-                "earn credit; the termination date must be given and not after the deposit date",
-            )
-    elif category == TREATMENT_POND:
-        if not (action.associated_project or "").strip():
-            _ineligible(
-                index,
-                category,
-                "associated_project",
-                "Subd. 12 (c)(4): the pond must be associated with an ongoing or proposed "
-                "project that will impact a wetland",
-            )
-    base = _BUFFER_BASE.get(category)
-    if base is not None and area_of.get(base, 0) <= 0:
-        _ineligible(
-            index,
-            category,
-            "category",
-            f"a {category} earns credit only beside a {base} action (in the same deposit, or "
-            "registered on the bank site)",
-            requires=base,
-        )
-
-
-def _refuse_a(field: str, detail: str) -> NoReturn:
-    raise NotEligible(f"Subd. 12 (a): {detail}", field=field, clause="Subd. 12 (a)")
-
-
-def _ineligible(index: int, category: str, field: str, detail: str, **extra: Any) -> NoReturn:
-    raise NotEligible(
-        f"{category} (action {index}): {detail}",
-        category=category,
-        field=field,
-        action_index=index,
-        **extra,
-    )
