@@ -7,7 +7,7 @@ the replacement counts as guaranteed only while held, irrevocable, unexpired sec
 it, what was drawn from them not counted.
 
 A security is a pending transfer from its issuer to "securities held for the LGU"
-(``bank.money``).  A draw posts the amount drawn and holds the rest again as a new pending
+(``bank.securities``).  A draw posts the amount drawn and holds the rest again as a new pending
 transfer with the same expiry, so a security drawn in part stays ``held`` with a cumulative
 ``drawn_cents`` until all of it is drawn (``drawn``); the rest can be released.  A draw needs an
 approved plan: a security guarantees an approved replacement, nothing before.
@@ -15,38 +15,23 @@ approved plan: a security guarantees an approved replacement, nothing before.
 
 from __future__ import annotations
 
-from datetime import date, datetime
-from typing import Any
+from datetime import date
 
-from sqlalchemy import BigInteger, Date, DateTime, ForeignKey, String, select
-from sqlalchemy.orm import Mapped, Session, mapped_column
+from sqlalchemy.orm import Session
 
 import ledger
-from bank import money, plans
+from bank import plans, securities
 from bank.access import Actor
-from bank.errors import Conflict, ValidationFailed
+from bank.errors import Conflict, NotFound, ValidationFailed
 from bank.ids import new_id
-from bank.money import Security
+from bank.money_tables import Security, SecurityDraw
+from bank.named_accounts import payers_account, securities_held_account, usd_meta
 from bank.plan_tables import Plan
+from bank.securities import SecurityView, undrawn_cents
 from ledger import clock
-from ledger.schema import Base
+from ledger.db import Database
 
 APPROVALS = ("approved", "deemed_approved")
-
-
-class SecurityDraw(Base):
-    """One draw on a security, and the pending transfer that holds what is left of it."""
-
-    __tablename__ = "security_draws"
-
-    id: Mapped[str] = mapped_column(String(40), primary_key=True)
-    security_id: Mapped[str] = mapped_column(ForeignKey("securities.id"), index=True)
-    drawn_on: Mapped[date] = mapped_column(Date)
-    amount_cents: Mapped[int] = mapped_column(BigInteger)
-    transaction_id: Mapped[int] = mapped_column(ForeignKey("ledger_transactions.id"))
-    #: the pending transfer holding the rest; null once nothing is left
-    held_transaction_id: Mapped[int | None] = mapped_column(ForeignKey("ledger_transactions.id"))
-    recorded_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
 
 
 # --- the requirement --------------------------------------------------------------------------
@@ -66,13 +51,10 @@ def check_requirement(method: str, required_cents: int | None) -> None:
         )
 
 
-def undrawn_cents(security: Security) -> int:
-    return security.amount_cents - (security.drawn_cents or 0)
-
-
 def guaranteeing_cents(session: Session, plan_id: str) -> int:
     """What held, irrevocable, unexpired securities still guarantee (drawn amounts excluded)."""
-    return sum(undrawn_cents(s) for s in money.held_securities(session, plan_id) if s.irrevocable)
+    held = securities.held_securities(session, plan_id)
+    return sum(undrawn_cents(s) for s in held if s.irrevocable)
 
 
 def guarantee_shortfall(session: Session, plan: Plan) -> str | None:
@@ -96,20 +78,8 @@ def guarantee_shortfall(session: Session, plan: Plan) -> str | None:
 # --- draws and release ------------------------------------------------------------------------
 
 
-def draws_of(session: Session, security_id: str) -> list[SecurityDraw]:
-    """A security's draws in the order they were posted."""
-    return list(
-        session.execute(
-            select(SecurityDraw)
-            .where(SecurityDraw.security_id == security_id)
-            .order_by(SecurityDraw.transaction_id)
-        ).scalars()
-    )
-
-
-def _holding(session: Session, security: Security) -> int:
+def _holding(draws: list[SecurityDraw], security: Security) -> int:
     """The pending transfer that holds what is left of the security now."""
-    draws = draws_of(session, security.id)
     if draws and draws[-1].held_transaction_id is not None:
         return draws[-1].held_transaction_id
     return security.pending_transaction_id
@@ -118,44 +88,49 @@ def _holding(session: Session, security: Security) -> int:
 def _check_held(security: Security, on: date) -> None:
     if on > clock.today():
         raise ValidationFailed("this date is in the future", {"date": ["in the future"]})
-    status = money.security_status(security)
+    status = securities.security_status(security)
     if status != "held":
         raise Conflict(f"the security is {status}, not held", status=status)
 
 
 def draw(
-    session: Session,
+    db: Database,
     actor: Actor,
-    security: Security,
+    security_id: str,
     on: date,
     amount: int,
     request_id: str | None,
-) -> Security:
-    """Draw ``amount`` on a held security of an approved plan; what is left stays held."""
-    _check_held(security, on)
-    left = undrawn_cents(security)
-    if amount > left:
-        raise ValidationFailed(
-            "a draw cannot exceed what is left of the security",
-            {"amount_cents": [f"at most {left}"]},
+) -> SecurityView:
+    """Draw ``amount`` on a held security of an approved plan the caller sees; what is left
+    stays held."""
+    with db.transaction() as session:
+        security = securities.visible_security(session, actor, security_id, lock=True)
+        _check_held(security, on)
+        left = undrawn_cents(security)
+        if amount > left:
+            raise ValidationFailed(
+                "a draw cannot exceed what is left of the security",
+                {"amount_cents": [f"at most {left}"]},
+            )
+        outcome = plans.current_outcome(session, security.plan_id)
+        if outcome not in APPROVALS:
+            raise Conflict(
+                f"the plan is {outcome or 'not yet decided'}: a security is drawn on for an "
+                "approved replacement only",
+                outcome=outcome,
+            )
+        draws = securities.draws_of(session, security.id)
+        draw_id = new_id("draw")
+        meta = usd_meta(
+            f"security-draw:{draw_id}", on, f"drawn on {security.kind}", actor, request_id
         )
-    outcome = plans.current_outcome(session, security.plan_id)
-    if outcome not in APPROVALS:
-        raise Conflict(
-            f"the plan is {outcome or 'not yet decided'}: a security is drawn on for an "
-            "approved replacement only",
-            outcome=outcome,
+        posted = ledger.post_pending(
+            session, _holding(draws, security), meta, amount=amount, kind="security_drawn"
         )
-    draw_id = new_id("draw")
-    meta = _meta(f"security-draw:{draw_id}", on, f"drawn on {security.kind}", actor, request_id)
-    posted = ledger.post_pending(
-        session, _holding(session, security), meta, amount=amount, kind="security_drawn"
-    )
-    held = None
-    if amount < left:
-        held = _hold_again(session, actor, security, draw_id, on, left - amount, request_id)
-    session.add(
-        SecurityDraw(
+        held = None
+        if amount < left:
+            held = _hold_again(session, actor, security, draw_id, on, left - amount, request_id)
+        posted_draw = SecurityDraw(
             id=draw_id,
             security_id=security.id,
             drawn_on=on,
@@ -164,10 +139,10 @@ def draw(
             held_transaction_id=held,
             recorded_at=clock.utcnow(),
         )
-    )
-    security.drawn_on, security.drawn_cents = on, (security.drawn_cents or 0) + amount
-    session.flush()
-    return security
+        session.add(posted_draw)
+        security.drawn_on, security.drawn_cents = on, (security.drawn_cents or 0) + amount
+        session.flush()
+        return SecurityView.of(security, [*draws, posted_draw])
 
 
 def _hold_again(
@@ -181,59 +156,42 @@ def _hold_again(
 ) -> int:
     """Hold what is left after a draw until the security's expiry, as before the draw."""
     plan = session.get(Plan, security.plan_id)
-    assert plan is not None
+    if plan is None:
+        raise NotFound(f"no plan {security.plan_id}")
     held = ledger.reserve(
         session,
         "security_held",
         [
             ledger.Leg(
-                money.payers_account(session),
-                money.securities_held_account(session, plan.lgu_id),
-                amount,
+                payers_account(session), securities_held_account(session, plan.lgu_id), amount
             )
         ],
-        _meta(f"security-rest:{draw_id}", on, f"rest of {security.kind}", actor, request_id),
+        usd_meta(f"security-rest:{draw_id}", on, f"rest of {security.kind}", actor, request_id),
         expires_at=clock.end_of_day(security.expires_on),
     )
     return held.transaction_id
 
 
 def release(
-    session: Session,
+    db: Database,
     actor: Actor,
-    security: Security,
+    security_id: str,
     on: date,
     reason: str,
     request_id: str | None,
-) -> Security:
-    """Give back what is left of a held security; one no longer held is ``conflict``."""
-    _check_held(security, on)
-    ledger.void_pending(
-        session,
-        _holding(session, security),
-        _meta(f"security-release:{security.id}", on, reason, actor, request_id),
-        kind="security_released",
-    )
-    security.released_on, security.release_reason = on, reason
-    session.flush()
-    return security
-
-
-def _meta(key: str, on: date, memo: str, actor: Actor, request_id: str | None) -> ledger.Meta:
-    return ledger.Meta(key, on, memo=memo, actor=actor.label, request_id=request_id)
-
-
-def security_dict(session: Session, security: Security) -> dict[str, Any]:
-    """A security as the API shows it, with each draw and what is left of it."""
-    return {
-        **money.security_dict(security),
-        "undrawn_cents": undrawn_cents(security),
-        "draws": [
-            {
-                "drawn_on": d.drawn_on,
-                "amount_cents": d.amount_cents,
-                "transaction_id": str(d.transaction_id),
-            }
-            for d in draws_of(session, security.id)
-        ],
-    }
+) -> SecurityView:
+    """Give back what is left of a held security the caller sees; one no longer held is
+    ``conflict``."""
+    with db.transaction() as session:
+        security = securities.visible_security(session, actor, security_id, lock=True)
+        _check_held(security, on)
+        draws = securities.draws_of(session, security.id)
+        ledger.void_pending(
+            session,
+            _holding(draws, security),
+            usd_meta(f"security-release:{security.id}", on, reason, actor, request_id),
+            kind="security_released",
+        )
+        security.released_on, security.release_reason = on, reason
+        session.flush()
+        return SecurityView.of(security, draws)

@@ -10,7 +10,7 @@ from typing import Any
 from sqlalchemy import ColumnElement, or_
 
 from bank import external_refs
-from bank.money import Payment, Security
+from bank.money_tables import Payment, Security
 from bank.plan_tables import Plan
 
 Ref = tuple[str, str]
@@ -42,19 +42,17 @@ def plans(
 
 
 def payments(status: str | None = None, ref: Ref | None = None) -> list[ColumnElement[bool]]:
-    where: list[ColumnElement[bool]] = []
-    if status is not None:
-        where.append(Payment.status == status)
-    where.extend(_by_ref(Payment.external_refs, ref))
-    return where
+    """Payments in one status (``None``: any), or by an integrator's reference."""
+    return _equal(Payment.status, status) + _by_ref(Payment.external_refs, ref)
 
 
 def securities(plan_id: str | None = None, ref: Ref | None = None) -> list[ColumnElement[bool]]:
-    where: list[ColumnElement[bool]] = []
-    if plan_id is not None:
-        where.append(Security.plan_id == plan_id)
-    where.extend(_by_ref(Security.external_refs, ref))
-    return where
+    """Securities for one plan (``None``: any), or by an integrator's reference."""
+    return _equal(Security.plan_id, plan_id) + _by_ref(Security.external_refs, ref)
+
+
+def _equal(column: Any, value: str | None) -> list[ColumnElement[bool]]:
+    return [] if value is None else [column == value]
 
 
 def _by_ref(column: Any, ref: Ref | None) -> list[ColumnElement[bool]]:

@@ -20,7 +20,7 @@ from api.schemas.filters import ExternalRefFilter, external_refs_in, external_re
 from api.schemas.notices import CopyRequestOut, DrawOut, RecipientOut
 from api.schemas.plan_record import ApplicationOut, PanelOut, PlanDecisionOut, PlanExtensionOut
 from bank.appeals import DENIAL_GROUNDS, PETITIONER_KINDS
-from bank.money import PAYMENT_KINDS, SECURITY_KINDS
+from bank.money_tables import PAYMENT_KINDS, SECURITY_KINDS
 from bank.plans import METHODS
 
 Text = fields.String

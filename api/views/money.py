@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import asdict
 from typing import Any
 
 from flask.views import MethodView
@@ -24,7 +25,7 @@ from api.schemas.plans import (
     SecurityListArgs,
     SecurityOut,
 )
-from bank import guarantees, listing_filters, money, plans
+from bank import guarantees, listing_filters, money, securities
 
 blp = Blueprint("money", __name__, url_prefix="/api/v1", description="Payments and securities")
 
@@ -38,11 +39,8 @@ class Payments(MethodView):
     def post(self, data: dict[str, Any]) -> Any:
         """Record a payment (LGU: its own plans' in-lieu and processing fees; board: any)."""
         who = require_role("board", "lgu")
-        with database().transaction() as session:
-            payment = money.receive_payment(
-                session, ruleset(), who, money.PaymentRequest(**data), request_id()
-            )
-            return money.payment_dict(payment)
+        request = money.PaymentRequest(**data)
+        return money.receive_payment(database(), ruleset(), who, request, request_id())
 
     @roles("board", "lgu")
     @blp.arguments(PaymentListArgs, location="query")
@@ -53,15 +51,10 @@ class Payments(MethodView):
         included), by status, by an integrator's reference (JSON or CSV)."""
         who = require_role("board", "lgu")
         where = listing_filters.payments(args["status"], args["external_ref"])
-        with database().transaction() as session:
-            if args["plan_id"] is not None:
-                plan = plans.visible_plan(session, who, args["plan_id"])
-                rows = money.payments_of_plan(session, plan.id, where)
-            else:
-                rows = money.list_payments(session, who, where)
-            items = [money.payment_dict(p) for p in rows]
+        items = money.list_payments(database(), who, args["plan_id"], where)
         if wants_csv():
-            return csv_response(listing_csv.PAYMENT_FIELDS, items, "payments.csv")
+            rows = (asdict(item) for item in items)
+            return csv_response(listing_csv.PAYMENT_FIELDS, rows, "payments.csv")
         return {"items": items}
 
 
@@ -71,8 +64,7 @@ class PaymentById(MethodView):
     @blp.response(200, PaymentOut)
     def get(self, payment_id: str) -> Any:
         """A payment (board, or its plan's LGU)."""
-        with database().transaction() as session:
-            return money.payment_dict(money.visible_payment(session, actor(), payment_id))
+        return money.get_payment(database(), actor(), payment_id)
 
 
 @blp.route("/payments/<payment_id>/refund")
@@ -83,8 +75,7 @@ class PaymentRefund(MethodView):
     def post(self, payment_id: str) -> Any:
         """Refund a payment with a compensating transaction (at most once)."""
         who = require_role("board", "lgu")
-        with database().transaction() as session:
-            return money.payment_dict(money.refund(session, who, payment_id, request_id()))
+        return money.refund(database(), who, payment_id, request_id())
 
 
 @blp.route("/plans/<plan_id>/securities")
@@ -96,12 +87,8 @@ class PlanSecurities(MethodView):
     def post(self, data: dict[str, Any], plan_id: str) -> Any:
         """Record a security given to the LGU (Subd. 3); a letter of credit must be irrevocable."""
         who = require_role("board", "lgu")
-        with database().transaction() as session:
-            plan = plans.visible_plan(session, who, plan_id, lock=True)
-            security = money.hold_security(
-                session, who, plan, money.SecurityRequest(**data), request_id()
-            )
-            return guarantees.security_dict(session, security)
+        request = securities.SecurityRequest(**data)
+        return securities.hold_security(database(), who, plan_id, request, request_id())
 
 
 @blp.route("/securities")
@@ -115,13 +102,12 @@ class Securities(MethodView):
         (board: all; LGU: its own), soonest expiry first (JSON or CSV)."""
         who = require_role("board", "lgu")
         where = listing_filters.securities(args["plan_id"], args["external_ref"])
-        with database().transaction() as session:
-            rows = money.list_securities(
-                session, who, args["status"], args["expiring_before"], where
-            )
-            items = [guarantees.security_dict(session, s) for s in rows]
+        items = securities.list_securities(
+            database(), who, args["status"], args["expiring_before"], where
+        )
         if wants_csv():
-            return csv_response(listing_csv.SECURITY_FIELDS, items, "securities.csv")
+            rows = (asdict(item) for item in items)
+            return csv_response(listing_csv.SECURITY_FIELDS, rows, "securities.csv")
         return {"items": items}
 
 
@@ -131,9 +117,7 @@ class SecurityById(MethodView):
     @blp.response(200, SecurityOut)
     def get(self, security_id: str) -> Any:
         """A security (board, or its plan's LGU)."""
-        with database().transaction() as session:
-            security = money.visible_security(session, actor(), security_id)
-            return guarantees.security_dict(session, security)
+        return securities.get_security(database(), actor(), security_id)
 
 
 @blp.route("/securities/<security_id>/release")
@@ -145,12 +129,9 @@ class SecurityRelease(MethodView):
     def post(self, data: dict[str, Any], security_id: str) -> Any:
         """Release a held security (what is left of it after any draws)."""
         who = require_role("board", "lgu")
-        with database().transaction() as session:
-            security = money.visible_security(session, who, security_id, lock=True)
-            guarantees.release(
-                session, who, security, data["released_on"], data["reason"], request_id()
-            )
-            return guarantees.security_dict(session, security)
+        return guarantees.release(
+            database(), who, security_id, data["released_on"], data["reason"], request_id()
+        )
 
 
 @blp.route("/securities/<security_id>/draw")
@@ -163,9 +144,6 @@ class SecurityDraw(MethodView):
         """Draw on a held security of an approved plan (at most what is left of it); a
         security drawn in part stays held for the rest."""
         who = require_role("board", "lgu")
-        with database().transaction() as session:
-            security = money.visible_security(session, who, security_id, lock=True)
-            guarantees.draw(
-                session, who, security, data["drawn_on"], data["amount_cents"], request_id()
-            )
-            return guarantees.security_dict(session, security)
+        return guarantees.draw(
+            database(), who, security_id, data["drawn_on"], data["amount_cents"], request_id()
+        )

@@ -1,0 +1,84 @@
+"""Tables of money received (payments) and of security instruments and the draws on them.
+
+What a record is worth lives in the USD ledger (``bank.money``, ``bank.securities``); these rows
+say what each ledger transaction was for and keep the facts the status is computed from.
+"""
+
+from __future__ import annotations
+
+from datetime import date, datetime
+
+from sqlalchemy import JSON, BigInteger, Boolean, Date, DateTime, ForeignKey, String, Text, text
+from sqlalchemy.orm import Mapped, mapped_column
+
+from ledger.schema import Base
+
+PAYMENT_KINDS = ("in_lieu", "processing_fee", "appeal_filing_fee", "appeal_security")
+SECURITY_KINDS = ("letter_of_credit", "cashiers_check", "cash", "other")
+
+
+class Referenced:
+    """A record carrying the integrator's own references (``bank.external_refs``); not sealed."""
+
+    external_refs: Mapped[dict[str, str]] = mapped_column(
+        JSON, default=dict, server_default=text("'{}'")
+    )
+
+
+class Payment(Referenced, Base):
+    """Money received; ``status`` becomes refunded or returned by a compensating transaction."""
+
+    __tablename__ = "payments"
+
+    id: Mapped[str] = mapped_column(String(40), primary_key=True)
+    kind: Mapped[str] = mapped_column(String(30))
+    amount_cents: Mapped[int] = mapped_column(BigInteger)
+    payer: Mapped[str] = mapped_column(String(300))
+    received_on: Mapped[date] = mapped_column(Date)
+    plan_id: Mapped[str | None] = mapped_column(ForeignKey("plans.id"), index=True)
+    appeal_id: Mapped[str | None] = mapped_column(ForeignKey("appeals.id"), index=True)
+    lgu_id: Mapped[str | None] = mapped_column(ForeignKey("lgus.id"))
+    transaction_id: Mapped[int] = mapped_column(ForeignKey("ledger_transactions.id"))
+    status: Mapped[str] = mapped_column(String(10))
+    compensation_transaction_id: Mapped[int | None] = mapped_column(
+        ForeignKey("ledger_transactions.id")
+    )
+    ruleset: Mapped[str] = mapped_column(String(60))
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
+    actor: Mapped[str] = mapped_column(String(300))
+
+
+class Security(Referenced, Base):
+    """A security instrument given to the LGU to guarantee a replacement (Subd. 3)."""
+
+    __tablename__ = "securities"
+
+    id: Mapped[str] = mapped_column(String(40), primary_key=True)
+    plan_id: Mapped[str] = mapped_column(ForeignKey("plans.id"), index=True)
+    kind: Mapped[str] = mapped_column(String(20))
+    issuer: Mapped[str] = mapped_column(String(300))
+    amount_cents: Mapped[int] = mapped_column(BigInteger)
+    irrevocable: Mapped[bool] = mapped_column(Boolean)
+    issued_on: Mapped[date] = mapped_column(Date)
+    expires_on: Mapped[date] = mapped_column(Date, index=True)
+    pending_transaction_id: Mapped[int] = mapped_column(ForeignKey("ledger_transactions.id"))
+    released_on: Mapped[date | None] = mapped_column(Date)
+    release_reason: Mapped[str | None] = mapped_column(Text)
+    drawn_on: Mapped[date | None] = mapped_column(Date)
+    drawn_cents: Mapped[int | None] = mapped_column(BigInteger)
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
+
+
+class SecurityDraw(Base):
+    """One draw on a security, and the pending transfer that holds what is left of it."""
+
+    __tablename__ = "security_draws"
+
+    id: Mapped[str] = mapped_column(String(40), primary_key=True)
+    security_id: Mapped[str] = mapped_column(ForeignKey("securities.id"), index=True)
+    drawn_on: Mapped[date] = mapped_column(Date)
+    amount_cents: Mapped[int] = mapped_column(BigInteger)
+    transaction_id: Mapped[int] = mapped_column(ForeignKey("ledger_transactions.id"))
+    #: the pending transfer holding the rest; null once nothing is left
+    held_transaction_id: Mapped[int | None] = mapped_column(ForeignKey("ledger_transactions.id"))
+    recorded_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))

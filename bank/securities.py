@@ -1,0 +1,281 @@
+"""Security instruments given to the LGU (Subd. 3; DOMAIN.md §5): recording and reading them.
+
+A security instrument is a pending transfer from its issuer to "securities held for the LGU"
+(``bank.named_accounts``) that expires at the end of its expiry date: the memo balance the audit
+sees, with exact expiry and no job.  Its status is computed from the recorded facts and today's
+date, never stored.  Drawing on it and releasing it are in ``bank.guarantees``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from datetime import date
+
+from sqlalchemy import ColumnElement, Select, and_, or_, select
+from sqlalchemy.orm import Session
+
+import ledger
+from bank import plans, policy
+from bank.access import Actor
+from bank.errors import NotFound, ValidationFailed
+from bank.ids import new_id
+from bank.money_tables import SECURITY_KINDS, Security, SecurityDraw
+from bank.named_accounts import payers_account, securities_held_account, usd_meta
+from bank.plan_tables import Plan
+from ledger import clock
+from ledger.db import Database
+
+STATUSES = ("held", "released", "drawn", "expired")
+
+
+@dataclass(frozen=True)
+class SecurityRequest:
+    """``POST /plans/{id}/securities``"""
+
+    kind: str
+    issuer: str
+    amount_cents: int
+    irrevocable: bool
+    issued_on: date
+    expires_on: date
+    external_refs: dict[str, str] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class DrawView:
+    """One draw on a security (``DrawOut``)."""
+
+    drawn_on: date
+    amount_cents: int
+    transaction_id: str
+
+
+@dataclass(frozen=True)
+class SecurityView:
+    """A security as the API shows it (``SecurityOut``), with each draw and what is left of it."""
+
+    id: str
+    plan_id: str
+    kind: str
+    issuer: str
+    amount_cents: int
+    irrevocable: bool
+    issued_on: date
+    expires_on: date
+    status: str
+    released_on: date | None
+    release_reason: str | None
+    drawn_on: date | None
+    drawn_cents: int | None
+    undrawn_cents: int
+    draws: tuple[DrawView, ...]
+    transaction_id: str
+    external_refs: dict[str, str]
+
+    @classmethod
+    def of(cls, security: Security, draws: Iterable[SecurityDraw]) -> SecurityView:
+        """``security`` with its ``draws`` (in the order they were posted) as of today."""
+        return cls(
+            id=security.id,
+            plan_id=security.plan_id,
+            kind=security.kind,
+            issuer=security.issuer,
+            amount_cents=security.amount_cents,
+            irrevocable=security.irrevocable,
+            issued_on=security.issued_on,
+            expires_on=security.expires_on,
+            status=security_status(security),
+            released_on=security.released_on,
+            release_reason=security.release_reason,
+            drawn_on=security.drawn_on,
+            drawn_cents=security.drawn_cents,
+            undrawn_cents=undrawn_cents(security),
+            draws=tuple(DrawView(d.drawn_on, d.amount_cents, str(d.transaction_id)) for d in draws),
+            transaction_id=str(security.pending_transaction_id),
+            external_refs=dict(security.external_refs or {}),
+        )
+
+
+# --- recording --------------------------------------------------------------------------------
+
+
+def hold_security(
+    db: Database, actor: Actor, plan_id: str, request: SecurityRequest, request_id: str | None
+) -> SecurityView:
+    """Record a security given to the LGU of a plan the caller sees; a letter of credit must be
+    irrevocable (Subd. 3).  Concurrent changes to the plan wait for it."""
+    _check_request(request)
+    with db.transaction() as session:
+        plan = plans.visible_plan(session, actor, plan_id, lock=True)
+        security_id = new_id("sec")
+        held = ledger.reserve(
+            session,
+            "security_held",
+            [
+                ledger.Leg(
+                    payers_account(session),
+                    securities_held_account(session, plan.lgu_id),
+                    request.amount_cents,
+                )
+            ],
+            usd_meta(
+                f"security:{security_id}",
+                request.issued_on,
+                f"{request.kind} from {request.issuer}",
+                actor,
+                request_id,
+            ),
+            expires_at=clock.end_of_day(request.expires_on),
+        )
+        security = Security(
+            id=security_id,
+            plan_id=plan.id,
+            kind=request.kind,
+            issuer=request.issuer,
+            amount_cents=request.amount_cents,
+            irrevocable=request.irrevocable,
+            issued_on=request.issued_on,
+            expires_on=request.expires_on,
+            pending_transaction_id=held.transaction_id,
+            created_at=clock.utcnow(),
+            external_refs=dict(request.external_refs),
+        )
+        session.add(security)
+        session.flush()
+        return SecurityView.of(security, ())
+
+
+def _check_request(request: SecurityRequest) -> None:
+    if request.kind not in SECURITY_KINDS:
+        raise ValidationFailed("unknown kind", {"kind": [f"one of {', '.join(SECURITY_KINDS)}"]})
+    if request.kind == "letter_of_credit" and not request.irrevocable:
+        raise ValidationFailed(
+            "Subd. 3 requires an irrevocable letter of credit",
+            {"irrevocable": ["a letter of credit must be irrevocable"]},
+        )
+    if request.expires_on <= request.issued_on:
+        raise ValidationFailed(
+            "a security must expire after it is issued", {"expires_on": ["not after issued_on"]}
+        )
+    if request.issued_on > clock.today():
+        raise ValidationFailed("this date is in the future", {"issued_on": ["in the future"]})
+
+
+# --- status -----------------------------------------------------------------------------------
+
+
+def undrawn_cents(security: Security) -> int:
+    """What is left of the security after its draws."""
+    return security.amount_cents - (security.drawn_cents or 0)
+
+
+def security_status(security: Security, today: date | None = None) -> str:
+    """held, released, drawn (all of it), or expired (after the end of its expiry date, with no
+    job); a security drawn in part is still held (``bank.guarantees``)."""
+    if security.released_on is not None:
+        return "released"
+    if security.drawn_cents is not None and security.drawn_cents >= security.amount_cents:
+        return "drawn"
+    if (today or clock.today()) > security.expires_on:
+        return "expired"
+    return "held"
+
+
+def status_condition(status: str, today: date) -> ColumnElement[bool]:
+    """SQL: the security's ``security_status`` on ``today`` is ``status``."""
+    if status == "released":
+        return Security.released_on.is_not(None)
+    fully_drawn = Security.drawn_cents >= Security.amount_cents
+    if status == "drawn":
+        return and_(Security.released_on.is_(None), fully_drawn)
+    open_ = and_(
+        Security.released_on.is_(None),
+        or_(Security.drawn_cents.is_(None), Security.drawn_cents < Security.amount_cents),
+    )
+    if status == "expired":
+        return and_(open_, Security.expires_on < today)
+    if status == "held":
+        return and_(open_, Security.expires_on >= today)
+    raise ValidationFailed("unknown status", {"status": [f"one of {', '.join(STATUSES)}"]})
+
+
+def held_securities(session: Session, plan_id: str) -> list[Security]:
+    """The plan's securities still held today."""
+    query = select(Security).where(
+        Security.plan_id == plan_id, status_condition("held", clock.today())
+    )
+    return list(session.execute(query).scalars())
+
+
+# --- reading ----------------------------------------------------------------------------------
+
+
+def visible_security(
+    session: Session, actor: Actor, security_id: str, *, lock: bool = False
+) -> Security:
+    """A security the caller may see: the board, or its plan's LGU (``not_found``)."""
+    security = session.get(Security, security_id, with_for_update=lock)
+    if security is None:
+        raise NotFound(f"no security {security_id}")
+    plan = session.get(Plan, security.plan_id)
+    if plan is None or not policy.sees_plan(actor, plan.lgu_id):
+        raise NotFound(f"no security {security_id}")
+    return security
+
+
+def draws_of(session: Session, security_id: str) -> list[SecurityDraw]:
+    """A security's draws in the order they were posted."""
+    return list(
+        session.execute(
+            select(SecurityDraw)
+            .where(SecurityDraw.security_id == security_id)
+            .order_by(SecurityDraw.transaction_id)
+        ).scalars()
+    )
+
+
+def view(session: Session, security: Security) -> SecurityView:
+    """``security`` as the API shows it, with its draws."""
+    return SecurityView.of(security, draws_of(session, security.id))
+
+
+def get_security(db: Database, actor: Actor, security_id: str) -> SecurityView:
+    """A security (board, or its plan's LGU)."""
+    with db.transaction() as session:
+        return view(session, visible_security(session, actor, security_id))
+
+
+def list_securities(
+    db: Database,
+    actor: Actor,
+    status: str | None = None,
+    expiring_before: date | None = None,
+    where: Iterable[ColumnElement[bool]] = (),
+) -> list[SecurityView]:
+    """Securities the caller may see, soonest expiry first (for LGUs chasing renewals), with
+    ``status`` today, expiring before ``expiring_before``, that meet every condition of
+    ``where`` (``bank.listing_filters``)."""
+    query = _visible_securities(actor, where)
+    if status is not None:
+        query = query.where(status_condition(status, clock.today()))
+    if expiring_before is not None:
+        query = query.where(Security.expires_on < expiring_before)
+    with db.transaction() as session:
+        rows = list(session.execute(query.order_by(Security.expires_on, Security.id)).scalars())
+        ids = query.with_only_columns(Security.id)
+        draws: dict[str, list[SecurityDraw]] = {}
+        for draw in session.execute(
+            select(SecurityDraw)
+            .where(SecurityDraw.security_id.in_(ids))
+            .order_by(SecurityDraw.transaction_id)
+        ).scalars():
+            draws.setdefault(draw.security_id, []).append(draw)
+        return [SecurityView.of(row, draws.get(row.id, ())) for row in rows]
+
+
+def _visible_securities(actor: Actor, where: Iterable[ColumnElement[bool]]) -> Select[Security]:
+    query = select(Security).join(Plan, Plan.id == Security.plan_id).where(*where)
+    if not actor.is_board:
+        query = query.where(Plan.lgu_id == actor.lgu_id)
+    return query
