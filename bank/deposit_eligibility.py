@@ -140,6 +140,11 @@ def check_precondition(
                 "Subd. 12 (c)(4): the pond must be associated with an ongoing or proposed "
                 "project that will impact a wetland",
             )
+    _check_beside(index, category, area_of)
+
+
+def _check_beside(index: int, category: str, area_of: dict[str, int]) -> None:
+    """A buffer earns credit only beside the wetland it buffers."""
     base = BUFFER_BASE.get(category)
     if base is not None and area_of.get(base, 0) <= 0:
         ineligible(
