@@ -11,7 +11,16 @@ from datetime import date, timedelta
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from bank import access, credits, deposits, parties, plans, reservations, transfers
+from bank import (
+    access,
+    credits,
+    deposits,
+    parties,
+    plans,
+    reservations,
+    site_register,
+    transfers,
+)
 from bank.access import SYSTEM
 from bank.deposit_rules import ActionRequest
 from bank.ruleset import Ruleset, ruleset_for
@@ -37,7 +46,7 @@ def load(db: Database) -> DemoTokens:
             select(parties.Holder).where(parties.Holder.name == DEMO_MARKER)
         ).scalar_one_or_none()
         if holder is None:
-            _load_data(session)
+            _load_data(db, session)
         holder_id, lgu_id = _demo_ids(session)
         _row, board = access.create_token(session, role="board", name="demo board")
         _row, lgu = access.create_token(session, role="lgu", name="demo lgu", lgu_id=lgu_id)
@@ -47,80 +56,111 @@ def load(db: Database) -> DemoTokens:
     return DemoTokens(board=board, lgu=lgu, holder=owner)
 
 
-def _load_data(session: Session) -> None:
+@dataclass(frozen=True)
+class _Bank:
+    """What the demo's later steps build on: the seller's and the buyer's accounts, the LGU
+    that approved the banking plans and decides the road plan, and the two bank sites."""
+
+    seller: str
+    buyer: str
+    lgu: str
+    prairie_creek: str
+    crow_river_marsh: str
+
+
+def _load_data(db: Database, session: Session) -> None:
     """EXAMPLES.md story 1 and 2 as demo data, plus a second site in another service area."""
     ruleset = ruleset_for(clock.today())
+    bank = _parties_and_places(db, session, ruleset)
+    _deposits(session, ruleset, bank, clock.today() - timedelta(days=30))
+    _sales(session, bank)
+    _road_plan_reservations(session, ruleset, bank)
+
+
+#: the seller's two bank sites, in two service areas
+_SITES = (
+    {
+        "name": "Prairie Creek",
+        "service_area": 5,
+        "county": "Lyon",
+        "major_watershed": "Redwood River",
+    },
+    {
+        "name": "Crow River Marsh",
+        "service_area": 7,
+        "county": "Wright",
+        "major_watershed": "Crow River",
+    },
+)
+
+
+def _parties_and_places(db: Database, session: Session, ruleset: Ruleset) -> _Bank:
+    """Two holders, two LGUs, the seller's two bank sites and an account for each holder."""
     prairie = parties.create_holder(
-        session, name=DEMO_MARKER, email="bank@prairiecreek.example", address="Lyon County, MN"
+        db, SYSTEM, name=DEMO_MARKER, email="bank@prairiecreek.example", address="Lyon County, MN"
     )
-    hollis = parties.create_holder(session, name="Hollis Township", email=None, address=None)
-    lyon = parties.create_lgu(session, name="Lyon County", kind="county")
+    hollis = parties.create_holder(db, SYSTEM, name="Hollis Township", email=None, address=None)
+    lyon = parties.create_lgu(db, SYSTEM, name="Lyon County", kind="county")
     parties.create_lgu(
-        session,
+        db,
+        SYSTEM,
         name="City of Buffalo",
         kind="city",
         observes_indigenous_peoples_day=True,
         observes_friday_after_thanksgiving=True,
     )
-    site = parties.create_bank_site(
-        session,
-        ruleset,
-        name="Prairie Creek",
-        holder_id=prairie.id,
-        service_area=5,
-        county="Lyon",
-        major_watershed="Redwood River",
+    sites = [
+        site_register.register_site(
+            db, ruleset, SYSTEM, credit_areas=[], holder_id=prairie.id, **place
+        ).id
+        for place in _SITES
+    ]
+    seller, buyer = (
+        parties.open_account(
+            session, ruleset, holder_id=holder, service_area=5, county="Lyon", name=name
+        ).id
+        for holder, name in ((prairie.id, "Prairie Creek"), (hollis.id, "Road account"))
     )
-    marsh = parties.create_bank_site(
-        session,
-        ruleset,
-        name="Crow River Marsh",
-        holder_id=prairie.id,
-        service_area=7,
-        county="Wright",
-        major_watershed="Crow River",
-    )
-    seller = parties.open_account(
-        session, ruleset, holder_id=prairie.id, service_area=5, county="Lyon", name="Prairie Creek"
-    )
-    buyer = parties.open_account(
-        session, ruleset, holder_id=hollis.id, service_area=5, county="Lyon", name="Road account"
-    )
-    day = clock.today() - timedelta(days=30)
-    _deposit(session, ruleset, seller.id, site.id, lyon.id, day, "2", _story_one_actions(day))
-    _deposit(
-        session,
-        ruleset,
-        seller.id,
-        marsh.id,
-        lyon.id,
-        day,
-        "3",
-        [
-            ActionRequest("replacement_wetland", 20_000, 20_000),
-            ActionRequest("vegetative_cover", 10_000, 5_000, qualifying_years=7),
-            ActionRequest("easement_restoration", 8_000, 6_000, easement_terminated_on=day),
-            ActionRequest("easement_buffer", 4_000, 2_000),
-        ],
-    )
+    return _Bank(seller, buyer, lyon.id, *sites)
+
+
+def _deposits(session: Session, ruleset: Ruleset, bank: _Bank, day: date) -> None:
+    """Story 1's deposit at Prairie Creek, and one of type 3 at Crow River Marsh."""
+    prairie, marsh = bank.prairie_creek, bank.crow_river_marsh
+    _deposit(session, ruleset, bank, prairie, day, "2", _story_one_actions(day))
+    marsh_actions = [
+        ActionRequest("replacement_wetland", 20_000, 20_000),
+        ActionRequest("vegetative_cover", 10_000, 5_000, qualifying_years=7),
+        ActionRequest("easement_restoration", 8_000, 6_000, easement_terminated_on=day),
+        ActionRequest("easement_buffer", 4_000, 2_000),
+    ]
+    _deposit(session, ruleset, bank, marsh, day, "3", marsh_actions)
+
+
+def _sales(session: Session, bank: _Bank) -> None:
+    """The seller sells the township unrestricted and restricted credits of type 2."""
     for restricted, amount in ((False, 20_000), (True, 8_000)):
         transfers.make_transfer(
             session,
             SYSTEM,
             transfers.TransferRequest(
-                seller.id,
-                buyer.id,
+                bank.seller,
+                bank.buyer,
                 amount,
                 credit_class=credits.class_code(5, "2", restricted),
                 price_per_sqft_cents=150,
             ),
             None,
         )
+
+
+def _road_plan_reservations(session: Session, ruleset: Ruleset, bank: _Bank) -> None:
+    """Story 2: the township's road plan, and its credits reserved for it."""
     plan = plans.create_plan(
         session,
         ruleset,
         plans.PlanRequest(
-            lgu_id=lyon.id,
+            lgu_id=bank.lgu,
             applicant="Hollis Township",
             project="Township road 12 widening",
             received_on=clock.today() - timedelta(days=5),
@@ -141,7 +181,7 @@ def _load_data(session: Session) -> None:
             session,
             SYSTEM,
             reservations.ReservationRequest(
-                buyer.id,
+                bank.buyer,
                 plan.id,
                 amount,
                 expiry,
@@ -163,9 +203,8 @@ def _story_one_actions(day: date) -> list[ActionRequest]:
 def _deposit(
     session: Session,
     ruleset: Ruleset,
-    account_id: str,
+    bank: _Bank,
     site_id: str,
-    lgu_id: str,
     day: date,
     wetland_type: str,
     actions: list[ActionRequest],
@@ -175,12 +214,12 @@ def _deposit(
         ruleset,
         SYSTEM,
         deposits.DepositRequest(
-            account_id=account_id,
+            account_id=bank.seller,
             bank_site_id=site_id,
             effective_on=day,
             banking_plan_reference=f"BP-{day.year}-{site_id[-4:]}",
             banking_plan_approved_on=day,
-            banking_plan_lgu_id=lgu_id,
+            banking_plan_lgu_id=bank.lgu,
             wetland_type=wetland_type,
             completed_on=day,
             federally_approved=True,

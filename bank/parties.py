@@ -1,141 +1,94 @@
 """Parties and places: account holders, LGUs (with their calendar choices), bank sites, accounts.
 
-Bank service areas are numbered 1..N (practice: ten).  A bank account has a human ``number`` and a
-status: open, frozen (accepts deposits, nothing out: DOMAIN.md §7) or closed.
+The board registers holders and LGUs and may read each of them; a holder may read its own record,
+and any token an LGU's (public reference data).  The tables are in ``bank.party_tables``.
 """
 
 from __future__ import annotations
 
-from datetime import datetime
-from typing import Any, TypeVar
+from typing import TypeVar
 
-from sqlalchemy import (
-    BigInteger,
-    Boolean,
-    CheckConstraint,
-    DateTime,
-    ForeignKey,
-    Integer,
-    String,
-    Text,
-    select,
-    update,
-)
-from sqlalchemy.orm import Mapped, Session, mapped_column
+from sqlalchemy import select, update
+from sqlalchemy.orm import Session
 
 from bank import policy
 from bank.access import Actor
 from bank.errors import Conflict, NotFound, ValidationFailed
 from bank.ids import new_id
+from bank.party_tables import AccountNumber
+from bank.party_tables import BankAccount as BankAccount
+from bank.party_tables import BankSite as BankSite
+from bank.party_tables import Holder as Holder
+from bank.party_tables import Lgu as Lgu
 from bank.ruleset import Ruleset
 from ledger import clock
+from ledger.db import Database
 from ledger.schema import Base
 
 R = TypeVar("R", bound=Base)
+P = TypeVar("P", BankSite, BankAccount)
 
 LGU_KINDS = ("county", "city", "township", "watershed_district", "swcd", "state_agency")
 ACCOUNT_STATUSES = ("open", "frozen", "closed")
 
 
-class Holder(Base):
-    """A bank account holder."""
-
-    __tablename__ = "holders"
-
-    id: Mapped[str] = mapped_column(String(40), primary_key=True)
-    name: Mapped[str] = mapped_column(String(300))
-    email: Mapped[str | None] = mapped_column(String(300))
-    address: Mapped[str | None] = mapped_column(Text)
-    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
-
-
-class Lgu(Base):
-    """A local government unit; it chooses whether to observe two holidays (645.44 subd. 5)."""
-
-    __tablename__ = "lgus"
-
-    id: Mapped[str] = mapped_column(String(40), primary_key=True)
-    name: Mapped[str] = mapped_column(String(300))
-    kind: Mapped[str] = mapped_column(String(40))
-    observes_indigenous_peoples_day: Mapped[bool] = mapped_column(Boolean, default=False)
-    observes_friday_after_thanksgiving: Mapped[bool] = mapped_column(Boolean, default=False)
-    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
-
-
-class BankSite(Base):
-    """Where credits come from; freezing it freezes its credits wherever they now sit."""
-
-    __tablename__ = "bank_sites"
-
-    id: Mapped[str] = mapped_column(String(40), primary_key=True)
-    name: Mapped[str] = mapped_column(String(300))
-    holder_id: Mapped[str] = mapped_column(ForeignKey("holders.id"))
-    service_area: Mapped[int] = mapped_column(Integer)
-    county: Mapped[str] = mapped_column(String(100))
-    major_watershed: Mapped[str | None] = mapped_column(String(200))
-    frozen: Mapped[bool] = mapped_column(Boolean, default=False)
-    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
-
-
-class BankAccount(Base):
-    """A holder's account in the wetland bank."""
-
-    __tablename__ = "bank_accounts"
-    __table_args__ = (CheckConstraint("status IN ('open', 'frozen', 'closed')", name="status"),)
-
-    id: Mapped[str] = mapped_column(String(40), primary_key=True)
-    number: Mapped[str] = mapped_column(String(20), unique=True)
-    holder_id: Mapped[str] = mapped_column(ForeignKey("holders.id"), index=True)
-    service_area: Mapped[int] = mapped_column(Integer)
-    county: Mapped[str] = mapped_column(String(100))
-    name: Mapped[str | None] = mapped_column(String(300))
-    status: Mapped[str] = mapped_column(String(10), default="open")
-    #: how many lots the account has had: the next lot's label (A, B, ..., Z, AA, ...)
-    lot_count: Mapped[int] = mapped_column(BigInteger, default=0)
-    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
-
-
-class AccountNumber(Base):
-    """Issues human account numbers in order (a one-row counter, locked by its UPDATE)."""
-
-    __tablename__ = "account_numbers"
-
-    id: Mapped[int] = mapped_column(Integer, primary_key=True)
-    last: Mapped[int] = mapped_column(BigInteger, default=0)
-
-
-def create_holder(session: Session, *, name: str, email: str | None, address: str | None) -> Holder:
-    """Register an account holder."""
-    holder = Holder(
-        id=new_id("hld"), name=name, email=email, address=address, created_at=clock.utcnow()
-    )
-    session.add(holder)
-    session.flush()
-    return holder
+def create_holder(
+    db: Database, actor: Actor, *, name: str, email: str | None, address: str | None
+) -> Holder:
+    """Register an account holder (board)."""
+    policy.require_board(actor, "register holders")
+    with db.transaction() as session:
+        holder = Holder(
+            id=new_id("hld"), name=name, email=email, address=address, created_at=clock.utcnow()
+        )
+        return _added(session, holder)
 
 
 def create_lgu(
-    session: Session,
+    db: Database,
+    actor: Actor,
     *,
     name: str,
     kind: str,
     observes_indigenous_peoples_day: bool = False,
     observes_friday_after_thanksgiving: bool = False,
 ) -> Lgu:
-    """Register an LGU with its choices of the two optional holidays (both off unless set)."""
+    """Register an LGU (board) with its choices of the two optional holidays (both off unless
+    set)."""
+    policy.require_board(actor, "register LGUs")
     if kind not in LGU_KINDS:
         raise ValidationFailed("unknown LGU kind", {"kind": [f"one of {', '.join(LGU_KINDS)}"]})
-    lgu = Lgu(
-        id=new_id("lgu"),
-        name=name,
-        kind=kind,
-        observes_indigenous_peoples_day=observes_indigenous_peoples_day,
-        observes_friday_after_thanksgiving=observes_friday_after_thanksgiving,
-        created_at=clock.utcnow(),
-    )
-    session.add(lgu)
+    with db.transaction() as session:
+        lgu = Lgu(
+            id=new_id("lgu"),
+            name=name,
+            kind=kind,
+            observes_indigenous_peoples_day=observes_indigenous_peoples_day,
+            observes_friday_after_thanksgiving=observes_friday_after_thanksgiving,
+            created_at=clock.utcnow(),
+        )
+        return _added(session, lgu)
+
+
+def _added(session: Session, row: R) -> R:
+    """``row``, added and flushed (its constraints checked now)."""
+    session.add(row)
     session.flush()
-    return lgu
+    return row
+
+
+def show_holder(db: Database, actor: Actor, holder_id: str) -> Holder:
+    """A holder (board, or the holder itself; ``not_found`` for anyone else)."""
+    if not policy.sees_holdings(actor, holder_id):
+        raise NotFound(f"no holder {holder_id}")
+    with db.transaction() as session:
+        return get_holder(session, holder_id)
+
+
+def show_lgu(db: Database, actor: Actor, lgu_id: str) -> Lgu:
+    """An LGU: public reference data for any token."""
+    with db.transaction() as session:
+        return get_lgu(session, lgu_id)
 
 
 def create_bank_site(
@@ -149,21 +102,15 @@ def create_bank_site(
     major_watershed: str | None = None,
 ) -> BankSite:
     """Register a bank site in a bank service area."""
-    get_holder(session, holder_id, field="holder_id")
-    check_service_area(ruleset, service_area)
     site = BankSite(
         id=new_id("site"),
         name=name,
         holder_id=holder_id,
-        service_area=service_area,
         county=county,
         major_watershed=major_watershed,
         frozen=False,
-        created_at=clock.utcnow(),
     )
-    session.add(site)
-    session.flush()
-    return site
+    return _placed(session, ruleset, site, service_area)
 
 
 def open_account(
@@ -176,22 +123,21 @@ def open_account(
     name: str | None = None,
 ) -> BankAccount:
     """Open a bank account for a holder, numbered ``WB-000001`` onwards."""
-    get_holder(session, holder_id, field="holder_id")
-    check_service_area(ruleset, service_area)
     account = BankAccount(
-        id=new_id("acct"),
-        number=_next_account_number(session),
-        holder_id=holder_id,
-        service_area=service_area,
-        county=county,
-        name=name,
-        status="open",
-        lot_count=0,
-        created_at=clock.utcnow(),
+        id=new_id("acct"), holder_id=holder_id, county=county, name=name, status="open", lot_count=0
     )
-    session.add(account)
-    session.flush()
-    return account
+    return _placed(session, ruleset, account, service_area)
+
+
+def _placed(session: Session, ruleset: Ruleset, row: P, service_area: int) -> P:
+    """A new site or account of an existing holder in a bank service area, added; an account
+    takes the next number once both are known good."""
+    get_holder(session, row.holder_id, field="holder_id")
+    check_service_area(ruleset, service_area)
+    row.service_area, row.created_at = service_area, clock.utcnow()
+    if isinstance(row, BankAccount):
+        row.number = _next_account_number(session)
+    return _added(session, row)
 
 
 def _next_account_number(session: Session) -> str:
@@ -262,7 +208,7 @@ def set_account_status(session: Session, account_id: str, status: str) -> BankAc
     """Freeze, unfreeze or close an account (board).
 
     The row is locked ``FOR UPDATE``: a write moving credits out confirms the account's status
-    under ``FOR KEY SHARE`` as its last statement (``transfers.confirm_can_send``), so it either
+    under ``FOR KEY SHARE`` as its last statement (``lot_picking.confirm_can_send``), so it either
     commits before this change or sees it and is refused.
     """
     account = session.get(BankAccount, account_id, with_for_update=True)
@@ -295,8 +241,3 @@ def holder_accounts(
     if holder_id is not None:
         query = query.where(BankAccount.holder_id == holder_id)
     return list(session.execute(query).scalars())
-
-
-def as_dict(row: Any, *names: str) -> dict[str, Any]:
-    """The named attributes of a row, for the HTTP layer to serialize."""
-    return {name: getattr(row, name) for name in names}

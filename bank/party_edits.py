@@ -10,18 +10,21 @@ why.
 
 from __future__ import annotations
 
-from datetime import datetime
-from typing import Any
+from typing import Any, TypeVar
 
-from sqlalchemy import JSON, DateTime, String, Text, select
-from sqlalchemy.orm import Mapped, Session, mapped_column
+from sqlalchemy import select
+from sqlalchemy.orm import Session
 
+from bank import policy
 from bank.access import Actor
 from bank.errors import NotFound, ValidationFailed
 from bank.ids import new_id
-from bank.parties import BankSite, Holder, Lgu
+from bank.party_tables import BankSite, Holder, Lgu
+from bank.party_tables import PartyEdit as PartyEdit
 from ledger import clock
-from ledger.schema import Base
+from ledger.db import Database
+
+Party = TypeVar("Party", Holder, Lgu, BankSite)
 
 #: the kind of party → its table and the fields the board may correct
 EDITABLE: dict[str, tuple[type[Any], tuple[str, ...]]] = {
@@ -33,36 +36,37 @@ EDITABLE: dict[str, tuple[type[Any], tuple[str, ...]]] = {
 WHAT = {"holder": "holder", "lgu": "LGU", "bank_site": "bank site"}
 
 
-class PartyEdit(Base):
-    """One correction of a party: the fields changed (``{"name": {"from": .., "to": ..}}``)."""
+def edit_holder(
+    db: Database, actor: Actor, holder_id: str, *, reason: str, **changes: Any
+) -> Holder:
+    """Correct a holder's name, email or address (board), with a reason, recorded."""
+    with db.transaction() as session:
+        return edit_party(session, actor, Holder, holder_id, changes, reason)
 
-    __tablename__ = "party_edits"
 
-    id: Mapped[str] = mapped_column(String(40), primary_key=True)
-    party_kind: Mapped[str] = mapped_column(String(20))
-    party_id: Mapped[str] = mapped_column(String(40), index=True)
-    changes: Mapped[dict[str, Any]] = mapped_column(JSON)
-    reason: Mapped[str] = mapped_column(Text)
-    actor: Mapped[str] = mapped_column(String(300))
-    recorded_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
+def edit_lgu(db: Database, actor: Actor, lgu_id: str, *, reason: str, **changes: Any) -> Lgu:
+    """Correct an LGU's name (board), with a reason, recorded."""
+    with db.transaction() as session:
+        return edit_party(session, actor, Lgu, lgu_id, changes, reason)
 
 
 def edit_party(
     session: Session,
     actor: Actor,
-    kind: str,
+    model: type[Party],
     party_id: str,
     changes: dict[str, Any],
     reason: str,
-) -> Any:
+) -> Party:
     """Correct the named fields of a party (board), recording what changed and why.
 
     The row is locked ``FOR UPDATE`` so that two corrections of one party are recorded in the
     order they were made, each from the value the other left.  A field set to the value it
     already has is no change; an edit that changes nothing records nothing.
     """
-    model, fields = EDITABLE[kind]
-    unknown = sorted(set(changes) - set(fields))
+    policy.require_board(actor, "correct parties")
+    kind = _KIND[model]
+    unknown = sorted(set(changes) - set(EDITABLE[kind][1]))
     if unknown:
         raise ValidationFailed(
             f"a {WHAT[kind]}'s {', '.join(unknown)} cannot be edited",
@@ -94,6 +98,9 @@ def edit_party(
         )
         session.flush()
     return row
+
+
+_KIND: dict[type[Any], str] = {model: kind for kind, (model, _fields) in EDITABLE.items()}
 
 
 def edits_of(session: Session, kind: str, party_id: str) -> list[PartyEdit]:

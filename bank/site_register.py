@@ -5,41 +5,31 @@ banking plan: stated when the site is registered, or by the first deposit that c
 category, and amended by the board with a reason.  Entries are appended, never changed (sealed:
 ``bank.registry``); a category's area is its latest entry.  What the site has yielded is the sum of
 its deposits' credits, reversed deposits excluded.
+
+The board registers a site with its register, corrects its names (``bank.party_edits``), amends
+its register and freezes its credits here; each of these use cases answers with a ``SiteView``,
+the site and its register read in the same unit of work.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import BigInteger, DateTime, ForeignKey, Integer, String, Text, func, select
-from sqlalchemy.orm import Mapped, Session, mapped_column
+from sqlalchemy import func, select
+from sqlalchemy.orm import Session
 
+from bank import party_edits, policy
 from bank.access import Actor
 from bank.deposit_rules import CATEGORIES, SiteRegister
 from bank.deposit_tables import Deposit, DepositAction, DepositReversal
 from bank.errors import Conflict, NotFound, ValidationFailed
-from bank.parties import BankSite, create_bank_site
+from bank.parties import BankSite, create_bank_site, get_site, set_site_frozen
+from bank.party_tables import SiteCreditArea as SiteCreditArea
 from bank.ruleset import Ruleset
 from ledger import clock
-from ledger.schema import Base
-
-
-class SiteCreditArea(Base):
-    """One entry of a site's register: a category's area from ``recorded_at`` on."""
-
-    __tablename__ = "bank_site_credit_areas"
-
-    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
-    bank_site_id: Mapped[str] = mapped_column(ForeignKey("bank_sites.id"), index=True)
-    category: Mapped[str] = mapped_column(String(40))
-    area_sqft: Mapped[int] = mapped_column(BigInteger)
-    #: registered with the site, first credited by a deposit, or amended by the board
-    source: Mapped[str] = mapped_column(String(20))
-    reason: Mapped[str | None] = mapped_column(Text)
-    deposit_id: Mapped[str | None] = mapped_column(String(40))
-    recorded_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
-    actor: Mapped[str] = mapped_column(String(300))
+from ledger.db import Database
 
 
 def check_areas(areas: list[dict[str, Any]], field: str = "credit_areas") -> dict[str, int]:
@@ -135,7 +125,7 @@ def lock_site(session: Session, site_id: str) -> BankSite:
 
 
 def amend(
-    session: Session,
+    db: Database,
     ruleset: Ruleset,
     actor: Actor,
     site_id: str,
@@ -143,29 +133,57 @@ def amend(
     category: str,
     area_sqft: int,
     reason: str,
-) -> BankSite:
-    """Amend one category's area (board).  Never below what the site has already credited: every
-    category's cap on the amended register must still cover its credit (a buffer's cap follows
-    its wetland's area)."""
-    site = lock_site(session, site_id)
-    check_areas([{"category": category, "area_sqft": area_sqft}], field="category")
-    before = register_of(session, site_id)
-    after = SiteRegister({**before.areas, category: area_sqft}, before.credited)
-    for name, amount in after.credited.items():
-        cap = after.cap_sqft(ruleset, name)
-        if amount > cap:
-            raise Conflict(
-                f"the site has already credited {amount} sq ft of {name}; an area of "
-                f"{area_sqft} sq ft for {category} would cap it at {cap} sq ft",
-                category=name,
-                cap_sqft=cap,
-                credited_sqft=amount,
-            )
-    record(session, site_id, {category: area_sqft}, actor, source="amended", reason=reason)
-    return site
+) -> SiteView:
+    """Amend one category's area (board), with a reason.  Never below what the site has
+    already credited: every category's cap on the amended register must still cover its credit
+    (a buffer's cap follows its wetland's area)."""
+    policy.require_board(actor, "amend a site's register")
+    with db.transaction() as session:
+        site = lock_site(session, site_id)
+        check_areas([{"category": category, "area_sqft": area_sqft}], field="category")
+        before = register_of(session, site_id)
+        after = SiteRegister({**before.areas, category: area_sqft}, before.credited)
+        for name, amount in after.credited.items():
+            cap = after.cap_sqft(ruleset, name)
+            if amount > cap:
+                raise Conflict(
+                    f"the site has already credited {amount} sq ft of {name}; an area of "
+                    f"{area_sqft} sq ft for {category} would cap it at {cap} sq ft",
+                    category=name,
+                    cap_sqft=cap,
+                    credited_sqft=amount,
+                )
+        record(session, site_id, {category: area_sqft}, actor, source="amended", reason=reason)
+        return site_view(session, ruleset, site)
 
 
-def summary(session: Session, ruleset: Ruleset, site_id: str) -> list[dict[str, Any]]:
+@dataclass(frozen=True)
+class CreditAreaLine:
+    """One category of a site's register as ``GET /bank-sites/{id}`` shows it."""
+
+    category: str
+    area_sqft: int
+    cap_sqft: int
+    credited_sqft: int
+    remaining_sqft: int
+
+
+@dataclass(frozen=True)
+class SiteView:
+    """A bank site as the API shows it, with its credit register."""
+
+    id: str
+    name: str
+    holder_id: str
+    service_area: int
+    county: str
+    major_watershed: str | None
+    frozen: bool
+    created_at: datetime
+    credit_areas: list[CreditAreaLine]
+
+
+def summary(session: Session, ruleset: Ruleset, site_id: str) -> list[CreditAreaLine]:
     """``credit_areas`` as ``GET /bank-sites/{id}`` shows it, in the categories' order."""
     register = register_of(session, site_id)
     out = []
@@ -174,44 +192,67 @@ def summary(session: Session, ruleset: Ruleset, site_id: str) -> list[dict[str, 
             continue
         cap = register.cap_sqft(ruleset, category)
         done = register.credited.get(category, 0)
-        out.append(
-            {
-                "category": category,
-                "area_sqft": register.areas[category],
-                "cap_sqft": cap,
-                "credited_sqft": done,
-                "remaining_sqft": max(0, cap - done),
-            }
-        )
+        area = register.areas[category]
+        out.append(CreditAreaLine(category, area, cap, done, max(0, cap - done)))
     return out
 
 
+def site_view(session: Session, ruleset: Ruleset, site: BankSite) -> SiteView:
+    """The site with its credit register, read now."""
+    return SiteView(
+        id=site.id,
+        name=site.name,
+        holder_id=site.holder_id,
+        service_area=site.service_area,
+        county=site.county,
+        major_watershed=site.major_watershed,
+        frozen=site.frozen,
+        created_at=site.created_at,
+        credit_areas=summary(session, ruleset, site.id),
+    )
+
+
 def register_site(
-    session: Session,
+    db: Database,
     ruleset: Ruleset,
     actor: Actor,
     *,
     credit_areas: list[dict[str, Any]],
     **site_fields: Any,
-) -> BankSite:
+) -> SiteView:
     """Register a bank site (board) with the area of each credited action under its approved
     banking plan, where known; a category left out registers with its first deposit."""
+    policy.require_board(actor, "register bank sites")
     areas = check_areas(credit_areas)
-    site = create_bank_site(session, ruleset, **site_fields)
-    record(session, site.id, areas, actor, source="site_registered")
-    return site
+    with db.transaction() as session:
+        site = create_bank_site(session, ruleset, **site_fields)
+        record(session, site.id, areas, actor, source="site_registered")
+        return site_view(session, ruleset, site)
 
 
-def site_dict(session: Session, ruleset: Ruleset, site: BankSite) -> dict[str, Any]:
-    """A bank site as the API shows it, with its credit register."""
-    return {
-        "id": site.id,
-        "name": site.name,
-        "holder_id": site.holder_id,
-        "service_area": site.service_area,
-        "county": site.county,
-        "major_watershed": site.major_watershed,
-        "frozen": site.frozen,
-        "created_at": site.created_at,
-        "credit_areas": summary(session, ruleset, site.id),
-    }
+def show_site(db: Database, ruleset: Ruleset, actor: Actor, site_id: str) -> SiteView:
+    """A bank site (board, or its holder; ``not_found`` for anyone else)."""
+    with db.transaction() as session:
+        site = get_site(session, site_id)
+        if not policy.sees_holdings(actor, site.holder_id):
+            raise NotFound(f"no bank site {site_id}")
+        return site_view(session, ruleset, site)
+
+
+def edit_site(
+    db: Database, ruleset: Ruleset, actor: Actor, site_id: str, *, reason: str, **changes: Any
+) -> SiteView:
+    """Correct a bank site's name, county or major watershed (board), with a reason, recorded;
+    its holder and service area are sealed."""
+    with db.transaction() as session:
+        site = party_edits.edit_party(session, actor, BankSite, site_id, changes, reason)
+        return site_view(session, ruleset, site)
+
+
+def freeze_site(
+    db: Database, ruleset: Ruleset, actor: Actor, site_id: str, frozen: bool
+) -> SiteView:
+    """Freeze (or unfreeze) every credit that came from the site, wherever it now is (board)."""
+    policy.require_board(actor, "freeze bank sites")
+    with db.transaction() as session:
+        return site_view(session, ruleset, set_site_frozen(session, site_id, frozen))

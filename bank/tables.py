@@ -10,6 +10,7 @@ import bank.money  # noqa: F401
 import bank.notice_tables  # noqa: F401
 import bank.parties  # noqa: F401
 import bank.party_edits  # noqa: F401
+import bank.party_tables  # noqa: F401
 import bank.plan_tables  # noqa: F401
 import bank.reservations  # noqa: F401
 import bank.site_register  # noqa: F401

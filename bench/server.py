@@ -107,11 +107,11 @@ def make_bank(url: str, accounts: int) -> Bank:
     db = Database.from_url(url)
     day = date.today() - timedelta(days=1)
     with db.transaction() as session:
-        holder = parties.create_holder(session, name="bench", email=None, address=None)
-        lgu = parties.create_lgu(session, name="bench lgu", kind="county")
+        holder = parties.create_holder(db, SYSTEM, name="bench", email=None, address=None)
+        lgu = parties.create_lgu(db, SYSTEM, name="bench lgu", kind="county")
         # the site's register covers every account's deposit (Subd. 12 (c) caps the site)
         site = site_register.register_site(
-            session,
+            db,
             SEED,
             SYSTEM,
             credit_areas=[{"category": "replacement_wetland", "area_sqft": accounts * 10**9}],

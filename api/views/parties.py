@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from functools import partial
 from typing import Any
 
 from flask.views import MethodView
@@ -29,22 +31,24 @@ from api.schemas.bank import (
     SitePage,
     SiteQueryArgs,
 )
-from bank import parties, party_edits, party_lists, policy, site_register
-from bank.errors import NotFound
+from bank import parties, party_edits, party_lists, site_register
 
 blp = Blueprint("parties", __name__, url_prefix="/api/v1", description="Parties and places")
 
 HOLDERS = Listing("/holders", id_prefix="hld")
 LGUS = Listing("/lgus", id_prefix="lgu")
 SITES = Listing("/bank-sites", id_prefix="site")
+#: a party listing's own arguments; any others are its filters
+PAGE_ARGS = ("q", "cursor", "limit")
 
 
-def _edit(kind: str, party_id: str, data: dict[str, Any]) -> Any:
-    """Correct a party (board), recording what changed and the reason."""
-    board = require_board()
-    changes = {name: value for name, value in data.items() if name != "reason"}
-    with database().transaction() as session:
-        return party_edits.edit_party(session, board, kind, party_id, changes, data["reason"])
+def _page(listing: Listing, lister: Callable[..., list[Any]], args: dict[str, Any]) -> Any:
+    """One page of a listing of parties (board): ``lister(db, board, q, after, limit, ...)``
+    with the query's other filters by name."""
+    filters = {name: value for name, value in args.items() if name not in PAGE_ARGS}
+    after, limit = listing.after(args["cursor"]), args["limit"]
+    rows = lister(database(), require_board(), args["q"], after, limit, **filters)
+    return listing.page(rows, limit, key=lambda row: row.id)
 
 
 @blp.route("/holders")
@@ -55,21 +59,14 @@ class Holders(MethodView):
     @blp.response(201, HolderOut)
     def post(self, data: dict[str, Any]) -> Any:
         """Register an account holder (board)."""
-        require_board()
-        with database().transaction() as session:
-            return parties.create_holder(session, **data)
+        return parties.create_holder(database(), require_board(), **data)
 
     @roles("board")
     @blp.arguments(NameQueryArgs, location="query")
     @blp.response(200, HolderPage)
     def get(self, args: dict[str, Any]) -> Any:
         """Holders (board), by id; ``q`` filters on text the name contains."""
-        require_board()
-        after = HOLDERS.after(args["cursor"])
-        with database().transaction() as session:
-            rows = party_lists.holders(session, args["q"], after, args["limit"])
-            items = [parties.as_dict(row, *HolderOut().fields) for row in rows]
-        return HOLDERS.page(items, args["limit"], key=lambda item: item["id"])
+        return _page(HOLDERS, party_lists.holders, args)
 
 
 @blp.route("/holders/<holder_id>")
@@ -78,11 +75,7 @@ class HolderById(MethodView):
     @blp.response(200, HolderOut)
     def get(self, holder_id: str) -> Any:
         """A holder (board, or the holder itself)."""
-        who = actor()
-        if not policy.sees_holdings(who, holder_id):
-            raise NotFound(f"no holder {holder_id}")
-        with database().transaction() as session:
-            return parties.get_holder(session, holder_id)
+        return parties.show_holder(database(), actor(), holder_id)
 
     @writes
     @roles("board")
@@ -90,7 +83,7 @@ class HolderById(MethodView):
     @blp.response(200, HolderOut)
     def patch(self, data: dict[str, Any], holder_id: str) -> Any:
         """Correct a holder's name, email or address (board), with a reason, recorded."""
-        return _edit("holder", holder_id, data)
+        return party_edits.edit_holder(database(), require_board(), holder_id, **data)
 
 
 @blp.route("/lgus")
@@ -101,21 +94,14 @@ class Lgus(MethodView):
     @blp.response(201, LguOut)
     def post(self, data: dict[str, Any]) -> Any:
         """Register an LGU with its holiday choices (board)."""
-        require_board()
-        with database().transaction() as session:
-            return parties.create_lgu(session, **data)
+        return parties.create_lgu(database(), require_board(), **data)
 
     @roles("board")
     @blp.arguments(NameQueryArgs, location="query")
     @blp.response(200, LguPage)
     def get(self, args: dict[str, Any]) -> Any:
         """LGUs (board), by id; ``q`` filters on text the name contains."""
-        require_board()
-        after = LGUS.after(args["cursor"])
-        with database().transaction() as session:
-            rows = party_lists.lgus(session, args["q"], after, args["limit"])
-            items = [parties.as_dict(row, *LguOut().fields) for row in rows]
-        return LGUS.page(items, args["limit"], key=lambda item: item["id"])
+        return _page(LGUS, party_lists.lgus, args)
 
 
 @blp.route("/lgus/<lgu_id>")
@@ -124,9 +110,7 @@ class LguById(MethodView):
     @blp.response(200, LguOut)
     def get(self, lgu_id: str) -> Any:
         """An LGU (public reference data for any token)."""
-        actor()
-        with database().transaction() as session:
-            return parties.get_lgu(session, lgu_id)
+        return parties.show_lgu(database(), actor(), lgu_id)
 
     @writes
     @roles("board")
@@ -134,7 +118,7 @@ class LguById(MethodView):
     @blp.response(200, LguOut)
     def patch(self, data: dict[str, Any], lgu_id: str) -> Any:
         """Correct an LGU's name (board), with a reason, recorded."""
-        return _edit("lgu", lgu_id, data)
+        return party_edits.edit_lgu(database(), require_board(), lgu_id, **data)
 
 
 @blp.route("/bank-sites")
@@ -146,10 +130,7 @@ class Sites(MethodView):
     def post(self, data: dict[str, Any]) -> Any:
         """Register a bank site (board), with the area of each credited action under its banking
         plan where known (Subd. 12 (c) caps apply to these areas)."""
-        board = require_board()
-        with database().transaction() as session:
-            site = site_register.register_site(session, ruleset(), board, **data)
-            return site_register.site_dict(session, ruleset(), site)
+        return site_register.register_site(database(), ruleset(), require_board(), **data)
 
     @roles("board")
     @blp.arguments(SiteQueryArgs, location="query")
@@ -157,19 +138,7 @@ class Sites(MethodView):
     def get(self, args: dict[str, Any]) -> Any:
         """Bank sites (board), by id; filters: ``q`` (text the name contains), ``holder_id``,
         ``service_area``."""
-        require_board()
-        after = SITES.after(args["cursor"])
-        with database().transaction() as session:
-            rows = party_lists.sites(
-                session,
-                args["q"],
-                after,
-                args["limit"],
-                holder_id=args["holder_id"],
-                service_area=args["service_area"],
-            )
-            items = [site_register.site_dict(session, ruleset(), row) for row in rows]
-        return SITES.page(items, args["limit"], key=lambda item: item["id"])
+        return _page(SITES, partial(party_lists.sites, ruleset=ruleset()), args)
 
 
 @blp.route("/bank-sites/<site_id>")
@@ -178,12 +147,7 @@ class SiteById(MethodView):
     @blp.response(200, SiteOut)
     def get(self, site_id: str) -> Any:
         """A bank site (board, or its holder)."""
-        who = actor()
-        with database().transaction() as session:
-            site = parties.get_site(session, site_id)
-            if not policy.sees_holdings(who, site.holder_id):
-                raise NotFound(f"no bank site {site_id}")
-            return site_register.site_dict(session, ruleset(), site)
+        return site_register.show_site(database(), ruleset(), actor(), site_id)
 
     @writes
     @roles("board")
@@ -192,13 +156,7 @@ class SiteById(MethodView):
     def patch(self, data: dict[str, Any], site_id: str) -> Any:
         """Correct a bank site's name, county or major watershed (board), with a reason,
         recorded; its holder and service area are sealed."""
-        board = require_board()
-        changes = {name: value for name, value in data.items() if name != "reason"}
-        with database().transaction() as session:
-            site = party_edits.edit_party(
-                session, board, "bank_site", site_id, changes, data["reason"]
-            )
-            return site_register.site_dict(session, ruleset(), site)
+        return site_register.edit_site(database(), ruleset(), require_board(), site_id, **data)
 
 
 @blp.route("/bank-sites/<site_id>/credit-areas")
@@ -210,10 +168,7 @@ class SiteCreditAreas(MethodView):
     def post(self, data: dict[str, Any], site_id: str) -> Any:
         """Amend the registered area of one category (board), with a reason; never below what
         the site has already credited (``conflict``)."""
-        board = require_board()
-        with database().transaction() as session:
-            site = site_register.amend(session, ruleset(), board, site_id, **data)
-            return site_register.site_dict(session, ruleset(), site)
+        return site_register.amend(database(), ruleset(), require_board(), site_id, **data)
 
 
 @blp.route("/bank-sites/<site_id>/freeze")
@@ -223,10 +178,7 @@ class SiteFreeze(MethodView):
     @blp.response(200, SiteOut)
     def post(self, site_id: str) -> Any:
         """Freeze every credit that came from the site, wherever it now is (board)."""
-        require_board()
-        with database().transaction() as session:
-            site = parties.set_site_frozen(session, site_id, True)
-            return site_register.site_dict(session, ruleset(), site)
+        return site_register.freeze_site(database(), ruleset(), require_board(), site_id, True)
 
 
 @blp.route("/bank-sites/<site_id>/unfreeze")
@@ -236,10 +188,7 @@ class SiteUnfreeze(MethodView):
     @blp.response(200, SiteOut)
     def post(self, site_id: str) -> Any:
         """Unfreeze the site's credits (board)."""
-        require_board()
-        with database().transaction() as session:
-            site = parties.set_site_frozen(session, site_id, False)
-            return site_register.site_dict(session, ruleset(), site)
+        return site_register.freeze_site(database(), ruleset(), require_board(), site_id, False)
 
 
 @blp.route("/service-areas")

@@ -4,16 +4,16 @@ from __future__ import annotations
 
 from typing import Any
 
-from flask import g, request
+from flask import request
 from flask.views import MethodView
 from flask_smorest import Blueprint
 from marshmallow import Schema, fields, validate
 from sqlalchemy import text
 
-from api.context import actor, database, require_board
+from api.context import actor, database, request_id, require_board
 from api.idempotency import writes
 from api.roles import roles
-from bank import access, parties
+from bank import access, tokens
 
 blp = Blueprint("service", __name__, url_prefix="/api/v1", description="Service and tokens")
 
@@ -81,22 +81,9 @@ class Tokens(MethodView):
     @roles("board")
     @blp.arguments(TokenIn)
     @blp.response(201, TokenOut)
-    def post(self, data: dict[str, Any]) -> dict[str, Any]:
+    def post(self, data: dict[str, Any]) -> Any:
         """Create a token (board).  The secret is in this response only."""
-        board = require_board()
-        with database().transaction() as session:
-            _check_party(session, data)
-            row, secret = access.create_token(session, created_by=board.token_id, **data)
-            _audit(session, "token_created", 201)
-            return {
-                "id": row.id,
-                "token": secret,
-                "role": row.role,
-                "name": row.name,
-                "lgu_id": row.lgu_id,
-                "holder_id": row.holder_id,
-                "created_at": row.created_at,
-            }
+        return tokens.create(database(), require_board(), _request(), **data)
 
 
 @blp.route("/tokens/<token_id>")
@@ -105,23 +92,9 @@ class TokenById(MethodView):
     @blp.response(204)
     def delete(self, token_id: str) -> None:
         """Revoke a token (board): it stops working at once."""
-        board = require_board()
-        with database().transaction() as session:
-            access.revoke_token(session, token_id, by=board.token_id)
-            _audit(session, "token_revoked", 204)
+        tokens.revoke(database(), require_board(), _request(), token_id)
 
 
-def _audit(session: Any, kind: str, status: int) -> None:
-    access.record_event(
-        session,
-        kind=kind,
-        path=f"{request.method} {request.path}",
-        status=status,
-        actor=actor().label,
-        request_id=g.get("request_id"),
-    )
-
-
-def _check_party(session: Any, data: dict[str, Any]) -> None:
-    """An LGU or holder token must name an LGU or holder that exists."""
-    parties.check_token_party(session, data["role"], data.get("lgu_id"), data.get("holder_id"))
+def _request() -> tokens.Request:
+    """This request as the audit trail of access records it."""
+    return tokens.Request(f"{request.method} {request.path}", request_id())

@@ -11,6 +11,7 @@ from flask.testing import FlaskClient
 
 from api import create_app
 from bank import access, parties
+from bank.access import SYSTEM
 from bank.ruleset import SEED
 
 
@@ -72,18 +73,18 @@ def api(app: Flask, board_token: str) -> Api:
 @pytest.fixture
 def holder(app: Flask) -> dict[str, str]:
     """A holder with its own token."""
-    with app.extensions["wetbank.db"].transaction() as session:
-        row = parties.create_holder(session, name="Prairie Creek LLC", email=None, address=None)
-        holder_id = row.id
+    db = app.extensions["wetbank.db"]
+    holder_id = parties.create_holder(
+        db, SYSTEM, name="Prairie Creek LLC", email=None, address=None
+    ).id
     return {"id": holder_id, "token": make_token(app, "holder", holder_id=holder_id)}
 
 
 @pytest.fixture
 def lgu(app: Flask) -> dict[str, str]:
     """An LGU with its own token."""
-    with app.extensions["wetbank.db"].transaction() as session:
-        row = parties.create_lgu(session, name="Wright County", kind="county")
-        lgu_id = row.id
+    db = app.extensions["wetbank.db"]
+    lgu_id = parties.create_lgu(db, SYSTEM, name="Wright County", kind="county").id
     return {"id": lgu_id, "token": make_token(app, "lgu", lgu_id=lgu_id)}
 
 

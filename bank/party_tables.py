@@ -1,0 +1,126 @@
+"""The tables of parties and places: holders, LGUs, bank sites and their credit registers,
+bank accounts and their numbers, and the board's recorded corrections of parties.
+
+Bank service areas are numbered 1..N (practice: ten).  A bank account has a human ``number`` and a
+status: open, frozen (accepts deposits, nothing out: DOMAIN.md §7) or closed.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import (
+    JSON,
+    BigInteger,
+    Boolean,
+    CheckConstraint,
+    DateTime,
+    ForeignKey,
+    Integer,
+    String,
+    Text,
+)
+from sqlalchemy.orm import Mapped, mapped_column
+
+from ledger.schema import Base
+
+
+class Holder(Base):
+    """A bank account holder."""
+
+    __tablename__ = "holders"
+
+    id: Mapped[str] = mapped_column(String(40), primary_key=True)
+    name: Mapped[str] = mapped_column(String(300))
+    email: Mapped[str | None] = mapped_column(String(300))
+    address: Mapped[str | None] = mapped_column(Text)
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
+
+
+class Lgu(Base):
+    """A local government unit; it chooses whether to observe two holidays (645.44 subd. 5)."""
+
+    __tablename__ = "lgus"
+
+    id: Mapped[str] = mapped_column(String(40), primary_key=True)
+    name: Mapped[str] = mapped_column(String(300))
+    kind: Mapped[str] = mapped_column(String(40))
+    observes_indigenous_peoples_day: Mapped[bool] = mapped_column(Boolean, default=False)
+    observes_friday_after_thanksgiving: Mapped[bool] = mapped_column(Boolean, default=False)
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
+
+
+class BankSite(Base):
+    """Where credits come from; freezing it freezes its credits wherever they now sit."""
+
+    __tablename__ = "bank_sites"
+
+    id: Mapped[str] = mapped_column(String(40), primary_key=True)
+    name: Mapped[str] = mapped_column(String(300))
+    holder_id: Mapped[str] = mapped_column(ForeignKey("holders.id"))
+    service_area: Mapped[int] = mapped_column(Integer)
+    county: Mapped[str] = mapped_column(String(100))
+    major_watershed: Mapped[str | None] = mapped_column(String(200))
+    frozen: Mapped[bool] = mapped_column(Boolean, default=False)
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
+
+
+class SiteCreditArea(Base):
+    """One entry of a site's register: a category's area from ``recorded_at`` on
+    (``bank.site_register``)."""
+
+    __tablename__ = "bank_site_credit_areas"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
+    bank_site_id: Mapped[str] = mapped_column(ForeignKey("bank_sites.id"), index=True)
+    category: Mapped[str] = mapped_column(String(40))
+    area_sqft: Mapped[int] = mapped_column(BigInteger)
+    #: registered with the site, first credited by a deposit, or amended by the board
+    source: Mapped[str] = mapped_column(String(20))
+    reason: Mapped[str | None] = mapped_column(Text)
+    deposit_id: Mapped[str | None] = mapped_column(String(40))
+    recorded_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
+    actor: Mapped[str] = mapped_column(String(300))
+
+
+class BankAccount(Base):
+    """A holder's account in the wetland bank."""
+
+    __tablename__ = "bank_accounts"
+    __table_args__ = (CheckConstraint("status IN ('open', 'frozen', 'closed')", name="status"),)
+
+    id: Mapped[str] = mapped_column(String(40), primary_key=True)
+    number: Mapped[str] = mapped_column(String(20), unique=True)
+    holder_id: Mapped[str] = mapped_column(ForeignKey("holders.id"), index=True)
+    service_area: Mapped[int] = mapped_column(Integer)
+    county: Mapped[str] = mapped_column(String(100))
+    name: Mapped[str | None] = mapped_column(String(300))
+    status: Mapped[str] = mapped_column(String(10), default="open")
+    #: how many lots the account has had: the next lot's label (A, B, ..., Z, AA, ...)
+    lot_count: Mapped[int] = mapped_column(BigInteger, default=0)
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
+
+
+class AccountNumber(Base):
+    """Issues human account numbers in order (a one-row counter, locked by its UPDATE)."""
+
+    __tablename__ = "account_numbers"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    last: Mapped[int] = mapped_column(BigInteger, default=0)
+
+
+class PartyEdit(Base):
+    """One correction of a party: the fields changed (``{"name": {"from": .., "to": ..}}``),
+    append-only (its migration installs triggers that refuse UPDATE and DELETE)."""
+
+    __tablename__ = "party_edits"
+
+    id: Mapped[str] = mapped_column(String(40), primary_key=True)
+    party_kind: Mapped[str] = mapped_column(String(20))
+    party_id: Mapped[str] = mapped_column(String(40), index=True)
+    changes: Mapped[dict[str, Any]] = mapped_column(JSON)
+    reason: Mapped[str] = mapped_column(Text)
+    actor: Mapped[str] = mapped_column(String(300))
+    recorded_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
