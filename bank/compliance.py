@@ -13,14 +13,19 @@ from ``decision_due`` (choice), so that a deemed approval nobody was told of sho
 from __future__ import annotations
 
 from collections import defaultdict
+from dataclasses import dataclass
 from datetime import date
 from typing import Any
 
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from bank import parties, plans
+from bank import parties, plans, policy
+from bank.access import Actor
 from bank.plan_tables import Plan
+from bank.reports import check_period
+from ledger import clock
+from ledger.db import Database
 
 COUNTS = (
     "plans_received",
@@ -32,6 +37,25 @@ COUNTS = (
     "decision_notices_missing",
     "reversed_on_appeal",
 )
+
+
+@dataclass(frozen=True)
+class ComplianceReport:
+    """The report over the plans first received from ``from_`` to ``to``, as of ``as_of``."""
+
+    from_: date
+    to: date
+    as_of: date
+    items: list[dict[str, Any]]
+
+
+def report(db: Database, actor: Actor, start: date, end: date) -> ComplianceReport:
+    """The LGU compliance report (board) for a period, both days included, as of today."""
+    policy.require_board(actor, "see the LGU compliance report")
+    check_period(start, end)
+    today = clock.today()
+    with db.transaction() as session:
+        return ComplianceReport(start, end, today, lgu_compliance(session, start, end, today))
 
 
 def lgu_compliance(session: Session, start: date, end: date, today: date) -> list[dict[str, Any]]:

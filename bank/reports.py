@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 from collections import defaultdict
-from datetime import date, timedelta
+from dataclasses import dataclass
+from datetime import date, datetime, timedelta
 from typing import Any
 
 from sqlalchemy import func, select
@@ -11,9 +12,27 @@ from sqlalchemy.orm import Session
 
 import ledger
 from bank import credits, parties
+from bank.access import Actor
 from bank.balances import posted_entries_query
 from bank.deposits import Deposit
+from bank.errors import ValidationFailed
+from ledger import clock
+from ledger.db import Database
 from ledger.schema import PHASE_POSTED, LedgerEntry
+
+
+@dataclass(frozen=True)
+class Availability:
+    """The public credit availability report as of a day."""
+
+    as_of: date
+    items: list[dict[str, Any]]
+
+
+def availability(db: Database) -> Availability:
+    """Available credits per service area, wetland type and restriction, today (public)."""
+    with db.transaction() as session:
+        return Availability(clock.today(), credit_availability(session))
 
 
 def credit_availability(session: Session) -> list[dict[str, Any]]:
@@ -76,9 +95,59 @@ def _names(session: Session, model: Any, ids: set[str]) -> dict[str, str]:
     return dict(session.execute(select(model.id, model.name).where(model.id.in_(ids))).all())
 
 
+@dataclass(frozen=True)
+class StatementEntry:
+    """One posted entry of a statement, with the class's balance after it."""
+
+    transaction_id: str
+    kind: str
+    lot_id: str
+    amount_sqft: int
+    balance_after_sqft: int
+    effective_on: date
+    recorded_at: datetime
+    memo: str | None
+
+
+@dataclass(frozen=True)
+class StatementClass:
+    """A credit class's part of a statement: opening balance, entries, closing balance."""
+
+    credit_class: credits.CreditClass
+    opening_sqft: int
+    entries: list[StatementEntry]
+    closing_sqft: int
+
+
+@dataclass(frozen=True)
+class Statement:
+    """``GET /accounts/{id}/statement``: the account's statement for a period."""
+
+    account_id: str
+    from_: date
+    to: date
+    classes: list[StatementClass]
+
+
+def account_statement(
+    db: Database, actor: Actor, account_id: str, start: date, end: date
+) -> Statement:
+    """An account's statement from ``start`` to ``end`` (board, or the account's holder)."""
+    check_period(start, end)
+    with db.transaction() as session:
+        account = parties.visible_account(session, actor, account_id)
+        return Statement(account_id, start, end, statement(session, account, start, end))
+
+
+def check_period(start: date, end: date) -> None:
+    """A period that ends before it starts is ``validation_error``."""
+    if end < start:
+        raise ValidationFailed("the period ends before it starts", {"to": ["before from"]})
+
+
 def statement(
     session: Session, account: parties.BankAccount, start: date, end: date
-) -> list[dict[str, Any]]:
+) -> list[StatementClass]:
     """Per credit class: the opening balance, every posted entry dated in [start, end], and the
     closing balance, which is the next period's opening balance."""
     E, L = LedgerEntry, credits.Lot
@@ -88,44 +157,37 @@ def statement(
         .where(L.account_id == account.id, E.phase == PHASE_POSTED)
         .group_by(L.credit_class)
     )
-    opening = dict(session.execute(base.where(E.effective_on < start)).all())
+    opening = {
+        code: int(total or 0) for code, total in session.execute(base.where(E.effective_on < start))
+    }
     rows = session.execute(
         posted_entries_query(account.id)
         .where(E.effective_on >= start, E.effective_on <= end)
         .order_by(E.effective_on, E.id)
     ).all()
-    classes: dict[str, dict[str, Any]] = {}
-    for code in sorted({*opening, *(r.credit_class for r in rows)}):
-        opened = int(opening.get(code) or 0)
-        classes[code] = {"code": code, "opening_sqft": opened, "entries": [], "running": opened}
+    codes = sorted({*opening, *(r.credit_class for r in rows)})
+    running = {code: opening.get(code, 0) for code in codes}
+    entries: dict[str, list[StatementEntry]] = {code: [] for code in codes}
     for r in rows:
-        block = classes[r.credit_class]
-        block["running"] += r.amount
-        block["entries"].append(
-            {
-                "transaction_id": str(r.transaction_id),
-                "kind": r.kind,
-                "lot_id": r.lot_id,
-                "amount_sqft": r.amount,
-                "balance_after_sqft": block["running"],
-                "effective_on": r.effective_on,
-                "recorded_at": r.recorded_at,
-                "memo": r.memo,
-            }
+        running[r.credit_class] += r.amount
+        entries[r.credit_class].append(
+            StatementEntry(
+                transaction_id=str(r.transaction_id),
+                kind=r.kind,
+                lot_id=r.lot_id,
+                amount_sqft=r.amount,
+                balance_after_sqft=running[r.credit_class],
+                effective_on=r.effective_on,
+                recorded_at=r.recorded_at,
+                memo=r.memo,
+            )
         )
-    result = []
-    for code, block in classes.items():
-        klass = session.get(credits.CreditClass, code)
-        assert klass is not None
-        result.append(
-            {
-                "credit_class": credits.class_dict(klass),
-                "opening_sqft": block["opening_sqft"],
-                "entries": block["entries"],
-                "closing_sqft": block["running"],
-            }
+    return [
+        StatementClass(
+            credits.get_class(session, code), opening.get(code, 0), entries[code], running[code]
         )
-    return result
+        for code in codes
+    ]
 
 
 def day_before(day: date) -> date:

@@ -26,20 +26,12 @@ def lgu_compliance() -> Response:
     if not who.is_board:
         return error_page(403, FORBIDDEN)
     start, end, problem = period()
-    today = clock.today()
-    items = []
-    if not problem:
-        with database().transaction() as session:
-            items = compliance.lgu_compliance(session, start, end, today)
-    return page(
-        "lgu_compliance.html",
-        status=422 if problem else 200,
-        items=items,
-        start=start,
-        end=end,
-        today=today,
-        period_problem=problem,
-    )
+    if problem:
+        found = compliance.ComplianceReport(start, end, clock.today(), [])
+    else:
+        found = compliance.report(database(), who, start, end)
+    status = 422 if problem else 200
+    return page("lgu_compliance.html", status=status, report=found, period_problem=problem)
 
 
 @web.route("/reports/lgu-compliance.csv")
@@ -51,10 +43,9 @@ def lgu_compliance_csv() -> Response:
     start, end, problem = period()
     if problem:
         return error_page(422, problem)
-    with database().transaction() as session:
-        items = compliance.lgu_compliance(session, start, end, clock.today())
+    found = compliance.report(database(), who, start, end)
     name = f"lgu-compliance-{start.isoformat()}-{end.isoformat()}.csv"
-    response = csv_response(list(ComplianceRow().fields), iter(items), name)
+    response = csv_response(list(ComplianceRow().fields), iter(found.items), name)
     response.headers["Cache-Control"] = "no-store"
     return response
 

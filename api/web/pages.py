@@ -219,6 +219,6 @@ def audit_page() -> Response:
         full_pass_needed=needed,
         today=today,
         assets=assets,
-        balanced=all(a["balanced"] for a in assets),
+        balanced=all(a.balanced for a in assets),
         journal=journal,
     )

@@ -1,0 +1,146 @@
+"""Schemas of API.md "Audit and reports": the journal, the trial balance, verify, access events,
+statements, and the public credit availability report."""
+
+from __future__ import annotations
+
+from marshmallow import Schema, fields, validate
+
+from api.pagination import PageArgs
+from api.schemas.common import CreditClassOut, IsoDate, Timestamp
+
+
+class JournalArgs(Schema):
+    from_ = IsoDate(data_key="from", load_default=None)
+    to = IsoDate(load_default=None)
+    account_id = fields.String(load_default=None)
+    kind = fields.String(load_default=None)
+    limit = fields.Integer(load_default=50, validate=validate.Range(min=1, max=500))
+    cursor = fields.String(load_default=None)
+
+
+class JournalEntryOut(Schema):
+    account = fields.String()
+    asset = fields.String()
+    amount = fields.Integer()
+    phase = fields.String()
+    #: on an account with several balance slots (a hot system account), ``balance_after`` is
+    #: the balance of the slot this entry changed; 0 on every other account
+    balance_after = fields.Integer()
+    balance_slot = fields.Integer()
+    resolves_id = fields.String(allow_none=True)
+
+
+class JournalTxOut(Schema):
+    seq = fields.Integer()
+    transaction_id = fields.String()
+    kind = fields.String()
+    pending = fields.Boolean()
+    expires_at = Timestamp(allow_none=True)
+    reverses_id = fields.String(allow_none=True)
+    actor = fields.String(allow_none=True)
+    request_id = fields.String(allow_none=True)
+    idempotency_key = fields.String()
+    effective_on = fields.Date()
+    recorded_at = Timestamp()
+    memo = fields.String(allow_none=True)
+    hash = fields.String()
+    prev_hash = fields.String()
+    entries = fields.List(fields.Nested(JournalEntryOut))
+
+
+class JournalPage(Schema):
+    items = fields.List(fields.Nested(JournalTxOut))
+    next_cursor = fields.String(allow_none=True)
+
+
+class AsOfOptional(Schema):
+    as_of = IsoDate(load_default=None)
+
+
+class AssetRow(Schema):
+    asset = fields.String()
+    unit = fields.String()
+    debits = fields.Integer()
+    credits = fields.Integer()
+    balanced = fields.Boolean()
+
+
+class TrialBalanceOut(Schema):
+    as_of = fields.Date()
+    balanced = fields.Boolean()
+    assets = fields.List(fields.Nested(AssetRow))
+
+
+class LastFullPassOut(Schema):
+    at = Timestamp()
+    seq = fields.Integer()
+    transactions = fields.Integer()
+
+
+class VerifyOut(Schema):
+    ok = fields.Boolean()
+    mode = fields.String(validate=validate.OneOf(["full", "since_checkpoint"]))
+    transactions_checked = fields.Integer()
+    accounts_checked = fields.Integer()
+    first_broken = fields.Dict(allow_none=True)
+    last_full_pass = fields.Nested(LastFullPassOut, allow_none=True)
+
+
+class EventOut(Schema):
+    at = Timestamp()
+    actor = fields.String(allow_none=True)
+    kind = fields.String()
+    path = fields.String()
+    request_id = fields.String(allow_none=True)
+    status = fields.Integer()
+
+
+class EventPage(Schema):
+    items = fields.List(fields.Nested(EventOut))
+    next_cursor = fields.String(allow_none=True)
+
+
+class PageOnly(PageArgs):
+    """``?limit=&cursor=``"""
+
+
+class StatementArgs(Schema):
+    from_ = IsoDate(data_key="from", required=True)
+    to = IsoDate(required=True)
+
+
+class StatementEntryOut(Schema):
+    transaction_id = fields.String()
+    kind = fields.String()
+    lot_id = fields.String()
+    amount_sqft = fields.Integer()
+    balance_after_sqft = fields.Integer()
+    effective_on = fields.Date()
+    recorded_at = Timestamp()
+    memo = fields.String(allow_none=True)
+
+
+class StatementClassOut(Schema):
+    credit_class = fields.Nested(CreditClassOut)
+    opening_sqft = fields.Integer()
+    entries = fields.List(fields.Nested(StatementEntryOut))
+    closing_sqft = fields.Integer()
+
+
+class StatementOut(Schema):
+    account_id = fields.String()
+    from_ = fields.Date(data_key="from")
+    to = fields.Date()
+    classes = fields.List(fields.Nested(StatementClassOut))
+
+
+class AvailabilityRow(Schema):
+    service_area = fields.Integer()
+    wetland_type = fields.String()
+    restricted = fields.Boolean()
+    available_sqft = fields.Integer()
+
+
+class AvailabilityOut(Schema):
+    as_of = fields.Date()
+    items = fields.List(fields.Nested(AvailabilityRow))
