@@ -19,11 +19,13 @@ from sqlalchemy import (
 )
 from sqlalchemy.orm import Mapped, mapped_column
 
+from bank.plan_record_tables import ApplicationRecord, PlanFact
 from ledger.schema import Base
 
 
-class Plan(Base):
-    """A replacement plan application and the facts recorded about it since."""
+class Plan(ApplicationRecord, Base):
+    """A replacement plan application and the facts recorded about it since (its current
+    application's notices and decision: ``ApplicationRecord``)."""
 
     __tablename__ = "plans"
 
@@ -46,23 +48,10 @@ class Plan(Base):
     replacement_outside_service_area: Mapped[bool] = mapped_column(Boolean)
     in_lieu_amount_due_cents: Mapped[int | None] = mapped_column(BigInteger)
     ruleset: Mapped[str] = mapped_column(String(60))
-    #: the application the facts below belong to: 1, and one more for each revision that counted
-    #: as a new application (Subd. 6 (c)); earlier ones are kept in ``plan_applications``
+    #: the application its notices and decision (``ApplicationRecord``) belong to: 1, and one
+    #: more for each revision that counted as a new application (Subd. 6 (c)); earlier ones are
+    #: kept in ``plan_applications``
     application_number: Mapped[int] = mapped_column(Integer, default=1)
-    notice_mailed_on: Mapped[date | None] = mapped_column(Date)
-    decision_outcome: Mapped[str | None] = mapped_column(String(10))
-    decided_on: Mapped[date | None] = mapped_column(Date)
-    #: Subd. 1 (b): the governing body's resolution approving the plan (null only on decisions
-    #: recorded before the service asked for it)
-    decision_resolution_number: Mapped[str | None] = mapped_column(String(100))
-    decision_resolution_adopted_on: Mapped[date | None] = mapped_column(Date)
-    #: Minn. Stat. 15.99 subd. 2: a denial states its reasons in writing
-    decision_reasons: Mapped[str | None] = mapped_column(Text)
-    tep_recommendation: Mapped[str | None] = mapped_column(Text)
-    #: Subd. 1 (a), a peatland's approval: the carbon balance considered, the trees or shrubs
-    decision_carbon_balance_considered: Mapped[bool | None] = mapped_column(Boolean)
-    decision_trees_or_shrubs: Mapped[str | None] = mapped_column(Text)
-    decision_notice_mailed_on: Mapped[date | None] = mapped_column(Date)
     replacement_completed_on: Mapped[date | None] = mapped_column(Date)
     #: Subd. 9: the security (at most $500) the LGU requires of a petitioner; none if null
     appeal_security_required_cents: Mapped[int | None] = mapped_column(BigInteger)
@@ -82,19 +71,16 @@ class Plan(Base):
     )
 
 
-class PlanRevision(Base):
+class PlanRevision(PlanFact, Base):
     """A revised application (Subd. 6 (c)), and whether it counted as a new one."""
 
     __tablename__ = "plan_revisions"
 
-    id: Mapped[str] = mapped_column(String(40), primary_key=True)
-    plan_id: Mapped[str] = mapped_column(ForeignKey("plans.id"), index=True)
     area_sqft: Mapped[int] = mapped_column(BigInteger)
     previous_area_sqft: Mapped[int] = mapped_column(BigInteger)
     displacement_ft: Mapped[int] = mapped_column(BigInteger)
     received_on: Mapped[date] = mapped_column(Date)
     counts_as_new_application: Mapped[bool] = mapped_column(Boolean)
-    recorded_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
 
 
 class Appeal(Base):
