@@ -10,14 +10,17 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from datetime import date
-from typing import Any
 
 from sqlalchemy.orm import Session
 
-from bank import notices, parties, plan_report, replacement_rules
+from bank import notices, parties, plan_decisions, plans, replacement_rules
+from bank.access import Actor
+from bank.errors import NotFound
 from bank.notice_tables import PlanNotice
 from bank.plan_tables import Plan
 from bank.ruleset import Ruleset, ruleset_by_id
+from bank.timeline import Deadlines
+from ledger.db import Database
 
 BOARD = "Board of Water and Soil Resources"
 ROLE_LABELS = {
@@ -65,20 +68,32 @@ def dollars(cents: int) -> str:
     return f"${whole:,}" if rest == 0 else f"${whole:,}.{rest:02d}"
 
 
+def document(db: Database, actor: Actor, plan_id: str, notice: str) -> NoticeDocument:
+    """The notice of ``notice`` (``application`` or ``decision``) last mailed for the plan, as
+    a document; ``not_found`` for a plan the caller may not see or a notice never recorded."""
+    with db.transaction() as session:
+        plan = plans.visible_plan(session, actor, plan_id)
+        row = notices.latest_notice(session, plan.id, notice)
+        if row is None:
+            raise NotFound(f"no notice of {notice} was recorded for plan {plan_id}")
+        return build(session, plan, row)
+
+
 def build(session: Session, plan: Plan, row: PlanNotice) -> NoticeDocument:
     """The document of a notice as mailed."""
-    body = plan_report.plan_dict(session, plan)
     lgu = parties.get_lgu(session, plan.lgu_id).name
     ruleset = ruleset_by_id(plan.ruleset)
-    sections = [_applicant(body), _project(body), _impact(ruleset, body)]
+    deadlines = plans.state(session, plan).deadlines
+    sections = [_applicant(plan), _project(plan), _impact(ruleset, plan)]
     if row.notice == "application":
         title = "Notice of application for a wetland replacement plan"
         statute = f"Minn. Stat. 103G.2242, Subd. 6 ({row.kind} notice)"
-        sections += [_comment_period(ruleset, body, lgu, row), _decision_due(body, lgu)]
+        sections += [_comment_period(ruleset, plan, deadlines, lgu), _decision_due(deadlines, lgu)]
     else:
         title = "Notice of decision on a wetland replacement plan"
         statute = "Minn. Stat. 103G.2242, Subd. 7 (summary of the decision)"
-        sections += [_decision(body), _appeal(ruleset, body, lgu)]
+        decision = plan_decisions.decision_of(session, plan)
+        sections += [_decision(decision, deadlines), _appeal(ruleset, plan, deadlines, lgu)]
     return NoticeDocument(
         title=title,
         statute=statute,
@@ -86,109 +101,107 @@ def build(session: Session, plan: Plan, row: PlanNotice) -> NoticeDocument:
         mailed_on=long_date(row.mailed_on),
         sections=tuple(sections),
         recipients=tuple(
-            {**r, "role_label": ROLE_LABELS[r["role"]]}
+            {
+                "name": r.name,
+                "address": r.address,
+                "role": r.role,
+                "role_label": ROLE_LABELS[r.role],
+            }
             for r in notices.recipients_of(session, row.id)
         ),
     )
 
 
-def _applicant(body: dict[str, Any]) -> Section:
-    return Section("Applicant", (body["applicant"],))
+def _applicant(plan: Plan) -> Section:
+    return Section("Applicant", (plan.applicant,))
 
 
-def _project(body: dict[str, Any]) -> Section:
-    impact = body["impact"]
+def _project(plan: Plan) -> Section:
     lines = [
-        f"Project: {body['project']}",
-        f"Location: {body.get('location') or 'not recorded'}",
-        f"County: {impact['county']}; bank service area {impact['service_area']}",
+        f"Project: {plan.project}",
+        f"Location: {plan.location or 'not recorded'}",
+        f"County: {plan.impact_county}; bank service area {plan.impact_service_area}",
     ]
-    if body.get("watershed_district"):
-        lines.append(f"Watershed district: {body['watershed_district']}")
+    if plan.watershed_district:
+        lines.append(f"Watershed district: {plan.watershed_district}")
     return Section("Location and scope of the project", tuple(lines))
 
 
-def _impact(ruleset: Ruleset, body: dict[str, Any]) -> Section:
-    impact = body["impact"]
-    area = impact["area_sqft"]
-    kind = impact["wetland_type"]
-    method = body["method"].replace("_", " ")
+def _impact(ruleset: Ruleset, plan: Plan) -> Section:
+    area = plan.impact_area_sqft
+    kind = plan.impact_wetland_type
+    method = plan.method.replace("_", " ")
+    required, _ = plans.required_credits(plan)
     return Section(
         "The impact",
         (
             f"{area:,} square feet ({area / ruleset.sqft_per_acre:,.2f} acres) of wetland of "
             f"type {kind} ({WETLAND_TYPES.get(kind, 'unknown')}) to be drained or filled.",
-            f"Replacement: {method} at a ratio of {body['replacement_ratio']}:1, "
-            f"{body['required_credit_sqft']:,} square feet of replacement required.",
+            f"Replacement: {method} at a ratio of {plan.replacement_ratio}:1, "
+            f"{required:,} square feet of replacement required.",
         ),
     )
 
 
-def _comment_period(ruleset: Ruleset, body: dict[str, Any], lgu: str, row: PlanNotice) -> Section:
-    if not replacement_rules.has_comment_period(ruleset, body["impact"]["area_sqft"]):
+def _comment_period(ruleset: Ruleset, plan: Plan, deadlines: Deadlines, lgu: str) -> Section:
+    if not replacement_rules.has_comment_period(ruleset, plan.impact_area_sqft):
         text = (
             f"The impact is under {ruleset.small_impact_threshold_sqft:,} square feet: Subd. 8 "
             "sets no public comment period before the decision."
         )
     else:
-        ends = body["deadlines"]["comment_period_ends"]
         text = (
             f"Anyone may comment on the application to {lgu} for "
-            f"{ruleset.comment_period_days} days: until {long_date(ends)} (Subd. 8)."
+            f"{ruleset.comment_period_days} days: until "
+            f"{long_date(deadlines.comment_period_ends)} (Subd. 8)."
         )
     return Section("Public comment", (text,))
 
 
-def _decision_due(body: dict[str, Any], lgu: str) -> Section:
-    due = body["deadlines"]["decision_due"]
+def _decision_due(deadlines: Deadlines, lgu: str) -> Section:
     return Section(
         "Decision",
         (
-            f"{lgu} must approve or deny the application by {long_date(due)} "
+            f"{lgu} must approve or deny the application by {long_date(deadlines.decision_due)} "
             "(Minn. Stat. 15.99); a notice of its decision will be mailed to everyone this "
             "notice was mailed to.",
         ),
     )
 
 
-def _decision(body: dict[str, Any]) -> Section:
-    decision = body.get("decision")
+def _decision(decision: plan_decisions.PlanDecision | None, deadlines: Deadlines) -> Section:
     if decision is None:
-        due = body["deadlines"]["decision_due"]
         return Section(
             "Decision",
             (
                 "Deemed approved: no decision was made by "
-                f"{long_date(due)}, the deadline of Minn. Stat. 15.99.",
+                f"{long_date(deadlines.decision_due)}, the deadline of Minn. Stat. 15.99.",
             ),
         )
-    lines = [f"{decision['outcome'].capitalize()} on {long_date(decision['decided_on'])}."]
-    resolution = decision.get("resolution")
+    lines = [f"{(decision.outcome or '').capitalize()} on {long_date(decision.decided_on)}."]
+    resolution = decision.resolution
     if resolution:
-        lines.append(
-            f"Resolution {resolution['number']}, adopted {long_date(resolution['adopted_on'])}."
-        )
-    if decision.get("reasons"):
-        lines.append(f"Reasons: {decision['reasons']}")
-    if decision.get("tep_recommendation"):
-        lines.append(f"Technical evaluation panel: {decision['tep_recommendation']}")
+        lines.append(f"Resolution {resolution.number}, adopted {long_date(resolution.adopted_on)}.")
+    if decision.reasons:
+        lines.append(f"Reasons: {decision.reasons}")
+    if decision.tep_recommendation:
+        lines.append(f"Technical evaluation panel: {decision.tep_recommendation}")
     return Section("Decision", tuple(lines))
 
 
-def _appeal(ruleset: Ruleset, body: dict[str, Any], lgu: str) -> Section:
-    ends = body["deadlines"]["appeal_window_ends"]
+def _appeal(ruleset: Ruleset, plan: Plan, deadlines: Deadlines, lgu: str) -> Section:
     lines = [
         f"This decision may be appealed to the {BOARD} by mailing a petition and a filing fee "
         f"of {dollars(ruleset.appeal_filing_fee_cents)} to the board within "
         f"{ruleset.appeal_window_days} days after the postmarked date of this notice: by "
-        f"{long_date(ends)} (Subd. 9).",
+        f"{long_date(deadlines.appeal_window_ends)} (Subd. 9).",
         "The wetland owner, anyone this notice was mailed to, or "
         f"{ruleset.min_resident_petitioners} residents of the county in which a majority of "
         "the wetland is located may appeal.",
         f"If no appeal is sought within {ruleset.appeal_window_days} days, the decision "
         "becomes final.",
     ]
-    required = body.get("appeal_security_required_cents")
+    required = plan.appeal_security_required_cents
     if required:
         lines.append(
             f"{lgu} requires the petitioner to post a letter of credit, cashier's check or cash "

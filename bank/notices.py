@@ -10,8 +10,9 @@ public who asked.  Each notice is stored as mailed: its kind, its date and its r
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
-from datetime import date
+from datetime import date, datetime
 from typing import Any
 
 from sqlalchemy import select
@@ -21,6 +22,7 @@ from bank import plans, replacement_rules
 from bank.errors import ValidationFailed
 from bank.ids import new_id
 from bank.notice_tables import CopyRequest, NoticeRecipient, PlanNotice
+from bank.plan_facts import add_fact
 from bank.plan_tables import Plan
 from bank.ruleset import ruleset_by_id
 from ledger import clock
@@ -51,39 +53,41 @@ def register_copy_request(
     """A member of the public asked for a copy: every later notice is mailed to them too."""
     if requested_on > clock.today():
         raise ValidationFailed("this date is in the future", {"requested_on": ["in the future"]})
-    row = CopyRequest(
-        id=new_id("creq"),
-        plan_id=plan.id,
+    return add_fact(
+        session,
+        CopyRequest,
+        "creq",
+        plan.id,
         name=name.strip(),
         address=address.strip(),
         requested_on=requested_on,
-        recorded_at=clock.utcnow(),
     )
-    session.add(row)
-    session.flush()
-    return row
 
 
-def copy_requests_of(session: Session, plan_id: str) -> list[CopyRequest]:
+@dataclass(frozen=True)
+class CopyAsked:
+    """A member of the public who asked for a copy, as the plan shows them."""
+
+    id: str
+    plan_id: str
+    name: str
+    address: str
+    requested_on: date
+    recorded_at: datetime
+
+
+def copy_requests_of(session: Session, plan_id: str) -> list[CopyAsked]:
     """The plan's copy requests, in the order they were made."""
-    return list(
-        session.execute(
-            select(CopyRequest)
-            .where(CopyRequest.plan_id == plan_id)
-            .order_by(CopyRequest.requested_on, CopyRequest.recorded_at, CopyRequest.id)
-        ).scalars()
-    )
+    rows = session.execute(
+        select(CopyRequest)
+        .where(CopyRequest.plan_id == plan_id)
+        .order_by(CopyRequest.requested_on, CopyRequest.recorded_at, CopyRequest.id)
+    ).scalars()
+    return [copy_asked(row) for row in rows]
 
 
-def copy_request_dict(row: CopyRequest) -> dict[str, Any]:
-    return {
-        "id": row.id,
-        "plan_id": row.plan_id,
-        "name": row.name,
-        "address": row.address,
-        "requested_on": row.requested_on,
-        "recorded_at": row.recorded_at,
-    }
+def copy_asked(row: CopyRequest) -> CopyAsked:
+    return CopyAsked(row.id, row.plan_id, row.name, row.address, row.requested_on, row.recorded_at)
 
 
 # --- who must receive a notice ----------------------------------------------------------------
@@ -150,26 +154,36 @@ def _check_recipients(
 # --- recording notices ------------------------------------------------------------------------
 
 
+@dataclass(frozen=True)
+class NoticeView:
+    """A notice as the plan shows it: when it was mailed and was due, and as mailed (its kind
+    and recipients; both None for a notice recorded before the service stored them)."""
+
+    mailed_on: date
+    due: date | None
+    late: bool
+    kind: str | None
+    recipients: tuple[Recipient, ...] | None
+
+
 def record_application_notice(
     session: Session, plan: Plan, mailed_on: date, recipients: list[Recipient]
-) -> dict[str, Any]:
+) -> NoticeView:
     """Subd. 6: the notice of application, its kind as mailed and to whom (late ones flagged)."""
     result = plans.record_notice(session, plan, mailed_on)
     kind = replacement_rules.notice_kind(ruleset_by_id(plan.ruleset), plan.impact_area_sqft)
     _check_recipients(session, plan, "application", kind, mailed_on, recipients)
-    row = _store(session, plan, "application", kind, mailed_on, recipients)
-    return {**result, **notice_dict(session, row)}
+    return _store(session, plan, "application", kind, result, recipients)
 
 
 def record_decision_notice(
     session: Session, plan: Plan, mailed_on: date, recipients: list[Recipient]
-) -> dict[str, Any]:
+) -> NoticeView:
     """Subd. 7: the notice of decision and to whom; it opens the appeal window."""
     result = plans.record_decision_notice(session, plan, mailed_on)
     kind = DECISION_NOTICE_KIND
     _check_recipients(session, plan, "decision", kind, mailed_on, recipients)
-    row = _store(session, plan, "decision", kind, mailed_on, recipients)
-    return {**result, **notice_dict(session, row)}
+    return _store(session, plan, "decision", kind, result, recipients)
 
 
 def _store(
@@ -177,19 +191,13 @@ def _store(
     plan: Plan,
     notice: str,
     kind: str,
-    mailed_on: date,
+    shown: Mapping[str, Any],
     recipients: list[Recipient],
-) -> PlanNotice:
-    row = PlanNotice(
-        id=new_id("ntc"),
-        plan_id=plan.id,
-        notice=notice,
-        kind=kind,
-        mailed_on=mailed_on,
-        recorded_at=clock.utcnow(),
+) -> NoticeView:
+    """Store the notice ``shown`` (its ``mailed_on``, ``due``, ``late``) as mailed."""
+    row = add_fact(
+        session, PlanNotice, "ntc", plan.id, notice=notice, kind=kind, mailed_on=shown["mailed_on"]
     )
-    session.add(row)
-    session.flush()
     for position, r in enumerate(recipients):
         session.add(
             NoticeRecipient(
@@ -202,7 +210,14 @@ def _store(
             )
         )
     session.flush()
-    return row
+    return _view(session, shown, row)
+
+
+def _view(session: Session, shown: Mapping[str, Any], row: PlanNotice | None) -> NoticeView:
+    kind, recipients = None, None
+    if row is not None:
+        kind, recipients = row.kind, tuple(recipients_of(session, row.id))
+    return NoticeView(shown["mailed_on"], shown["due"], shown["late"], kind, recipients)
 
 
 # --- reading ----------------------------------------------------------------------------------
@@ -218,27 +233,25 @@ def latest_notice(session: Session, plan_id: str, notice: str) -> PlanNotice | N
     ).scalar_one_or_none()
 
 
-def recipients_of(session: Session, notice_id: str) -> list[dict[str, str]]:
+def recipients_of(session: Session, notice_id: str) -> list[Recipient]:
+    """Whom a notice was mailed to, in the order the LGU listed them."""
     rows = session.execute(
         select(NoticeRecipient)
         .where(NoticeRecipient.notice_id == notice_id)
         .order_by(NoticeRecipient.position)
     ).scalars()
-    return [{"name": r.name, "address": r.address, "role": r.role} for r in rows]
-
-
-def notice_dict(session: Session, row: PlanNotice) -> dict[str, Any]:
-    return {"kind": row.kind, "recipients": recipients_of(session, row.id)}
+    return [Recipient(r.name, r.address, r.role) for r in rows]
 
 
 def as_mailed(
-    session: Session, plan_id: str, notice: str, shown: dict[str, Any] | None
-) -> dict[str, Any] | None:
-    """A plan's notice as ``plan_report`` shows it, with its kind and recipients as mailed
-    (both null for a notice recorded before the service stored them)."""
+    session: Session, plan_id: str, notice: str, shown: Mapping[str, Any] | None
+) -> NoticeView | None:
+    """A plan's notice as ``plan_report`` shows it (``mailed_on``, ``due``, ``late``), with its
+    kind and recipients as mailed (both None for a notice recorded before the service stored
+    them)."""
     if shown is None:
         return None
     row = latest_notice(session, plan_id, notice)
     if row is None or row.mailed_on != shown["mailed_on"]:
-        return {**shown, "kind": None, "recipients": None}
-    return {**shown, **notice_dict(session, row)}
+        row = None
+    return _view(session, shown, row)

@@ -16,12 +16,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import date
-from typing import Any
 
 from sqlalchemy.orm import Session
 
 from bank import plan_panel, plans, timeline
 from bank.errors import NotEligible, ValidationFailed
+from bank.plan_record_tables import ApplicationRecord
 from bank.plan_tables import Plan
 from ledger import clock
 
@@ -132,36 +132,53 @@ def _check_peatland(plan: Plan, request: DecisionRequest) -> None:
         )
 
 
-def decision_dict(session: Session, plan: Plan) -> dict[str, Any] | None:
+@dataclass(frozen=True)
+class Decision:
+    """A decision and its record, as the plan shows an earlier application's."""
+
+    outcome: str | None
+    decided_on: date
+    resolution: Resolution | None
+    reasons: str | None
+    tep_recommendation: str | None
+    peatland: PeatlandRecord | None
+
+
+@dataclass(frozen=True)
+class PlanDecision(Decision):
+    """The current application's decision, with the panel's determination it includes."""
+
+    tep_determination: plan_panel.Determination | None
+
+
+def decision_of(session: Session, plan: Plan) -> PlanDecision | None:
     """The current application's decision and its record, as the plan shows it."""
-    if plan.decided_on is None:
+    decided = decision_record(plan)
+    if decided is None:
         return None
-    return {
-        "outcome": plan.decision_outcome,
-        "decided_on": plan.decided_on,
-        **record_dict(plan),
-        "tep_determination": plan_panel.determination_dict(plan_panel.panel_of(session, plan)),
-    }
+    determination = plan_panel.determination_of(plan_panel.panel_of(session, plan))
+    return PlanDecision(**vars(decided), tep_determination=determination)
 
 
-def record_dict(row: Any) -> dict[str, Any]:
-    """The resolution, reasons, panel recommendation and peatland record of a decision, from a
-    plan or an earlier application (``PlanApplication``): both carry the same columns."""
+def decision_record(row: ApplicationRecord) -> Decision | None:
+    """The decision of a plan's current application or an earlier one (``PlanApplication``):
+    both carry its record (``ApplicationRecord``); None before it is decided."""
+    if row.decided_on is None:
+        return None
     resolution = None
-    if row.decision_resolution_number is not None:
-        resolution = {
-            "number": row.decision_resolution_number,
-            "adopted_on": row.decision_resolution_adopted_on,
-        }
+    number, adopted_on = row.decision_resolution_number, row.decision_resolution_adopted_on
+    if number is not None and adopted_on is not None:
+        resolution = Resolution(number, adopted_on)
     peatland = None
     if row.decision_carbon_balance_considered is not None:
-        peatland = {
-            "carbon_balance_considered": row.decision_carbon_balance_considered,
-            "trees_or_shrubs": row.decision_trees_or_shrubs,
-        }
-    return {
-        "resolution": resolution,
-        "reasons": row.decision_reasons,
-        "tep_recommendation": row.tep_recommendation,
-        "peatland": peatland,
-    }
+        peatland = PeatlandRecord(
+            row.decision_carbon_balance_considered, row.decision_trees_or_shrubs
+        )
+    return Decision(
+        outcome=row.decision_outcome,
+        decided_on=row.decided_on,
+        resolution=resolution,
+        reasons=row.decision_reasons,
+        tep_recommendation=row.tep_recommendation,
+        peatland=peatland,
+    )

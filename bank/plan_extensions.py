@@ -11,15 +11,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import date
-from typing import Any
 
 from sqlalchemy.orm import Session
 
 from bank import plans, timeline
-from bank.ids import new_id
+from bank.plan_facts import add_fact
 from bank.plan_record_tables import PlanExtension
 from bank.plan_tables import Plan
-from ledger import clock
 
 
 @dataclass(frozen=True)
@@ -32,36 +30,34 @@ class ExtensionRequest:
     applicant_agreed: bool = False
 
 
-def record_extension(session: Session, plan: Plan, request: ExtensionRequest) -> dict[str, Any]:
+@dataclass(frozen=True)
+class ExtensionView:
+    """An extension as recorded, with the decision deadline it sets."""
+
+    notified_on: date
+    days: int
+    reason: str
+    applicant_agreed: bool
+    decision_due: date
+
+
+def record_extension(session: Session, plan: Plan, request: ExtensionRequest) -> ExtensionView:
     """Record an extension sent on ``notified_on``; answer it with the new ``decision_due``."""
     plans._check_not_future(request.notified_on, "notified_on")
     plans._check_not_before_receipt(plan, request.notified_on, "notified_on")
     c = plans.clocks(session, plan)
     asked = timeline.ExtensionFacts(request.notified_on, request.days, request.applicant_agreed)
     timeline.check_extension(c.ruleset, c.lgu, c.board, plans.facts(session, plan), asked)
-    row = PlanExtension(
-        id=new_id("ext"),
-        plan_id=plan.id,
+    row = add_fact(
+        session,
+        PlanExtension,
+        "ext",
+        plan.id,
         application_number=plan.application_number,
         notified_on=request.notified_on,
         days=request.days,
         reason=request.reason,
         applicant_agreed=request.applicant_agreed,
-        recorded_at=clock.utcnow(),
     )
-    session.add(row)
-    session.flush()
-    return {
-        **extension_dict(row),
-        "decision_due": plans.state(session, plan).deadlines.decision_due,
-    }
-
-
-def extension_dict(row: PlanExtension) -> dict[str, Any]:
-    """An extension as the plan shows it."""
-    return {
-        "notified_on": row.notified_on,
-        "days": row.days,
-        "reason": row.reason,
-        "applicant_agreed": row.applicant_agreed,
-    }
+    due = plans.state(session, plan).deadlines.decision_due
+    return ExtensionView(row.notified_on, row.days, row.reason, row.applicant_agreed, due)

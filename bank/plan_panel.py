@@ -13,14 +13,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import date
-from typing import Any
 
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from bank import plans
 from bank.errors import Conflict, ValidationFailed
-from bank.ids import new_id
+from bank.plan_facts import add_fact
 from bank.plan_record_tables import PlanPanel
 from bank.plan_tables import Plan
 from ledger import clock
@@ -71,17 +70,15 @@ def refer(session: Session, plan: Plan, referred_on: date, questions: list[str])
     _check_undecided(session, plan)
     if panel_of(session, plan) is not None:
         raise Conflict("the questions of this application were already referred to the panel")
-    panel = PlanPanel(
-        id=new_id("tep"),
-        plan_id=plan.id,
+    return add_fact(
+        session,
+        PlanPanel,
+        "tep",
+        plan.id,
         application_number=plan.application_number,
         referred_on=referred_on,
         questions=",".join(q for q in QUESTIONS if q in questions),
-        recorded_at=clock.utcnow(),
     )
-    session.add(panel)
-    session.flush()
-    return panel
 
 
 def determine(session: Session, plan: Plan, determination: Determination) -> PlanPanel:
@@ -149,27 +146,43 @@ def check_decision_includes(session: Session, plan: Plan, decided_on: date) -> N
         )
 
 
-def determination_dict(panel: PlanPanel | None) -> dict[str, Any] | None:
+def determination_of(panel: PlanPanel | None) -> Determination | None:
     """The panel's determination, or None until it is recorded."""
     if panel is None or panel.determined_at is None:
         return None
+    if panel.inspected_on is None or panel.determination is None:
+        return None
     names = (panel.member_board, panel.member_swcd, panel.member_lgu)
     members = zip(MEMBER_KINDS, names, strict=True)
-    return {
-        "inspected_on": panel.inspected_on,
-        "members": [{"name": name, "represents": kind} for kind, name in members],
-        "determination": panel.determination,
-        "recommendation": panel.recommendation,
-    }
+    return Determination(
+        inspected_on=panel.inspected_on,
+        members=tuple(PanelMember(name or "", kind) for kind, name in members),
+        determination=panel.determination,
+        recommendation=panel.recommendation,
+    )
 
 
-def panel_dict(panel: PlanPanel | None) -> dict[str, Any] | None:
-    """The referral and its determination as the plan shows them (None if nothing referred)."""
-    if panel is None:
-        return None
-    return {
-        "application_number": panel.application_number,
-        "referred_on": panel.referred_on,
-        "questions": panel.questions.split(","),
-        "determination": determination_dict(panel),
-    }
+@dataclass(frozen=True)
+class PanelView:
+    """The referral and its determination as the plan shows them."""
+
+    application_number: int
+    referred_on: date
+    questions: tuple[str, ...]
+    determination: Determination | None
+
+
+def panel_view(session: Session, plan: Plan) -> PanelView | None:
+    """The referral of the plan's current application and its determination, if any."""
+    panel = panel_of(session, plan)
+    return None if panel is None else view(panel)
+
+
+def view(panel: PlanPanel) -> PanelView:
+    """A referral and its determination as the plan shows them."""
+    return PanelView(
+        application_number=panel.application_number,
+        referred_on=panel.referred_on,
+        questions=tuple(panel.questions.split(",")),
+        determination=determination_of(panel),
+    )

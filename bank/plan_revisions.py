@@ -17,8 +17,8 @@ final (``bank.plan_report``).
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from datetime import date
-from typing import Any
 
 from sqlalchemy import select
 from sqlalchemy.orm import Session
@@ -26,18 +26,32 @@ from sqlalchemy.orm import Session
 from bank import plans, replacement_rules
 from bank.errors import Conflict
 from bank.ids import new_id
-from bank.plan_decisions import record_dict
-from bank.plan_record_tables import PlanApplication
+from bank.plan_decisions import Decision, decision_record
+from bank.plan_facts import add_fact
+from bank.plan_record_tables import APPLICATION_RECORD, PlanApplication
 from bank.plan_tables import Plan, PlanRevision
 from bank.ruleset import ruleset_by_id
-from ledger import clock
 
 APPROVALS = frozenset({"approved", "deemed_approved"})
 
 
+@dataclass(frozen=True)
+class RevisionView:
+    """A revision as recorded, and the application it leaves the plan with."""
+
+    id: str
+    counts_as_new_application: bool
+    area_sqft: int
+    previous_area_sqft: int
+    displacement_ft: int
+    received_on: date
+    plan_received_on: date
+    application_number: int
+
+
 def record_revision(
     session: Session, plan: Plan, area_sqft: int, displacement_ft: int, received_on: date
-) -> dict[str, Any]:
+) -> RevisionView:
     """Subd. 6 (c): a revision ≥ 10% larger or > 500 ft away is a new application."""
     plans._check_not_future(received_on, "received_on")
     plans._check_not_before_receipt(plan, received_on, "received_on")
@@ -49,32 +63,31 @@ def record_revision(
     current = plans.state(session, plan)
     if current.outcome is not None:
         _check_revisable(current, counts)
-    revision = PlanRevision(
-        id=new_id("rev"),
-        plan_id=plan.id,
+    revision = add_fact(
+        session,
+        PlanRevision,
+        "rev",
+        plan.id,
         area_sqft=area_sqft,
         previous_area_sqft=baseline,
         displacement_ft=displacement_ft,
         received_on=received_on,
         counts_as_new_application=counts,
-        recorded_at=clock.utcnow(),
     )
-    session.add(revision)
-    session.flush()
     if counts:
         _supersede(session, plan, current.outcome, revision)
     plan.impact_area_sqft = area_sqft
     session.flush()
-    return {
-        "id": revision.id,
-        "counts_as_new_application": counts,
-        "area_sqft": area_sqft,
-        "previous_area_sqft": revision.previous_area_sqft,
-        "displacement_ft": displacement_ft,
-        "received_on": received_on,
-        "plan_received_on": plan.received_on,
-        "application_number": plan.application_number,
-    }
+    return RevisionView(
+        id=revision.id,
+        counts_as_new_application=counts,
+        area_sqft=area_sqft,
+        previous_area_sqft=revision.previous_area_sqft,
+        displacement_ft=displacement_ft,
+        received_on=received_on,
+        plan_received_on=plan.received_on,
+        application_number=plan.application_number,
+    )
 
 
 def _check_revisable(current: plans.PlanState, counts: bool) -> None:
@@ -104,28 +117,16 @@ def _supersede(session: Session, plan: Plan, outcome: str | None, revision: Plan
             number=plan.application_number,
             received_on=plan.received_on,
             impact_area_sqft=plan.impact_area_sqft,
-            notice_mailed_on=plan.notice_mailed_on,
             outcome=outcome,
-            decision_outcome=plan.decision_outcome,
-            decided_on=plan.decided_on,
-            decision_resolution_number=plan.decision_resolution_number,
-            decision_resolution_adopted_on=plan.decision_resolution_adopted_on,
-            decision_reasons=plan.decision_reasons,
-            tep_recommendation=plan.tep_recommendation,
-            decision_carbon_balance_considered=plan.decision_carbon_balance_considered,
-            decision_trees_or_shrubs=plan.decision_trees_or_shrubs,
-            decision_notice_mailed_on=plan.decision_notice_mailed_on,
             revision_id=revision.id,
             superseded_on=revision.received_on,
+            **{name: getattr(plan, name) for name in APPLICATION_RECORD},
         )
     )
     plan.application_number += 1
     plan.received_on = revision.received_on
-    plan.notice_mailed_on = plan.decision_notice_mailed_on = None
-    plan.decision_outcome = plan.decided_on = None
-    plan.decision_resolution_number = plan.decision_resolution_adopted_on = None
-    plan.decision_reasons = plan.tep_recommendation = None
-    plan.decision_carbon_balance_considered = plan.decision_trees_or_shrubs = None
+    for name in APPLICATION_RECORD:
+        setattr(plan, name, None)
 
 
 def _area_last_received_as_new(session: Session, plan: Plan) -> int:
@@ -143,34 +144,39 @@ def _area_last_received_as_new(session: Session, plan: Plan) -> int:
     return last.area_sqft if last.counts_as_new_application else last.previous_area_sqft
 
 
-def applications_of(session: Session, plan_id: str) -> list[PlanApplication]:
-    """The plan's earlier applications, oldest first."""
-    return list(
-        session.execute(
-            select(PlanApplication)
-            .where(PlanApplication.plan_id == plan_id)
-            .order_by(PlanApplication.number)
-        ).scalars()
-    )
-
-
-def application_dict(row: PlanApplication) -> dict[str, Any]:
+@dataclass(frozen=True)
+class ApplicationView:
     """An earlier application as the plan shows it."""
-    decision = None
-    if row.decided_on is not None:
-        decision = {
-            "outcome": row.decision_outcome,
-            "decided_on": row.decided_on,
-            **record_dict(row),
-        }
-    return {
-        "number": row.number,
-        "received_on": row.received_on,
-        "area_sqft": row.impact_area_sqft,
-        "notice_mailed_on": row.notice_mailed_on,
-        "outcome": row.outcome,
-        "decision": decision,
-        "decision_notice_mailed_on": row.decision_notice_mailed_on,
-        "superseded_on": row.superseded_on,
-        "revision_id": row.revision_id,
-    }
+
+    number: int
+    received_on: date
+    area_sqft: int
+    notice_mailed_on: date | None
+    outcome: str | None
+    decision: Decision | None
+    decision_notice_mailed_on: date | None
+    superseded_on: date
+    revision_id: str
+
+
+def applications_of(session: Session, plan_id: str) -> list[ApplicationView]:
+    """The plan's earlier applications, oldest first."""
+    rows = session.execute(
+        select(PlanApplication)
+        .where(PlanApplication.plan_id == plan_id)
+        .order_by(PlanApplication.number)
+    ).scalars()
+    return [
+        ApplicationView(
+            number=row.number,
+            received_on=row.received_on,
+            area_sqft=row.impact_area_sqft,
+            notice_mailed_on=row.notice_mailed_on,
+            outcome=row.outcome,
+            decision=decision_record(row),
+            decision_notice_mailed_on=row.decision_notice_mailed_on,
+            superseded_on=row.superseded_on,
+            revision_id=row.revision_id,
+        )
+        for row in rows
+    ]

@@ -80,23 +80,21 @@ class PanelOut(Schema):
     determination = fields.Nested(DeterminationOut, allow_none=True)
 
 
-class PlanDecisionOut(Schema):
-    outcome = fields.String()
-    decided_on = fields.Date()
-    resolution = fields.Nested(ResolutionOut, allow_none=True)
-    reasons = fields.String(allow_none=True)
-    tep_recommendation = fields.String(allow_none=True)
-    tep_determination = fields.Nested(DeterminationOut, allow_none=True)
-    peatland = fields.Nested(PeatlandDecisionOut, allow_none=True)
-
-
 class EarlierDecisionOut(Schema):
+    """A decision and its record (``bank.plan_decisions.Decision``)."""
+
     outcome = fields.String()
     decided_on = fields.Date()
     resolution = fields.Nested(ResolutionOut, allow_none=True)
     reasons = fields.String(allow_none=True)
     tep_recommendation = fields.String(allow_none=True)
     peatland = fields.Nested(PeatlandDecisionOut, allow_none=True)
+
+
+class PlanDecisionOut(EarlierDecisionOut):
+    """The current application's decision, with the panel's determination it includes."""
+
+    tep_determination = fields.Nested(DeterminationOut, allow_none=True)
 
 
 class ApplicationOut(Schema):
@@ -128,11 +126,9 @@ class ExtensionIn(Schema):
     applicant_agreed = fields.Boolean(load_default=False)
 
 
-class ExtensionOut(Schema):
-    notified_on = fields.Date()
-    days = fields.Integer()
-    reason = fields.String()
-    applicant_agreed = fields.Boolean()
+class ExtensionOut(PlanExtensionOut):
+    """An extension as recorded, with the decision deadline it sets."""
+
     decision_due = fields.Date()
 
 

@@ -17,22 +17,13 @@ from api.roles import roles
 from api.schemas.notices import CopyRequestIn, CopyRequestOut, NoticeIn
 from api.schemas.plans import NoticeOut
 from api.views.plans import blp
-from bank import notice_document, notices, plans
-from bank.errors import NotFound
+from bank import notice_document, notices, plan_acts
 
 HTML, PDF = "text/html", "application/pdf"
 
 
 def _recipients(data: dict[str, Any]) -> list[notices.Recipient]:
     return [notices.Recipient(r["name"], r["address"], r["role"]) for r in data["recipients"]]
-
-
-def _act(plan_id: str, change: Any) -> Any:
-    """Run ``change(session, plan)`` on a plan the caller's LGU owns (or the board), locked."""
-    who = require_role("board", "lgu")
-    with database().transaction() as session:
-        plan = plans.visible_plan(session, who, plan_id, lock=True)
-        return change(session, plan)
 
 
 @blp.route("/plans/<plan_id>/notices")
@@ -44,11 +35,9 @@ class PlanNotices(MethodView):
     def post(self, data: dict[str, Any], plan_id: str) -> Any:
         """Subd. 6 notice of application, to the panel, the commissioner, the watershed
         district (full notices) and the public who asked; late notices are flagged."""
-        return _act(
-            plan_id,
-            lambda s, p: notices.record_application_notice(
-                s, p, data["mailed_on"], _recipients(data)
-            ),
+        who = require_role("board", "lgu")
+        return plan_acts.mail_application_notice(
+            database(), who, plan_id, data["mailed_on"], _recipients(data)
         )
 
 
@@ -61,9 +50,9 @@ class PlanDecisionNotice(MethodView):
     def post(self, data: dict[str, Any], plan_id: str) -> Any:
         """Subd. 7 notice of decision, to the panel, the applicant, the commissioner, the
         watershed district and the public who asked: opens the appeal window."""
-        return _act(
-            plan_id,
-            lambda s, p: notices.record_decision_notice(s, p, data["mailed_on"], _recipients(data)),
+        who = require_role("board", "lgu")
+        return plan_acts.mail_decision_notice(
+            database(), who, plan_id, data["mailed_on"], _recipients(data)
         )
 
 
@@ -75,24 +64,15 @@ class PlanCopyRequests(MethodView):
     @blp.response(201, CopyRequestOut)
     def post(self, data: dict[str, Any], plan_id: str) -> Any:
         """A member of the public asked for a copy: later notices must be mailed to them."""
-        return _act(
-            plan_id,
-            lambda s, p: notices.copy_request_dict(
-                notices.register_copy_request(
-                    s, p, data["name"], data["address"], data["requested_on"]
-                )
-            ),
+        who = require_role("board", "lgu")
+        return plan_acts.request_copy(
+            database(), who, plan_id, data["name"], data["address"], data["requested_on"]
         )
 
 
 def _document(plan_id: str, notice: str) -> Response:
     """The notice as mailed, as HTML or (``Accept: application/pdf``) PDF."""
-    with database().transaction() as session:
-        plan = plans.visible_plan(session, actor(), plan_id)
-        row = notices.latest_notice(session, plan.id, notice)
-        if row is None:
-            raise NotFound(f"no notice of {notice} was recorded for plan {plan_id}")
-        doc = notice_document.build(session, plan, row)
+    doc = notice_document.document(database(), actor(), plan_id, notice)
     name = f"notice-of-{notice}-{plan_id}"
     wanted = request.accept_mimetypes.best_match([HTML, PDF], default=HTML)
     if request.args.get("format") == "pdf" or wanted == PDF:

@@ -25,15 +25,7 @@ from api.schemas.plan_record import (
 )
 from api.schemas.plans import PlanOut
 from api.views.plans import blp
-from bank import plan_decisions, plan_extensions, plan_panel, plan_report, plan_revisions, plans
-
-
-def _act(plan_id: str, change: Any) -> Any:
-    """Run ``change(session, plan)`` on a plan the caller's LGU owns (or the board), locked."""
-    who = require_role("board", "lgu")
-    with database().transaction() as session:
-        plan = plans.visible_plan(session, who, plan_id, lock=True)
-        return change(session, plan)
+from bank import plan_acts, plan_decisions, plan_extensions, plan_panel
 
 
 @blp.route("/plans/<plan_id>/extensions")
@@ -46,7 +38,7 @@ class PlanExtensions(MethodView):
         """An extension of the decision deadline: the LGU's one of at most 60 days (Minn. Stat.
         15.99 subd. 3 (f)), or any other with ``applicant_agreed`` (g)."""
         request = plan_extensions.ExtensionRequest(**data)
-        return _act(plan_id, lambda s, p: plan_extensions.record_extension(s, p, request))
+        return plan_acts.extend(database(), require_role("board", "lgu"), plan_id, request)
 
 
 @blp.route("/plans/<plan_id>/tep-referral")
@@ -58,12 +50,13 @@ class PlanTepReferral(MethodView):
     def post(self, data: dict[str, Any], plan_id: str) -> Any:
         """Subd. 2: questions of public value, location, size or type go to the technical
         evaluation panel; the decision then waits for its determination."""
-
-        def change(session: Any, plan: Any) -> Any:
-            panel = plan_panel.refer(session, plan, data["referred_on"], data["questions"])
-            return plan_panel.panel_dict(panel)
-
-        return _act(plan_id, change)
+        return plan_acts.refer_to_panel(
+            database(),
+            require_role("board", "lgu"),
+            plan_id,
+            data["referred_on"],
+            data["questions"],
+        )
 
 
 @blp.route("/plans/<plan_id>/tep-determination")
@@ -81,11 +74,8 @@ class PlanTepDetermination(MethodView):
             determination=data["determination"],
             recommendation=data["recommendation"],
         )
-
-        def change(session: Any, plan: Any) -> Any:
-            return plan_panel.panel_dict(plan_panel.determine(session, plan, determination))
-
-        return _act(plan_id, change)
+        who = require_role("board", "lgu")
+        return plan_acts.record_determination(database(), who, plan_id, determination)
 
 
 @blp.route("/plans/<plan_id>/decision")
@@ -98,12 +88,7 @@ class PlanDecision(MethodView):
         """Approve (by the governing body's resolution) or deny (with written reasons) the
         plan's application (Subd. 1, 2, 4)."""
         request = _decision_request(data)
-
-        def change(session: Any, plan: Any) -> Any:
-            plan_decisions.record_decision(session, plan, request)
-            return plan_report.plan_dict(session, plan)
-
-        return _act(plan_id, change)
+        return plan_acts.decide(database(), require_role("board", "lgu"), plan_id, request)
 
 
 def _decision_request(data: dict[str, Any]) -> plan_decisions.DecisionRequest:
@@ -127,9 +112,11 @@ class PlanRevisions(MethodView):
     def post(self, data: dict[str, Any], plan_id: str) -> Any:
         """A revised application; Subd. 6 (c) says whether it is a new application with its own
         timeline (accepted after an approval once it is final)."""
-        return _act(
+        return plan_acts.revise(
+            database(),
+            require_role("board", "lgu"),
             plan_id,
-            lambda s, p: plan_revisions.record_revision(
-                s, p, data["area_sqft"], data["displacement_ft"], data["received_on"]
-            ),
+            data["area_sqft"],
+            data["displacement_ft"],
+            data["received_on"],
         )

@@ -1,0 +1,107 @@
+"""The LGU's acts on a plan's record, each one unit of work: extensions of the decision deadline,
+the technical evaluation panel's referral and determination, the decision, revised
+applications, the notices of Subd. 6 and 7 and the copies the public asks for.
+
+Each act is on a plan the caller may act on (the board, or the plan's LGU: ``not_found`` for
+anyone else, ``bank.policy.sees_plan``), with the plan's row locked so that concurrent acts on
+one plan serialize; the rules of each act are in its own module."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from datetime import date
+
+from sqlalchemy.orm import Session
+
+from bank import notices, plan_decisions, plan_panel, plan_report, plan_revisions, plans
+from bank.access import Actor
+from bank.plan_extensions import ExtensionRequest, ExtensionView, record_extension
+from bank.plan_tables import Plan
+from ledger.db import Database
+
+
+@contextmanager
+def _acting_on(db: Database, actor: Actor, plan_id: str) -> Iterator[tuple[Session, Plan]]:
+    """A unit of work on the plan, locked; ``not_found`` if the caller may not see it."""
+    with db.transaction() as session:
+        yield session, plans.visible_plan(session, actor, plan_id, lock=True)
+
+
+def extend(db: Database, actor: Actor, plan_id: str, request: ExtensionRequest) -> ExtensionView:
+    """``POST /plans/{id}/extensions``: extend the decision deadline."""
+    with _acting_on(db, actor, plan_id) as (session, plan):
+        return record_extension(session, plan, request)
+
+
+def refer_to_panel(
+    db: Database, actor: Actor, plan_id: str, referred_on: date, questions: Sequence[str]
+) -> plan_panel.PanelView:
+    """``POST /plans/{id}/tep-referral``: refer questions to the technical evaluation panel."""
+    with _acting_on(db, actor, plan_id) as (session, plan):
+        return plan_panel.view(plan_panel.refer(session, plan, referred_on, list(questions)))
+
+
+def record_determination(
+    db: Database, actor: Actor, plan_id: str, determination: plan_panel.Determination
+) -> plan_panel.PanelView:
+    """``POST /plans/{id}/tep-determination``: the panel's determination."""
+    with _acting_on(db, actor, plan_id) as (session, plan):
+        return plan_panel.view(plan_panel.determine(session, plan, determination))
+
+
+def decide(
+    db: Database, actor: Actor, plan_id: str, request: plan_decisions.DecisionRequest
+) -> plan_report.PlanReport:
+    """``POST /plans/{id}/decision``: approve or deny; answered with the plan as decided."""
+    with _acting_on(db, actor, plan_id) as (session, plan):
+        plan_decisions.record_decision(session, plan, request)
+        return plan_report.report(session, plan)
+
+
+def revise(
+    db: Database,
+    actor: Actor,
+    plan_id: str,
+    area_sqft: int,
+    displacement_ft: int,
+    received_on: date,
+) -> plan_revisions.RevisionView:
+    """``POST /plans/{id}/revisions``: a revised application (Subd. 6 (c))."""
+    with _acting_on(db, actor, plan_id) as (session, plan):
+        return plan_revisions.record_revision(
+            session, plan, area_sqft, displacement_ft, received_on
+        )
+
+
+def mail_application_notice(
+    db: Database,
+    actor: Actor,
+    plan_id: str,
+    mailed_on: date,
+    recipients: Sequence[notices.Recipient],
+) -> notices.NoticeView:
+    """``POST /plans/{id}/notices``: the Subd. 6 notice of application as mailed."""
+    with _acting_on(db, actor, plan_id) as (session, plan):
+        return notices.record_application_notice(session, plan, mailed_on, list(recipients))
+
+
+def mail_decision_notice(
+    db: Database,
+    actor: Actor,
+    plan_id: str,
+    mailed_on: date,
+    recipients: Sequence[notices.Recipient],
+) -> notices.NoticeView:
+    """``POST /plans/{id}/decision-notice``: the Subd. 7 notice of decision as mailed."""
+    with _acting_on(db, actor, plan_id) as (session, plan):
+        return notices.record_decision_notice(session, plan, mailed_on, list(recipients))
+
+
+def request_copy(
+    db: Database, actor: Actor, plan_id: str, name: str, address: str, requested_on: date
+) -> notices.CopyAsked:
+    """``POST /plans/{id}/copy-requests``: a member of the public asked for a copy."""
+    with _acting_on(db, actor, plan_id) as (session, plan):
+        row = notices.register_copy_request(session, plan, name, address, requested_on)
+        return notices.copy_asked(row)
