@@ -13,6 +13,7 @@ from sqlalchemy.orm import Session
 
 from bank import (
     access,
+    accounts,
     credits,
     deposits,
     parties,
@@ -71,8 +72,8 @@ class _Bank:
 def _load_data(db: Database, session: Session) -> None:
     """EXAMPLES.md story 1 and 2 as demo data, plus a second site in another service area."""
     ruleset = ruleset_for(clock.today())
-    bank = _parties_and_places(db, session, ruleset)
-    _deposits(session, ruleset, bank, clock.today() - timedelta(days=30))
+    bank = _parties_and_places(db, ruleset)
+    _deposits(db, ruleset, bank, clock.today() - timedelta(days=30))
     _sales(session, bank)
     _road_plan_reservations(session, ruleset, bank)
 
@@ -94,7 +95,7 @@ _SITES = (
 )
 
 
-def _parties_and_places(db: Database, session: Session, ruleset: Ruleset) -> _Bank:
+def _parties_and_places(db: Database, ruleset: Ruleset) -> _Bank:
     """Two holders, two LGUs, the seller's two bank sites and an account for each holder."""
     prairie = parties.create_holder(
         db, SYSTEM, name=DEMO_MARKER, email="bank@prairiecreek.example", address="Lyon County, MN"
@@ -116,25 +117,25 @@ def _parties_and_places(db: Database, session: Session, ruleset: Ruleset) -> _Ba
         for place in _SITES
     ]
     seller, buyer = (
-        parties.open_account(
-            session, ruleset, holder_id=holder, service_area=5, county="Lyon", name=name
+        accounts.open_account(
+            db, ruleset, SYSTEM, holder_id=holder, service_area=5, county="Lyon", name=name
         ).id
         for holder, name in ((prairie.id, "Prairie Creek"), (hollis.id, "Road account"))
     )
     return _Bank(seller, buyer, lyon.id, *sites)
 
 
-def _deposits(session: Session, ruleset: Ruleset, bank: _Bank, day: date) -> None:
+def _deposits(db: Database, ruleset: Ruleset, bank: _Bank, day: date) -> None:
     """Story 1's deposit at Prairie Creek, and one of type 3 at Crow River Marsh."""
     prairie, marsh = bank.prairie_creek, bank.crow_river_marsh
-    _deposit(session, ruleset, bank, prairie, day, "2", _story_one_actions(day))
+    _deposit(db, ruleset, bank, prairie, day, "2", _story_one_actions(day))
     marsh_actions = [
         ActionRequest("replacement_wetland", 20_000, 20_000),
         ActionRequest("vegetative_cover", 10_000, 5_000, qualifying_years=7),
         ActionRequest("easement_restoration", 8_000, 6_000, easement_terminated_on=day),
         ActionRequest("easement_buffer", 4_000, 2_000),
     ]
-    _deposit(session, ruleset, bank, marsh, day, "3", marsh_actions)
+    _deposit(db, ruleset, bank, marsh, day, "3", marsh_actions)
 
 
 def _sales(session: Session, bank: _Bank) -> None:
@@ -201,7 +202,7 @@ def _story_one_actions(day: date) -> list[ActionRequest]:
 
 
 def _deposit(
-    session: Session,
+    db: Database,
     ruleset: Ruleset,
     bank: _Bank,
     site_id: str,
@@ -209,8 +210,8 @@ def _deposit(
     wetland_type: str,
     actions: list[ActionRequest],
 ) -> None:
-    deposits.make_deposit(
-        session,
+    deposits.post_deposit(
+        db,
         ruleset,
         SYSTEM,
         deposits.DepositRequest(
