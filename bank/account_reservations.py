@@ -3,58 +3,65 @@ as its holder may know: project, LGU and status (the whole plan is the LGU's and
 
 from __future__ import annotations
 
-from typing import Any
+from dataclasses import dataclass
 
-from sqlalchemy import select
-from sqlalchemy.orm import Session
+from sqlalchemy import bindparam, select
 
 from bank import credits, parties, plans, reservations
 from bank.access import Actor
 from bank.plan_tables import Plan
+from bank.reservation_tables import Reservation
+from ledger.db import Database
 
 
-def account_reservations(session: Session, actor: Actor, account_id: str) -> list[dict[str, Any]]:
+@dataclass(frozen=True)
+class ReservedFor:
+    """The plan a reservation is for, as the account's holder may see it."""
+
+    id: str
+    project: str
+    lgu_name: str
+    status: str
+
+
+@dataclass(frozen=True)
+class AccountReservation(reservations.ReservationView):
+    """A reservation against the account, with the plan it is for."""
+
+    plan: ReservedFor
+
+
+@dataclass(frozen=True)
+class AccountReservations:
+    """Every reservation made against an account, oldest first."""
+
+    items: tuple[AccountReservation, ...]
+
+
+# each reservation with its class (so that ``reservation_view`` finds it loaded), its plan and the
+# plan's LGU's name (foreign keys: inner joins)
+_OF_ACCOUNT = (
+    select(Reservation, credits.CreditClass, Plan, parties.Lgu.name)
+    .join(credits.CreditClass, credits.CreditClass.code == Reservation.credit_class)
+    .join(Plan, Plan.id == Reservation.plan_id)
+    .join(parties.Lgu, parties.Lgu.id == Plan.lgu_id)
+    .where(Reservation.account_id == bindparam("account_id"))
+    .order_by(Reservation.created_at, Reservation.id)
+)
+
+
+def account_reservations(db: Database, actor: Actor, account_id: str) -> AccountReservations:
     """Every reservation made against the account, oldest first (board, or its holder; another
     caller hears ``not_found`` for the account)."""
-    account = parties.visible_account(session, actor, account_id)
-    rows = session.execute(
-        select(reservations.Reservation)
-        .where(reservations.Reservation.account_id == account.id)
-        .order_by(reservations.Reservation.created_at, reservations.Reservation.id)
-    ).scalars()
-    plan_summaries: dict[str, dict[str, Any]] = {}
-    items = []
-    for row in rows:
-        if row.plan_id not in plan_summaries:
-            plan_summaries[row.plan_id] = plan_summary(session, row.plan_id)
-        items.append(_item(session, row, plan_summaries[row.plan_id]))
-    return items
-
-
-def plan_summary(session: Session, plan_id: str) -> dict[str, Any]:
-    """``{"id", "project", "lgu_name", "status"}`` of a plan."""
-    plan = session.get(Plan, plan_id)
-    assert plan is not None  # a reservation's plan (foreign key)
-    lgu = parties.get_lgu(session, plan.lgu_id)
-    return {
-        "id": plan.id,
-        "project": plan.project,
-        "lgu_name": lgu.name,
-        "status": plans.state(session, plan).status,
-    }
-
-
-def _item(session: Session, row: reservations.Reservation, plan: dict[str, Any]) -> dict[str, Any]:
-    klass = session.get(credits.CreditClass, row.credit_class)
-    assert klass is not None
-    return {
-        "id": row.id,
-        "account_id": row.account_id,
-        "credit_class": credits.class_dict(klass),
-        "lot_id": row.lot_id,
-        "amount_sqft": row.amount_sqft,
-        "expires_on": row.expires_on,
-        "status": reservations.status_of(session, row),
-        "created_at": row.created_at,
-        "plan": plan,
-    }
+    with db.transaction() as session:
+        account = parties.visible_account(session, actor, account_id)
+        rows = session.execute(_OF_ACCOUNT, {"account_id": account.id}).all()
+        plan_of: dict[str, ReservedFor] = {}
+        items = []
+        for row, _class, plan, lgu_name in rows:
+            if plan.id not in plan_of:
+                status = plans.state(session, plan).status
+                plan_of[plan.id] = ReservedFor(plan.id, plan.project, lgu_name, status)
+            view = reservations.reservation_view(session, row)
+            items.append(AccountReservation(**vars(view), plan=plan_of[plan.id]))
+        return AccountReservations(tuple(items))

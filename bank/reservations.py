@@ -10,59 +10,21 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import date, datetime
-from typing import Any
 
-from sqlalchemy import (
-    BigInteger,
-    Date,
-    DateTime,
-    ForeignKey,
-    Integer,
-    String,
-    bindparam,
-    select,
-)
-from sqlalchemy.orm import Mapped, Session, mapped_column
+from sqlalchemy import bindparam, select
+from sqlalchemy.orm import Session
 
 import ledger
-from bank import credits, parties, policy
+from bank import credits, parties, plans, policy
 from bank.access import Actor
 from bank.errors import Conflict, NotEligible, NotFound, ValidationFailed
 from bank.ids import new_id
+from bank.lot_picking import check_can_send, confirm_can_send, pick_lots
 from bank.plan_tables import Plan
-from bank.transfers import check_can_send, confirm_can_send, pick_lots
+from bank.reservation_tables import Reservation as Reservation
+from bank.reservation_tables import ReservationLot as ReservationLot
 from ledger import clock
-from ledger.schema import Base
-
-
-class Reservation(Base):
-    """Credits held for a plan until withdrawn, voided or expired."""
-
-    __tablename__ = "reservations"
-
-    id: Mapped[str] = mapped_column(String(40), primary_key=True)
-    account_id: Mapped[str] = mapped_column(ForeignKey("bank_accounts.id"), index=True)
-    plan_id: Mapped[str] = mapped_column(ForeignKey("plans.id"), index=True)
-    credit_class: Mapped[str] = mapped_column(ForeignKey("credit_classes.code"))
-    lot_id: Mapped[str | None] = mapped_column(ForeignKey("lots.id"))
-    amount_sqft: Mapped[int] = mapped_column(BigInteger)
-    expires_on: Mapped[date] = mapped_column(Date)
-    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
-    actor: Mapped[str] = mapped_column(String(300))
-
-
-class ReservationLot(Base):
-    """One lot's share of a reservation: a pending transfer in the ledger."""
-
-    __tablename__ = "reservation_lots"
-
-    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
-    reservation_id: Mapped[str] = mapped_column(ForeignKey("reservations.id"), index=True)
-    lot_id: Mapped[str] = mapped_column(ForeignKey("lots.id"))
-    amount_sqft: Mapped[int] = mapped_column(BigInteger)
-    pending_transaction_id: Mapped[int] = mapped_column(
-        ForeignKey("ledger_transactions.id"), unique=True
-    )
+from ledger.db import Database
 
 
 @dataclass(frozen=True)
@@ -77,8 +39,34 @@ class ReservationRequest:
     lot_id: str | None = None
 
 
+@dataclass(frozen=True)
+class ReservationView:
+    """A reservation as the API shows it: its status from the ledger, and each lot's share."""
+
+    id: str
+    account_id: str
+    plan_id: str
+    credit_class: credits.CreditClass
+    lot_id: str | None
+    amount_sqft: int
+    expires_on: date
+    status: str
+    created_at: datetime
+    lots: tuple[ReservationLot, ...]
+
+
 #: plan statuses (outcomes) after which nothing more may be reserved for it
 CLOSED_OUTCOMES = frozenset({"denied"})
+
+
+def reserve_for_plan(
+    db: Database, actor: Actor, request: ReservationRequest, request_id: str | None
+) -> ReservationView:
+    """Reserve credits for a plan (the account's holder, or the board), in a unit of work of its
+    own or the caller's: as ``reserve``, with the plan's outcome as of today."""
+    with db.transaction() as session:
+        outcome = plans.current_outcome(session, request.plan_id)
+        return reserve(session, actor, request, outcome, request_id)
 
 
 def reserve(
@@ -87,8 +75,9 @@ def reserve(
     request: ReservationRequest,
     plan_outcome: str | None,
     request_id: str | None,
-) -> dict[str, Any]:
-    """Reserve credits for a plan (the account's holder, or the board).  Available drops at once."""
+) -> ReservationView:
+    """Reserve credits for a plan (the account's holder, or the board) in the caller's unit of
+    work; nothing for a plan whose ``plan_outcome`` is closed.  Available drops at once."""
     account = parties.visible_account(session, actor, request.account_id)
     plan = session.get(Plan, request.plan_id)
     if plan is None:
@@ -114,6 +103,22 @@ def reserve(
     )
     session.add(reservation)
     session.flush()
+    _hold(session, reservation, klass, picks, actor, request_id)
+    # last, after the lots' locks and the inserts' key checks, any of which may have waited
+    confirm_can_send(session, [account.id], {item.lot.bank_site_id for item, _ in picks})
+    return reservation_view(session, reservation)
+
+
+def _hold(
+    session: Session,
+    reservation: Reservation,
+    klass: credits.CreditClass,
+    picks: list[tuple[credits.LotBalance, int]],
+    actor: Actor,
+    request_id: str | None,
+) -> None:
+    """Each lot's share as a pending transfer to the class's withdrawn account, expiring at the
+    end of the reservation's ``expires_on``."""
     for item, amount in picks:
         held = ledger.reserve(
             session,
@@ -122,11 +127,11 @@ def reserve(
             ledger.Meta(
                 f"reservation:{reservation.id}:{item.lot.id}",
                 clock.today(),
-                memo=f"reserved for plan {plan.id}",
+                memo=f"reserved for plan {reservation.plan_id}",
                 actor=actor.label,
                 request_id=request_id,
             ),
-            expires_at=clock.end_of_day(request.expires_on),
+            expires_at=clock.end_of_day(reservation.expires_on),
         )
         session.add(
             ReservationLot(
@@ -137,9 +142,6 @@ def reserve(
             )
         )
     session.flush()
-    # last, after the lots' locks and the inserts' key checks, any of which may have waited
-    confirm_can_send(session, [account.id], {item.lot.bank_site_id for item, _ in picks})
-    return reservation_dict(session, reservation)
 
 
 def _check_service_area(plan: Plan, klass: credits.CreditClass) -> None:
@@ -159,32 +161,42 @@ _LOCK_RESERVATION = (
 
 
 def void(
-    session: Session, actor: Actor, reservation_id: str, request_id: str | None
-) -> dict[str, Any]:
-    """Release a pending reservation (its holder, or the board).
+    db: Database, actor: Actor, reservation_id: str, request_id: str | None
+) -> ReservationView:
+    """Release a pending reservation (its holder, or the board), in a unit of work of its own or
+    the caller's.
 
     The reservation's row is locked first (``FOR NO KEY UPDATE``: inserts referencing it are not
     held up), so of concurrent voids one releases it and the others, once it has committed, see
     it voided: ``conflict``.  (The ledger alone would answer them with the winner's void, which
     shares their idempotency key.)
     """
-    reservation = visible_reservation(session, actor, reservation_id, acting=True)
-    session.execute(_LOCK_RESERVATION, {"id": reservation.id}).all()
-    if status_of(session, reservation) != "pending":
-        raise Conflict(f"the reservation is {status_of(session, reservation)}, not pending")
-    for share in shares(session, reservation.id):
-        ledger.void_pending(
-            session,
-            share.pending_transaction_id,
-            ledger.Meta(
-                f"void:{share.pending_transaction_id}",
-                clock.today(),
-                actor=actor.label,
-                request_id=request_id,
-            ),
-            kind="reservation_void",
-        )
-    return reservation_dict(session, reservation)
+    with db.transaction() as session:
+        reservation = visible_reservation(session, actor, reservation_id, acting=True)
+        session.execute(_LOCK_RESERVATION, {"id": reservation.id}).all()
+        held = shares(session, reservation.id)
+        status = _status(session, held)
+        if status != "pending":
+            raise Conflict(f"the reservation is {status}, not pending")
+        for share in held:
+            ledger.void_pending(
+                session,
+                share.pending_transaction_id,
+                ledger.Meta(
+                    f"void:{share.pending_transaction_id}",
+                    clock.today(),
+                    actor=actor.label,
+                    request_id=request_id,
+                ),
+                kind="reservation_void",
+            )
+        return reservation_view(session, reservation)
+
+
+def show_reservation(db: Database, actor: Actor, reservation_id: str) -> ReservationView:
+    """A reservation (the board, the account's holder, or the plan's LGU; else ``not_found``)."""
+    with db.transaction() as session:
+        return reservation_view(session, visible_reservation(session, actor, reservation_id))
 
 
 def shares(session: Session, reservation_id: str) -> list[ReservationLot]:
@@ -200,10 +212,11 @@ def shares(session: Session, reservation_id: str) -> list[ReservationLot]:
 
 def status_of(session: Session, reservation: Reservation, now: datetime | None = None) -> str:
     """pending, posted, voided or expired: the ledger's state of its pending transfers."""
-    states = {
-        ledger.pending_state(session, share.pending_transaction_id, now)
-        for share in shares(session, reservation.id)
-    }
+    return _status(session, shares(session, reservation.id), now)
+
+
+def _status(session: Session, held: list[ReservationLot], now: datetime | None = None) -> str:
+    states = {ledger.pending_state(session, share.pending_transaction_id, now) for share in held}
     for state in ("posted", "voided", "expired", "pending"):
         if state in states:
             return state
@@ -240,22 +253,21 @@ def plan_reservations(session: Session, plan_id: str) -> list[Reservation]:
     )
 
 
-def reservation_dict(session: Session, reservation: Reservation) -> dict[str, Any]:
-    """A reservation as the API shows it."""
+def reservation_view(session: Session, reservation: Reservation) -> ReservationView:
+    """A reservation as the API shows it, read in full now (it outlives the session)."""
     klass = session.get(credits.CreditClass, reservation.credit_class)
-    assert klass is not None
-    return {
-        "id": reservation.id,
-        "account_id": reservation.account_id,
-        "plan_id": reservation.plan_id,
-        "credit_class": credits.class_dict(klass),
-        "lot_id": reservation.lot_id,
-        "amount_sqft": reservation.amount_sqft,
-        "expires_on": reservation.expires_on,
-        "status": status_of(session, reservation),
-        "created_at": reservation.created_at,
-        "lots": [
-            {"lot_id": s.lot_id, "amount_sqft": s.amount_sqft}
-            for s in shares(session, reservation.id)
-        ],
-    }
+    if klass is None:  # a reservation's class (foreign key)
+        raise NotFound(f"no credit class {reservation.credit_class}")
+    held = shares(session, reservation.id)
+    return ReservationView(
+        id=reservation.id,
+        account_id=reservation.account_id,
+        plan_id=reservation.plan_id,
+        credit_class=klass,
+        lot_id=reservation.lot_id,
+        amount_sqft=reservation.amount_sqft,
+        expires_on=reservation.expires_on,
+        status=_status(session, held),
+        created_at=reservation.created_at,
+        lots=tuple(held),
+    )

@@ -17,7 +17,7 @@ from api.schemas.bank import (
     TransferIn,
     TransferOut,
 )
-from bank import account_reservations, plans, reservations, transfers
+from bank import account_reservations, reservations, transfers
 
 blp = Blueprint("movements", __name__, url_prefix="/api/v1", description="Transfers, reservations")
 
@@ -31,10 +31,8 @@ class Transfers(MethodView):
     def post(self, data: dict[str, Any]) -> Any:
         """Transfer credits between accounts (board, or the holder of the source account)."""
         who = require_role("board", "holder")
-        with database().transaction() as session:
-            return transfers.make_transfer(
-                session, who, transfers.TransferRequest(**data), request_id()
-            )
+        request = transfers.TransferRequest(**data)
+        return transfers.transfer(database(), who, request, request_id())
 
 
 @blp.route("/accounts/<account_id>/reservations")
@@ -46,19 +44,15 @@ class AccountReservations(MethodView):
     def post(self, data: dict[str, Any], account_id: str) -> Any:
         """Reserve credits for a plan (the account's holder, or board)."""
         who = require_role("board", "holder")
-        with database().transaction() as session:
-            outcome = plans.current_outcome(session, data["plan_id"])
-            request = reservations.ReservationRequest(account_id=account_id, **data)
-            return reservations.reserve(session, who, request, outcome, request_id())
+        request = reservations.ReservationRequest(account_id=account_id, **data)
+        return reservations.reserve_for_plan(database(), who, request, request_id())
 
     @roles("board", "holder")
     @blp.response(200, AccountReservationList)
     def get(self, account_id: str) -> Any:
         """The reservations held against the account (board, or its holder), each with the plan
         it is for: its project, LGU and status."""
-        with database().transaction() as session:
-            items = account_reservations.account_reservations(session, actor(), account_id)
-        return {"items": items}
+        return account_reservations.account_reservations(database(), actor(), account_id)
 
 
 @blp.route("/reservations/<reservation_id>")
@@ -67,9 +61,7 @@ class ReservationById(MethodView):
     @blp.response(200, ReservationOut)
     def get(self, reservation_id: str) -> Any:
         """A reservation (board, the account's holder, or the plan's LGU)."""
-        with database().transaction() as session:
-            row = reservations.visible_reservation(session, actor(), reservation_id)
-            return reservations.reservation_dict(session, row)
+        return reservations.show_reservation(database(), actor(), reservation_id)
 
 
 @blp.route("/reservations/<reservation_id>/void")
@@ -80,5 +72,4 @@ class ReservationVoid(MethodView):
     def post(self, reservation_id: str) -> Any:
         """Release a pending reservation (the account's holder, or board)."""
         who = require_role("board", "holder")
-        with database().transaction() as session:
-            return reservations.void(session, who, reservation_id, request_id())
+        return reservations.void(database(), who, reservation_id, request_id())

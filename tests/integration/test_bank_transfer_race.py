@@ -58,10 +58,10 @@ def test_a_transfer_waiting_on_the_lot_reuses_the_receiving_lot_the_first_one_cr
     release.set()
     for thread in threads:
         thread.join(30)
-    assert isinstance(outcome["second"], dict), outcome["second"]
-    first_lots = outcome["first"]["lots"]  # type: ignore[index]
-    second_lots = outcome["second"]["lots"]
-    assert first_lots[0]["to_lot_id"] == second_lots[0]["to_lot_id"]
+    first, second = outcome["first"], outcome["second"]
+    assert isinstance(second, transfers.TransferView), second
+    assert isinstance(first, transfers.TransferView)
+    assert first.lots[0].to_lot_id == second.lots[0].to_lot_id
     with db.transaction() as session:
         children = session.execute(
             select(func.count()).where(credits.Lot.account_id == target)

@@ -1,0 +1,178 @@
+"""Drawing credits out of an account: whether it may send, which of its lots to draw on, and
+the write's last word before it moves them (DOMAIN.md §1, §7).
+
+Transfers, reservations and withdrawals all draw this way.  By credit class, the oldest unfrozen
+lots with credits available go first; by lot, that lot.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection
+from dataclasses import dataclass
+
+from sqlalchemy import bindparam, select
+from sqlalchemy.orm import Session, aliased
+
+import ledger
+from bank import credits, parties
+from bank.errors import AccountFrozen, Conflict, InsufficientCredits, NotFound, ValidationFailed
+
+# The statements, built once: built per call, their cache keys cost SQLAlchemy more than the
+# database spends on them.
+_CHILD = aliased(credits.Lot, name="child")
+# a source account's lots of a class, oldest first, each with its site's frozen flag, the class,
+# and the lot already descending from it in the receiving account (at most one: unique)
+_CANDIDATES = (
+    credits.LOTS_OF_CLASS.add_columns(credits.CreditClass, _CHILD)
+    .join(credits.CreditClass, credits.CreditClass.code == credits.Lot.credit_class)
+    .outerjoin(
+        _CHILD,
+        (_CHILD.parent_lot_id == credits.Lot.id) & (_CHILD.account_id == bindparam("receiving")),
+    )
+)
+
+
+def check_can_send(account: parties.BankAccount) -> None:
+    """A frozen account sends nothing out (DOMAIN.md §7); a closed one nothing at all."""
+    check_sender_status(account.status, account.number, account.id)
+
+
+def check_sender_status(status: str, number: str, account_id: str) -> None:
+    """``check_can_send`` on an account's status as a statement read it."""
+    if status == "frozen":
+        raise AccountFrozen(f"account {number} is frozen", account_id=account_id)
+    if status == "closed":
+        raise Conflict(f"account {number} is closed", account_id=account_id)
+
+
+def check_sites(frozen_site_ids: list[str]) -> None:
+    """Nothing is drawn from lots of a frozen bank site."""
+    if frozen_site_ids:
+        raise AccountFrozen(
+            "the credits asked for are frozen (bank site)", bank_site_ids=frozen_site_ids
+        )
+
+
+# FOR KEY SHARE conflicts only with FOR UPDATE: with a freeze or a close
+# (``parties.set_account_status``, ``parties.set_site_frozen``), not with another writer's share,
+# its foreign-key checks or its update of ``lot_count``.
+_CONFIRM_ACCOUNTS = (
+    select(parties.BankAccount.id, parties.BankAccount.number, parties.BankAccount.status)
+    .where(parties.BankAccount.id.in_(bindparam("ids", expanding=True)))
+    .order_by(parties.BankAccount.id)
+    .with_for_update(read=True, key_share=True)
+)
+_CONFIRM_SITES = (
+    select(parties.BankSite.id, parties.BankSite.frozen)
+    .where(parties.BankSite.id.in_(bindparam("ids", expanding=True)))
+    .order_by(parties.BankSite.id)
+    .with_for_update(read=True, key_share=True)
+)
+
+
+def confirm_can_send(
+    session: Session,
+    senders: Collection[str],
+    sites: Collection[str],
+    *,
+    receiving: str | None = None,
+) -> None:
+    """A write's last word before it moves credits out of ``senders`` (accounts) drawn from lots
+    of ``sites``: each sender still open, no such site frozen, ``receiving`` not closed.
+
+    ``check_can_send`` and the lots' frozen flags were read without a lock when the write began,
+    and the write may have waited since (for a busy lot's lock): a freeze that answered meanwhile
+    is seen here, a freeze still running waits for this transaction, since the rows stay locked
+    (FOR KEY SHARE) until it ends.  So once a freeze has answered, nothing it froze moves.  Run
+    after every statement that may wait for a lock.  (SQLite: one writer at a time; the rows
+    read here are those the write began with.)
+    """
+    ids = set(senders) | ({receiving} if receiving is not None else set())
+    for account_id, number, status in session.execute(_CONFIRM_ACCOUNTS, {"ids": sorted(ids)}):
+        if account_id in senders:
+            check_sender_status(status, number, account_id)
+        elif status == "closed":
+            raise Conflict("a closed account receives nothing")
+    found = session.execute(_CONFIRM_SITES, {"ids": sorted(set(sites))}).all()
+    check_sites([site_id for site_id, frozen in found if frozen])
+
+
+@dataclass(frozen=True)
+class Picked:
+    """The lots chosen for a draw, what to take from each, their credit class, and (for a
+    transfer) the receiving account's lots already descending from them, by parent lot id."""
+
+    picks: list[tuple[credits.LotBalance, int]]
+    klass: credits.CreditClass
+    children: dict[str, credits.Lot]
+
+
+def pick_lots(
+    session: Session,
+    account: parties.BankAccount,
+    credit_class: str | None,
+    lot_id: str | None,
+    amount_sqft: int,
+    receiving: parties.BankAccount | None = None,
+) -> Picked:
+    """Choose the lots to draw ``amount_sqft`` from, and lock them.
+
+    By lot: that lot.  By class: the oldest lots first, skipping frozen ones.  Refuses with
+    ``account_frozen`` when only frozen credits would cover it, else ``insufficient_credits``.
+    The candidate lots are read in one statement with their class and, for a transfer, the
+    ``receiving`` account's lots descending from them.  All of those lots are locked in ONE
+    statement in ascending id, the global lock order, so two transfers in opposite directions
+    cannot deadlock; the choice is made from the locked balances, so no concurrent writer can
+    change it before this transaction ends.
+    """
+    if (credit_class is None) == (lot_id is None):
+        raise ValidationFailed(
+            "name either a credit class or a lot",
+            {"credit_class": ["give credit_class or lot_id, not both"]},
+        )
+    if lot_id is not None:
+        lot = session.get(credits.Lot, lot_id)
+        if lot is None or lot.account_id != account.id:
+            raise NotFound(f"no lot {lot_id} in account {account.number}")
+        credit_class = lot.credit_class
+    rows = session.execute(
+        _CANDIDATES,
+        {
+            "account_id": account.id,
+            "credit_class": credit_class,
+            "receiving": receiving.id if receiving is not None else None,
+        },
+    ).all()
+    if lot_id is not None:
+        rows = [row for row in rows if row[0].id == lot_id]
+    children = {lot.id: child for lot, _, _, child in rows if child is not None}
+    lock_ids = [lot.ledger_account_id for lot, *_ in rows]
+    lock_ids += [child.ledger_account_id for child in children.values()]
+    locked = ledger.lock(session, lock_ids)
+    lots = [(lot, bool(frozen)) for lot, frozen, _, _ in rows]
+    picks = _take(credits.with_balances(account, lots, locked), amount_sqft)
+    return Picked(picks, rows[0][2], children)  # _take refused if there were no rows
+
+
+def _take(items: list[credits.LotBalance], amount: int) -> list[tuple[credits.LotBalance, int]]:
+    usable = [item for item in items if item.available_sqft > 0]
+    available = sum(item.available_sqft for item in usable)
+    if available < amount:
+        unfrozen_if = sum(max(item.posted_sqft - item.reserved_sqft, 0) for item in items)
+        if unfrozen_if >= amount:
+            raise AccountFrozen(
+                "the credits asked for are frozen (account or bank site)",
+                available_sqft=available,
+                requested_sqft=amount,
+            )
+        raise InsufficientCredits(
+            f"only {available} sq ft available", available_sqft=available, requested_sqft=amount
+        )
+    picks, left = [], amount
+    for item in usable:
+        take = min(left, item.available_sqft)
+        picks.append((item, take))
+        left -= take
+        if left == 0:
+            break
+    return picks
