@@ -11,7 +11,7 @@ lot holds; a lot's provenance (deposit, bank site, parent lot) is fixed when it 
 from __future__ import annotations
 
 import string
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
@@ -311,8 +311,3 @@ class LotView:
             frozen=item.frozen,
             available_sqft=item.available_sqft,
         )
-
-
-def lot_dict(item: LotBalance) -> dict[str, Any]:
-    """A lot as a dict (``LotView`` is the typed result)."""
-    return asdict(LotView.of(item))

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections import defaultdict
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from datetime import date, datetime, timedelta
 from typing import Any
 
@@ -66,7 +66,7 @@ def credit_availability(session: Session) -> list[dict[str, Any]]:
 def lots_with_provenance(session: Session, account: parties.BankAccount) -> list[dict[str, Any]]:
     """The account's lots as ``GET /accounts/{id}/lots`` shows them, each with where it came from:
     its bank site's name, the deposit's banking plan and date, and the lot it was split from."""
-    items = [credits.lot_dict(item) for item in credits.lots_of(session, account)]
+    items = [asdict(credits.LotView.of(item)) for item in credits.lots_of(session, account)]
     sites = _names(session, parties.BankSite, {i["bank_site_id"] for i in items})
     deposits = {
         d.id: d
