@@ -13,74 +13,21 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import NamedTuple, cast
 
-from sqlalchemy import (
-    DateTime,
-    ForeignKey,
-    Integer,
-    String,
-    Table,
-    Text,
-    insert,
-    select,
-    update,
-)
-from sqlalchemy.orm import Mapped, Session, mapped_column
+from sqlalchemy import DateTime, Table, insert, select, update
+from sqlalchemy.orm import Session
 
 from bank import policy
+from bank.access_tables import ApiToken as ApiToken
+from bank.access_tables import AuditEvent as AuditEvent
+from bank.access_tables import IdempotencyRecord as IdempotencyRecord
 from bank.errors import BankError, NotFound, ValidationFailed
 from bank.ids import new_id
 from ledger import clock, store
-from ledger.schema import Base
 
 ROLES = policy.ROLES
 TOKEN_PREFIX = "wbt_"
 #: last-used time is refreshed at most this often, so reads do not all become writes
 LAST_USED_RESOLUTION = timedelta(minutes=1)
-
-
-class ApiToken(Base):
-    """A bearer token: its hash, role, and the LGU or holder it acts for."""
-
-    __tablename__ = "api_tokens"
-
-    id: Mapped[str] = mapped_column(String(40), primary_key=True)
-    token_hash: Mapped[str] = mapped_column(String(64), unique=True)
-    role: Mapped[str] = mapped_column(String(16))
-    name: Mapped[str] = mapped_column(String(200))
-    lgu_id: Mapped[str | None] = mapped_column(String(40))
-    holder_id: Mapped[str | None] = mapped_column(String(40))
-    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
-    created_by: Mapped[str | None] = mapped_column(String(40))
-    last_used_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
-    revoked_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
-
-
-class AuditEvent(Base):
-    """A refused request (401/403) or a token created or revoked (API.md ``/audit/events``)."""
-
-    __tablename__ = "audit_events"
-
-    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
-    at: Mapped[datetime] = mapped_column(DateTime(timezone=True), index=True)
-    actor: Mapped[str | None] = mapped_column(String(300))
-    kind: Mapped[str] = mapped_column(String(40))
-    path: Mapped[str] = mapped_column(String(500))
-    request_id: Mapped[str | None] = mapped_column(String(200))
-    status: Mapped[int] = mapped_column(Integer)
-
-
-class IdempotencyRecord(Base):
-    """The stored result of a successful write, under the key its caller sent."""
-
-    __tablename__ = "idempotency_records"
-
-    token_id: Mapped[str] = mapped_column(ForeignKey("api_tokens.id"), primary_key=True)
-    key: Mapped[str] = mapped_column(String(300), primary_key=True)
-    request_hash: Mapped[str] = mapped_column(String(64))
-    status: Mapped[int | None] = mapped_column(Integer)
-    body: Mapped[str | None] = mapped_column(Text)
-    content_type: Mapped[str | None] = mapped_column(String(100))
-    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
 
 
 @dataclass(frozen=True)

@@ -12,7 +12,8 @@ from sqlalchemy import Connection, case, func, select
 from sqlalchemy.orm import Session
 
 from bank import journal, policy
-from bank.access import Actor, AuditEvent
+from bank.access import Actor
+from bank.access_tables import AuditEvent
 from bank.journal import JournalFilter as JournalFilter
 from bank.journal import every as journal_all
 from bank.registry import SEALED_TABLES

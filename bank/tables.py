@@ -1,6 +1,7 @@
 """Imports every module that defines tables, so the shared metadata is complete."""
 
 import bank.access  # noqa: F401
+import bank.access_tables  # noqa: F401
 import bank.appeals  # noqa: F401
 import bank.credits  # noqa: F401
 import bank.deposit_tables  # noqa: F401

@@ -15,7 +15,8 @@ from freezegun import freeze_time
 from sqlalchemy import func, select
 
 from bank import access, parties, party_edits, party_lists, site_register, tokens
-from bank.access import SYSTEM, Actor, ApiToken, AuditEvent
+from bank.access import SYSTEM, Actor
+from bank.access_tables import ApiToken, AuditEvent
 from bank.errors import Forbidden, NotFound, ValidationFailed
 from bank.party_tables import BankSite, Holder, Lgu, PartyEdit
 from bank.ruleset import ruleset_for
