@@ -5,38 +5,45 @@ nothing."""
 
 from __future__ import annotations
 
-import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass
-from datetime import date, timedelta
-from typing import Any
+from datetime import timedelta
 
 import pytest
 from freezegun import freeze_time
-from sqlalchemy import func, select
 
 from bank import (
     account_reservations,
+    accounts,
     credits,
-    deposits,
     parties,
     plan_decisions,
     plans,
     reservations,
-    site_register,
     transfers,
 )
-from bank.access import SYSTEM, Actor
-from bank.deposit_rules import ActionRequest
+from bank.access import SYSTEM
 from bank.errors import AccountFrozen, BankError, Conflict, InsufficientCredits, NotFound
 from bank.plan_tables import Plan
 from bank.reservation_tables import Reservation
-from bank.ruleset import ruleset_for
 from bank.transfer_tables import Transfer
 from ledger.db import Database
+from tests.bank.account_kit import (
+    DAY,
+    RULESET,
+    count,
+    deposit,
+    holder_actor,
+    lgu_actor,
+    new_account,
+    new_holder,
+    new_lgu,
+    new_site,
+    request,
+    unique,
+    wetland,
+)
 
-DAY = date(2026, 6, 17)
-RULESET = ruleset_for(DAY)
 EXPIRY = DAY + timedelta(days=30)
 
 
@@ -46,28 +53,16 @@ def frozen() -> Iterator[None]:
         yield
 
 
-def unique(prefix: str) -> str:
-    return f"{prefix} {uuid.uuid4().hex[:10]}"
-
-
-def holder_actor(holder_id: str) -> Actor:
-    return Actor(token_id=f"tok_{holder_id}", role="holder", name="owner", holder_id=holder_id)
-
-
-def lgu_actor(lgu_id: str) -> Actor:
-    return Actor(token_id=f"tok_{lgu_id}", role="lgu", name="clerk", lgu_id=lgu_id)
-
-
 @dataclass(frozen=True)
 class Bank:
-    """A holder's funded account and an empty one of the same holder, another holder's
-    account, and a plan of an LGU's (not yet decided) in the same service area."""
+    """A holder's account funded with 10,000 sq ft and an empty one of the same holder, another
+    holder (``stranger_id``), and a plan of an LGU's (not yet decided) in the same service
+    area."""
 
     holder_id: str
     funded: str
     empty: str
     stranger_id: str
-    strangers_account: str
     lgu_id: str
     plan_id: str
     credit_class: str
@@ -75,58 +70,12 @@ class Bank:
 
 @pytest.fixture
 def bank(db: Database) -> Bank:
-    holder = parties.create_holder(db, SYSTEM, name=unique("Holder"), email=None, address=None)
-    stranger = parties.create_holder(db, SYSTEM, name=unique("Other"), email=None, address=None)
-    lgu = parties.create_lgu(db, SYSTEM, name=unique("Lyon County"), kind="county")
-    site = site_register.register_site(
-        db,
-        RULESET,
-        SYSTEM,
-        credit_areas=[],
-        holder_id=holder.id,
-        name=unique("Prairie Creek"),
-        service_area=5,
-        county="Lyon",
-        major_watershed=None,
-    )
+    holder, stranger, lgu = new_holder(db), new_holder(db), new_lgu(db)
+    funded, empty = new_account(db, holder).id, new_account(db, holder).id
+    deposit(db, request(funded, new_site(db, holder), lgu, wetland(10_000)))
     with db.transaction() as session:
-        funded, empty, strangers = (
-            parties.open_account(
-                session, RULESET, holder_id=owner, service_area=5, county="Lyon", name=unique("A")
-            ).id
-            for owner in (holder.id, holder.id, stranger.id)
-        )
-        deposits.make_deposit(session, RULESET, SYSTEM, _deposit(funded, site.id, lgu.id), None)
-        plan = plans.create_plan(session, RULESET, _plan(lgu.id))
-    return Bank(
-        holder.id,
-        funded,
-        empty,
-        stranger.id,
-        strangers,
-        lgu.id,
-        plan.id,
-        credits.class_code(5, "2", False),
-    )
-
-
-def _deposit(account_id: str, site_id: str, lgu_id: str) -> deposits.DepositRequest:
-    """10,000 sq ft of unrestricted type 2 credits."""
-    return deposits.DepositRequest(
-        account_id=account_id,
-        bank_site_id=site_id,
-        effective_on=DAY,
-        banking_plan_reference=unique("BP"),
-        banking_plan_approved_on=DAY,
-        banking_plan_lgu_id=lgu_id,
-        wetland_type="2",
-        completed_on=DAY,
-        federally_approved=True,
-        designated_for_replacement=True,
-        paid_by_performer=True,
-        paid_back_with_interest=False,
-        actions=(ActionRequest("replacement_wetland", 10_000, 10_000),),
-    )
+        plan = plans.create_plan(session, RULESET, _plan(lgu))
+    return Bank(holder, funded, empty, stranger, lgu, plan.id, credits.class_code(5, "2", False))
 
 
 def _plan(lgu_id: str) -> plans.PlanRequest:
@@ -145,6 +94,10 @@ def _plan(lgu_id: str) -> plans.PlanRequest:
     )
 
 
+def freeze(db: Database, account_id: str) -> None:
+    accounts.set_status(db, SYSTEM, account_id, "frozen")
+
+
 def available(db: Database, account_id: str) -> tuple[int, int]:
     """What the account holds: (posted, reserved) over its lots."""
     with db.transaction() as session:
@@ -152,13 +105,6 @@ def available(db: Database, account_id: str) -> tuple[int, int]:
         assert account is not None
         lots = credits.lots_of(session, account)
     return sum(lot.posted_sqft for lot in lots), sum(lot.reserved_sqft for lot in lots)
-
-
-def count(db: Database, model: Any, *where: Any) -> int:
-    with db.transaction() as session:
-        return int(
-            session.execute(select(func.count()).select_from(model).where(*where)).scalar_one()
-        )
 
 
 def transfer_of(bank: Bank, amount: int, target: str | None = None) -> transfers.TransferRequest:
@@ -212,8 +158,7 @@ def test_a_refused_transfer_moves_nothing(
     if refusal == "more than available":
         amount = 10_001
     elif refusal == "frozen account":
-        with db.transaction() as session:
-            parties.set_account_status(session, bank.funded, "frozen")
+        freeze(db, bank.funded)
     else:
         who = holder_actor(bank.stranger_id)
     with pytest.raises(error) as refused:
@@ -225,8 +170,7 @@ def test_a_refused_transfer_moves_nothing(
 
 
 def test_no_transfer_into_a_closed_account(db: Database, bank: Bank) -> None:
-    with db.transaction() as session:
-        parties.set_account_status(session, bank.empty, "closed")
+    accounts.set_status(db, SYSTEM, bank.empty, "closed")
     with pytest.raises(Conflict):
         transfers.transfer(db, SYSTEM, transfer_of(bank, 1_000), None)
     assert available(db, bank.funded) == (10_000, 0)
@@ -297,8 +241,7 @@ def test_a_refused_reservation_holds_nothing(
     if refusal == "more than available":
         amount = 10_001
     elif refusal == "frozen account":
-        with db.transaction() as session:
-            parties.set_account_status(session, bank.funded, "frozen")
+        freeze(db, bank.funded)
     elif refusal == "another holder's account":
         who = holder_actor(bank.stranger_id)
     else:
