@@ -74,8 +74,8 @@ def _load_data(db: Database, session: Session) -> None:
     ruleset = ruleset_for(clock.today())
     bank = _parties_and_places(db, ruleset)
     _deposits(db, ruleset, bank, clock.today() - timedelta(days=30))
-    _sales(session, bank)
-    _road_plan_reservations(session, ruleset, bank)
+    _sales(db, bank)
+    _road_plan_reservations(db, session, ruleset, bank)
 
 
 #: the seller's two bank sites, in two service areas
@@ -138,11 +138,11 @@ def _deposits(db: Database, ruleset: Ruleset, bank: _Bank, day: date) -> None:
     _deposit(db, ruleset, bank, marsh, day, "3", marsh_actions)
 
 
-def _sales(session: Session, bank: _Bank) -> None:
+def _sales(db: Database, bank: _Bank) -> None:
     """The seller sells the township unrestricted and restricted credits of type 2."""
     for restricted, amount in ((False, 20_000), (True, 8_000)):
-        transfers.make_transfer(
-            session,
+        transfers.transfer(
+            db,
             SYSTEM,
             transfers.TransferRequest(
                 bank.seller,
@@ -155,7 +155,7 @@ def _sales(session: Session, bank: _Bank) -> None:
         )
 
 
-def _road_plan_reservations(session: Session, ruleset: Ruleset, bank: _Bank) -> None:
+def _road_plan_reservations(db: Database, session: Session, ruleset: Ruleset, bank: _Bank) -> None:
     """Story 2: the township's road plan, and its credits reserved for it."""
     plan = plans.create_plan(
         session,
@@ -178,8 +178,8 @@ def _road_plan_reservations(session: Session, ruleset: Ruleset, bank: _Bank) -> 
     )
     expiry = clock.today() + timedelta(days=90)
     for restricted, amount in ((False, 10_000), (True, 8_000)):
-        reservations.reserve(
-            session,
+        reservations.reserve_for_plan(
+            db,
             SYSTEM,
             reservations.ReservationRequest(
                 bank.buyer,
@@ -188,7 +188,6 @@ def _road_plan_reservations(session: Session, ruleset: Ruleset, bank: _Bank) -> 
                 expiry,
                 credit_class=credits.class_code(5, "2", restricted),
             ),
-            None,
             None,
         )
 

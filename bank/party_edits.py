@@ -34,6 +34,8 @@ EDITABLE: dict[str, tuple[type[Any], tuple[str, ...]]] = {
 }
 
 WHAT = {"holder": "holder", "lgu": "LGU", "bank_site": "bank site"}
+#: a party's table → its kind
+_KIND: dict[type[Any], str] = {model: kind for kind, (model, _fields) in EDITABLE.items()}
 
 
 def edit_holder(
@@ -98,9 +100,6 @@ def edit_party(
         )
         session.flush()
     return row
-
-
-_KIND: dict[type[Any], str] = {model: kind for kind, (model, _fields) in EDITABLE.items()}
 
 
 def edits_of(session: Session, kind: str, party_id: str) -> list[PartyEdit]:
