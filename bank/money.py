@@ -86,7 +86,7 @@ class PaymentView:
             status=payment.status,
             compensation_transaction_id=str(compensation) if compensation else None,
             ruleset=payment.ruleset,
-            created_at=payment.created_at,
+            created_at=clock.as_utc(payment.created_at),
             external_refs=dict(payment.external_refs or {}),
         )
 
