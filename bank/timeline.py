@@ -186,28 +186,47 @@ def check_decision(
         raise ValidationFailed("a decision approves or denies", {"outcome": ["unknown"]})
     if decided_on < facts.received_on:
         raise ValidationFailed("decided before it was received", {"decided_on": ["too early"]})
-    due = decision_due(ruleset, lgu, facts)
-    if decided_on > due:
-        raise DeadlinePassed(
-            f"15.99: the decision was due by {due.isoformat()}; the plan is deemed approved",
-            deadline="decision_due",
-            due=due.isoformat(),
-        )
+    _check_by_decision_due(
+        ruleset,
+        lgu,
+        facts,
+        decided_on,
+        "15.99: the decision was due by {}; the plan is deemed approved",
+    )
     if facts.decided_on is not None:
         raise Conflict("the plan was already decided")
     if has_comment_period(ruleset, facts.impact_area_sqft):
-        ends = comment_period_ends(ruleset, lgu, facts)
-        if ends is None:
-            raise CommentPeriodOpen(
-                "Subd. 8: no notice has been mailed, so the 30-day comment period has not run",
-                deadline="comment_period_ends",
-            )
-        if decided_on <= ends:
-            raise CommentPeriodOpen(
-                f"Subd. 8: the comment period runs to {ends.isoformat()}",
-                deadline="comment_period_ends",
-                ends=ends.isoformat(),
-            )
+        _check_comment_period_over(ruleset, lgu, facts, decided_on)
+
+
+def _check_by_decision_due(
+    ruleset: Ruleset, lgu: Calendar, facts: PlanFacts, day: date, refusal: str
+) -> None:
+    """Refuse (``deadline_passed``) an act on ``day`` after ``decision_due``; ``refusal`` says
+    what was late, with ``{}`` for the deadline."""
+    due = decision_due(ruleset, lgu, facts)
+    if day > due:
+        raise DeadlinePassed(
+            refusal.format(due.isoformat()), deadline="decision_due", due=due.isoformat()
+        )
+
+
+def _check_comment_period_over(
+    ruleset: Ruleset, lgu: Calendar, facts: PlanFacts, decided_on: date
+) -> None:
+    """Subd. 8: a plan with a comment period is decided only after it ends."""
+    ends = comment_period_ends(ruleset, lgu, facts)
+    if ends is None:
+        raise CommentPeriodOpen(
+            "Subd. 8: no notice has been mailed, so the 30-day comment period has not run",
+            deadline="comment_period_ends",
+        )
+    if decided_on <= ends:
+        raise CommentPeriodOpen(
+            f"Subd. 8: the comment period runs to {ends.isoformat()}",
+            deadline="comment_period_ends",
+            ends=ends.isoformat(),
+        )
 
 
 def check_extension(
@@ -244,13 +263,7 @@ def check_extension(
         )
     if facts.decided_on is not None:
         raise Conflict("the plan was already decided")
-    due = decision_due(ruleset, lgu, facts)
-    if notified_on > due:
-        raise DeadlinePassed(
-            f"the extension had to be sent by {due.isoformat()}",
-            deadline="decision_due",
-            due=due.isoformat(),
-        )
+    _check_by_decision_due(ruleset, lgu, facts, notified_on, "the extension had to be sent by {}")
 
 
 def check_decision_notice(
