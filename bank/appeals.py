@@ -11,19 +11,21 @@ reservations.  A granted petition returns the appeal security the petitioner pos
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import date
-from typing import Any
 
 from sqlalchemy.orm import Session
 
 import ledger
-from bank import money, plans, reservations, timeline, withdrawals
+from bank import money, plans, policy, reservations, timeline, withdrawals
 from bank.access import Actor
+from bank.appeal_views import AppealView, view
 from bank.errors import Conflict, InvalidFee, NotFound, SecurityRequired, ValidationFailed
 from bank.ids import new_id
 from bank.plan_tables import Appeal, Plan
 from ledger import clock
+from ledger.db import Database
 
 PETITIONER_KINDS = timeline.PETITIONER_KINDS
 
@@ -53,11 +55,24 @@ class PetitionRequest:
     security_cents: int | None = None
 
 
-def file_petition(session: Session, plan_id: str, request: PetitionRequest) -> Appeal:
-    """Record a petition the board received; the fee and security amounts are checked here."""
-    plan = session.get(Plan, plan_id)
-    if plan is None:
-        raise NotFound(f"no plan {plan_id}")
+def file(db: Database, board: Actor, plan_id: str, request: PetitionRequest) -> AppealView:
+    """Record a petition the board received (board staff), with the plan locked."""
+    policy.require_board(board, "record petitions")
+    with db.transaction() as session:
+        plan = plans.visible_plan(session, board, plan_id, lock=True)
+        return view(session, _file_petition(session, plan, request))
+
+
+def show(db: Database, who: Actor, appeal_id: str) -> AppealView:
+    """An appeal (board, or the plan's LGU; ``not_found`` for anyone else)."""
+    with db.transaction() as session:
+        appeal = get_appeal(session, appeal_id)
+        plans.visible_plan(session, who, appeal.plan_id)
+        return view(session, appeal)
+
+
+def _file_petition(session: Session, plan: Plan, request: PetitionRequest) -> Appeal:
+    """The petition, its fee and security amounts checked."""
     for field in ("postmarked_on", "received_on"):
         if getattr(request, field) > clock.today():
             raise ValidationFailed("this date is in the future", {field: ["in the future"]})
@@ -120,36 +135,52 @@ class PetitionDecision:
 
 
 def decide_petition(
-    session: Session,
-    actor: Actor,
+    db: Database,
+    board: Actor,
     appeal_id: str,
     decision: PetitionDecision,
     request_id: str | None,
-) -> Appeal:
+) -> AppealView:
     """The board's decision whether to grant the petition and hear the appeal.
 
     Granting needs the $200 filing fee paid (``invalid_fee``) and, when the LGU required
     security, at least that much posted (``security_required``); denying needs one or more of
     the grounds Subd. 9 names.
     """
-    appeal = get_appeal(session, appeal_id)
-    _check_day(decision.decided_on, appeal.received_on, "decided_on")
-    grounds = _check_grounds(decision.granted, decision.grounds)
-    if appeal.petition_granted is not None:
-        raise Conflict("the petition was already decided")
-    plan = session.get(Plan, appeal.plan_id)
-    assert plan is not None
-    if decision.granted:
-        _check_paid(session, plan, appeal)
-    appeal.petition_granted, appeal.petition_decided_on = decision.granted, decision.decided_on
-    appeal.petition_reason = decision.reason
-    appeal.petition_grounds = ",".join(grounds) if grounds else None
-    appeal.factors_considered = decision.factors_considered
-    session.flush()
-    if decision.granted:
-        # Subd. 9: "If the petition for hearing is accepted, the amount posted must be returned"
-        money.return_appeal_security(session, actor, appeal, decision.decided_on, request_id)
-    return appeal
+
+    def decide(session: Session, appeal: Appeal, plan: Plan) -> None:
+        _check_day(decision.decided_on, appeal.received_on, "decided_on")
+        grounds = _check_grounds(decision.granted, decision.grounds)
+        if appeal.petition_granted is not None:
+            raise Conflict("the petition was already decided")
+        if decision.granted:
+            _check_paid(session, plan, appeal)
+        appeal.petition_granted, appeal.petition_decided_on = decision.granted, decision.decided_on
+        appeal.petition_reason = decision.reason
+        appeal.petition_grounds = ",".join(grounds) if grounds else None
+        appeal.factors_considered = decision.factors_considered
+        session.flush()
+        if decision.granted:
+            # Subd. 9: "If the petition for hearing is accepted, the amount posted must be
+            # returned"
+            money.return_appeal_security(session, board, appeal, decision.decided_on, request_id)
+
+    return _decide(db, board, appeal_id, decide)
+
+
+def _decide(
+    db: Database,
+    board: Actor,
+    appeal_id: str,
+    decide: Callable[[Session, Appeal, Plan], None],
+) -> AppealView:
+    """Run a board decision on an appeal with its plan locked; answer the appeal as it stands."""
+    policy.require_board(board, "decide appeals")
+    with db.transaction() as session:
+        appeal = get_appeal(session, appeal_id)
+        plan = plans.visible_plan(session, board, appeal.plan_id, lock=True)
+        decide(session, appeal, plan)
+        return view(session, appeal)
 
 
 def _check_grounds(granted: bool, grounds: tuple[str, ...]) -> tuple[str, ...]:
@@ -192,53 +223,55 @@ def _check_paid(session: Session, plan: Plan, appeal: Appeal) -> None:
 
 
 def decide_appeal(
-    session: Session,
-    actor: Actor,
+    db: Database,
+    board: Actor,
     appeal_id: str,
     outcome: str,
     decided_on: date,
     served_on: date | None,
     request_id: str | None,
-) -> Appeal:
+) -> AppealView:
     """The board's decision on the merits: the plan upheld, or reversed (and when served)."""
-    appeal = get_appeal(session, appeal_id)
-    if appeal.petition_granted is not True:
-        raise Conflict("only a granted petition is decided on its merits")
-    if appeal.outcome is not None:
-        raise Conflict("the appeal was already decided")
-    assert appeal.petition_decided_on is not None
-    _check_day(decided_on, appeal.petition_decided_on, "decided_on")
-    if served_on is not None:
-        _check_day(served_on, decided_on, "served_on")
-    plan = session.get(Plan, appeal.plan_id)
-    assert plan is not None
-    before = plans.state(session, plan)
-    appeal.outcome, appeal.decided_on, appeal.served_on = outcome, decided_on, served_on
-    session.flush()
-    if (
-        outcome == "plan_reversed"
-        and not before.reversed_on_appeal
-        and before.outcome in withdrawals.APPROVALS
-    ):
-        withdrawals.reverse_for_plan(session, plan.id, actor, request_id)
-        _void_pending_reservations(session, plan.id, actor, request_id)
-    return appeal
+
+    def decide(session: Session, appeal: Appeal, plan: Plan) -> None:
+        granted_on = appeal.petition_decided_on
+        if appeal.petition_granted is not True or granted_on is None:
+            raise Conflict("only a granted petition is decided on its merits")
+        if appeal.outcome is not None:
+            raise Conflict("the appeal was already decided")
+        _check_day(decided_on, granted_on, "decided_on")
+        if served_on is not None:
+            _check_day(served_on, decided_on, "served_on")
+        before = plans.state(session, plan)
+        appeal.outcome, appeal.decided_on, appeal.served_on = outcome, decided_on, served_on
+        session.flush()
+        if (
+            outcome == "plan_reversed"
+            and not before.reversed_on_appeal
+            and before.outcome in withdrawals.APPROVALS
+        ):
+            withdrawals.reverse_for_plan(session, plan.id, board, request_id)
+            _void_pending_reservations(session, plan.id, board, request_id)
+
+    return _decide(db, board, appeal_id, decide)
 
 
-def record_service(session: Session, appeal_id: str, served_on: date) -> Appeal:
+def record_service(db: Database, board: Actor, appeal_id: str, served_on: date) -> AppealView:
     """Subd. 9: the decision "must be served by mail on the parties"; recorded once."""
-    appeal = get_appeal(session, appeal_id)
-    if appeal.outcome is None or appeal.decided_on is None:
-        raise Conflict("the appeal has not been decided: there is no decision to serve")
-    if appeal.served_on is not None:
-        raise Conflict(
-            f"the decision was already served on {appeal.served_on.isoformat()}",
-            served_on=appeal.served_on.isoformat(),
-        )
-    _check_day(served_on, appeal.decided_on, "served_on")
-    appeal.served_on = served_on
-    session.flush()
-    return appeal
+
+    def serve(session: Session, appeal: Appeal, _plan: Plan) -> None:
+        if appeal.outcome is None or appeal.decided_on is None:
+            raise Conflict("the appeal has not been decided: there is no decision to serve")
+        if appeal.served_on is not None:
+            raise Conflict(
+                f"the decision was already served on {appeal.served_on.isoformat()}",
+                served_on=appeal.served_on.isoformat(),
+            )
+        _check_day(served_on, appeal.decided_on, "served_on")
+        appeal.served_on = served_on
+        session.flush()
+
+    return _decide(db, board, appeal_id, serve)
 
 
 def _void_pending_reservations(
@@ -253,12 +286,8 @@ def _void_pending_reservations(
             ledger.void_pending(
                 session,
                 share.pending_transaction_id,
-                ledger.Meta(
-                    f"void:{share.pending_transaction_id}",
-                    clock.today(),
-                    memo=f"approval of plan {plan_id} reversed on appeal",
-                    actor=actor.label,
-                    request_id=request_id,
+                withdrawals.reversed_on_appeal(
+                    f"void:{share.pending_transaction_id}", plan_id, actor, request_id
                 ),
                 kind="reservation_void",
             )
@@ -271,65 +300,3 @@ def _check_day(day: date, not_before: date, field: str) -> None:
         raise ValidationFailed(
             "this date is too early", {field: [f"before {not_before.isoformat()}"]}
         )
-
-
-def appeal_dict(session: Session, appeal: Appeal) -> dict[str, Any]:
-    """An appeal with its deadlines (board's calendar) and whether decisions were late."""
-    plan = session.get(Plan, appeal.plan_id)
-    assert plan is not None
-    c = plans.clocks(session, plan)
-    grant_due = timeline.grant_decision_due(c.board, c.ruleset, appeal.received_on)
-    decision_due = (
-        timeline.appeal_decision_due(c.board, c.ruleset, appeal.received_on)
-        if appeal.petition_granted
-        else None
-    )
-    return {
-        "id": appeal.id,
-        "plan_id": appeal.plan_id,
-        "application_number": appeal.application_number,
-        "petitioner_kind": appeal.petitioner_kind,
-        "petitioner_name": appeal.petitioner_name,
-        "petitioner_address": appeal.petitioner_address,
-        "resident_count": appeal.resident_count,
-        "postmarked_on": appeal.postmarked_on,
-        "received_on": appeal.received_on,
-        "filing_fee_cents": appeal.filing_fee_cents,
-        "security_cents": appeal.security_cents,
-        "security_required_cents": plan.appeal_security_required_cents,
-        "ruleset": appeal.ruleset,
-        "grant_decision_due": grant_due,
-        "petition": None
-        if appeal.petition_granted is None
-        else {
-            "granted": appeal.petition_granted,
-            "decided_on": appeal.petition_decided_on,
-            "reason": appeal.petition_reason,
-            "late": bool(appeal.petition_decided_on and appeal.petition_decided_on > grant_due),
-        },
-        "grounds": appeal.petition_grounds.split(",") if appeal.petition_grounds else [],
-        "factors_considered": appeal.factors_considered,
-        "decision_due": decision_due,
-        "decision": None
-        if appeal.outcome is None
-        else {
-            "outcome": appeal.outcome,
-            "decided_on": appeal.decided_on,
-            "late": bool(decision_due and appeal.decided_on and appeal.decided_on > decision_due),
-        },
-        "served_on": appeal.served_on,
-        "judicial_review_ends": (
-            timeline.judicial_review_ends(c.board, c.ruleset, appeal.served_on)
-            if appeal.served_on
-            else None
-        ),
-        "status": _appeal_status(appeal),
-    }
-
-
-def _appeal_status(appeal: Appeal) -> str:
-    if appeal.petition_granted is None:
-        return "petition_received"
-    if not appeal.petition_granted:
-        return "petition_denied"
-    return "decided" if appeal.outcome else "granted"

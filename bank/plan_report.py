@@ -3,30 +3,115 @@ its reservations, withdrawals and appeals, and whether the impact may proceed (S
 
 from __future__ import annotations
 
-from dataclasses import asdict
+from dataclasses import dataclass
 from datetime import date
 from typing import Any
 
 from sqlalchemy.orm import Session
 
-from bank import appeals, guarantees, money, notices, plans, reservations, withdrawals
-from bank.plan_decisions import decision_dict
-from bank.plan_extensions import extension_dict
-from bank.plan_panel import panel_dict, panel_of
-from bank.plan_revisions import application_dict, applications_of
+from bank import (
+    appeal_views,
+    credits,
+    guarantees,
+    money,
+    notices,
+    plans,
+    reservations,
+    timeline,
+    withdrawals,
+)
+from bank.plan_decisions import PlanDecision, decision_of
+from bank.plan_panel import PanelView, panel_view
+from bank.plan_revisions import ApplicationView, applications_of
 from bank.plan_tables import Plan
+
+
+@dataclass(frozen=True)
+class Blocker:
+    """A reason the impact may not begin yet."""
+
+    code: str
+    detail: str
+
+
+@dataclass(frozen=True)
+class Impact:
+    """The wetland impact the plan replaces."""
+
+    area_sqft: int
+    wetland_type: str
+    service_area: int
+    county: str
+    on_agricultural_land: bool
+    peatland: bool
+
+
+@dataclass(frozen=True)
+class ExtensionShown:
+    """An extension of the decision deadline as the plan shows it."""
+
+    notified_on: date
+    days: int
+    reason: str
+    applicant_agreed: bool
+
+
+@dataclass(frozen=True)
+class PlanReport:
+    """Everything ``GET /plans/{id}`` shows, fully loaded: no part of it reads the database
+    after the unit of work that built it."""
+
+    id: str
+    lgu_id: str
+    applicant: str
+    project: str
+    received_on: date
+    first_received_on: date
+    impact: Impact
+    replacement_ratio: str
+    method: str
+    replacement_outside_service_area: bool
+    in_lieu_amount_due_cents: int | None
+    appeal_security_required_cents: int | None
+    watershed_district: str | None
+    location: str | None
+    security_required_cents: int | None
+    ruleset: str
+    status: str
+    outcome: str | None
+    reversed_on_appeal: bool
+    notice_kind: str
+    #: every deadline (its ``notice_kind`` is shown once, above)
+    deadlines: timeline.Deadlines
+    notice: notices.NoticeView | None
+    decision_notice: notices.NoticeView | None
+    copy_requests: list[notices.CopyAsked]
+    application_number: int
+    extensions: list[ExtensionShown]
+    tep: PanelView | None
+    decision: PlanDecision | None
+    applications: list[ApplicationView]
+    replacement_completed_on: date | None
+    required_credit_sqft: int
+    required_unrestricted_sqft: int
+    reservations: list[dict[str, Any]]
+    withdrawals: list[withdrawals.WithdrawalView]
+    appeals: list[appeal_views.AppealView]
+    impact_may_proceed: bool
+    impact_blockers: list[Blocker]
+    external_refs: dict[str, str]
 
 
 def impact_blockers(
     session: Session, plan: Plan, state: plans.PlanState, required_sqft: int
-) -> list[dict[str, str]]:
+) -> list[Blocker]:
     """Every reason the impact may not begin yet (DOMAIN.md §5); empty means it may proceed.
 
     Subd. 3: replacement must be completed before or with the impact, or guaranteed by an
     irrevocable letter of credit or other security; and nothing proceeds before the decision is
     final after an approval.
     """
-    blockers: list[dict[str, str]] = []
+    blockers: list[Blocker] = []
     if state.reversed_on_appeal and state.outcome not in withdrawals.APPROVALS:
         blockers.append(
             _blocker(
@@ -60,7 +145,7 @@ def _revised(plan: Plan, detail: str) -> str:
     )
 
 
-def _replacement_blockers(session: Session, plan: Plan, required_sqft: int) -> list[dict[str, str]]:
+def _replacement_blockers(session: Session, plan: Plan, required_sqft: int) -> list[Blocker]:
     if plan.method == "bank_credits":
         withdrawn = sum(w.withdrawn_sqft for w in withdrawals.active_withdrawals(session, plan.id))
         if withdrawn < required_sqft:
@@ -97,63 +182,60 @@ def _replacement_blockers(session: Session, plan: Plan, required_sqft: int) -> l
     return []
 
 
-def _blocker(code: str, detail: str) -> dict[str, str]:
-    return {"code": code, "detail": detail}
+def _blocker(code: str, detail: str) -> Blocker:
+    return Blocker(code, detail)
 
 
-def plan_dict(session: Session, plan: Plan, today: date | None = None) -> dict[str, Any]:
-    """Everything ``GET /plans/{id}`` shows."""
+def report(session: Session, plan: Plan, today: date | None = None) -> PlanReport:
+    """Everything ``GET /plans/{id}`` shows, as of ``today``."""
     state = plans.state(session, plan, today)
     required, unrestricted = plans.required_credits(plan)
-    deadlines = asdict(state.deadlines)
-    notice_kind = deadlines.pop("notice_kind", None)
     blockers = impact_blockers(session, plan, state, required)
-    return {
-        "id": plan.id,
-        "lgu_id": plan.lgu_id,
-        "applicant": plan.applicant,
-        "project": plan.project,
-        "received_on": plan.received_on,
-        "first_received_on": plan.first_received_on,
-        "impact": {
-            "area_sqft": plan.impact_area_sqft,
-            "wetland_type": plan.impact_wetland_type,
-            "service_area": plan.impact_service_area,
-            "county": plan.impact_county,
-            "on_agricultural_land": plan.on_agricultural_land,
-            "peatland": plan.impact_peatland,
-        },
-        "replacement_ratio": plan.replacement_ratio,
-        "method": plan.method,
-        "replacement_outside_service_area": plan.replacement_outside_service_area,
-        "in_lieu_amount_due_cents": plan.in_lieu_amount_due_cents,
-        "appeal_security_required_cents": plan.appeal_security_required_cents,
-        "watershed_district": plan.watershed_district,
-        "location": plan.location,
-        "security_required_cents": plan.security_required_cents,
-        "ruleset": plan.ruleset,
-        "status": state.status,
-        "outcome": state.outcome,
-        "reversed_on_appeal": state.reversed_on_appeal,
-        "notice_kind": notice_kind,
-        "deadlines": deadlines,
+    return PlanReport(
+        id=plan.id,
+        lgu_id=plan.lgu_id,
+        applicant=plan.applicant,
+        project=plan.project,
+        received_on=plan.received_on,
+        first_received_on=plan.first_received_on,
+        impact=Impact(
+            area_sqft=plan.impact_area_sqft,
+            wetland_type=plan.impact_wetland_type,
+            service_area=plan.impact_service_area,
+            county=plan.impact_county,
+            on_agricultural_land=plan.on_agricultural_land,
+            peatland=plan.impact_peatland,
+        ),
+        replacement_ratio=plan.replacement_ratio,
+        method=plan.method,
+        replacement_outside_service_area=plan.replacement_outside_service_area,
+        in_lieu_amount_due_cents=plan.in_lieu_amount_due_cents,
+        appeal_security_required_cents=plan.appeal_security_required_cents,
+        watershed_district=plan.watershed_district,
+        location=plan.location,
+        security_required_cents=plan.security_required_cents,
+        ruleset=plan.ruleset,
+        status=state.status,
+        outcome=state.outcome,
+        reversed_on_appeal=state.reversed_on_appeal,
+        notice_kind=state.deadlines.notice_kind,
+        deadlines=state.deadlines,
         **_notices(session, plan, state),
         **_record(session, plan),
-        "replacement_completed_on": plan.replacement_completed_on,
-        "required_credit_sqft": required,
-        "required_unrestricted_sqft": unrestricted,
-        "reservations": [
+        replacement_completed_on=plan.replacement_completed_on,
+        required_credit_sqft=required,
+        required_unrestricted_sqft=unrestricted,
+        reservations=[
             _reservation(session, r) for r in reservations.plan_reservations(session, plan.id)
         ],
-        "withdrawals": [
-            withdrawals.withdrawal_dict(session, w)
-            for w in withdrawals.withdrawals_of(session, plan.id)
+        withdrawals=[
+            withdrawals.view(session, w) for w in withdrawals.withdrawals_of(session, plan.id)
         ],
-        "appeals": [appeals.appeal_dict(session, a) for a in plans.appeals_of(session, plan.id)],
-        "impact_may_proceed": not blockers,
-        "impact_blockers": blockers,
-        "external_refs": plan.external_refs or {},
-    }
+        appeals=[appeal_views.view(session, a) for a in plans.appeals_of(session, plan.id)],
+        impact_may_proceed=not blockers,
+        impact_blockers=blockers,
+        external_refs=plan.external_refs or {},
+    )
 
 
 def _notices(session: Session, plan: Plan, state: plans.PlanState) -> dict[str, Any]:
@@ -163,9 +245,7 @@ def _notices(session: Session, plan: Plan, state: plans.PlanState) -> dict[str, 
     return {
         "notice": notices.as_mailed(session, plan.id, "application", application),
         "decision_notice": notices.as_mailed(session, plan.id, "decision", decision),
-        "copy_requests": [
-            notices.copy_request_dict(r) for r in notices.copy_requests_of(session, plan.id)
-        ],
+        "copy_requests": notices.copy_requests_of(session, plan.id),
     }
 
 
@@ -180,16 +260,21 @@ def _record(session: Session, plan: Plan) -> dict[str, Any]:
     applications revisions superseded (Subd. 6 (c))."""
     return {
         "application_number": plan.application_number,
-        "extensions": [extension_dict(e) for e in plans.extensions_of(session, plan)],
-        "tep": panel_dict(panel_of(session, plan)),
-        "decision": decision_dict(session, plan),
-        "applications": [application_dict(a) for a in applications_of(session, plan.id)],
+        "extensions": [
+            ExtensionShown(e.notified_on, e.days, e.reason, e.applicant_agreed)
+            for e in plans.extensions_of(session, plan)
+        ],
+        "tep": panel_view(session, plan),
+        "decision": decision_of(session, plan),
+        "applications": applications_of(session, plan.id),
     }
 
 
 def _reservation(session: Session, row: reservations.Reservation) -> dict[str, Any]:
-    body = reservations.reservation_dict(session, row)
+    view = reservations.reservation_view(session, row)
+    shown = ("id", "account_id", "amount_sqft", "status", "expires_on")
     return {
-        k: body[k]
-        for k in ("id", "account_id", "credit_class", "amount_sqft", "status", "expires_on", "lots")
+        **{k: getattr(view, k) for k in shown},
+        "credit_class": credits.class_dict(view.credit_class),
+        "lots": [{"lot_id": s.lot_id, "amount_sqft": s.amount_sqft} for s in view.lots],
     }

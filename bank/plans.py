@@ -13,7 +13,7 @@ from datetime import date
 from fractions import Fraction
 from typing import Any
 
-from sqlalchemy import ColumnElement, select, update
+from sqlalchemy import ColumnElement, and_, or_, select, update
 from sqlalchemy.orm import Session
 
 from bank import calendar, guarantees, parties, policy, replacement_rules, timeline
@@ -30,9 +30,9 @@ METHODS = ("bank_credits", "project_specific", "monetary_payment")
 
 @dataclass(frozen=True)
 class PlanRequest:
-    """``POST /plans``"""
+    """``POST /plans``: the board names ``lgu_id``; an LGU's own plans are its (None)."""
 
-    lgu_id: str
+    lgu_id: str | None
     applicant: str
     project: str
     received_on: date
@@ -54,7 +54,10 @@ class PlanRequest:
 
 
 def create_plan(session: Session, ruleset: Ruleset, request: PlanRequest) -> Plan:
-    """Record a replacement plan application; its clocks start at ``received_on``."""
+    """Record a replacement plan application for ``request.lgu_id`` (named: see
+    ``policy.plan_lgu_for``); its clocks start at ``received_on``."""
+    if request.lgu_id is None:
+        raise ValidationFailed("name the plan's LGU", {"lgu_id": ["required"]})
     parties.get_lgu(session, request.lgu_id, field="lgu_id")
     parties.check_service_area(ruleset, request.service_area)
     ratio = replacement_rules.parse_new_ratio(request.replacement_ratio)
@@ -123,13 +126,30 @@ def list_plans(
     actor: Actor,
     limit: int | None = None,
     where: Iterable[ColumnElement[bool]] = (),
+    after: str | None = None,
 ) -> list[Plan]:
     """Every plan (board) or the LGU's own, oldest first, that meets every condition of
-    ``where`` (``bank.listing_filters``); the first ``limit`` when given."""
-    query = select(Plan).where(*where).order_by(Plan.created_at, Plan.id).limit(limit)
+    ``where`` (``bank.listing_filters``): the first ``limit`` when given, and with ``after`` (a
+    cursor's plan id) those listed after that plan (none when it is not listed)."""
+    conditions = list(where)
     if not actor.is_board:  # an LGU lists its own plans (policy.sees_plan)
-        query = query.where(Plan.lgu_id == actor.lgu_id)
+        conditions.append(Plan.lgu_id == actor.lgu_id)
+    query = select(Plan).where(*conditions)
+    if after is not None:
+        query = query.where(_listed_after(after, conditions))
+    query = query.order_by(Plan.created_at, Plan.id).limit(limit)
     return list(session.execute(query).scalars())
+
+
+def _listed_after(plan_id: str, conditions: list[ColumnElement[bool]]) -> ColumnElement[bool]:
+    """Keyset condition: (created_at, id) past the listed plan ``plan_id``."""
+    created_at = (
+        select(Plan.created_at)
+        .where(Plan.id == plan_id, *conditions)
+        .correlate(None)
+        .scalar_subquery()
+    )
+    return or_(Plan.created_at > created_at, and_(Plan.created_at == created_at, Plan.id > plan_id))
 
 
 def appeals_of(session: Session, plan_id: str) -> list[Appeal]:

@@ -17,5 +17,6 @@ import bank.reservations  # noqa: F401
 import bank.site_register  # noqa: F401
 import bank.transfers  # noqa: F401
 import bank.web_sessions  # noqa: F401
+import bank.withdrawal_tables  # noqa: F401
 import bank.withdrawals  # noqa: F401
 import ledger.schema  # noqa: F401

@@ -9,94 +9,108 @@ appeal that reverses the approval reverses the withdrawal with a compensating tr
 from __future__ import annotations
 
 from collections.abc import Iterable
+from dataclasses import dataclass
 from datetime import datetime
-from typing import Any
 
-from sqlalchemy import JSON, BigInteger, DateTime, ForeignKey, Integer, String, select, text
-from sqlalchemy.orm import Mapped, Session, mapped_column
+from sqlalchemy import select
+from sqlalchemy.orm import Session
 
 import ledger
 from bank import credits, plans, replacement_rules
 from bank.access import Actor
-from bank.errors import Conflict, ValidationFailed
+from bank.errors import Conflict, NotFound, ValidationFailed
 from bank.ids import new_id
+from bank.lot_picking import confirm_can_send
 from bank.plan_tables import Plan
 from bank.reservations import Reservation, ReservationLot, shares, status_of
-from bank.transfers import confirm_can_send
+from bank.withdrawal_tables import Withdrawal, WithdrawalAllocation
 from ledger import clock
-from ledger.schema import Base
+from ledger.db import Database
 
 APPROVALS = frozenset({"approved", "deemed_approved"})
 WITHDRAWABLE_STATUSES = frozenset({"approved", "deemed_approved", "final"})
 
 
-class Withdrawal(Base):
-    """Credits withdrawn for a plan; ``reversal_transaction_id`` is set if an appeal undid it."""
+@dataclass(frozen=True)
+class AllocationView:
+    """Some credits of a reservation's lot meeting one portion of the requirement."""
 
-    __tablename__ = "withdrawals"
-
-    id: Mapped[str] = mapped_column(String(40), primary_key=True)
-    plan_id: Mapped[str] = mapped_column(ForeignKey("plans.id"), index=True)
-    transaction_id: Mapped[int] = mapped_column(ForeignKey("ledger_transactions.id"))
-    reversal_transaction_id: Mapped[int | None] = mapped_column(
-        ForeignKey("ledger_transactions.id")
-    )
-    withdrawn_sqft: Mapped[int] = mapped_column(BigInteger)
-    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
-    actor: Mapped[str] = mapped_column(String(300))
-    #: the integrator's own references (``bank.external_refs``); not sealed
-    external_refs: Mapped[dict[str, str]] = mapped_column(
-        JSON, default=dict, server_default=text("'{}'")
-    )
+    reservation_id: str
+    lot_id: str
+    credit_class: str
+    amount_sqft: int
+    portion: str
 
 
-class WithdrawalAllocation(Base):
-    """Which credits met which portion of the requirement."""
+@dataclass(frozen=True)
+class WithdrawalView:
+    """A withdrawal with its allocations, as the API shows it (ledger ids as text)."""
 
-    __tablename__ = "withdrawal_allocations"
-
-    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
-    withdrawal_id: Mapped[str] = mapped_column(ForeignKey("withdrawals.id"), index=True)
-    reservation_id: Mapped[str] = mapped_column(ForeignKey("reservations.id"))
-    lot_id: Mapped[str] = mapped_column(ForeignKey("lots.id"))
-    credit_class: Mapped[str] = mapped_column(ForeignKey("credit_classes.code"))
-    amount_sqft: Mapped[int] = mapped_column(BigInteger)
-    portion: Mapped[str] = mapped_column(String(20))
+    id: str
+    plan_id: str
+    transaction_id: str
+    reversal_transaction_id: str | None
+    withdrawn_sqft: int
+    created_at: datetime
+    external_refs: dict[str, str]
+    allocations: list[AllocationView]
 
 
 def withdraw(
-    session: Session,
+    db: Database,
     actor: Actor,
     plan_id: str,
     reservation_ids: list[str],
     request_id: str | None,
     external_refs: dict[str, str] | None = None,
-) -> dict[str, Any]:
-    """Post the plan's reservations (its LGU, or the board) as one ledger transaction."""
-    plan = plans.visible_plan(session, actor, plan_id, lock=True)
-    met = _check_plan_allows(session, plan)
-    chosen = _reservations(session, plan, reservation_ids)
-    offers, share_of = _offers(session, chosen)
-    ratio = replacement_rules.parse_ratio(plan.replacement_ratio)
-    allocation = replacement_rules.allocate_withdrawal(plan.impact_area_sqft, ratio, offers, met)
-    used = _used_by_key(allocation)
+) -> WithdrawalView:
+    """Post the plan's reservations (its LGU, or the board) as one ledger transaction, with
+    the plan locked."""
+    with db.transaction() as session:
+        plan = plans.visible_plan(session, actor, plan_id, lock=True)
+        met = _check_plan_allows(session, plan)
+        chosen = _reservations(session, plan, reservation_ids)
+        offers, share_of = _offers(session, chosen)
+        ratio = replacement_rules.parse_ratio(plan.replacement_ratio)
+        allocation = replacement_rules.allocate_withdrawal(
+            plan.impact_area_sqft, ratio, offers, met
+        )
+        used = _used_by_key(allocation)
+        row = _post(session, plan, actor, request_id, share_of, used, external_refs)
+        _record_allocations(session, row.id, allocation, share_of)
+        _confirm_can_withdraw(session, chosen, [share_of[key] for key, n in used.items() if n])
+        return view(session, row)
+
+
+def _resolutions(
+    share_of: dict[str, ReservationLot], used: dict[str, int]
+) -> list[ledger.posting.Resolution]:
+    """Each reserved share posted (in part when only part of it is used) or, unused, voided."""
     items: list[ledger.posting.Resolution] = []
     for key, share in share_of.items():
         taken = used.get(key, 0)
         if taken == 0:
             items.append((share.pending_transaction_id, "voided", None))
         else:
-            items.append(
-                (
-                    share.pending_transaction_id,
-                    "posted",
-                    None if taken == share.amount_sqft else taken,
-                )
-            )
+            partly = None if taken == share.amount_sqft else taken
+            items.append((share.pending_transaction_id, "posted", partly))
+    return items
+
+
+def _post(
+    session: Session,
+    plan: Plan,
+    actor: Actor,
+    request_id: str | None,
+    share_of: dict[str, ReservationLot],
+    used: dict[str, int],
+    external_refs: dict[str, str] | None,
+) -> Withdrawal:
+    """Post and void the shares as ONE ledger transaction, and record the withdrawal."""
     withdrawal_id = new_id("wd")
     posted = ledger.resolve_pending(
         session,
-        items,
+        _resolutions(share_of, used),
         ledger.Meta(
             f"withdrawal:{withdrawal_id}",
             clock.today(),
@@ -117,21 +131,29 @@ def withdraw(
     )
     session.add(row)
     session.flush()
-    for alloc in _allocations(allocation):
-        share = share_of[alloc["key"]]
+    return row
+
+
+def _record_allocations(
+    session: Session,
+    withdrawal_id: str,
+    allocation: replacement_rules.Allocation,
+    share_of: dict[str, ReservationLot],
+) -> None:
+    """Which reserved share met which portion, in the order the allocation made them."""
+    for allocated in allocation.allocations:
+        share = share_of[allocated.key]
         session.add(
             WithdrawalAllocation(
                 withdrawal_id=withdrawal_id,
                 reservation_id=share.reservation_id,
                 lot_id=share.lot_id,
-                credit_class=alloc["credit_class"],
-                amount_sqft=alloc["amount_sqft"],
-                portion=alloc["portion"],
+                credit_class=allocated.credit_class_code,
+                amount_sqft=allocated.amount_sqft,
+                portion=allocated.portion,
             )
         )
     session.flush()
-    _confirm_can_withdraw(session, chosen, [share_of[key] for key, n in used.items() if n])
-    return withdrawal_dict(session, row)
 
 
 def _confirm_can_withdraw(
@@ -207,7 +229,8 @@ def _offers(
     offers, share_of = [], {}
     for reservation in chosen:
         klass = session.get(credits.CreditClass, reservation.credit_class)
-        assert klass is not None
+        if klass is None:  # a foreign key: the reservation's class exists
+            raise NotFound(f"no credit class {reservation.credit_class}")
         for share in shares(session, reservation.id):
             key = str(share.id)
             share_of[key] = share
@@ -222,19 +245,7 @@ def _offers(
     return offers, share_of
 
 
-def _allocations(allocation: Any) -> list[dict[str, Any]]:
-    return [
-        {
-            "key": a.key,
-            "credit_class": a.credit_class_code,
-            "amount_sqft": a.amount_sqft,
-            "portion": a.portion,
-        }
-        for a in allocation.allocations
-    ]
-
-
-def _used_by_key(allocation: Any) -> dict[str, int]:
+def _used_by_key(allocation: replacement_rules.Allocation) -> dict[str, int]:
     used: dict[str, int] = {}
     for a in allocation.allocations:
         used[a.key] = used.get(a.key, 0) + a.amount_sqft
@@ -258,17 +269,24 @@ def reverse_for_plan(session: Session, plan_id: str, actor: Actor, request_id: s
         reversal = ledger.reverse(
             session,
             row.transaction_id,
-            ledger.Meta(
-                f"withdrawal-reversal:{row.id}",
-                clock.today(),
-                memo=f"approval of plan {plan_id} reversed on appeal",
-                actor=actor.label,
-                request_id=request_id,
-            ),
+            reversed_on_appeal(f"withdrawal-reversal:{row.id}", plan_id, actor, request_id),
             kind="withdrawal_reversal",
         )
         row.reversal_transaction_id = reversal.transaction_id
     session.flush()
+
+
+def reversed_on_appeal(
+    idempotency_key: str, plan_id: str, actor: Actor, request_id: str | None
+) -> ledger.Meta:
+    """What a ledger write that undoes the plan's approval records: the board reversed it."""
+    return ledger.Meta(
+        idempotency_key,
+        clock.today(),
+        memo=f"approval of plan {plan_id} reversed on appeal",
+        actor=actor.label,
+        request_id=request_id,
+    )
 
 
 def withdrawals_of(session: Session, plan_id: str) -> list[Withdrawal]:
@@ -280,31 +298,25 @@ def withdrawals_of(session: Session, plan_id: str) -> list[Withdrawal]:
     )
 
 
-def withdrawal_dict(session: Session, row: Withdrawal) -> dict[str, Any]:
+def view(session: Session, row: Withdrawal) -> WithdrawalView:
     """A withdrawal with its allocations, as the API shows it."""
     allocations = session.execute(
         select(WithdrawalAllocation)
         .where(WithdrawalAllocation.withdrawal_id == row.id)
         .order_by(WithdrawalAllocation.id)
     ).scalars()
-    return {
-        "id": row.id,
-        "plan_id": row.plan_id,
-        "transaction_id": str(row.transaction_id),
-        "reversal_transaction_id": (
+    return WithdrawalView(
+        id=row.id,
+        plan_id=row.plan_id,
+        transaction_id=str(row.transaction_id),
+        reversal_transaction_id=(
             str(row.reversal_transaction_id) if row.reversal_transaction_id else None
         ),
-        "withdrawn_sqft": row.withdrawn_sqft,
-        "created_at": row.created_at,
-        "external_refs": row.external_refs or {},
-        "allocations": [
-            {
-                "reservation_id": a.reservation_id,
-                "lot_id": a.lot_id,
-                "credit_class": a.credit_class,
-                "amount_sqft": a.amount_sqft,
-                "portion": a.portion,
-            }
+        withdrawn_sqft=row.withdrawn_sqft,
+        created_at=row.created_at,
+        external_refs=row.external_refs or {},
+        allocations=[
+            AllocationView(a.reservation_id, a.lot_id, a.credit_class, a.amount_sqft, a.portion)
             for a in allocations
         ],
-    }
+    )

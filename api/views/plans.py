@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import asdict
 from typing import Any
 
 from flask.views import MethodView
@@ -27,18 +28,10 @@ from api.schemas.plans import (
     WithdrawalIn,
     WithdrawalOut,
 )
-from bank import appeals, listing_filters, plan_report, plans, policy, withdrawals
+from bank import appeals, listing_filters, plan_cases, plans, withdrawals
 
 blp = Blueprint("plans", __name__, url_prefix="/api/v1", description="Replacement plans, appeals")
 PLANS = Listing("/plans", id_prefix="plan")
-
-
-def _act(plan_id: str, change: Any) -> Any:
-    """Run ``change(session, plan)`` on a plan the caller's LGU owns (or the board), locked."""
-    who = require_role("board", "lgu")
-    with database().transaction() as session:
-        plan = plans.visible_plan(session, who, plan_id, lock=True)
-        return change(session, plan)
 
 
 @blp.route("/plans")
@@ -49,11 +42,9 @@ class Plans(MethodView):
     @blp.response(201, PlanOut)
     def post(self, data: dict[str, Any]) -> Any:
         """Record a replacement plan application (its LGU; the board names ``lgu_id``)."""
-        who = require_role("board", "lgu")
-        lgu_id = policy.plan_lgu_for(who, data["lgu_id"])
         impact = data["impact"]
         request = plans.PlanRequest(
-            lgu_id=lgu_id,
+            lgu_id=data["lgu_id"],
             applicant=data["applicant"],
             project=data["project"],
             received_on=data["received_on"],
@@ -73,9 +64,7 @@ class Plans(MethodView):
             security_required_cents=data["security_required_cents"],
             external_refs=data["external_refs"],
         )
-        with database().transaction() as session:
-            plan = plans.create_plan(session, ruleset(), request)
-            return plan_report.plan_dict(session, plan)
+        return plan_cases.record(database(), require_role("board", "lgu"), ruleset(), request)
 
     @roles("board", "lgu")
     @blp.arguments(PlanListArgs, location="query")
@@ -90,26 +79,11 @@ class Plans(MethodView):
             args["q"], args["received_from"], args["received_to"], args["external_ref"]
         )
         if wants_csv():
-            with database().transaction() as session:
-                flat = [
-                    listing_csv.plan_row(plan_report.plan_dict(session, plan))
-                    for plan in plans.list_plans(session, who, where=where)
-                ]
-            kept = [row for row in flat if args["status"] in (None, row["status"])]
-            return csv_response(listing_csv.PLAN_FIELDS, kept, "plans.csv")
-        with database().transaction() as session:
-            rows = plans.list_plans(session, who, where=where)
-            if after is not None:
-                ids = [p.id for p in rows]
-                rows = rows[ids.index(after) + 1 :] if after in ids else []
-            items = []
-            for plan in rows:
-                body = plan_report.plan_dict(session, plan)
-                if args["status"] is None or body["status"] == args["status"]:
-                    items.append(body)
-                if len(items) > args["limit"]:
-                    break
-        return PLANS.page(items, args["limit"], key=lambda item: item["id"])
+            kept = plan_cases.every(database(), who, where, args["status"])
+            rows = [listing_csv.plan_row(asdict(plan)) for plan in kept]
+            return csv_response(listing_csv.PLAN_FIELDS, rows, "plans.csv")
+        items = plan_cases.page(database(), who, args["limit"], where, args["status"], after)
+        return PLANS.page(items, args["limit"], key=lambda item: item.id)
 
 
 @blp.route("/plans/<plan_id>")
@@ -118,9 +92,7 @@ class PlanById(MethodView):
     @blp.response(200, PlanOut)
     def get(self, plan_id: str) -> Any:
         """A plan: every deadline, its status, reservations, and whether the impact may proceed."""
-        with database().transaction() as session:
-            plan = plans.visible_plan(session, actor(), plan_id)
-            return plan_report.plan_dict(session, plan)
+        return plan_cases.show(database(), actor(), plan_id)
 
 
 @blp.route("/plans/<plan_id>/withdrawals")
@@ -131,16 +103,14 @@ class PlanWithdrawals(MethodView):
     @blp.response(201, WithdrawalOut)
     def post(self, data: dict[str, Any], plan_id: str) -> Any:
         """Withdraw the reserved credits for an approved plan: one ledger transaction."""
-        who = require_role("board", "lgu")
-        with database().transaction() as session:
-            return withdrawals.withdraw(
-                session,
-                who,
-                plan_id,
-                data["reservation_ids"],
-                request_id(),
-                external_refs=data["external_refs"],
-            )
+        return withdrawals.withdraw(
+            database(),
+            require_role("board", "lgu"),
+            plan_id,
+            data["reservation_ids"],
+            request_id(),
+            external_refs=data["external_refs"],
+        )
 
 
 @blp.route("/plans/<plan_id>/replacement-completed")
@@ -151,12 +121,8 @@ class PlanReplacementCompleted(MethodView):
     @blp.response(201, PlanOut)
     def post(self, data: dict[str, Any], plan_id: str) -> Any:
         """Project-specific replacement recorded complete (Subd. 3)."""
-
-        def change(session: Any, plan: Any) -> Any:
-            plans.record_replacement_completed(session, plan, data["completed_on"])
-            return plan_report.plan_dict(session, plan)
-
-        return _act(plan_id, change)
+        who = require_role("board", "lgu")
+        return plan_cases.complete_replacement(database(), who, plan_id, data["completed_on"])
 
 
 @blp.route("/plans/<plan_id>/appeal-security")
@@ -167,12 +133,8 @@ class PlanAppealSecurity(MethodView):
     @blp.response(201, PlanOut)
     def post(self, data: dict[str, Any], plan_id: str) -> Any:
         """Subd. 9: the security the LGU requires of a petitioner (before any petition)."""
-
-        def change(session: Any, plan: Any) -> Any:
-            plans.require_appeal_security(session, plan, data["amount_cents"])
-            return plan_report.plan_dict(session, plan)
-
-        return _act(plan_id, change)
+        who = require_role("board", "lgu")
+        return plan_cases.require_appeal_security(database(), who, plan_id, data["amount_cents"])
 
 
 @blp.route("/plans/<plan_id>/appeals")
@@ -183,11 +145,8 @@ class PlanAppeals(MethodView):
     @blp.response(201, AppealOut)
     def post(self, data: dict[str, Any], plan_id: str) -> Any:
         """Record a petition the board received (board)."""
-        require_board()
-        with database().transaction() as session:
-            plans.visible_plan(session, actor(), plan_id, lock=True)
-            appeal = appeals.file_petition(session, plan_id, appeals.PetitionRequest(**data))
-            return appeals.appeal_dict(session, appeal)
+        request = appeals.PetitionRequest(**data)
+        return appeals.file(database(), require_board(), plan_id, request)
 
 
 @blp.route("/appeals/<appeal_id>")
@@ -196,11 +155,7 @@ class AppealById(MethodView):
     @blp.response(200, AppealOut)
     def get(self, appeal_id: str) -> Any:
         """An appeal (board, or the plan's LGU)."""
-        who = actor()
-        with database().transaction() as session:
-            appeal = appeals.get_appeal(session, appeal_id)
-            plans.visible_plan(session, who, appeal.plan_id)
-            return appeals.appeal_dict(session, appeal)
+        return appeals.show(database(), actor(), appeal_id)
 
 
 @blp.route("/appeals/<appeal_id>/petition")
@@ -219,11 +174,8 @@ class AppealPetition(MethodView):
             grounds=tuple(data["grounds"] or ()),
             factors_considered=data["factors_considered"],
         )
-        return _decide(
-            appeal_id,
-            lambda session, board: appeals.decide_petition(
-                session, board, appeal_id, decision, request_id()
-            ),
+        return appeals.decide_petition(
+            database(), require_board(), appeal_id, decision, request_id()
         )
 
 
@@ -235,17 +187,14 @@ class AppealDecision(MethodView):
     @blp.response(201, AppealOut)
     def post(self, data: dict[str, Any], appeal_id: str) -> Any:
         """The board's decision on the merits: upheld, or reversed."""
-        return _decide(
+        return appeals.decide_appeal(
+            database(),
+            require_board(),
             appeal_id,
-            lambda session, board: appeals.decide_appeal(
-                session,
-                board,
-                appeal_id,
-                data["outcome"],
-                data["decided_on"],
-                data["served_on"],
-                request_id(),
-            ),
+            data["outcome"],
+            data["decided_on"],
+            data["served_on"],
+            request_id(),
         )
 
 
@@ -257,19 +206,7 @@ class AppealService(MethodView):
     @blp.response(201, AppealOut)
     def post(self, data: dict[str, Any], appeal_id: str) -> Any:
         """The day the board's decision was served by mail on the parties (once)."""
-        return _decide(
-            appeal_id,
-            lambda session, _board: appeals.record_service(session, appeal_id, data["served_on"]),
-        )
-
-
-def _decide(appeal_id: str, decision: Any) -> Any:
-    """Run a board decision on an appeal with its plan locked; answer the appeal as it stands."""
-    board = require_board()
-    with database().transaction() as session:
-        appeal = appeals.get_appeal(session, appeal_id)
-        plans.visible_plan(session, board, appeal.plan_id, lock=True)
-        return appeals.appeal_dict(session, decision(session, board))
+        return appeals.record_service(database(), require_board(), appeal_id, data["served_on"])
 
 
 # the notices' routes (Subd. 6 and 7) join this blueprint, and so do the routes of the plan's

@@ -8,6 +8,7 @@ token may not see, exactly as the API does.
 from __future__ import annotations
 
 from collections import defaultdict
+from dataclasses import asdict
 from datetime import date
 from typing import Any
 
@@ -184,7 +185,7 @@ def plan(plan_id: str) -> Response:
     today = clock.today()
     with database().transaction() as session:
         row = plans.visible_plan(session, who, plan_id)
-        body = plan_report.plan_dict(session, row, today)
+        body = asdict(plan_report.report(session, row, today))
         lgu = session.get(parties.Lgu, row.lgu_id)
     return page(
         "plan.html",

@@ -1,8 +1,9 @@
 """A plan's timeline as the plan page lists it: each step, its deadline, when it was done, and
 whether that was in time.
 
-Every date and ``late`` flag comes from ``bank.plan_report.plan_dict`` (the same body
-``GET /api/v1/plans/{id}`` returns); this module only puts them in order and names each state.
+Every date and ``late`` flag comes from ``bank.plan_report.report`` (what
+``GET /api/v1/plans/{id}`` returns), read as a dict; this module only puts them in order and
+names each state.
 """
 
 from __future__ import annotations

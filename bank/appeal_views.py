@@ -1,0 +1,133 @@
+"""An appeal as the API shows it: its deadlines on the board's calendar, whether the board's
+decisions were late, and where it stands."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import date
+
+from sqlalchemy.orm import Session
+
+from bank import plans, timeline
+from bank.errors import NotFound
+from bank.plan_tables import Appeal, Plan
+
+
+@dataclass(frozen=True)
+class PetitionView:
+    """The board's decision whether to grant the petition."""
+
+    granted: bool
+    decided_on: date | None
+    reason: str | None
+    late: bool
+
+
+@dataclass(frozen=True)
+class AppealDecisionView:
+    """The board's decision on the merits."""
+
+    outcome: str
+    decided_on: date | None
+    late: bool
+
+
+@dataclass(frozen=True)
+class AppealView:
+    """``GET /appeals/{id}``"""
+
+    id: str
+    plan_id: str
+    application_number: int
+    petitioner_kind: str
+    petitioner_name: str | None
+    petitioner_address: str | None
+    resident_count: int | None
+    postmarked_on: date
+    received_on: date
+    filing_fee_cents: int
+    security_cents: int | None
+    security_required_cents: int | None
+    ruleset: str
+    grant_decision_due: date
+    petition: PetitionView | None
+    grounds: list[str]
+    factors_considered: str | None
+    decision_due: date | None
+    decision: AppealDecisionView | None
+    served_on: date | None
+    judicial_review_ends: date | None
+    status: str
+
+
+def view(session: Session, appeal: Appeal) -> AppealView:
+    """An appeal with its deadlines (board's calendar) and whether decisions were late."""
+    plan = session.get(Plan, appeal.plan_id)
+    if plan is None:  # a foreign key: an appeal's plan exists
+        raise NotFound(f"no plan {appeal.plan_id}")
+    c = plans.clocks(session, plan)
+    grant_due = timeline.grant_decision_due(c.board, c.ruleset, appeal.received_on)
+    decision_due = (
+        timeline.appeal_decision_due(c.board, c.ruleset, appeal.received_on)
+        if appeal.petition_granted
+        else None
+    )
+    return AppealView(
+        id=appeal.id,
+        plan_id=appeal.plan_id,
+        application_number=appeal.application_number,
+        petitioner_kind=appeal.petitioner_kind,
+        petitioner_name=appeal.petitioner_name,
+        petitioner_address=appeal.petitioner_address,
+        resident_count=appeal.resident_count,
+        postmarked_on=appeal.postmarked_on,
+        received_on=appeal.received_on,
+        filing_fee_cents=appeal.filing_fee_cents,
+        security_cents=appeal.security_cents,
+        security_required_cents=plan.appeal_security_required_cents,
+        ruleset=appeal.ruleset,
+        grant_decision_due=grant_due,
+        petition=_petition(appeal, grant_due),
+        grounds=appeal.petition_grounds.split(",") if appeal.petition_grounds else [],
+        factors_considered=appeal.factors_considered,
+        decision_due=decision_due,
+        decision=_decision(appeal, decision_due),
+        served_on=appeal.served_on,
+        judicial_review_ends=(
+            timeline.judicial_review_ends(c.board, c.ruleset, appeal.served_on)
+            if appeal.served_on
+            else None
+        ),
+        status=_status(appeal),
+    )
+
+
+def _petition(appeal: Appeal, grant_due: date) -> PetitionView | None:
+    if appeal.petition_granted is None:
+        return None
+    decided_on = appeal.petition_decided_on
+    return PetitionView(
+        granted=appeal.petition_granted,
+        decided_on=decided_on,
+        reason=appeal.petition_reason,
+        late=bool(decided_on and decided_on > grant_due),
+    )
+
+
+def _decision(appeal: Appeal, due: date | None) -> AppealDecisionView | None:
+    if appeal.outcome is None:
+        return None
+    decided_on = appeal.decided_on
+    return AppealDecisionView(
+        outcome=appeal.outcome,
+        decided_on=decided_on,
+        late=bool(due and decided_on and decided_on > due),
+    )
+
+
+def _status(appeal: Appeal) -> str:
+    if appeal.petition_granted is None:
+        return "petition_received"
+    if not appeal.petition_granted:
+        return "petition_denied"
+    return "decided" if appeal.outcome else "granted"
