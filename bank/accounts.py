@@ -52,12 +52,28 @@ def account_view(session: Session, account: BankAccount) -> AccountView:
     )
 
 
-def open_account(db: Database, ruleset: Ruleset, actor: Actor, **fields: Any) -> AccountView:
-    """Open a bank account for a holder (board): ``holder_id``, ``service_area``, ``county``
-    and an optional ``name``."""
+def open_account(
+    db: Database,
+    ruleset: Ruleset,
+    actor: Actor,
+    *,
+    holder_id: str,
+    service_area: int,
+    county: str,
+    name: str | None = None,
+) -> AccountView:
+    """Open a bank account for a holder (board), numbered ``WB-000001`` onwards."""
     policy.require_board(actor, "open accounts")
     with db.transaction() as session:
-        return account_view(session, parties.open_account(session, ruleset, **fields))
+        account = parties.open_account(
+            session,
+            ruleset,
+            holder_id=holder_id,
+            service_area=service_area,
+            county=county,
+            name=name,
+        )
+        return account_view(session, account)
 
 
 def get_account(db: Database, actor: Actor, account_id: str) -> AccountView:
