@@ -25,7 +25,7 @@ from bank.access import Actor
 from bank.errors import Conflict, NotFound, ValidationFailed
 from bank.ids import new_id
 from bank.money_tables import Security, SecurityDraw
-from bank.named_accounts import payers_account, securities_held_account, usd_meta
+from bank.named_accounts import usd_meta
 from bank.plan_tables import Plan
 from bank.securities import SecurityView, undrawn_cents
 from ledger import clock
@@ -158,18 +158,8 @@ def _hold_again(
     plan = session.get(Plan, security.plan_id)
     if plan is None:
         raise NotFound(f"no plan {security.plan_id}")
-    held = ledger.reserve(
-        session,
-        "security_held",
-        [
-            ledger.Leg(
-                payers_account(session), securities_held_account(session, plan.lgu_id), amount
-            )
-        ],
-        usd_meta(f"security-rest:{draw_id}", on, f"rest of {security.kind}", actor, request_id),
-        expires_at=clock.end_of_day(security.expires_on),
-    )
-    return held.transaction_id
+    meta = usd_meta(f"security-rest:{draw_id}", on, f"rest of {security.kind}", actor, request_id)
+    return securities.hold_for(session, plan.lgu_id, amount, security.expires_on, meta)
 
 
 def release(

@@ -109,25 +109,14 @@ def hold_security(
     with db.transaction() as session:
         plan = plans.visible_plan(session, actor, plan_id, lock=True)
         security_id = new_id("sec")
-        held = ledger.reserve(
-            session,
-            "security_held",
-            [
-                ledger.Leg(
-                    payers_account(session),
-                    securities_held_account(session, plan.lgu_id),
-                    request.amount_cents,
-                )
-            ],
-            usd_meta(
-                f"security:{security_id}",
-                request.issued_on,
-                f"{request.kind} from {request.issuer}",
-                actor,
-                request_id,
-            ),
-            expires_at=clock.end_of_day(request.expires_on),
+        meta = usd_meta(
+            f"security:{security_id}",
+            request.issued_on,
+            f"{request.kind} from {request.issuer}",
+            actor,
+            request_id,
         )
+        held = hold_for(session, plan.lgu_id, request.amount_cents, request.expires_on, meta)
         security = Security(
             id=security_id,
             plan_id=plan.id,
@@ -137,13 +126,28 @@ def hold_security(
             irrevocable=request.irrevocable,
             issued_on=request.issued_on,
             expires_on=request.expires_on,
-            pending_transaction_id=held.transaction_id,
+            pending_transaction_id=held,
             created_at=clock.utcnow(),
             external_refs=dict(request.external_refs),
         )
         session.add(security)
         session.flush()
         return SecurityView.of(security, ())
+
+
+def hold_for(
+    session: Session, lgu_id: str, amount: int, expires_on: date, meta: ledger.Meta
+) -> int:
+    """Hold ``amount`` from its issuer for the LGU until the end of ``expires_on``: the pending
+    transfer a security is, or what is left of it after a draw; returns its transaction id."""
+    held = ledger.reserve(
+        session,
+        "security_held",
+        [ledger.Leg(payers_account(session), securities_held_account(session, lgu_id), amount)],
+        meta,
+        expires_at=clock.end_of_day(expires_on),
+    )
+    return held.transaction_id
 
 
 def _check_request(request: SecurityRequest) -> None:
