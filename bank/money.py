@@ -97,8 +97,9 @@ class PaymentView:
 def receive_payment(
     db: Database, ruleset: Ruleset, actor: Actor, request: PaymentRequest, request_id: str | None
 ) -> PaymentView:
-    """Book a payment as one balanced USD transaction into the account its kind goes to: an
-    LGU its plans' in-lieu payments and processing fees; the board any, appeal payments only."""
+    """Book a payment as one balanced USD transaction into the account its kind goes to.  An
+    LGU books its own plans' in-lieu payments and processing fees; the board books any, and it
+    alone the appeal filing fee and appeal security (``forbidden``)."""
     if request.kind not in PAYMENT_KINDS:
         raise ValidationFailed("unknown kind", {"kind": [f"one of {', '.join(PAYMENT_KINDS)}"]})
     if request.received_on > clock.today():
