@@ -80,13 +80,11 @@ def make_deposit(
     less what it has already yielded (the site is locked meanwhile).  One failing action refuses
     the whole deposit; nothing is written.
     """
-    account, site = _account_and_site(session, request)
-    parties.get_lgu(session, request.banking_plan_lgu_id, field="banking_plan.lgu_id")
-    _check_dates(request)
+    account, site = check_request(session, request)
     actions = list(request.actions)
     before = site_register.register_of(session, site.id)
     register = before.with_first_areas(actions)
-    evaluated = evaluate_deposit(ruleset, _facts(request), actions, register)
+    evaluated = evaluate_deposit(ruleset, facts_of(request), actions, register)
     deposit_id = new_id("dep")
     legs, booked = [], []
     for position, (action, credit) in enumerate(zip(request.actions, evaluated, strict=True)):
@@ -117,24 +115,28 @@ def make_deposit(
     return deposit
 
 
-def _account_and_site(
-    session: Session, request: DepositRequest
+def check_request(
+    session: Session, request: DepositRequest, *, lock: bool = True
 ) -> tuple[parties.BankAccount, parties.BankSite]:
-    """The receiving account (open or frozen) and the bank site, locked; the site must be the
-    account holder's."""
+    """The receiving account (open or frozen) and the bank site, locked unless ``lock`` is
+    off (a preview); the site must be the account holder's, the banking plan's LGU must exist
+    and the dates must be in order."""
     account = session.get(parties.BankAccount, request.account_id)
     if account is None:
         raise ValidationFailed("no such account", {"account_id": ["no such account"]})
     if account.status == "closed":
         raise Conflict("a closed account accepts no deposit")
-    parties.get_site(session, request.bank_site_id, field="bank_site_id")
-    site = site_register.lock_site(session, request.bank_site_id)
+    site = parties.get_site(session, request.bank_site_id, field="bank_site_id")
+    if lock:
+        site = site_register.lock_site(session, request.bank_site_id)
     if site.holder_id != account.holder_id:
         raise NotEligible(
             f"bank site {site.id} belongs to another holder: its credits go only into an account "
             "of the site's holder",
             field="bank_site_id",
         )
+    parties.get_lgu(session, request.banking_plan_lgu_id, field="banking_plan.lgu_id")
+    _check_dates(request)
     return account, site
 
 
@@ -161,7 +163,8 @@ def _check_dates(request: DepositRequest) -> None:
         )
 
 
-def _facts(request: DepositRequest) -> DepositFacts:
+def facts_of(request: DepositRequest) -> DepositFacts:
+    """What the deposit certifies about the restoration as a whole (Subd. 12 (a), (b))."""
     return DepositFacts(
         deposit_on=request.effective_on,
         completed_on=request.completed_on,
