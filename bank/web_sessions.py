@@ -10,29 +10,18 @@ from __future__ import annotations
 
 import secrets
 from dataclasses import dataclass
-from datetime import datetime, timedelta
+from datetime import timedelta
 
-from sqlalchemy import DateTime, ForeignKey, String, delete, select
-from sqlalchemy.orm import Mapped, Session, mapped_column
+from sqlalchemy import delete, select
+from sqlalchemy.orm import Session
 
 from bank import access
+from bank.web_session_tables import WebSession as WebSession
 from ledger import clock
-from ledger.schema import Base
+from ledger.db import Database
 
 #: a session ends this long after sign-in, whatever its use (sign in again to go on)
 LIFETIME = timedelta(hours=8)
-
-
-class WebSession(Base):
-    """One signed-in browser."""
-
-    __tablename__ = "web_sessions"
-
-    id_hash: Mapped[str] = mapped_column(String(64), primary_key=True)
-    token_id: Mapped[str] = mapped_column(ForeignKey("api_tokens.id"), index=True)
-    csrf_secret: Mapped[str] = mapped_column(String(64))
-    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
-    expires_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), index=True)
 
 
 @dataclass(frozen=True)
@@ -43,8 +32,54 @@ class SignedIn:
     csrf_secret: str
 
 
-def sign_in(session: Session, token_secret: str) -> tuple[str, SignedIn] | None:
-    """Start a session for a valid, unrevoked token: ``(cookie secret, session)``, else ``None``."""
+@dataclass(frozen=True)
+class Trail:
+    """What the access trail records of a sign-in or sign-out request."""
+
+    path: str
+    request_id: str | None
+
+
+def sign_in(
+    db: Database, token_secret: str, earlier: str | None, trail: Trail
+) -> tuple[str, SignedIn] | None:
+    """Start a session for a valid, unrevoked token: ``(cookie secret, session)``, else
+    ``None``.  Signing in again (perhaps as someone else) ends the browser's ``earlier`` session;
+    the attempt is recorded in the access trail either way."""
+    with db.transaction() as session:
+        if earlier:
+            _end(session, earlier)
+        started = _start(session, token_secret)
+        kind, status = ("signed_in", 303) if started else ("unauthorized", 401)
+        _record(session, trail, kind, status, started[1] if started else None)
+        return started
+
+
+def resume(db: Database, cookie: str) -> SignedIn | None:
+    """The session a cookie names, if it has not ended and its token is not revoked."""
+    with db.transaction() as session:
+        return _resume(session, cookie)
+
+
+def sign_out(db: Database, cookie: str, who: SignedIn, trail: Trail) -> None:
+    """End the session a cookie names (harmless if it has ended already), recorded."""
+    with db.transaction() as session:
+        _end(session, cookie)
+        _record(session, trail, "signed_out", 303, who)
+
+
+def _record(session: Session, trail: Trail, kind: str, status: int, who: SignedIn | None) -> None:
+    access.record_event(
+        session,
+        kind=kind,
+        path=trail.path,
+        status=status,
+        actor=who.actor.label if who else None,
+        request_id=trail.request_id,
+    )
+
+
+def _start(session: Session, token_secret: str) -> tuple[str, SignedIn] | None:
     actor = access.authenticate(session, token_secret)
     if actor is None:
         return None
@@ -66,8 +101,7 @@ def sign_in(session: Session, token_secret: str) -> tuple[str, SignedIn] | None:
     return cookie, SignedIn(actor, csrf)
 
 
-def resume(session: Session, cookie: str) -> SignedIn | None:
-    """The session a cookie names, if it has not ended and its token is not revoked."""
+def _resume(session: Session, cookie: str) -> SignedIn | None:
     row = session.execute(
         select(WebSession, access.ApiToken)
         .join(access.ApiToken, access.ApiToken.id == WebSession.token_id)
@@ -82,6 +116,5 @@ def resume(session: Session, cookie: str) -> SignedIn | None:
     return SignedIn(actor, web.csrf_secret)
 
 
-def sign_out(session: Session, cookie: str) -> None:
-    """End the session a cookie names (harmless if it has ended already)."""
+def _end(session: Session, cookie: str) -> None:
     session.execute(delete(WebSession).where(WebSession.id_hash == access.hash_token(cookie)))

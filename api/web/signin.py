@@ -58,8 +58,7 @@ def _load_session() -> None:
     cookie = request.cookies.get(SESSION_COOKIE)
     if not cookie:
         return
-    with database().transaction() as session:
-        g.web = web_sessions.resume(session, cookie)
+    g.web = web_sessions.resume(database(), cookie)
     if g.web is not None:
         g.actor = g.web.actor
 
@@ -86,13 +85,8 @@ def sign_in() -> Any:
     token = request.form.get("token", "").strip()
     if not token:
         return _render_sign_in(422, error="Paste your API token to sign in.")
-    with database().transaction() as session:
-        earlier = request.cookies.get(SESSION_COOKIE)
-        if earlier:  # signing in again (perhaps as someone else) ends this browser's last session
-            web_sessions.sign_out(session, earlier)
-        started = web_sessions.sign_in(session, token)
-        outcome = ("signed_in", 303) if started else ("unauthorized", 401)
-        _record(session, *outcome, started)
+    earlier = request.cookies.get(SESSION_COOKIE)  # a new sign-in ends this browser's last one
+    started = web_sessions.sign_in(database(), token, earlier, _trail())
     if started is None:
         return _render_sign_in(401, error="That token is unknown or has been revoked.")
     cookie, _who = started
@@ -115,9 +109,7 @@ def sign_out() -> Any:
     if g.get("web") is None or not cookie:
         return redirect(url_for("web.index"), 303)
     check_form_secret()
-    with database().transaction() as session:
-        web_sessions.sign_out(session, cookie)
-        _record(session, "signed_out", 303, (cookie, g.web))
+    web_sessions.sign_out(database(), cookie, g.web, _trail())
     response = redirect(url_for("web.index"), 303)
     response.delete_cookie(SESSION_COOKIE, secure=_secure(), httponly=True, samesite="Lax")
     return response
@@ -142,16 +134,8 @@ def _render_sign_in(status: int, error: str | None) -> Response:
     return response
 
 
-def _record(session: Any, kind: str, status: int, started: Any) -> None:
-    who = started[1].actor.label if started else None
-    access.record_event(
-        session,
-        kind=kind,
-        path=f"{request.method} {request.path}",
-        status=status,
-        actor=who,
-        request_id=g.get("request_id"),
-    )
+def _trail() -> web_sessions.Trail:
+    return web_sessions.Trail(f"{request.method} {request.path}", g.get("request_id"))
 
 
 def _same_secret(sent: str, expected: str) -> bool:
