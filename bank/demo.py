@@ -17,6 +17,7 @@ from bank import (
     credits,
     deposits,
     parties,
+    plan_cases,
     plans,
     reservations,
     site_register,
@@ -47,7 +48,7 @@ def load(db: Database) -> DemoTokens:
             select(parties.Holder).where(parties.Holder.name == DEMO_MARKER)
         ).scalar_one_or_none()
         if holder is None:
-            _load_data(db, session)
+            _load_data(db)
         holder_id, lgu_id = _demo_ids(session)
         _row, board = access.create_token(session, role="board", name="demo board")
         _row, lgu = access.create_token(session, role="lgu", name="demo lgu", lgu_id=lgu_id)
@@ -69,13 +70,13 @@ class _Bank:
     crow_river_marsh: str
 
 
-def _load_data(db: Database, session: Session) -> None:
+def _load_data(db: Database) -> None:
     """EXAMPLES.md story 1 and 2 as demo data, plus a second site in another service area."""
     ruleset = ruleset_for(clock.today())
     bank = _parties_and_places(db, ruleset)
     _deposits(db, ruleset, bank, clock.today() - timedelta(days=30))
     _sales(db, bank)
-    _road_plan_reservations(db, session, ruleset, bank)
+    _road_plan_reservations(db, ruleset, bank)
 
 
 #: the seller's two bank sites, in two service areas
@@ -155,10 +156,11 @@ def _sales(db: Database, bank: _Bank) -> None:
         )
 
 
-def _road_plan_reservations(db: Database, session: Session, ruleset: Ruleset, bank: _Bank) -> None:
+def _road_plan_reservations(db: Database, ruleset: Ruleset, bank: _Bank) -> None:
     """Story 2: the township's road plan, and its credits reserved for it."""
-    plan = plans.create_plan(
-        session,
+    plan = plan_cases.record(
+        db,
+        SYSTEM,
         ruleset,
         plans.PlanRequest(
             lgu_id=bank.lgu,
