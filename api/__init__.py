@@ -9,7 +9,17 @@ from flask import Flask
 from flask_smorest import Api
 from werkzeug.middleware.proxy_fix import ProxyFix
 
-from api import auth, body_limit, docs_pages, logs, metrics, openapi, problems, web
+from api import (
+    auth,
+    body_limit,
+    docs_pages,
+    logs,
+    metrics,
+    openapi,
+    openapi_problems,
+    problems,
+    web,
+)
 from api.config import build_config, embedded_database
 from api.ratelimit import WriteLimiter
 from api.schema_check import SchemaGuard
@@ -83,7 +93,8 @@ class _ProblemApi(Api):  # type: ignore[misc]  # flask-smorest is untyped
     ERROR_SCHEMA = ProblemSchema
 
     def _register_responses(self) -> None:
-        self.ERROR_SCHEMA = openapi.problem_schema()  # its ``code`` an enum of the stable codes
+        # ``code``: an enum of the stable codes
+        self.ERROR_SCHEMA = openapi_problems.problem_schema()
         self.DEFAULT_RESPONSE_CONTENT_TYPE = problems.PROBLEM_JSON  # for the error responses only
         try:
             super()._register_responses()

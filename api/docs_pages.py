@@ -16,7 +16,7 @@ from flask import Blueprint, Flask, Response, abort, render_template, url_for
 from markupsafe import Markup, escape
 
 from api import problem_types
-from api.openapi import example_problem
+from api.openapi_problems import example_problem
 
 #: the API documentation: Swagger UI and its assets, under the public ``/api/v1/docs``
 docs = Blueprint(

@@ -28,32 +28,20 @@ from typing import Any
 
 from apispec import APISpec, BasePlugin
 from flask import Flask
-from marshmallow import fields
 
-from api import auth, problem_types, problems
+from api import auth, problems
 from api.context import AUTHENTICATES_IN_UNIT
+from api.openapi_examples import REQUEST_EXAMPLES
+from api.openapi_problems import (
+    OTHER_PROBLEM,
+    PROBLEM_RESPONSES,
+    problem_response,
+)
 from api.roles import declared
-from api.schemas.common import ProblemSchema
 from bank.access import ROLES
 
 PROBLEM_JSON = problems.PROBLEM_JSON
 WRITE_METHODS = ("post", "put", "patch", "delete")
-
-#: status → (response component, what the problems of that status are about)
-PROBLEM_RESPONSES: dict[int, tuple[str, str]] = {
-    400: ("BadRequest", "The request could not be read."),
-    401: ("Unauthorized", "No valid bearer token."),
-    403: ("Forbidden", "The token's role may not call this endpoint."),
-    404: ("NotFound", "No such resource, or one the caller may not see."),
-    409: ("Conflict", "The key or the record's state does not allow this request."),
-    413: ("PayloadTooLarge", "The body is over the size limit."),
-    415: ("UnsupportedMediaType", "The body is not JSON."),
-    422: ("UnprocessableContent", "A field or a rule of the domain refuses the request."),
-    429: ("TooManyRequests", "Over the write rate limit."),
-    503: ("ServiceUnavailable", "The service cannot answer now."),
-}
-#: the response for any other problem (405, 500)
-OTHER_PROBLEM = "OtherProblem"
 
 #: media types flask-smorest declares without a schema
 _UNTYPED_CONTENT = {
@@ -87,119 +75,6 @@ else a new one.  Problems repeat it as `request_id`.
 `type` is a relative reference, `/problems/<code>`, to a page of this service that explains the
 code ([all codes](/problems)).
 """
-
-# --- request examples for the main writes ----------------------------------------------------
-
-#: "METHOD /path" (without the base) → named examples of its JSON body
-REQUEST_EXAMPLES: dict[str, dict[str, dict[str, Any]]] = {
-    "POST /tokens": {
-        "holder": {
-            "summary": "A token for an account holder",
-            "value": {"role": "holder", "name": "Prairie Wetlands LLC", "holder_id": "hld_0123"},
-        },
-    },
-    "POST /accounts/{account_id}/deposits": {
-        "restoration": {
-            "summary": "Credits from a restored wetland, certified under Subd. 12",
-            "value": {
-                "bank_site_id": "site_5f3a9c2e71d04b86",
-                "effective_on": "2026-05-20",
-                "banking_plan": {
-                    "reference": "BP-2026-014",
-                    "approved_on": "2026-05-01",
-                    "lgu_id": "lgu_8d2e4f6a0b1c3d5e",
-                },
-                "wetland_type": "3",
-                "completed_on": "2026-04-20",
-                "federally_approved": False,
-                "designated_for_replacement": True,
-                "paid_by_performer": True,
-                "paid_back_with_interest": False,
-                "actions": [
-                    {
-                        "category": "replacement_wetland",
-                        "area_sqft": 40_000,
-                        "credit_sqft": 40_000,
-                    }
-                ],
-            },
-        },
-    },
-    "POST /transfers": {
-        "sale": {
-            "summary": "A sale of credits of one class",
-            "value": {
-                "from_account_id": "acct_1a2b3c4d5e6f7a8b",
-                "to_account_id": "acct_9f8e7d6c5b4a3f2e",
-                "credit_class": "BSA5-T3-U",
-                "amount_sqft": 10_000,
-                "price_per_sqft_cents": 250,
-                "memo": "Sale under agreement 2026-07",
-            },
-        },
-        "lot": {
-            "summary": "Credits of one lot",
-            "value": {
-                "from_account_id": "acct_1a2b3c4d5e6f7a8b",
-                "to_account_id": "acct_9f8e7d6c5b4a3f2e",
-                "lot_id": "lot_0c1d2e3f4a5b6c7d",
-                "amount_sqft": 2_500,
-            },
-        },
-    },
-    "POST /accounts/{account_id}/reservations": {
-        "for_a_plan": {
-            "summary": "Credits held for an approved replacement plan",
-            "value": {
-                "plan_id": "plan_4e5f6a7b8c9d0e1f",
-                "credit_class": "BSA5-T3-U",
-                "amount_sqft": 8_000,
-                "expires_on": "2027-06-30",
-            },
-        },
-    },
-    "POST /plans": {
-        "bank_credits": {
-            "summary": "A road project replaced 2:1 with bank credits",
-            "value": {
-                "lgu_id": "lgu_8d2e4f6a0b1c3d5e",
-                "applicant": "Lyon County Highway Department",
-                "project": "CSAH 7 reconstruction",
-                "location": "Section 14, T111N R42W, Lyon County",
-                "received_on": "2026-03-02",
-                "impact": {
-                    "area_sqft": 4_000,
-                    "wetland_type": "3",
-                    "service_area": 5,
-                    "county": "Lyon",
-                    "on_agricultural_land": False,
-                },
-                "replacement_ratio": "2",
-                "method": "bank_credits",
-                "replacement_outside_service_area": False,
-            },
-        },
-    },
-    "POST /plans/{plan_id}/withdrawals": {
-        "reserved": {
-            "summary": "Withdraw what was reserved for the approved plan",
-            "value": {"reservation_ids": ["res_2b3c4d5e6f7a8b9c"]},
-        },
-    },
-    "POST /payments": {
-        "processing_fee": {
-            "summary": "A plan's processing fee, received by its LGU",
-            "value": {
-                "kind": "processing_fee",
-                "amount_cents": 15_000,
-                "payer": "Lyon County Highway Department",
-                "received_on": "2026-03-02",
-                "plan_id": "plan_4e5f6a7b8c9d0e1f",
-            },
-        },
-    },
-}
-
 
 # --- the plugin -------------------------------------------------------------------------------
 
@@ -400,66 +275,6 @@ HEADERS: dict[str, dict[str, Any]] = {
         "schema": {"type": "string", "pattern": "^[0-9]+$"},
     },
 }
-
-
-def problem_schema() -> type[ProblemSchema]:
-    """``ProblemSchema`` with ``code`` as the enum of every stable code (computed when the app
-    is built, once every error class is defined)."""
-    return type(
-        "ProblemSchema",  # named "Problem" in the document, as flask-smorest names it
-        (ProblemSchema,),
-        {
-            "type": fields.String(
-                metadata={
-                    "description": "`/problems/<code>`: a page of this service that explains the "
-                    "code (a reference relative to the URL that was called)."
-                }
-            ),
-            "code": fields.String(
-                required=True,
-                metadata={
-                    "enum": problem_types.codes(),
-                    "description": "Stable: branch on it, not on `detail`.",
-                },
-            ),
-        },
-    )
-
-
-def problem_response(status: int | None, about: str) -> dict[str, Any]:
-    """A problem response: what it is about, its codes (each linked to its page), an example of
-    each, and its headers."""
-    codes = [
-        c for c in problem_types.codes() if status is None or problem_types.status_of(c) == status
-    ]
-    if status is None:
-        codes = [c for c in codes if problem_types.status_of(c) not in PROBLEM_RESPONSES]
-    listed = "; ".join(f"[`{code}`](/problems/{code})" for code in codes)
-    headers: dict[str, Any] = {"X-Request-Id": "X-Request-Id"}
-    if status in (429, 503):
-        headers["Retry-After"] = "Retry-After"
-    return {
-        "description": f"{about} Codes: {listed}." if listed else about,
-        "headers": headers,
-        "content": {
-            PROBLEM_JSON: {
-                "schema": "Problem",
-                "examples": {code: {"value": example_problem(code)} for code in codes},
-            }
-        },
-    }
-
-
-def example_problem(code: str) -> dict[str, Any]:
-    known = problem_types.explained(code)
-    return {
-        "type": f"/problems/{code}",
-        "title": problems.title_of(code),
-        "status": problem_types.status_of(code),
-        "detail": known.meaning if known else code,
-        "code": code,
-        "request_id": "5d1c0a4e9b7f4c2a8e3b6f1d0c9a8b7e",
-    }
 
 
 def _responses(operation: dict[str, Any], facts: _Facts) -> None:

@@ -224,7 +224,8 @@ def allocate_withdrawal(
     above = draw(restricted, above_needed, ABOVE_1_TO_1)
     unmet_first = draw(unrestricted, first, FIRST_1_TO_1)
     unmet_above = draw(unrestricted, above, ABOVE_1_TO_1)
-    assert unmet_first == 0 and unmet_above == 0, "the totals were checked above"
+    if unmet_first or unmet_above:  # the totals were checked above: a broken offer list
+        raise ValueError(f"offers left {unmet_first + unmet_above} sq ft unallocated")
     return Allocation(
         required_sqft=required,
         allocations=allocations,

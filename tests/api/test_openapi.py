@@ -18,7 +18,7 @@ from typing import Any
 import pytest
 from flask import Flask
 
-from api import create_app, openapi, problem_types, problems
+from api import create_app, openapi, openapi_problems, problem_types, problems
 from api.context import AUTHENTICATES_IN_UNIT
 from api.roles import declared
 from bank import access as bank_access
@@ -197,7 +197,7 @@ def test_each_operation_lists_the_problems_it_can_give(doc: dict[str, Any], doc_
                 body = resolve(doc, response)["content"][problems.PROBLEM_JSON]
                 assert body["schema"] == {"$ref": "#/components/schemas/Problem"}, (key, status)
     for status in (429, 503):
-        name = openapi.PROBLEM_RESPONSES[status][0]
+        name = openapi_problems.PROBLEM_RESPONSES[status][0]
         assert "Retry-After" in doc["components"]["responses"][name]["headers"]
 
 
