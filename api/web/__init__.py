@@ -9,13 +9,14 @@ from __future__ import annotations
 
 from flask import Flask
 
-from api.web import compliance_page, errors, filters, pages, signin
+from api.web import compliance_page, errors, filters, forms, pages, signin
 from api.web.blueprint import web
 
 # a blueprint is set up once, on import; each app (tests make many) then registers it
 filters.register(web)
 signin.register(web)
 errors.register(web)
+forms.register(web)
 pages.load()
 compliance_page.load()
 

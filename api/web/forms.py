@@ -1,0 +1,365 @@
+"""The pages' forms: fields rendered server-side, posted with the session's CSRF secret and an
+``Idempotency-Key`` of their own, read by the API's own input schemas, and handed to the same
+``bank`` use cases as the API.
+
+A form page renders its fields with the session's CSRF secret and a fresh key in hidden fields.
+Its POST checks the caller's role and the secret, turns the fields into the JSON body the API
+would have received (whole numbers, booleans, nested objects and lists from dotted names such as
+``impact.area_sqft`` or ``recipients.0.name``) and loads it with the API's schema, so a field is
+refused for the same reasons and in the same words as through the API.  The key is claimed, the
+use case runs and the redirect it earned is stored in one unit of work: a second submit of the
+same form answers that redirect again and writes nothing.  A refusal rolls all of it back and
+shows the form again with the problem's sentence beside its field (or above the form).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+import secrets
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+from flask import Blueprint, Response, g, redirect, render_template, request, url_for
+from marshmallow import Schema, ValidationError
+from sqlalchemy.orm import Session
+
+from api import problems
+from api.context import database
+from api.problems import ApiProblem
+from api.ratelimit import check_write
+from api.web.errors import error_page
+from api.web.signin import CSRF_FIELD, BadForm, check_form_secret, signed_in_actor
+from api.web.signin import _check_origin as check_origin  # the sign-in forms' own check
+from bank import access
+from bank.access import Actor
+from bank.errors import BankError
+from ledger.errors import LedgerError
+
+KEY_FIELD = "idempotency_key"
+#: keys a form makes are stored apart from the API's under the same token
+KEY_SCOPE = "web:"
+_KEY = re.compile(r"[A-Za-z0-9_-]{16,200}")
+_WHOLE = re.compile(r"[+-]?[0-9][0-9,_]*")
+#: the schemas' messages, said as a person filling in a form needs them
+PLAIN = {
+    "Missing data for required field.": "Fill in this field.",
+    "Not a valid integer.": "Write a whole number.",
+    "Not a valid date.": "Write a date as YYYY-MM-DD.",
+    "Shorter than minimum length 1.": "Choose or fill in at least one.",
+    "Field may not be null.": "Fill in this field.",
+}
+#: ``?done=`` on the page a form redirects to: what was just recorded
+CONFIRMATIONS: dict[str, str] = {}
+
+
+@dataclass(frozen=True)
+class Field:
+    """One input.  ``name`` is its path in the API's body (``impact.area_sqft``)."""
+
+    name: str
+    label: str
+    kind: str = "text"  # text | textarea | number | date | checkbox | select | checkboxes
+    required: bool = False
+    choices: tuple[tuple[str, str], ...] = ()
+    hint: str = ""
+
+    @property
+    def id(self) -> str:
+        return "f-" + self.name.replace(".", "-")
+
+
+@dataclass(frozen=True)
+class Fieldset:
+    """Fields that belong together, under a legend."""
+
+    legend: str
+    fields: tuple[Field, ...]
+    hint: str = ""
+
+
+Item = Field | Fieldset
+
+
+@dataclass
+class Form:
+    """A form as the template renders it: its fields, what was entered, what was refused."""
+
+    action: str
+    items: tuple[Item, ...]
+    submit: str
+    values: dict[str, Any] = field(default_factory=dict)
+    errors: dict[str, str] = field(default_factory=dict)
+    problems: list[str] = field(default_factory=list)
+    key: str = field(default_factory=lambda: secrets.token_urlsafe(24))
+
+    @property
+    def csrf(self) -> str:
+        return str(g.web.csrf_secret)
+
+    @property
+    def csrf_field(self) -> str:
+        return CSRF_FIELD
+
+    @property
+    def key_field(self) -> str:
+        return KEY_FIELD
+
+    def fields(self) -> list[Field]:
+        return list(_fields(self.items))
+
+    def value(self, name: str) -> Any:
+        return self.values.get(name, "")
+
+
+def _fields(items: Iterable[Item]) -> Iterable[Field]:
+    for item in items:
+        yield from (item.fields if isinstance(item, Fieldset) else (item,))
+
+
+@dataclass(frozen=True)
+class Refused:
+    """Why a submitted form was not used: its status, and the sentences to show."""
+
+    status: int
+    errors: dict[str, str]
+    problems: list[str]
+
+
+def register(blueprint: Blueprint) -> None:
+    blueprint.app_context_processor(lambda: {"form_notice": _confirmation()})
+
+
+def confirmation(code: str, sentence: str) -> str:
+    """Name what a form's redirect confirms (``?done=code``); returns ``code``."""
+    CONFIRMATIONS[code] = sentence
+    return code
+
+
+def _confirmation() -> str | None:
+    code = request.args.get("done") if request else None
+    return CONFIRMATIONS.get(code or "")
+
+
+def page(template: str, status: int = 200, **context: Any) -> Response:
+    body = render_template(template, **context)
+    response = Response(body, status=status, mimetype="text/html")
+    response.headers["Cache-Control"] = "no-store"
+    return response
+
+
+def user(*roles: str) -> Actor | Response:
+    """The signed-in person if their role may use the form; else the 403 page to answer."""
+    who = signed_in_actor()
+    if who.role not in roles:
+        return error_page(403, f"Only {' or '.join(roles)} users may use this form.")
+    return who
+
+
+def filled(form: Form) -> Form:
+    """``form`` with what was posted, to show again."""
+    values: dict[str, Any] = {}
+    for f in form.fields():
+        if f.kind == "checkboxes":
+            values[f.name] = request.form.getlist(f.name)
+        elif f.kind == "checkbox":
+            values[f.name] = f.name in request.form
+        else:
+            values[f.name] = request.form.get(f.name, "")
+    form.values = values
+    return form
+
+
+def refused(form: Form, why: Refused) -> Form:
+    """``form`` as posted, with the refusal's sentences: each beside its field if it has one."""
+    filled(form)
+    names = {f.name: f for f in form.fields()}
+    for path, message in why.errors.items():
+        if path in names:
+            form.errors[path] = message
+        else:
+            form.problems.append(f"{_label_of(path)}: {message}")
+    form.problems[:0] = why.problems
+    return form
+
+
+def _label_of(path: str) -> str:
+    """``recipients`` → ``Recipients``; the schema's own ``_schema`` says nothing."""
+    if path == "_schema":
+        return "The form"
+    return path.replace("_", " ").replace(".", " ").capitalize()
+
+
+# --- the POST ----------------------------------------------------------------------------------
+
+
+def submit(
+    who: Actor,
+    form: Form,
+    schema: Schema,
+    act: Callable[[dict[str, Any]], str],
+    again: Callable[[Refused], Response],
+) -> Any:
+    """Check the form's secret, load it with ``schema`` and run ``act`` (which calls a use case
+    and returns the page to redirect to) in one unit of work with the form's key; redirect
+    (303), or answer ``again`` with why it was refused."""
+    check_origin()
+    check_form_secret()
+    key = request.form.get(KEY_FIELD, "")
+    if not _KEY.fullmatch(key):
+        raise BadForm()
+    try:
+        check_write(who.token_id)
+    except ApiProblem as limited:
+        return error_page(limited.status, limited.detail, limited.headers)
+    try:
+        data = schema.load(body_of(form))
+    except ValidationError as invalid:
+        return again(Refused(422, flatten(invalid.messages), ["Check the fields marked below."]))
+    fingerprint = _fingerprint()
+
+    def unit(session: Session) -> str:
+        stored = access.claim_key(session, who.token_id, KEY_SCOPE + key, fingerprint)
+        if stored is not None:
+            return _replayed(stored, fingerprint)
+        location = act(data)
+        access.confirm_token(session, who.token_id)
+        access.store_result(session, who.token_id, KEY_SCOPE + key, 303, location, "text/uri-list")
+        return location
+
+    try:
+        location = database().run(unit)
+    except LedgerError as error:
+        return again(refusal(error))
+    return redirect(location, 303)
+
+
+class _KeyReused(BankError):
+    code = "idempotency_conflict"
+
+
+def _replayed(stored: access.StoredResult, fingerprint: str) -> str:
+    if stored.request_hash != fingerprint or stored.status != 303 or not stored.body:
+        raise _KeyReused(
+            "this form was already sent with other values; it is shown again to send anew"
+        )
+    return stored.body
+
+
+def refusal(error: LedgerError) -> Refused:
+    """A use case's refusal as a person reads it: the sentence, and each field's own."""
+    status = problems.status_of_error(error)
+    if status == 500:
+        return Refused(500, {}, [problems.UNEXPECTED])
+    if status == 404:
+        return Refused(404, {}, ["There is no such record, or you may not see it."])
+    errors = error.fields.get("errors") or {}
+    return Refused(status, flatten(errors), [sentence(error.detail)])
+
+
+def sentence(text: str) -> str:
+    """``"the expiry is in the past"`` → ``"The expiry is in the past."``"""
+    text = " ".join(str(text).split())
+    if not text:
+        return text
+    text = text[0].upper() + text[1:]
+    return text if text[-1] in ".!?" else text + "."
+
+
+def flatten(messages: Any, prefix: str = "") -> dict[str, str]:
+    """Nested error messages by dotted path (``recipients.0.name``), each a sentence."""
+    out: dict[str, str] = {}
+    if not isinstance(messages, dict):
+        return {prefix.rstrip(".") or "_schema": _said(messages)}
+    for key, value in messages.items():
+        path = f"{prefix}{key}"
+        if isinstance(value, dict):
+            out.update(flatten(value, path + "."))
+        else:
+            out[path] = _said(value)
+    return out
+
+
+def _said(value: Any) -> str:
+    texts = value if isinstance(value, list) else [value]
+    return " ".join(sentence(PLAIN.get(str(t), str(t))) for t in texts if not isinstance(t, dict))
+
+
+def _fingerprint() -> str:
+    """The form's path and fields (not its secret or key): a second submit matches the first."""
+    items = sorted(
+        (name, value)
+        for name, values in request.form.lists()
+        if name not in (CSRF_FIELD, KEY_FIELD)
+        for value in values
+    )
+    raw = f"POST {request.path}\n" + "\n".join(f"{n}={v}" for n, v in items)
+    return hashlib.sha256(raw.encode()).hexdigest()
+
+
+# --- reading the fields ------------------------------------------------------------------------
+
+
+def body_of(form: Form) -> dict[str, Any]:
+    """The JSON body the API would get: blank fields left out, whole numbers as numbers,
+    checkboxes as booleans, dotted names nested, numbered rows as lists (a row whose typed
+    fields are all blank is left out, whatever its menus say)."""
+    tree: dict[str, Any] = {}
+    for f in form.fields():
+        if _row_is_blank(form, f):
+            continue
+        value = _value(f)
+        if value is not None:
+            _put(tree, f.name.split("."), value)
+    pruned = _pruned(tree)
+    return pruned if isinstance(pruned, dict) else {}
+
+
+def _value(f: Field) -> Any:
+    if f.kind == "checkbox":
+        return f.name in request.form
+    if f.kind == "checkboxes":
+        return request.form.getlist(f.name)
+    text = request.form.get(f.name, "").strip()
+    if not text:
+        return None
+    if f.kind == "number" and _WHOLE.fullmatch(text):
+        return int(text.replace(",", "").replace("_", ""))
+    return text
+
+
+def _row_is_blank(form: Form, f: Field) -> bool:
+    parts = f.name.split(".")
+    rows = [i for i, part in enumerate(parts) if part.isdigit()]
+    if not rows:
+        return False
+    prefix = ".".join(parts[: rows[-1] + 1]) + "."
+    typed = [
+        other
+        for other in form.fields()
+        if other.name.startswith(prefix) and other.kind not in ("select", "checkbox")
+    ]
+    return all(not request.form.get(other.name, "").strip() for other in typed)
+
+
+def _put(tree: dict[str, Any], path: list[str], value: Any) -> None:
+    node = tree
+    for part in path[:-1]:
+        node = node.setdefault(part, {})
+    node[path[-1]] = value
+
+
+def _pruned(node: Any) -> Any:
+    """Empty objects left out; an object keyed ``0``, ``1``, … becomes a list in that order."""
+    if not isinstance(node, dict):
+        return node
+    kept = {k: v for k, v in ((k, _pruned(v)) for k, v in node.items()) if v not in ({}, None)}
+    if kept and all(k.isdigit() for k in kept):
+        return [kept[k] for k in sorted(kept, key=int)]
+    return kept or None
+
+
+def done(endpoint: str, code: str, anchor: str = "", **values: Any) -> str:
+    """The page a form redirects to, confirming ``code``."""
+    return url_for(endpoint, done=code, **values) + (f"#{anchor}" if anchor else "")
