@@ -227,9 +227,10 @@ def codes() -> list[str]:
 
 
 def status_of(code: str) -> int:
-    """The HTTP status a problem of ``code`` is sent with."""
+    """The HTTP status a problem of ``code`` is sent with; ``problems.UnmappedCode`` for a code
+    neither the catalogue nor the domain's table gives one."""
     known = CATALOGUE.get(code)
-    return known.status if known else problems.STATUS_BY_CODE.get(code, 409)
+    return known.status if known else problems.status_for(code)
 
 
 def explained(code: str) -> ProblemType | None:

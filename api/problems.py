@@ -42,6 +42,31 @@ STATUS_BY_CODE = {
     "unbalanced": 422,
 }
 
+
+class UnmappedCode(LookupError):
+    """A domain error's code that ``STATUS_BY_CODE`` gives no status: a fault of the service,
+    which tests/unit/test_error_statuses.py finds for every error class."""
+
+
+def status_for(code: str) -> int:
+    """The HTTP status of a domain error's ``code`` (``bank.errors.code_of``); ``UnmappedCode``
+    for a code with none."""
+    status = STATUS_BY_CODE.get(code)
+    if status is None:
+        raise UnmappedCode(f"no HTTP status for the error code {code!r}")
+    return status
+
+
+def status_of_error(error: LedgerError) -> int:
+    """The status ``error`` is answered with: its code's, or 500, logged, for a code that has
+    none (a caller is not told 409 for a refusal the service cannot name)."""
+    try:
+        return status_for(code_of(error))
+    except UnmappedCode:
+        log.exception("%s has no HTTP status", type(error).__name__)
+        return 500
+
+
 #: HTTP status → code, for errors raised by Flask/Werkzeug rather than by the domain
 CODE_BY_STATUS = {
     400: "bad_request",
@@ -56,6 +81,9 @@ CODE_BY_STATUS = {
     429: "rate_limited",
     503: "service_unavailable",
 }
+
+#: the ``detail`` of a 500: what went wrong is in the log, under the request id
+UNEXPECTED = "An unexpected error occurred; it has been logged."
 
 TITLES = {
     "validation_error": "The request is not valid",
@@ -136,8 +164,10 @@ _RESERVED_MEMBERS = frozenset({"type", "title", "status", "detail", "code", "hea
 
 
 def _domain_error(error: LedgerError) -> Response:
+    status = status_of_error(error)
+    if status == 500:
+        return problem(500, "internal_error", UNEXPECTED)
     code = code_of(error)
-    status = STATUS_BY_CODE.get(code, 409)
     fields = {
         (f"current_{k}" if k in _RESERVED_MEMBERS else k): _jsonable(v)
         for k, v in error.fields.items()
@@ -229,7 +259,7 @@ def _inexact_quantity(error: DBAPIError) -> bool:
 
 def _unexpected(error: Exception) -> Response:
     log.exception("unexpected error (request %s %s)", request.path, getattr(g, "request_id", ""))
-    return problem(500, "internal_error", "An unexpected error occurred; it has been logged.")
+    return problem(500, "internal_error", UNEXPECTED)
 
 
 def _flatten_locations(messages: dict[str, Any]) -> dict[str, Any]:

@@ -11,7 +11,6 @@ from werkzeug.exceptions import HTTPException
 
 from api import problems
 from api.web.signin import BadForm, SignInRequired
-from bank.errors import code_of
 from ledger.errors import LedgerError
 
 log = logging.getLogger("wetbank.web")
@@ -63,9 +62,11 @@ def _bad_form(_error: BadForm) -> Response:
 
 
 def _domain_error(error: LedgerError) -> Response:
-    status = problems.STATUS_BY_CODE.get(code_of(error), 409)
-    if error.code == "not_found":
+    status = problems.status_of_error(error)
+    if status == 404:
         return error_page(404, "There is no such record, or your token may not see it.")
+    if status == 500:
+        return error_page(500, problems.UNEXPECTED)
     return error_page(status, error.detail)
 
 
