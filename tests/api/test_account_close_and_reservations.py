@@ -11,12 +11,12 @@ from typing import Any
 import pytest
 from sqlalchemy import text
 
-from tests.api.bank_kit import BankKit, ok, problem
+from tests.api.kit import Kit, ok, problem
 
 
 @pytest.fixture
-def kit(api, app) -> BankKit:
-    return BankKit(api, app)
+def kit(api, app) -> Kit:
+    return Kit(api, app)
 
 
 def transfer_body(source: str, target: str, amount: int, credit_class: str) -> dict[str, Any]:
@@ -51,7 +51,7 @@ def test_an_account_holding_credits_cannot_be_closed(api, kit):
 
 def test_an_account_with_credits_reserved_cannot_be_closed(api, kit):
     funded = kit.funded(5_000)
-    plan = kit.plan(kit.lgu()["id"])
+    plan = kit.board_plan(kit.lgu()["id"])
     body = kit.reservation_body(plan["id"], funded["unrestricted"], 5_000)
     ok(api.post(f"/accounts/{funded['id']}/reservations", body))
     problem(api.post(f"/accounts/{funded['id']}/close"), 409, "conflict")
@@ -93,11 +93,11 @@ def test_only_the_board_closes_and_an_unknown_account_is_404(api, kit, lgu):
 
 
 @pytest.fixture
-def reserved(kit: BankKit) -> dict[str, Any]:
+def reserved(kit: Kit) -> dict[str, Any]:
     """A funded account with two reservations for one plan, one of them voided."""
     funded = kit.funded(30_000)
     lgu = kit.lgu()
-    plan = kit.plan(lgu["id"], project="Highway 23 widening")
+    plan = kit.board_plan(lgu["id"], project="Highway 23 widening")
     path = f"/accounts/{funded['id']}/reservations"
     kept = ok(kit.api.post(path, kit.reservation_body(plan["id"], funded["unrestricted"], 9_000)))
     voided = ok(kit.api.post(path, kit.reservation_body(plan["id"], funded["unrestricted"], 1_000)))

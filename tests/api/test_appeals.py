@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 from flask import Flask
 
-from tests.api.plan_kit import RECIPIENTS, Kit, decision_body, mailing, ok, on, problem
+from tests.api.kit import RECIPIENTS, Kit, decision_body, mailing, ok, on, problem
 from tests.api.web_kit import Element, parse, signed_in
 
 FEE = 20_000
@@ -150,7 +150,7 @@ def test_story_3_a_contested_plan_is_reversed_and_its_credits_return_to_their_lo
             unrestricted=30_000,
             restricted=20_000,
         )
-        lots_before = kit.available(developer["id"])
+        lots_before = kit.available_by_lot(developer["id"])
     assert sorted(lots_before.values()) == [20_000, 30_000]
 
     # Wednesday 2026-06-17: 25,000 sq ft in BSA 7 at 2:1; the LGU requires $500 of security
@@ -236,7 +236,7 @@ def test_story_3_a_contested_plan_is_reversed_and_its_credits_return_to_their_lo
                 token=lgu["token"],
             )
         )
-        withdrawn = kit.available(developer["id"])
+        withdrawn = kit.available_by_lot(developer["id"])
     assert mailed == {
         "mailed_on": "2026-09-04",
         "due": "2026-09-11",
@@ -318,8 +318,8 @@ def test_story_3_a_contested_plan_is_reversed_and_its_credits_return_to_their_lo
     }
     with on("2026-11-30"):
         final = kit.get_plan(pid, token=lgu["token"])
-        restored = kit.available(developer["id"])
-        lots_after = kit.lots(developer["id"])
+        restored = kit.available_by_lot(developer["id"])
+        lots_after = kit.lots_by_id(developer["id"])
     assert final["outcome"] == "denied"
     assert final["reversed_on_appeal"] is True
     assert final["status"] == "final"
@@ -444,7 +444,7 @@ def test_a_deemed_approval_reversed_on_appeal_is_denied_and_its_withdrawal_rever
     with on("2026-06-08"):
         bank = kit.funded_account(day="2026-06-08", service_area=5, unrestricted=20_000)
         plan = kit.plan(lgu, received_on="2026-06-08", area_sqft=9_000)
-        before = kit.available(bank["id"])
+        before = kit.available_by_lot(bank["id"])
         reservation = kit.reserve(bank["id"], plan["id"], bank["unrestricted_class"], 18_000)
     with on("2026-08-10"):
         path = f"/plans/{plan['id']}/withdrawals"
@@ -458,7 +458,7 @@ def test_a_deemed_approval_reversed_on_appeal_is_denied_and_its_withdrawal_rever
     ok(rule(kit, appeal, "2026-09-30", "plan_reversed"))
     with on("2026-09-30"):
         shown = kit.get_plan(plan["id"])
-        after = kit.available(bank["id"])
+        after = kit.available_by_lot(bank["id"])
     assert shown["outcome"] == "denied" and shown["reversed_on_appeal"] is True
     # no notice of the deemed approval was ever mailed, so no window has closed: the plan
     # shows its decided status, not final (issue 22); it is denied either way
@@ -967,7 +967,7 @@ def test_two_appeals_one_upheld_then_one_reversed_reverse_the_approval_for_good(
     lgu = kit.lgu()
     with on("2026-09-01"):
         bank = kit.funded_account(day="2026-09-01", service_area=5, unrestricted=20_000)
-        before = kit.available(bank["id"])
+        before = kit.available_by_lot(bank["id"])
     plan = noticed_decision(kit, lgu)
     pid = plan["id"]
     with on("2026-09-08"):
@@ -997,7 +997,7 @@ def test_two_appeals_one_upheld_then_one_reversed_reverse_the_approval_for_good(
     ok(rule(kit, second, "2026-10-27", "plan_reversed"))
     with on("2026-10-27"):
         shown = kit.get_plan(pid)
-        after = kit.available(bank["id"])
+        after = kit.available_by_lot(bank["id"])
         voided = ok(kit.api.get(f"/reservations/{held['id']}"), 200)
     assert shown["status"] == "final"
     assert shown["outcome"] == "denied" and shown["reversed_on_appeal"] is True
@@ -1023,7 +1023,7 @@ def test_two_appeals_one_upheld_then_one_reversed_reverse_the_approval_for_good(
             409,
             "conflict",
         )
-        assert kit.available(bank["id"]) == before
+        assert kit.available_by_lot(bank["id"]) == before
 
 
 def test_an_appeal_reversed_then_another_upheld_leaves_the_plan_reversed(kit):

@@ -31,7 +31,7 @@ from bank import audit as bank_audit
 from ledger import verification
 from ledger.ddl import drop_triggers
 from tests.api.conftest import Api, make_token
-from tests.api.plan_kit import Kit, ok, on, problem
+from tests.api.kit import Kit, ok, on, problem
 
 D1, D2, D3, D4 = "2026-05-04", "2026-05-06", "2026-05-08", "2026-05-11"
 CSV = {"Accept": "text/csv"}
@@ -395,7 +395,7 @@ def test_verify_names_the_payment_whose_amounts_were_both_edited(fresh):
 def test_verify_catches_an_edited_stored_balance(fresh):
     work = workload(fresh)
     assert verify(fresh)["ok"] is True
-    lot_id = next(iter(fresh.lots(work.c)))
+    lot_id = next(iter(fresh.lots_by_id(work.c)))
     tamper(
         fresh.app,
         "UPDATE ledger_balances SET credits_posted = credits_posted + 7 WHERE account_id = "

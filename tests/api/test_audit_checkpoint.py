@@ -21,7 +21,7 @@ from api import create_app
 from bank import audit as bank_audit
 from ledger import sealer
 from tests.api.conftest import Api, make_token
-from tests.api.plan_kit import Kit, ok, on
+from tests.api.kit import Kit, ok, on
 from tests.api.test_audit import D2, D4, all_transaction_ids, run_verify_command, tamper, workload
 from tests.api.test_registry_seals import _bypassing_triggers
 from tests.api.web_kit import parse, signed_in

@@ -6,12 +6,12 @@ from __future__ import annotations
 
 import pytest
 
-from tests.api.bank_kit import BankKit, ok, on, problem, unique
+from tests.api.kit import Kit, ok, on, problem, unique
 
 
 @pytest.fixture
-def kit(api, app) -> BankKit:
-    return BankKit(api, app)
+def kit(api, app) -> Kit:
+    return Kit(api, app)
 
 
 # --- holders --------------------------------------------------------------------------------

@@ -7,16 +7,16 @@ from typing import Any
 
 import pytest
 
-from tests.api.bank_kit import BankKit, at, ok, on, problem, story1_actions
+from tests.api.kit import Kit, at, ok, on, problem, story1_actions
 
 
 @pytest.fixture
-def kit(api, app) -> BankKit:
-    return BankKit(api, app)
+def kit(api, app) -> Kit:
+    return Kit(api, app)
 
 
 @pytest.fixture
-def prairie_creek(kit: BankKit) -> dict[str, Any]:
+def prairie_creek(kit: Kit) -> dict[str, Any]:
     """Prairie Creek LLC, its bank site in BSA 5, an empty account there and the certifying LGU."""
     holder = kit.holder("Prairie Creek LLC")
     lgu = kit.lgu()
@@ -28,7 +28,7 @@ def prairie_creek(kit: BankKit) -> dict[str, Any]:
     }
 
 
-def story1_body(kit: BankKit, pc: dict[str, Any], buffer_credit: int = 45_000) -> dict[str, Any]:
+def story1_body(kit: Kit, pc: dict[str, Any], buffer_credit: int = 45_000) -> dict[str, Any]:
     return kit.deposit_body(
         pc["site_id"],
         pc["lgu"]["id"],
@@ -129,7 +129,7 @@ def test_story_1_with_the_buffer_at_exactly_its_cap_is_accepted_after_a_refusal(
 # --- refusals --------------------------------------------------------------------------------
 
 
-def _refusal(kit: BankKit, pc: dict[str, Any], status: int, code: str, **change: Any) -> Any:
+def _refusal(kit: Kit, pc: dict[str, Any], status: int, code: str, **change: Any) -> Any:
     """Post a story-1 deposit changed by ``change`` after one good deposit; check nothing moved.
 
     The changed deposit is for another site of the holder's, so that what the first deposit

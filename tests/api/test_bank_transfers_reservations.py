@@ -12,15 +12,15 @@ from sqlalchemy import text
 
 from bank.transfers import Transfer
 from ledger import clock
-from tests.api.bank_kit import BankKit, at, ok, on, problem, story1_actions
+from tests.api.kit import Kit, at, ok, on, problem, story1_actions
 
 
 @pytest.fixture
-def kit(api, app) -> BankKit:
-    return BankKit(api, app)
+def kit(api, app) -> Kit:
+    return Kit(api, app)
 
 
-def transfer(kit: BankKit, source: str, target: str, amount: int, **kw: Any) -> dict[str, Any]:
+def transfer(kit: Kit, source: str, target: str, amount: int, **kw: Any) -> dict[str, Any]:
     token = kw.pop("token", None)
     body = {"from_account_id": source, "to_account_id": target, "amount_sqft": amount, **kw}
     return dict(ok(kit.api.post("/transfers", body, token=token)))
@@ -34,7 +34,7 @@ def by_label(lots: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
 
 
 @pytest.fixture
-def story2(kit: BankKit) -> dict[str, Any]:
+def story2(kit: Kit) -> dict[str, Any]:
     """Prairie Creek's story-1 deposit (federally approved) and the Hollis Township road account."""
     prairie, lgu = kit.holder("Prairie Creek LLC"), kit.lgu()
     site_id = kit.site(prairie["id"], 5, "Lyon")
@@ -238,7 +238,7 @@ def test_a_replayed_transfer_moves_credits_once(api, kit):
 
 
 @pytest.fixture
-def pair(kit: BankKit) -> dict[str, Any]:
+def pair(kit: Kit) -> dict[str, Any]:
     """A funded account (10,000 unrestricted) and another holder's empty account."""
     funded = kit.funded(10_000)
     other = kit.holder("Buyer")
@@ -251,7 +251,7 @@ def pair(kit: BankKit) -> dict[str, Any]:
 
 
 def refused_transfer(
-    kit: BankKit,
+    kit: Kit,
     pair: dict[str, Any],
     status: int,
     code: str,
@@ -348,7 +348,7 @@ def test_an_lgu_may_not_transfer(kit, pair, lgu):
 
 
 def test_reserved_credits_cannot_be_transferred(kit, pair):
-    plan = kit.plan(kit.lgu()["id"])
+    plan = kit.board_plan(kit.lgu()["id"])
     body = kit.reservation_body(plan["id"], "BSA5-T2-U", 9_500)
     ok(kit.api.post(f"/accounts/{pair['source']}/reservations", body))
     refused_transfer(kit, pair, 422, "insufficient_credits", amount_sqft=501)
@@ -359,11 +359,16 @@ def test_reserved_credits_cannot_be_transferred(kit, pair):
 
 
 @pytest.fixture
-def reserving(kit: BankKit) -> dict[str, Any]:
+def reserving(kit: Kit) -> dict[str, Any]:
     """A funded BSA 5 account (30,000 unrestricted, 20,000 restricted) and a BSA 5 plan."""
     funded = kit.funded(30_000, buffer_sqft=20_000)
     lgu = kit.lgu()
-    return {"funded": funded, "account_id": funded["id"], "lgu": lgu, "plan": kit.plan(lgu["id"])}
+    return {
+        "funded": funded,
+        "account_id": funded["id"],
+        "lgu": lgu,
+        "plan": kit.board_plan(lgu["id"]),
+    }
 
 
 def reserve_path(r: dict[str, Any]) -> str:
@@ -457,7 +462,7 @@ def test_only_the_holder_or_the_board_voids_a_reservation(api, kit, reserving):
 
 
 def refused_reservation(
-    kit: BankKit, r: dict[str, Any], status: int, code: str, token: str | None = None, **change: Any
+    kit: Kit, r: dict[str, Any], status: int, code: str, token: str | None = None, **change: Any
 ) -> dict[str, Any]:
     body = kit.reservation_body(r["plan"]["id"], "BSA5-T2-U", 1_000)
     for key, value in change.items():
@@ -532,12 +537,12 @@ def test_a_reservation_on_an_unknown_account_is_404(api, kit, reserving):
 def test_credits_of_another_service_area_are_not_eligible_unless_the_plan_allows_it(api, kit):
     funded = kit.funded(10_000, service_area=7)
     lgu = kit.lgu()
-    plan = kit.plan(lgu["id"], service_area=5)
+    plan = kit.board_plan(lgu["id"], service_area=5)
     r = {"account_id": funded["id"], "plan": plan}
     body = refused_reservation(kit, r, 422, "not_eligible", credit_class="BSA7-T2-U")
     assert (body["credit_service_area"], body["impact_service_area"]) == (7, 5)
 
-    outside = kit.plan(lgu["id"], service_area=5, replacement_outside_service_area=True)
+    outside = kit.board_plan(lgu["id"], service_area=5, replacement_outside_service_area=True)
     made = ok(
         api.post(
             f"/accounts/{funded['id']}/reservations",
@@ -551,7 +556,7 @@ def test_credits_of_another_service_area_are_not_eligible_unless_the_plan_allows
 def test_a_reservation_for_a_denied_plan_is_conflict(api, kit, reserving):
     r = reserving
     with on("2026-06-15"):
-        plan = kit.plan(r["lgu"]["id"], received_on="2026-06-08")
+        plan = kit.board_plan(r["lgu"]["id"], received_on="2026-06-08")
         ok(
             api.post(
                 f"/plans/{plan['id']}/decision",
@@ -573,7 +578,7 @@ def test_a_frozen_site_blocks_a_reservation_from_the_account_its_credits_went_to
     buyer = kit.holder("Buyer")
     bought = kit.account(buyer["id"])
     transfer(kit, seller["id"], bought, 12_000, credit_class="BSA5-T2-U")
-    plan = kit.plan(kit.lgu()["id"])
+    plan = kit.board_plan(kit.lgu()["id"])
     r = {"account_id": bought, "plan": plan}
 
     ok(api.post(f"/bank-sites/{seller['site_id']}/freeze"), 200)
@@ -601,7 +606,7 @@ def test_a_frozen_site_blocks_a_reservation_from_the_account_its_credits_went_to
 def test_a_reservation_expires_at_midnight_minnesota_time_at_the_end_of_its_expiry_date(api, kit):
     with on("2026-07-01"):
         funded = kit.funded(20_000)
-        plan = kit.plan(kit.lgu()["id"])
+        plan = kit.board_plan(kit.lgu()["id"])
         made = ok(
             api.post(
                 f"/accounts/{funded['id']}/reservations",
@@ -640,7 +645,7 @@ def test_a_reservation_expires_at_midnight_minnesota_time_at_the_end_of_its_expi
 
 def test_an_expiry_date_that_is_today_in_minnesota_is_not_in_the_past_late_in_the_evening(api, kit):
     funded = kit.funded(5_000)
-    plan = kit.plan(kit.lgu()["id"])
+    plan = kit.board_plan(kit.lgu()["id"])
     path = f"/accounts/{funded['id']}/reservations"
     # 22:00 on 2026-07-15 in Minnesota is already 2026-07-16 in UTC
     with at("2026-07-16 03:00:00"):
@@ -657,7 +662,7 @@ def test_an_expiry_date_that_is_today_in_minnesota_is_not_in_the_past_late_in_th
 def test_reserved_balances_as_of_a_date_follow_reservations_made_voided_and_expired(api, kit):
     with on("2026-07-01"):
         funded = kit.funded(20_000)
-        plan = kit.plan(kit.lgu()["id"])
+        plan = kit.board_plan(kit.lgu()["id"])
         path = f"/accounts/{funded['id']}/reservations"
         ok(api.post(path, kit.reservation_body(plan["id"], "BSA5-T2-U", 15_000, "2026-07-15")))
     with on("2026-07-03"):

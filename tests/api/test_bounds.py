@@ -23,7 +23,7 @@ import api.views
 from api import create_app
 from api.schemas.common import LAST_DATE, MAX_CENTS, MAX_SQFT, IsoDate, Quantity
 from tests.api.conftest import Api, make_token
-from tests.api.plan_kit import Kit, decision_body, ok, on, problem, unique
+from tests.api.kit import Kit, decision_body, ok, on, problem, unique
 from tests.api.web_kit import signed_in
 
 DAY = "2026-06-08"

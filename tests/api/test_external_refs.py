@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from tests.api.plan_kit import Kit, ok, on, problem, unique
+from tests.api.kit import Kit, ok, on, problem, unique
 
 DAY = "2026-06-08"
 

@@ -5,12 +5,12 @@ from __future__ import annotations
 
 import pytest
 
-from tests.api.bank_kit import BankKit, ok, problem
+from tests.api.kit import Kit, ok, problem
 
 
 @pytest.fixture
-def kit(api, app) -> BankKit:
-    return BankKit(api, app)
+def kit(api, app) -> Kit:
+    return Kit(api, app)
 
 
 # --- unknown query parameters ---------------------------------------------------------------

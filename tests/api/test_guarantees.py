@@ -16,7 +16,7 @@ from flask import Flask
 
 from api import create_app
 from tests.api.conftest import Api, make_token
-from tests.api.plan_kit import Kit, decision_body, ok, on, problem
+from tests.api.kit import Kit, decision_body, ok, on, problem
 from tests.api.test_money import draw, hold, journal, made_final, release
 
 REQUIRED = 2_500_000

@@ -20,8 +20,8 @@ from sqlalchemy import text
 
 from api.roles import declared
 from bank.access import ROLES
-from tests.api.bank_kit import BankKit, ok, on, problem, unique
 from tests.api.conftest import Api
+from tests.api.kit import Kit, ok, on, problem, unique
 from tests.api.web_kit import csrf_of, parse, signed_in
 from tests.system.test_authorization_matrix import MATRIX
 
@@ -31,8 +31,8 @@ DAY = "2026-06-01"
 
 
 @pytest.fixture
-def kit(api: Api, app: Flask) -> BankKit:
-    return BankKit(api, app)
+def kit(api: Api, app: Flask) -> Kit:
+    return Kit(api, app)
 
 
 def csv_rows(response: Any) -> list[dict[str, str]]:
@@ -44,7 +44,7 @@ def csv_rows(response: Any) -> list[dict[str, str]]:
 # --- CSV cells ---------------------------------------------------------------------------------
 
 
-def test_a_memo_that_is_a_formula_reads_back_as_text_in_every_csv(kit: BankKit, app: Flask) -> None:
+def test_a_memo_that_is_a_formula_reads_back_as_text_in_every_csv(kit: Kit, app: Flask) -> None:
     memos = [FORMULA, "+1+1", "-2+3", "@SUM(A1)", "\tx", "\rx", "plain"]
     with on(DAY):
         source = kit.funded(10_000)
@@ -166,7 +166,7 @@ def b64(value: Any) -> str:
 
 
 @pytest.fixture
-def listings(kit: BankKit, app: Flask, holder: dict[str, str]) -> dict[str, str]:
+def listings(kit: Kit, app: Flask, holder: dict[str, str]) -> dict[str, str]:
     """Every listing that takes ``cursor``, each with at least two rows to page through."""
     with on(DAY):
         funded = kit.funded(10_000)
@@ -184,7 +184,7 @@ def listings(kit: BankKit, app: Flask, holder: dict[str, str]) -> dict[str, str]
                 )
             )
         for _ in range(2):
-            kit.plan(funded["lgu"]["id"], received_on=DAY)
+            kit.board_plan(funded["lgu"]["id"], received_on=DAY)
     for _ in range(2):  # refused requests are audit events
         assert kit.api.get("/audit/verify", token=holder["token"]).status_code == 403
     return {
@@ -229,7 +229,7 @@ def crafted(name: str) -> list[str]:
 
 
 def test_a_cursor_the_server_did_not_issue_is_400_on_every_listing(
-    kit: BankKit, listings: dict[str, str]
+    kit: Kit, listings: dict[str, str]
 ) -> None:
     issued = {label: issued_cursor(kit.api, path) for label, path in listings.items()}
     for label, path in listings.items():
@@ -275,7 +275,7 @@ def count(app: Flask, table: str) -> int:
 
 
 def test_a_body_over_the_limit_is_413_with_or_without_a_content_length(
-    app: Flask, kit: BankKit, board_token: str
+    app: Flask, kit: Kit, board_token: str
 ) -> None:
     client = app.test_client()
     name = unique("Chunked")

@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from tests.api.plan_kit import Kit, decision_body, mailing, ok, on, problem
+from tests.api.kit import Kit, decision_body, mailing, ok, on, problem
 from tests.api.web_kit import parse, signed_in
 
 PERIOD = {"from": "2026-01-01", "to": "2026-01-31"}

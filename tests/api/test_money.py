@@ -15,7 +15,7 @@ from freezegun import freeze_time
 
 from api import create_app
 from tests.api.conftest import Api, make_token
-from tests.api.plan_kit import Kit, mailing, ok, on, problem
+from tests.api.kit import Kit, mailing, ok, on, problem
 
 FEE = 20_000  # Subd. 9: the $200 filing fee
 SECURITY_CAP = 50_000  # Subd. 9: security of at most $500

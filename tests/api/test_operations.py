@@ -22,8 +22,8 @@ from sqlalchemy import text
 from api import create_app, logs
 from ledger import Leg, sealer, transfer
 from ledger.db import Database
-from tests.api.bank_kit import BankKit, on
 from tests.api.conftest import Api, make_token
+from tests.api.kit import Kit, on
 from tests.api.web_kit import csrf_of
 from tests.dbs import create_database, drop_database
 from tests.integration.ledger_kit import meta, move, open_accounts
@@ -170,7 +170,7 @@ def test_metrics_count_requests_by_route_and_status_and_refusals_by_code(
 
 
 def test_metrics_count_the_transactions_written(app: Flask, api: Api) -> None:
-    kit = BankKit(api, app)
+    kit = Kit(api, app)
     before = metric_samples(app)
     with on("2026-05-25"):
         kit.funded(10_000)  # one deposit: one ledger transaction

@@ -9,12 +9,12 @@ import pytest
 from sqlalchemy import text
 
 from bank import party_edits
-from tests.api.bank_kit import BankKit, ok, problem, unique
+from tests.api.kit import Kit, ok, problem, unique
 
 
 @pytest.fixture
-def kit(api, app) -> BankKit:
-    return BankKit(api, app)
+def kit(api, app) -> Kit:
+    return Kit(api, app)
 
 
 def patch(api: Any, path: str, body: Any, token: str | None = None) -> Any:

@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 
-from tests.api.plan_kit import RECIPIENTS, Kit, decision_body, mailing, ok, on, problem, unique
+from tests.api.kit import RECIPIENTS, Kit, decision_body, mailing, ok, on, problem, unique
 
 PANEL = [r for r in RECIPIENTS if r["role"] == "tep_member"]
 

@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 from flask import Flask
 
-from tests.api.plan_kit import Kit, decision_body, ok, on, problem
+from tests.api.kit import Kit, decision_body, ok, on, problem
 from tests.api.web_kit import parse, signed_in
 
 DAY = "2026-06-17"

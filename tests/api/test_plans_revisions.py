@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from tests.api.plan_kit import Kit, decision_body, mailing, ok, on, problem
+from tests.api.kit import Kit, decision_body, mailing, ok, on, problem
 from tests.api.test_appeals import grant, noticed_decision, petition, rule
 
 

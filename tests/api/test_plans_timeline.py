@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 from freezegun import freeze_time
 
-from tests.api.plan_kit import RECIPIENTS, Kit, decision_body, mailing, ok, on, problem
+from tests.api.kit import RECIPIENTS, Kit, decision_body, mailing, ok, on, problem
 
 
 @pytest.fixture
@@ -32,7 +32,7 @@ def test_story_2_a_road_project_buys_and_uses_credits_on_every_date(kit):
             restricted=45_000,
             federally_approved=True,
         )
-        prairie_lots = kit.lots(prairie["id"])
+        prairie_lots = kit.lots_by_id(prairie["id"])
         hollis_holder = kit.holder("Hollis Township")
         hollis_account = kit.account(hollis_holder["id"], 5)
         for credit_class, amount in (
@@ -50,7 +50,7 @@ def test_story_2_a_road_project_buys_and_uses_credits_on_every_date(kit):
                     },
                 )
             )
-        hollis_lots = kit.lots(hollis_account)
+        hollis_lots = kit.lots_by_id(hollis_account)
     # the lots in Hollis's account point back to Prairie Creek's lots and site, not resalable
     assert sorted(lot["posted_sqft"] for lot in hollis_lots.values()) == [8_000, 20_000]
     for lot in hollis_lots.values():

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.api.plan_kit import Kit, decision_body, mailing, ok, on, problem
+from tests.api.kit import Kit, decision_body, mailing, ok, on, problem
 
 DAY = "2026-06-08"
 
@@ -140,16 +140,16 @@ def test_credits_reserved_beyond_the_18_000_required_are_released_to_their_lot(k
     lgu = kit.lgu()
     with on(DAY):
         bank = kit.funded_account(day=DAY, service_area=5, unrestricted=14_000, restricted=9_000)
-        lots = kit.lots(bank["id"])
+        lots = kit.lots_by_id(bank["id"])
         u_lot = next(i for i, lot in lots.items() if lot["credit_class"] == "BSA5-T2-U")
         r_lot = next(i for i, lot in lots.items() if lot["credit_class"] == "BSA5-T2-R")
         plan = kit.approved_plan(lgu, DAY, area_sqft=9_000, ratio="2")
         u = kit.reserve(bank["id"], plan["id"], bank["unrestricted_class"], 12_000)
         r = kit.reserve(bank["id"], plan["id"], bank["restricted_class"], 9_000)
-        assert kit.available(bank["id"]) == {u_lot: 2_000, r_lot: 0}
+        assert kit.available_by_lot(bank["id"]) == {u_lot: 2_000, r_lot: 0}
         withdrawal = ok(withdraw(kit, plan, [u, r], token=lgu["token"]))
-        available = kit.available(bank["id"])
-        lots_after = kit.lots(bank["id"])
+        available = kit.available_by_lot(bank["id"])
+        lots_after = kit.lots_by_id(bank["id"])
         statuses = (reservation_status(kit, u), reservation_status(kit, r))
     assert withdrawal["withdrawn_sqft"] == 18_000
     assert portions(withdrawal) == [

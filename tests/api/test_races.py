@@ -28,7 +28,7 @@ from bank.transfers import Transfer
 from bank.withdrawals import Withdrawal
 from ledger.db import Database
 from tests.api.conftest import Api
-from tests.api.plan_kit import Kit, ok, on, problem
+from tests.api.kit import Kit, ok, on, problem
 
 DAY = "2026-06-08"
 
@@ -256,7 +256,7 @@ def test_a_transfer_waiting_on_a_busy_lot_when_the_account_is_frozen_does_not_co
     with on(DAY):
         funded = kit.funded_account(day=DAY, service_area=5, unrestricted=10_000)
         target = kit.account(funded["holder"]["id"], 5)
-        (lot_id,) = kit.lots(funded["id"])
+        (lot_id,) = kit.lots_by_id(funded["id"])
         body = {
             "from_account_id": funded["id"],
             "to_account_id": target,
@@ -288,7 +288,7 @@ def posted(kit: Kit, funded: dict[str, Any]) -> int:
 def test_of_8_concurrent_voids_of_one_reservation_one_is_200_and_7_conflict(kit, app, backend):
     with on(DAY):
         r = reserved_for_a_plan(kit)
-        (lot_id,) = kit.lots(r["funded"]["id"])
+        (lot_id,) = kit.lots_by_id(r["funded"]["id"])
         # in use a moment ago: no void records its use (which would lock the token's row)
         ok(kit.api.get("/me", token=r["funded"]["holder"]["token"]), 200)
         with busy_lot(app, backend, lot_id) as wait_for_a_waiter:

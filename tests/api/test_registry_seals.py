@@ -22,7 +22,7 @@ from api import create_app
 from bank.registry import SEALED_TABLES
 from ledger import row_seals
 from tests.api.conftest import Api, make_token
-from tests.api.plan_kit import Kit, ok, on
+from tests.api.kit import Kit, ok, on
 from tests.api.test_audit import D4, run_verify_command, workload
 
 #: per table: a sealed column an attacker would change, and the SQL expression that changes it

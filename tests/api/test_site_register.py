@@ -10,16 +10,16 @@ from sqlalchemy import func, select
 
 from bank.deposit_tables import Deposit
 from ledger.schema import LedgerTransaction
-from tests.api.bank_kit import BankKit, ok, problem, story1_actions
+from tests.api.kit import Kit, ok, problem, story1_actions
 
 
 @pytest.fixture
-def kit(api: Any, app: Any) -> BankKit:
-    return BankKit(api, app)
+def kit(api: Any, app: Any) -> Kit:
+    return Kit(api, app)
 
 
 @pytest.fixture
-def restoration(kit: BankKit) -> dict[str, Any]:
+def restoration(kit: Kit) -> dict[str, Any]:
     """A holder, its site registered with a 100,000 sq ft replacement wetland, and an account."""
     holder = kit.holder("Restorer")
     body = {
@@ -43,19 +43,19 @@ def _wetland(credit: int, area: int = 100_000) -> list[dict[str, Any]]:
     return [{"category": "replacement_wetland", "area_sqft": area, "credit_sqft": credit}]
 
 
-def _deposit(kit: BankKit, r: dict[str, Any], actions: list[dict[str, Any]], **kw: Any) -> Any:
+def _deposit(kit: Kit, r: dict[str, Any], actions: list[dict[str, Any]], **kw: Any) -> Any:
     body = kit.deposit_body(r["site_id"], r["lgu"]["id"], actions, **kw)
     return kit.api.post(f"/accounts/{kw.pop('account_id', r['account_id'])}/deposits", body)
 
 
-def _counts(kit: BankKit) -> tuple[int, int]:
+def _counts(kit: Kit) -> tuple[int, int]:
     with kit.app.extensions["wetbank.db"].transaction() as session:
         deposits = session.execute(select(func.count()).select_from(Deposit)).scalar_one()
         txs = session.execute(select(func.count()).select_from(LedgerTransaction)).scalar_one()
     return int(deposits), int(txs)
 
 
-def _register(kit: BankKit, site_id: str) -> dict[str, dict[str, Any]]:
+def _register(kit: Kit, site_id: str) -> dict[str, dict[str, Any]]:
     site = ok(kit.api.get(f"/bank-sites/{site_id}"), 200)
     return {row["category"]: row for row in site["credit_areas"]}
 

@@ -18,7 +18,7 @@ from api import create_app
 from api.web import chart
 from bank.deposits import Deposit
 from tests.api.conftest import Api, make_token
-from tests.api.plan_kit import Kit, ok, on
+from tests.api.kit import Kit, ok, on
 from tests.api.test_appeals import grant, noticed_decision, petition, rule
 from tests.api.web_kit import Element, audit_events, number, page_balances, parse, signed_in
 

@@ -12,7 +12,7 @@ from sqlalchemy import create_engine, inspect, text
 from api import create_app
 from api.schema_check import alembic_config
 from tests.api.conftest import Api, make_token
-from tests.api.plan_kit import Kit, ok, on
+from tests.api.kit import Kit, ok, on
 from tests.dbs import create_database, drop_database
 
 DAY = "2026-06-01"

@@ -1,16 +1,22 @@
-"""Factories for the bank-account, deposit, transfer and reservation API tests.
+"""Set-up for the API tests, made through the API: parties, bank sites, accounts holding
+credits, deposits, plans, decisions and reservations; and the checks of a response every test
+makes (``ok``, ``problem``).
 
 The database is shared by every test of a session, so each call makes its own uniquely named
 holders, LGUs, sites and accounts, and assertions compare what one test can attribute to itself:
-per-account balances, lots, entries and the rows that name its accounts.
+per-account balances, lots, entries and the rows that name its accounts.  Every write runs on
+the date the caller freezes with ``on(day)``: the service computes "today" from the clock, and
+dates of events may not lie in the future.
 """
 
 from __future__ import annotations
 
 import csv
 import io
+import math
 import uuid
 from contextlib import contextmanager
+from datetime import date, timedelta
 from typing import Any
 
 from flask import Flask
@@ -35,6 +41,10 @@ def at(moment: str) -> Any:
 def on(day: str) -> Any:
     """Freeze the clock at noon UTC (morning in Minnesota) of ``day``."""
     return at(f"{day} 12:00:00")
+
+
+def days_before(day: str, n: int) -> str:
+    return (date.fromisoformat(day) - timedelta(days=n)).isoformat()
 
 
 def unique(prefix: str) -> str:
@@ -74,7 +84,36 @@ def story1_actions(buffer_credit: int = 45_000) -> list[dict[str, Any]]:
     ]
 
 
-class BankKit:
+def decision_body(outcome: str, day: str, **extra: Any) -> dict[str, Any]:
+    """A decision with the record the statute asks of it: an approval by a resolution of the
+    governing body (Subd. 1 (b)) adopted that day, a denial with its reasons in writing (Minn.
+    Stat. 15.99 subd. 2)."""
+    body: dict[str, Any] = {"outcome": outcome, "decided_on": day}
+    if outcome == "approved":
+        body["resolution"] = {"number": unique("Res."), "adopted_on": day}
+    else:
+        body["reasons"] = "the replacement would not replace the wetland's public value"
+    return {**body, **extra}
+
+
+#: everyone Subd. 6 and 7 name, for a plan no member of the public asked a copy of: the panel,
+#: the commissioner, the watershed district's managers and the applicant
+RECIPIENTS = [
+    {"name": "Ann Board", "address": "520 Lafayette Rd N, St. Paul, MN", "role": "tep_member"},
+    {"name": "Sam Swcd", "address": "311 Brighton Ave S, Buffalo, MN", "role": "tep_member"},
+    {"name": "Lee Lgu", "address": "10 2nd St NW, Buffalo, MN", "role": "tep_member"},
+    {"name": "Commissioner", "address": "500 Lafayette Rd, St. Paul", "role": "dnr_commissioner"},
+    {"name": "Managers", "address": "1 Watershed Way, Buffalo", "role": "watershed_district"},
+    {"name": "The applicant", "address": "1 Main St, Buffalo, MN", "role": "applicant"},
+]
+
+
+def mailing(mailed_on: str, *more: dict[str, str]) -> dict[str, Any]:
+    """A notice (of application or of decision) mailed to ``RECIPIENTS`` and ``more``."""
+    return {"mailed_on": mailed_on, "recipients": [*RECIPIENTS, *more]}
+
+
+class Kit:
     """Set-up through the API, as the board unless a token is given."""
 
     def __init__(self, api: Api, app: Flask) -> None:
@@ -87,8 +126,8 @@ class BankKit:
         body = ok(self.api.post("/holders", {"name": unique(name)}))
         return {"id": body["id"], "token": make_token(self.app, "holder", holder_id=body["id"])}
 
-    def lgu(self) -> dict[str, str]:
-        body = ok(self.api.post("/lgus", {"name": unique("County"), "kind": "county"}))
+    def lgu(self, kind: str = "county", **settings: bool) -> dict[str, str]:
+        body = ok(self.api.post("/lgus", {"name": unique("LGU"), "kind": kind, **settings}))
         return {"id": body["id"], "token": make_token(self.app, "lgu", lgu_id=body["id"])}
 
     def site(
@@ -177,7 +216,8 @@ class BankKit:
     def funded(
         self, sqft: int = 50_000, *, service_area: int = 5, buffer_sqft: int = 0
     ) -> dict[str, Any]:
-        """A new holder with a site and an account holding ``sqft`` unrestricted credits."""
+        """A new holder with a site and an account in Lyon County holding ``sqft`` unrestricted
+        (and ``buffer_sqft`` restricted) credits, deposited on 2026-05-20."""
         holder = self.holder("Bank")
         banker = self.lgu()
         site_id = self.site(holder["id"], service_area)
@@ -195,9 +235,98 @@ class BankKit:
             "restricted": f"BSA{service_area}-T2-R",
         }
 
+    def funded_account(
+        self,
+        *,
+        day: str,
+        service_area: int,
+        wetland_type: str = "2",
+        unrestricted: int,
+        restricted: int = 0,
+        federally_approved: bool = False,
+    ) -> dict[str, Any]:
+        """A new holder's account in Wright County holding ``unrestricted`` and ``restricted``
+        sq ft, deposited on ``day`` (a replacement wetland and, for the restricted credits, an
+        upland buffer).
+
+        A buffer's credit is capped at 75% of the wetland in the same deposit, so the wetland is
+        made large enough (the unrestricted balance is then at least ``ceil(restricted / 0.75)``).
+        """
+        holder = self.holder("Bank")
+        banker = self.lgu()
+        site_id = self.site(holder["id"], service_area, "Wright", wetland_sqft=None)
+        account_id = self.account(holder["id"], service_area, "Wright")
+        wetland = max(unrestricted, math.ceil(restricted * 4 / 3))
+        completed_on = days_before(day, 10)
+        actions: list[dict[str, Any]] = [
+            {"category": "replacement_wetland", "area_sqft": wetland, "credit_sqft": wetland}
+        ]
+        if restricted:
+            actions.append(
+                {
+                    "category": "upland_buffer",
+                    "area_sqft": restricted,
+                    "credit_sqft": restricted,
+                    "established_on": completed_on,
+                }
+            )
+        body = self.deposit_body(
+            site_id,
+            banker["id"],
+            actions,
+            effective_on=day,
+            completed_on=completed_on,
+            approved_on=days_before(day, 20),
+            wetland_type=wetland_type,
+            federally_approved=federally_approved,
+        )
+        return {
+            "id": account_id,
+            "holder": holder,
+            "site_id": site_id,
+            "deposit": ok(self.api.post(f"/accounts/{account_id}/deposits", body)),
+            "unrestricted_class": f"BSA{service_area}-T{wetland_type}-U",
+            "restricted_class": f"BSA{service_area}-T{wetland_type}-R",
+        }
+
     # --- plans ---------------------------------------------------------------------------------
 
-    def plan(
+    def plan_body(
+        self,
+        *,
+        received_on: str,
+        area_sqft: int,
+        service_area: int = 5,
+        wetland_type: str = "2",
+        ratio: str = "2",
+        method: str = "bank_credits",
+        **extra: Any,
+    ) -> dict[str, Any]:
+        if method == "project_specific":
+            # Subd. 3: the security the LGU requires (test_money's securities are of this amount)
+            extra.setdefault("security_required_cents", 2_500_000)
+        return {
+            "applicant": unique("Applicant"),
+            "project": unique("Project"),
+            "location": "Section 14, Township 120 N, Range 25 W, Wright County",
+            "received_on": received_on,
+            "impact": {
+                "area_sqft": area_sqft,
+                "wetland_type": wetland_type,
+                "service_area": service_area,
+                "county": "Wright",
+                "on_agricultural_land": False,
+            },
+            "replacement_ratio": ratio,
+            "method": method,
+            **extra,
+        }
+
+    def plan(self, lgu: dict[str, str], **kw: Any) -> dict[str, Any]:
+        """A plan filed by ``lgu`` with its own token."""
+        return dict(ok(self.api.post("/plans", self.plan_body(**kw), token=lgu["token"])))
+
+    def board_plan(
         self,
         lgu_id: str,
         *,
@@ -205,6 +334,8 @@ class BankKit:
         received_on: str = "2026-06-08",
         **extra: Any,
     ) -> dict[str, Any]:
+        """A plan the board files for ``lgu_id``: 9,000 sq ft of type 2 wetland in Lyon County,
+        to be replaced 2:1 with bank credits."""
         body = {
             "lgu_id": lgu_id,
             "applicant": "x",
@@ -224,6 +355,26 @@ class BankKit:
         }
         return dict(ok(self.api.post("/plans", body)))
 
+    def get_plan(self, plan_id: str, token: str | None = None) -> dict[str, Any]:
+        return dict(ok(self.api.get(f"/plans/{plan_id}", token=token), 200))
+
+    def approved_plan(
+        self, lgu: dict[str, str], day: str, *, area_sqft: int = 9_000, **kw: Any
+    ) -> dict[str, Any]:
+        """A small plan (no comment period) received and approved on ``day``."""
+        plan = self.plan(lgu, received_on=day, area_sqft=area_sqft, **kw)
+        return dict(
+            ok(
+                self.api.post(
+                    f"/plans/{plan['id']}/decision",
+                    decision_body("approved", day),
+                    token=lgu["token"],
+                )
+            )
+        )
+
+    # --- reservations --------------------------------------------------------------------------
+
     def reservation_body(
         self, plan_id: str, credit_class: str, amount_sqft: int, expires_on: str = "2099-12-31"
     ) -> dict[str, Any]:
@@ -233,6 +384,17 @@ class BankKit:
             "amount_sqft": amount_sqft,
             "expires_on": expires_on,
         }
+
+    def reserve(
+        self,
+        account_id: str,
+        plan_id: str,
+        credit_class: str,
+        amount_sqft: int,
+        expires_on: str = "2027-12-31",
+    ) -> dict[str, Any]:
+        body = self.reservation_body(plan_id, credit_class, amount_sqft, expires_on)
+        return dict(ok(self.api.post(f"/accounts/{account_id}/reservations", body)))
 
     # --- reading -------------------------------------------------------------------------------
 
@@ -245,10 +407,18 @@ class BankKit:
         return {row["credit_class"]["code"]: row for row in rows}
 
     def available(self, account_id: str, code: str) -> int:
+        """The account's available sq ft of credit class ``code``."""
         return int(self.balances(account_id)[code]["available_sqft"])
 
     def lots(self, account_id: str) -> list[dict[str, Any]]:
         return list(ok(self.api.get(f"/accounts/{account_id}/lots"), 200)["items"])
+
+    def lots_by_id(self, account_id: str) -> dict[str, dict[str, Any]]:
+        return {lot["id"]: lot for lot in self.lots(account_id)}
+
+    def available_by_lot(self, account_id: str) -> dict[str, int]:
+        """Available sq ft by lot id."""
+        return {lot["id"]: lot["available_sqft"] for lot in self.lots(account_id)}
 
     def entries(self, account_id: str, limit: int = 500) -> list[dict[str, Any]]:
         """Every ledger line of the account, newest first, following the cursor."""
