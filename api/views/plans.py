@@ -42,28 +42,7 @@ class Plans(MethodView):
     @blp.response(201, PlanOut)
     def post(self, data: dict[str, Any]) -> Any:
         """Record a replacement plan application (its LGU; the board names ``lgu_id``)."""
-        impact = data["impact"]
-        request = plans.PlanRequest(
-            lgu_id=data["lgu_id"],
-            applicant=data["applicant"],
-            project=data["project"],
-            received_on=data["received_on"],
-            area_sqft=impact["area_sqft"],
-            wetland_type=impact["wetland_type"],
-            service_area=impact["service_area"],
-            county=impact["county"],
-            on_agricultural_land=impact["on_agricultural_land"],
-            peatland=impact["peatland"],
-            replacement_ratio=data["replacement_ratio"],
-            method=data["method"],
-            replacement_outside_service_area=data["replacement_outside_service_area"],
-            in_lieu_amount_due_cents=data["in_lieu_amount_due_cents"],
-            appeal_security_required_cents=data["appeal_security_required_cents"],
-            watershed_district=data["watershed_district"],
-            location=data["location"],
-            security_required_cents=data["security_required_cents"],
-            external_refs=data["external_refs"],
-        )
+        request = plan_request(data)
         return plan_cases.record(database(), require_role("board", "lgu"), ruleset(), request)
 
     @roles("board", "lgu")
@@ -84,6 +63,32 @@ class Plans(MethodView):
             return csv_response(listing_csv.PLAN_FIELDS, rows, "plans.csv")
         items = plan_cases.page(database(), who, args["limit"], where, args["status"], after)
         return PLANS.page(items, args["limit"], key=lambda item: item.id)
+
+
+def plan_request(data: dict[str, Any]) -> plans.PlanRequest:
+    """``PlanIn`` as loaded, as the use case takes it (the pages' plan form too)."""
+    impact = data["impact"]
+    return plans.PlanRequest(
+        lgu_id=data["lgu_id"],
+        applicant=data["applicant"],
+        project=data["project"],
+        received_on=data["received_on"],
+        area_sqft=impact["area_sqft"],
+        wetland_type=impact["wetland_type"],
+        service_area=impact["service_area"],
+        county=impact["county"],
+        on_agricultural_land=impact["on_agricultural_land"],
+        peatland=impact["peatland"],
+        replacement_ratio=data["replacement_ratio"],
+        method=data["method"],
+        replacement_outside_service_area=data["replacement_outside_service_area"],
+        in_lieu_amount_due_cents=data["in_lieu_amount_due_cents"],
+        appeal_security_required_cents=data["appeal_security_required_cents"],
+        watershed_district=data["watershed_district"],
+        location=data["location"],
+        security_required_cents=data["security_required_cents"],
+        external_refs=data["external_refs"],
+    )
 
 
 @blp.route("/plans/<plan_id>")
