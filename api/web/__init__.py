@@ -9,7 +9,16 @@ from __future__ import annotations
 
 from flask import Flask
 
-from api.web import compliance_page, errors, filters, forms, lgu_forms, pages, signin
+from api.web import (
+    compliance_page,
+    errors,
+    filters,
+    forms,
+    holder_forms,
+    lgu_forms,
+    pages,
+    signin,
+)
 from api.web.blueprint import web
 
 # a blueprint is set up once, on import; each app (tests make many) then registers it
@@ -20,6 +29,7 @@ forms.register(web)
 pages.load()
 compliance_page.load()
 lgu_forms.load()
+holder_forms.load()
 
 
 def register(app: Flask) -> None:

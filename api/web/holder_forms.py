@@ -1,0 +1,208 @@
+"""The holder's forms on its account (the board may use them too, as through the API): reserve
+credits for a plan chosen from the plans in the account's service area, void a reservation, and
+transfer credits to another account.  Each posts to the use case its API twin calls
+(``api/views/movements.py``) through ``api.web.forms``."""
+
+from __future__ import annotations
+
+import secrets
+from typing import Any
+
+from flask import Response, url_for
+from marshmallow import Schema
+
+from api.context import database, request_id
+from api.schemas.bank import ReservationIn, TransferIn
+from api.web import forms
+from api.web.blueprint import web
+from api.web.forms import Field, Form, Item, Refused
+from bank import account_reservations, accounts, reservable_plans, reservations, transfers
+from bank.access import Actor
+
+ROLES = ("board", "holder")
+
+RESERVED = forms.confirmation("reserved", "The credits were reserved.")
+VOIDED = forms.confirmation("voided", "The reservation was voided: its credits are available.")
+TRANSFERRED = forms.confirmation("transferred", "The credits were transferred.")
+
+
+def load() -> None:
+    """The routes are declared below, on import; this makes the import explicit."""
+
+
+def _classes(account: accounts.AccountView) -> tuple[tuple[str, str], ...]:
+    return tuple(
+        (b.credit_class.code, f"{b.credit_class.code} ({b.available_sqft:,} sq ft available)")
+        for b in account.balances
+        if b.available_sqft > 0
+    )
+
+
+def _back(account: accounts.AccountView) -> dict[str, str]:
+    return {"url": url_for("web.account", account_id=account.id), "text": "the account"}
+
+
+# --- reserve ----------------------------------------------------------------------------------
+
+
+def _reserve_form(who: Actor, account: accounts.AccountView) -> Form:
+    offered = reservable_plans.for_account(database(), who, account.id)
+    plans = tuple(
+        (p.id, f"{p.project}, {p.lgu_name} ({p.status.replace('_', ' ')})") for p in offered
+    )
+    items: tuple[Item, ...] = (
+        Field(
+            "plan_id",
+            "Plan",
+            "select",
+            True,
+            plans,
+            f"Plans whose impact is in service area {account.service_area}, newest first.",
+        ),
+        Field("credit_class", "Credit class", "select", True, _classes(account)),
+        Field("amount_sqft", "Square feet", "number", required=True),
+        Field("expires_on", "Held until", "date", required=True),
+    )
+    action = url_for("web.reserve", account_id=account.id)
+    return Form(action, items, "Reserve the credits")
+
+
+def _reserve_page(account: accounts.AccountView, form: Form, status: int = 200) -> Response:
+    return forms.page(
+        "form_page.html",
+        status,
+        heading=f"Reserve credits of account {account.number}",
+        intro="The credits are held for the plan until it withdraws them, or until the end of "
+        "the day they are held until.",
+        back=_back(account),
+        form=form,
+    )
+
+
+@web.route("/accounts/<account_id>/reservations/new", methods=["GET"])
+def reserve_form(account_id: str) -> Response:
+    who = forms.user(*ROLES)
+    if isinstance(who, Response):
+        return who
+    account = accounts.get_account(database(), who, account_id)
+    return _reserve_page(account, _reserve_form(who, account))
+
+
+@web.route("/accounts/<account_id>/reservations/new", methods=["POST"])
+def reserve(account_id: str) -> Any:
+    who = forms.user(*ROLES)
+    if isinstance(who, Response):
+        return who
+    account = accounts.get_account(database(), who, account_id)
+
+    def act(data: dict[str, Any]) -> str:
+        request = reservations.ReservationRequest(account_id=account_id, **data)
+        reservations.reserve_for_plan(database(), who, request, request_id())
+        return forms.done("web.account_reservations", RESERVED, account_id=account_id)
+
+    def again(why: Refused) -> Response:
+        shown = accounts.get_account(database(), who, account_id)
+        return _reserve_page(shown, forms.refused(_reserve_form(who, shown), why), why.status)
+
+    return forms.submit(who, _reserve_form(who, account), ReservationIn(), act, again)
+
+
+# --- the account's reservations, and voiding one ----------------------------------------------
+
+
+def _reservations_page(
+    who: Actor, account_id: str, problems: list[str] | None = None, status: int = 200
+) -> Response:
+    account = accounts.get_account(database(), who, account_id)
+    held = account_reservations.account_reservations(database(), who, account_id)
+    return forms.page(
+        "account_reservations.html",
+        status,
+        account=account,
+        reservations=held.items,
+        problems=problems or [],
+        back=_back(account),
+        void_key=lambda: secrets.token_urlsafe(24),
+        form=Form("", (), ""),
+    )
+
+
+@web.route("/accounts/<account_id>/reservations", endpoint="account_reservations")
+def account_reservations_page(account_id: str) -> Response:
+    who = forms.user(*ROLES)
+    if isinstance(who, Response):
+        return who
+    return _reservations_page(who, account_id)
+
+
+@web.route("/reservations/<reservation_id>/void", methods=["POST"])
+def void_reservation(reservation_id: str) -> Any:
+    who = forms.user(*ROLES)
+    if isinstance(who, Response):
+        return who
+    account_id = reservations.show_reservation(database(), who, reservation_id).account_id
+
+    def act(_data: dict[str, Any]) -> str:
+        reservations.void(database(), who, reservation_id, request_id())
+        return forms.done("web.account_reservations", VOIDED, account_id=account_id)
+
+    def again(why: Refused) -> Response:
+        return _reservations_page(who, account_id, why.problems, why.status)
+
+    return forms.submit(who, Form("", (), ""), Schema(), act, again)
+
+
+# --- transfer ---------------------------------------------------------------------------------
+
+#: the source is the account the form is on
+TRANSFER = TransferIn(exclude=("from_account_id",))
+
+
+def _transfer_form(account: accounts.AccountView) -> Form:
+    items: tuple[Item, ...] = (
+        Field("to_account_id", "To account (its id)", required=True),
+        Field("credit_class", "Credit class", "select", True, _classes(account)),
+        Field("amount_sqft", "Square feet", "number", required=True),
+        Field("price_per_sqft_cents", "Price per sq ft (cents)", "number"),
+        Field("memo", "Memo", "textarea"),
+    )
+    return Form(url_for("web.transfer", account_id=account.id), items, "Transfer the credits")
+
+
+def _transfer_page(account: accounts.AccountView, form: Form, status: int = 200) -> Response:
+    return forms.page(
+        "form_page.html",
+        status,
+        heading=f"Transfer credits from account {account.number}",
+        intro="Credits keep their class and provenance in the receiving account.",
+        back=_back(account),
+        form=form,
+    )
+
+
+@web.route("/accounts/<account_id>/transfers/new", methods=["GET"])
+def transfer_form(account_id: str) -> Response:
+    who = forms.user(*ROLES)
+    if isinstance(who, Response):
+        return who
+    account = accounts.get_account(database(), who, account_id)
+    return _transfer_page(account, _transfer_form(account))
+
+
+@web.route("/accounts/<account_id>/transfers/new", methods=["POST"])
+def transfer(account_id: str) -> Any:
+    who = forms.user(*ROLES)
+    if isinstance(who, Response):
+        return who
+    account = accounts.get_account(database(), who, account_id)
+
+    def act(data: dict[str, Any]) -> str:
+        request = transfers.TransferRequest(from_account_id=account_id, **data)
+        transfers.transfer(database(), who, request, request_id())
+        return forms.done("web.account", TRANSFERRED, "balances-heading", account_id=account_id)
+
+    def again(why: Refused) -> Response:
+        shown = accounts.get_account(database(), who, account_id)
+        return _transfer_page(shown, forms.refused(_transfer_form(shown), why), why.status)
+
+    return forms.submit(who, _transfer_form(account), TRANSFER, act, again)
