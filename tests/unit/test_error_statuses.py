@@ -3,8 +3,8 @@ catalogue explains: a code with no status is a fault the service answers with a 
 these tests find it before a caller does.
 
 The error classes are found by walking ``LedgerError``'s subclasses after importing every module
-of ``ledger`` and ``bank``, so an error declared outside ``ledger.errors`` and ``bank.errors``
-(``bank.access.TokenRevoked``) is walked too.
+of ``ledger``, ``bank`` and ``api``, so an error declared outside ``ledger.errors`` and
+``bank.errors`` (``bank.access.TokenRevoked``, a form's own refusal in ``api.web``) is walked too.
 """
 
 from __future__ import annotations
@@ -16,6 +16,7 @@ import pkgutil
 import pytest
 from flask import Flask
 
+import api
 import bank
 import bank.errors
 import ledger
@@ -24,11 +25,15 @@ from api import problem_types, problems
 from bank.errors import code_of
 from ledger.errors import LedgerError
 
+#: the server's entry points, which build an app (and check its environment) when imported
+ENTRY_POINTS = {"api.wsgi", "api.gunicorn_config"}
+
 
 def _import_every_module() -> None:
-    for package in (ledger, bank):
+    for package in (ledger, bank, api):
         for module in pkgutil.walk_packages(package.__path__, f"{package.__name__}."):
-            importlib.import_module(module.name)
+            if module.name not in ENTRY_POINTS:
+                importlib.import_module(module.name)
 
 
 def _subclasses(cls: type[LedgerError]) -> list[type[LedgerError]]:
