@@ -1,0 +1,483 @@
+"""The pages' forms for the daily work (issue #26): the LGU's on a plan, the holder's on an
+account.  Each is filled in as a browser would (the page's CSRF secret and Idempotency-Key
+posted back), and checked as a user sees it: the redirect followed and the record shown, a
+refusal's sentence beside its field, a double submit written once, a form without its secret
+or from another role refused with nothing written.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+import pytest
+from flask import Flask
+from flask.testing import FlaskClient
+from sqlalchemy import func, select
+
+from bank.plan_tables import Plan
+from tests.api.conftest import Api
+from tests.api.kit import RECIPIENTS, Kit, ok, on
+from tests.api.web_kit import Element, page_balances, parse, signed_in
+
+DAY = "2026-06-08"
+
+
+@pytest.fixture
+def kit(api: Api, app: Flask) -> Kit:
+    return Kit(api, app)
+
+
+def document(response: Any, status: int = 200) -> Element:
+    text = response.get_data(as_text=True)
+    assert response.status_code == status, text[:3000]
+    assert response.mimetype == "text/html"
+    assert "Traceback" not in text
+    return parse(text)
+
+
+def hidden(page: Element) -> dict[str, str]:
+    """The form's hidden fields: its CSRF secret and Idempotency-Key."""
+    form = page.one("form", id="record-form") if page.has("form", id="record-form") else page
+    return {
+        i.attrs["name"]: i.attrs["value"]
+        for i in form.all("input", type="hidden")
+        if i.attrs.get("name") in ("csrf_token", "idempotency_key")
+    }
+
+
+def fill(client: FlaskClient, path: str, fields: dict[str, Any]) -> dict[str, Any]:
+    """The form at ``path`` as a browser would post it: ``fields`` and its hidden fields."""
+    page = document(client.get(path))
+    return {**fields, **hidden(page)}
+
+
+def send(client: FlaskClient, path: str, fields: dict[str, Any]) -> Any:
+    return client.post(path, data=fill(client, path, fields))
+
+
+def followed(client: FlaskClient, response: Any) -> Element:
+    """The page a form's 303 leads to, with its confirmation."""
+    assert response.status_code == 303, response.get_data(as_text=True)[:3000]
+    page = document(client.get(response.headers["Location"]))
+    assert page.has("p", id="form-notice")
+    return page
+
+
+def beside(page: Element, field_id: str) -> str:
+    return page.one("p", id=f"{field_id}-error").text
+
+
+def plans_named(app: Flask, project: str) -> int:
+    with app.extensions["wetbank.db"].transaction() as session:
+        query = select(func.count()).select_from(Plan).where(Plan.project == project)
+        return int(session.execute(query).scalar_one())
+
+
+def plan_fields(project: str, received_on: str = DAY) -> dict[str, str]:
+    return {
+        "applicant": "Ada Applicant",
+        "project": project,
+        "location": "Section 14, Township 120 N, Range 25 W",
+        "received_on": received_on,
+        "impact.area_sqft": "9,000",
+        "impact.wetland_type": "2",
+        "impact.service_area": "5",
+        "impact.county": "Wright",
+        "replacement_ratio": "2",
+        "method": "bank_credits",
+    }
+
+
+# --- the plan form, and the machinery every form shares ----------------------------------------
+
+
+def test_an_lgu_records_a_plan_and_sees_it(app: Flask, kit: Kit) -> None:
+    lgu = kit.lgu()
+    client = signed_in(app.test_client(), lgu["token"])
+    with on(DAY):
+        response = send(client, "/plans/new", plan_fields("Form plan A"))
+        page = followed(client, response)
+    assert page.one("h1").text == "Replacement plan: Form plan A"
+    assert "18,000 sq ft" in page.one("dd", id="required-credits").text
+
+
+def test_a_refused_field_is_named_beside_it(app: Flask, kit: Kit) -> None:
+    lgu = kit.lgu()
+    client = signed_in(app.test_client(), lgu["token"])
+    fields = {**plan_fields("Form plan B", received_on="2026-07-01"), "impact.area_sqft": "lots"}
+    with on(DAY):
+        page = document(send(client, "/plans/new", fields), 422)
+    assert beside(page, "f-received_on") == "This date is in the future."
+    assert beside(page, "f-impact-area_sqft") == "Write a whole number."
+    assert page.one("input", id="f-project").attrs["value"] == "Form plan B"  # kept as entered
+    assert page.one("input", id="f-received_on").attrs["aria-invalid"] == "true"
+    assert plans_named(app, "Form plan B") == 0
+
+
+def test_a_double_submit_records_once(app: Flask, kit: Kit) -> None:
+    lgu = kit.lgu()
+    client = signed_in(app.test_client(), lgu["token"])
+    with on(DAY):
+        data = fill(client, "/plans/new", plan_fields("Form plan C"))
+        first = client.post("/plans/new", data=data)
+        second = client.post("/plans/new", data=data)
+    assert first.status_code == second.status_code == 303
+    assert second.headers["Location"] == first.headers["Location"]
+    assert plans_named(app, "Form plan C") == 1
+
+
+def test_a_key_sent_again_with_other_values_writes_nothing_more(app: Flask, kit: Kit) -> None:
+    lgu = kit.lgu()
+    client = signed_in(app.test_client(), lgu["token"])
+    with on(DAY):
+        data = fill(client, "/plans/new", plan_fields("Form plan F"))
+        assert client.post("/plans/new", data=data).status_code == 303
+        changed = {**data, "project": "Form plan G"}
+        page = document(client.post("/plans/new", data=changed), 409)
+        fresh = hidden(page)
+    assert "already sent with other values" in page.one("div", id="form-problem").text
+    assert fresh["idempotency_key"] != data["idempotency_key"]  # the form shown may be sent anew
+    assert (plans_named(app, "Form plan F"), plans_named(app, "Form plan G")) == (1, 0)
+
+
+def test_a_form_without_its_secret_writes_nothing(app: Flask, kit: Kit) -> None:
+    lgu = kit.lgu()
+    client = signed_in(app.test_client(), lgu["token"])
+    with on(DAY):
+        data = fill(client, "/plans/new", plan_fields("Form plan D"))
+        del data["csrf_token"]
+        refused = client.post("/plans/new", data=data)
+        forged = client.post("/plans/new", data={**data, "csrf_token": "forged"})
+    assert refused.status_code == forged.status_code == 400
+    assert plans_named(app, "Form plan D") == 0
+
+
+def test_another_role_may_not_use_the_lgu_forms(app: Flask, kit: Kit, holder) -> None:
+    lgu = kit.lgu()
+    client = signed_in(app.test_client(), holder["token"])
+    assert client.get("/plans/new").status_code == 403
+    lgu_client = signed_in(app.test_client(), lgu["token"])
+    data = fill(lgu_client, "/plans/new", plan_fields("Form plan E"))
+    with on(DAY):
+        posted = client.post("/plans/new", data={**data, **hidden_of(client)})
+    assert posted.status_code == 403
+    assert plans_named(app, "Form plan E") == 0
+
+
+def hidden_of(client: FlaskClient) -> dict[str, str]:
+    """A signed-in person's CSRF secret, from any page that shows it (sign-out's)."""
+    text = client.get("/").get_data(as_text=True)
+    match = re.search(r'name="csrf_token" value="([^"]+)"', text)
+    assert match
+    return {"csrf_token": match.group(1), "idempotency_key": "k" * 24}
+
+
+def test_signed_out_the_form_asks_to_sign_in(app: Flask) -> None:
+    response = app.test_client().get("/plans/new")
+    assert response.status_code == 303
+    assert "/sign-in" in response.headers["Location"]
+
+
+# --- the acts on a plan -----------------------------------------------------------------------
+
+
+def recipients(rows: list[dict[str, str]]) -> dict[str, str]:
+    out = {}
+    for i, row in enumerate(rows):
+        out.update({f"recipients.{i}.{k}": v for k, v in row.items()})
+    return out
+
+
+def test_the_lgu_records_a_plan_s_notices_and_decision(app: Flask, kit: Kit) -> None:
+    lgu = kit.lgu()
+    client = signed_in(app.test_client(), lgu["token"])
+    with on(DAY):
+        plan = kit.plan(lgu, received_on=DAY, area_sqft=9_000)
+        base = f"/plans/{plan['id']}"
+        panel = [r for r in RECIPIENTS if r["role"] in ("tep_member", "dnr_commissioner")]
+        notice = {"mailed_on": DAY, **recipients(panel)}
+        page = followed(client, send(client, f"{base}/notice-of-application", notice))
+        assert kit.get_plan(plan["id"])["notice"]["mailed_on"] == DAY
+
+        extension = {"notified_on": DAY, "days": "30", "reason": "the panel needs to inspect"}
+        page = followed(client, send(client, f"{base}/extension", extension))
+        assert "30 days" in page.one("dd", id="extensions").text
+
+        decision = {
+            "outcome": "approved",
+            "decided_on": DAY,
+            "resolution.number": "Res. 2026-41",
+            "resolution.adopted_on": DAY,
+        }
+        page = followed(client, send(client, f"{base}/decision", decision))
+        assert page.one("dd", id="decision-outcome").text.startswith("Approved")
+        assert "Res. 2026-41" in page.one("dd", id="decision-resolution").text
+
+        applicant = {"name": "The applicant", "address": "1 Main St", "role": "applicant"}
+        notice = {"mailed_on": DAY, **recipients([*panel, applicant])}
+        followed(client, send(client, f"{base}/notice-of-decision", notice))
+        assert kit.get_plan(plan["id"])["decision_notice"]["mailed_on"] == DAY
+
+
+def test_a_decision_without_its_record_is_refused_in_words(app: Flask, kit: Kit) -> None:
+    lgu = kit.lgu()
+    client = signed_in(app.test_client(), lgu["token"])
+    with on(DAY):
+        plan = kit.plan(lgu, received_on=DAY, area_sqft=9_000)
+        fields = {"outcome": "approved", "decided_on": DAY}
+        page = document(send(client, f"/plans/{plan['id']}/decision", fields), 422)
+    assert page.one("div", id="form-problem").text
+    assert kit.get_plan(plan["id"])["decision"] is None
+
+
+def test_the_lgu_refers_to_the_panel_and_records_its_determination(app: Flask, kit: Kit) -> None:
+    lgu = kit.lgu()
+    client = signed_in(app.test_client(), lgu["token"])
+    with on(DAY):
+        plan = kit.plan(lgu, received_on=DAY, area_sqft=9_000)
+        base = f"/plans/{plan['id']}"
+        followed(
+            client,
+            send(client, f"{base}/panel-referral", {"referred_on": DAY, "questions": ["size"]}),
+        )
+        members = {
+            "members.0.name": "Ann Board",
+            "members.0.represents": "board",
+            "members.1.name": "Sam Swcd",
+            "members.1.represents": "swcd",
+            "members.2.name": "Lee Lgu",
+            "members.2.represents": "lgu",
+        }
+        fields = {"inspected_on": DAY, "determination": "It is 9,000 sq ft.", **members}
+        page = followed(client, send(client, f"{base}/panel-determination", fields))
+    assert "It is 9,000 sq ft." in page.one("dd", id="tep").text
+
+
+def test_the_lgu_records_a_revision_and_a_security(app: Flask, kit: Kit) -> None:
+    lgu = kit.lgu()
+    client = signed_in(app.test_client(), lgu["token"])
+    with on(DAY):
+        plan = kit.plan(lgu, received_on=DAY, area_sqft=9_000)
+        base = f"/plans/{plan['id']}"
+        revision = {"area_sqft": "9500", "displacement_ft": "0", "received_on": DAY}
+        followed(client, send(client, f"{base}/revision", revision))
+        assert kit.get_plan(plan["id"])["impact"]["area_sqft"] == 9_500
+
+        security = {
+            "kind": "letter_of_credit",
+            "issuer": "First Bank of Buffalo",
+            "amount_cents": "2500000",
+            "irrevocable": "on",
+            "issued_on": DAY,
+            "expires_on": "2028-06-08",
+        }
+        page = followed(client, send(client, f"{base}/securities", security))
+    rows = page.all(
+        "tr",
+        data_security_id=kit.api.get(f"/securities?plan_id={plan['id']}").json["items"][0]["id"],
+    )
+    assert len(rows) == 1 and "First Bank of Buffalo" in rows[0].text
+
+
+def test_a_revocable_letter_of_credit_is_refused_beside_its_field(app: Flask, kit: Kit) -> None:
+    lgu = kit.lgu()
+    client = signed_in(app.test_client(), lgu["token"])
+    with on(DAY):
+        plan = kit.plan(lgu, received_on=DAY, area_sqft=9_000)
+        security = {
+            "kind": "letter_of_credit",
+            "issuer": "First Bank of Buffalo",
+            "amount_cents": "2500000",
+            "issued_on": DAY,
+            "expires_on": "2028-06-08",
+        }
+        page = document(send(client, f"/plans/{plan['id']}/securities", security), 422)
+    assert beside(page, "f-irrevocable") == "A letter of credit must be irrevocable."
+    assert "irrevocable letter of credit" in page.one("div", id="form-problem").text
+    assert kit.api.get(f"/securities?plan_id={plan['id']}").json["items"] == []
+
+
+def test_the_lgu_withdraws_the_reserved_credits(app: Flask, kit: Kit) -> None:
+    lgu = kit.lgu()
+    client = signed_in(app.test_client(), lgu["token"])
+    with on(DAY):
+        bank = kit.funded_account(day=DAY, service_area=5, unrestricted=20_000, restricted=9_000)
+        plan = kit.approved_plan(lgu, DAY, area_sqft=9_000, ratio="2")
+        u = kit.reserve(bank["id"], plan["id"], bank["unrestricted_class"], 9_000)
+        r = kit.reserve(bank["id"], plan["id"], bank["restricted_class"], 9_000)
+        path = f"/plans/{plan['id']}/withdrawal"
+        form = document(client.get(path))
+        chosen = [
+            i.attrs["value"] for i in form.all("input", type="checkbox") if "checked" in i.attrs
+        ]
+        assert sorted(chosen) == sorted([u["id"], r["id"]])
+        data = fill(client, path, {"reservation_ids": chosen})
+        first = client.post(path, data=data)
+        page = followed(client, first)
+        again = client.post(path, data=data)
+    assert again.status_code == 303 and again.headers["Location"] == first.headers["Location"]
+    assert len(page.all("table", class_="withdrawal")) == 1
+    assert len(kit.get_plan(plan["id"])["withdrawals"]) == 1
+
+
+# --- the holder's forms -------------------------------------------------------------------------
+
+
+def test_a_holder_reserves_credits_for_a_plan_of_its_area(app: Flask, kit: Kit) -> None:
+    lgu = kit.lgu()
+    with on(DAY):
+        bank = kit.funded_account(day=DAY, service_area=5, unrestricted=20_000)
+        plan = kit.plan(lgu, received_on=DAY, area_sqft=9_000)
+        elsewhere = kit.plan(lgu, received_on=DAY, area_sqft=9_000, service_area=6)
+        client = signed_in(app.test_client(), bank["holder"]["token"])
+        path = f"/accounts/{bank['id']}/reservations/new"
+        offered = [
+            o.attrs["value"]
+            for o in document(client.get(path)).one("select", id="f-plan_id").all("option")
+        ]
+        assert plan["id"] in offered and elsewhere["id"] not in offered
+        fields = {
+            "plan_id": plan["id"],
+            "credit_class": bank["unrestricted_class"],
+            "amount_sqft": "5,000",
+            "expires_on": "2027-06-08",
+        }
+        data = fill(client, path, fields)
+        first = client.post(path, data=data)
+        page = followed(client, first)
+        second = client.post(path, data=data)
+    assert second.headers["Location"] == first.headers["Location"]
+    rows = page.one("table", id="account-reservations").one("tbody").all("tr")
+    assert len(rows) == 1 and rows[0].attrs["data-status"] == "pending"
+    assert kit.rows_naming(bank["id"])["reservations"] == 1
+    assert kit.available(bank["id"], bank["unrestricted_class"]) == 15_000
+
+
+def test_a_reservation_past_its_expiry_is_refused_beside_the_field(app: Flask, kit: Kit) -> None:
+    lgu = kit.lgu()
+    with on(DAY):
+        bank = kit.funded_account(day=DAY, service_area=5, unrestricted=20_000)
+        plan = kit.plan(lgu, received_on=DAY, area_sqft=9_000)
+        client = signed_in(app.test_client(), bank["holder"]["token"])
+        fields = {
+            "plan_id": plan["id"],
+            "credit_class": bank["unrestricted_class"],
+            "amount_sqft": "5000",
+            "expires_on": "2026-06-01",
+        }
+        page = document(send(client, f"/accounts/{bank['id']}/reservations/new", fields), 422)
+    assert beside(page, "f-expires_on") == "In the past."
+    assert page.one("div", id="form-problem").text == "The expiry is in the past."
+    assert kit.rows_naming(bank["id"])["reservations"] == 0
+
+
+def test_a_holder_voids_a_reservation_once(app: Flask, kit: Kit) -> None:
+    lgu = kit.lgu()
+    with on(DAY):
+        bank = kit.funded_account(day=DAY, service_area=5, unrestricted=20_000)
+        plan = kit.plan(lgu, received_on=DAY, area_sqft=9_000)
+        held = kit.reserve(bank["id"], plan["id"], bank["unrestricted_class"], 5_000)
+        client = signed_in(app.test_client(), bank["holder"]["token"])
+        listing = document(client.get(f"/accounts/{bank['id']}/reservations"))
+        row = listing.one("tr", data_reservation_id=held["id"])
+        data = hidden(row)
+        path = f"/reservations/{held['id']}/void"
+        page = followed(client, client.post(path, data=data))
+        again = client.post(path, data=data)
+        fresh = {**data, "idempotency_key": "x" * 30}
+        refused = document(client.post(path, data=fresh), 409)
+    assert again.status_code == 303
+    assert page.one("tr", data_reservation_id=held["id"]).attrs["data-status"] == "voided"
+    assert "not pending" in refused.one("div", id="form-problem").text
+    assert kit.available(bank["id"], bank["unrestricted_class"]) == 20_000
+
+
+def test_a_holder_transfers_to_another_account(app: Flask, kit: Kit) -> None:
+    with on(DAY):
+        bank = kit.funded_account(day=DAY, service_area=5, unrestricted=20_000)
+        other = kit.account(kit.holder()["id"], 5, "Wright")
+        client = signed_in(app.test_client(), bank["holder"]["token"])
+        path = f"/accounts/{bank['id']}/transfers/new"
+        fields = {
+            "to_account_id": other,
+            "credit_class": bank["unrestricted_class"],
+            "amount_sqft": "4000",
+        }
+        data = fill(client, path, fields)
+        first = client.post(path, data=data)
+        page = followed(client, first)
+        client.post(path, data=data)
+    assert page_balances(page)[bank["unrestricted_class"]]["available_sqft"] == 16_000
+    assert kit.available(other, bank["unrestricted_class"]) == 4_000
+    assert kit.rows_naming(bank["id"])["transfers"] == 1
+
+
+def test_a_transfer_to_no_account_is_refused_beside_the_field(app: Flask, kit: Kit) -> None:
+    with on(DAY):
+        bank = kit.funded_account(day=DAY, service_area=5, unrestricted=20_000)
+        client = signed_in(app.test_client(), bank["holder"]["token"])
+        fields = {
+            "to_account_id": "acct_nothere",
+            "credit_class": bank["unrestricted_class"],
+            "amount_sqft": "4000",
+        }
+        page = document(send(client, f"/accounts/{bank['id']}/transfers/new", fields), 422)
+    assert beside(page, "f-to_account_id") == "No such account."
+    assert kit.rows_naming(bank["id"])["transfers"] == 0
+
+
+def test_another_role_may_not_use_the_holder_forms(app: Flask, kit: Kit) -> None:
+    lgu = kit.lgu()
+    with on(DAY):
+        bank = kit.funded_account(day=DAY, service_area=5, unrestricted=20_000)
+        plan = kit.plan(lgu, received_on=DAY, area_sqft=9_000)
+        holder_client = signed_in(app.test_client(), bank["holder"]["token"])
+        path = f"/accounts/{bank['id']}/reservations/new"
+        fields = {
+            "plan_id": plan["id"],
+            "credit_class": bank["unrestricted_class"],
+            "amount_sqft": "5000",
+            "expires_on": "2027-06-08",
+        }
+        data = fill(holder_client, path, fields)
+        client = signed_in(app.test_client(), lgu["token"])
+        assert client.get(path).status_code == 403
+        posted = client.post(path, data={**data, **hidden_of(client)})
+    assert posted.status_code == 403
+    assert kit.rows_naming(bank["id"])["reservations"] == 0
+
+
+def test_a_holder_form_without_its_secret_writes_nothing(app: Flask, kit: Kit) -> None:
+    with on(DAY):
+        bank = kit.funded_account(day=DAY, service_area=5, unrestricted=20_000)
+        other = kit.account(kit.holder()["id"], 5, "Wright")
+        client = signed_in(app.test_client(), bank["holder"]["token"])
+        path = f"/accounts/{bank['id']}/transfers/new"
+        fields = {
+            "to_account_id": other,
+            "credit_class": bank["unrestricted_class"],
+            "amount_sqft": "4000",
+        }
+        data = fill(client, path, fields)
+        del data["csrf_token"]
+        assert client.post(path, data=data).status_code == 400
+    assert kit.rows_naming(bank["id"])["transfers"] == 0
+    assert ok(kit.api.get(f"/accounts/{other}"), 200)["balances"] == []
+
+
+def test_the_pages_link_to_the_forms(app: Flask, kit: Kit) -> None:
+    lgu = kit.lgu()
+    with on(DAY):
+        plan = kit.plan(lgu, received_on=DAY, area_sqft=9_000)
+        bank = kit.funded_account(day=DAY, service_area=5, unrestricted=20_000)
+        lgu_client = signed_in(app.test_client(), lgu["token"])
+        plan_page = document(lgu_client.get(f"/plans/{plan['id']}"))
+        holder_client = signed_in(app.test_client(), bank["holder"]["token"])
+        account_page = document(holder_client.get(f"/accounts/{bank['id']}"))
+    links = {a.attrs["href"] for a in plan_page.one("nav", id="plan-forms").all("a")}
+    assert f"/plans/{plan['id']}/decision" in links
+    assert f"/plans/{plan['id']}/withdrawal" in links
+    links = {a.attrs["href"] for a in account_page.one("nav", id="account-forms").all("a")}
+    assert f"/accounts/{bank['id']}/reservations/new" in links
+    assert f"/accounts/{bank['id']}/transfers/new" in links
