@@ -1,4 +1,4 @@
-"""Read-only web pages over the same ``bank`` services as the API (issue #9).
+"""Web pages and their forms over the same ``bank`` services as the API (issues #9, #26).
 
 Server-rendered Jinja templates and one stylesheet, nothing loaded from elsewhere and no
 JavaScript.  A person signs in by pasting an API token once; the pages then act exactly as that
