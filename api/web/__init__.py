@@ -10,6 +10,7 @@ from __future__ import annotations
 from flask import Flask
 
 from api.web import (
+    board,
     compliance_page,
     errors,
     filters,
@@ -28,6 +29,7 @@ errors.register(web)
 forms.register(web)
 pages.load()
 compliance_page.load()
+board.load()
 lgu_forms.load()
 holder_forms.load()
 

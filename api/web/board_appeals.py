@@ -1,0 +1,210 @@
+"""The board's appeals page for a plan (Subd. 9): record a petition it received, decide whether
+to grant it, decide the appeal on its merits, and record the day that decision was served.
+
+Each form calls the ``bank.appeals`` use case its API twin calls (``api/views/plans.py``), with
+the API's input schema, through ``api.web.forms``; every form comes back to this page.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from flask import Response, url_for
+
+from api.context import database, request_id
+from api.schemas.plans import AppealDecisionIn, PetitionDecisionIn, PetitionIn, ServiceIn
+from api.web import forms
+from api.web.blueprint import web
+from api.web.board_forms import board, calling, labelled
+from api.web.forms import Field, Form, Item, Refused
+from bank import appeals, plan_cases
+from bank.access import Actor
+from bank.appeal_views import AppealView
+
+FILED = forms.confirmation("petition-filed", "The petition is recorded.")
+PETITION_DECIDED = forms.confirmation(
+    "petition-decided", "The decision on the petition is recorded."
+)
+APPEAL_DECIDED = forms.confirmation("appeal-decided", "The decision on the appeal is recorded.")
+SERVED = forms.confirmation("appeal-served", "The day the decision was served is recorded.")
+ANCHOR = "appeals"
+
+
+def load() -> None:
+    """The routes are declared below, on import; this makes the import explicit."""
+
+
+def _petition_form(plan_id: str) -> Form:
+    items: tuple[Item, ...] = (
+        Field("petitioner_kind", "Petitioner", "select", True, labelled(appeals.PETITIONER_KINDS)),
+        Field("petitioner_name", "Petitioner's name", required=True),
+        Field("petitioner_address", "Petitioner's address", "textarea", required=True),
+        Field("resident_count", "Residents petitioning", "number", hint="Residents only."),
+        Field("postmarked_on", "Postmarked on", "date", required=True),
+        Field("received_on", "Received on", "date", required=True),
+        Field("filing_fee_cents", "Filing fee paid (cents)", "number", required=True),
+        Field("security_cents", "Appeal security posted (cents)", "number"),
+    )
+    return Form(url_for("web.appeal_file", plan_id=plan_id), items, "Record the petition")
+
+
+def _grant_form(plan_id: str, appeal_id: str) -> Form:
+    items: tuple[Item, ...] = (
+        Field("granted", "Decision", "select", True, (("true", "Grant"), ("false", "Deny"))),
+        Field("decided_on", "Decided on", "date", required=True),
+        Field("reason", "Reason", "textarea"),
+        Field(
+            "grounds",
+            "Grounds for a denial (Subd. 9)",
+            "checkboxes",
+            False,
+            labelled(appeals.DENIAL_GROUNDS),
+        ),
+        Field("factors_considered", "Factors considered", "textarea"),
+    )
+    action = url_for("web.appeal_petition", plan_id=plan_id, appeal_id=appeal_id)
+    return Form(action, items, "Record the decision on the petition")
+
+
+def _decision_form(plan_id: str, appeal_id: str) -> Form:
+    outcomes = (("plan_upheld", "Plan upheld"), ("plan_reversed", "Plan reversed"))
+    items: tuple[Item, ...] = (
+        Field("outcome", "Outcome", "select", True, outcomes),
+        Field("decided_on", "Decided on", "date", required=True),
+        Field("served_on", "Served by mail on", "date", hint="If it already was."),
+    )
+    action = url_for("web.appeal_decision", plan_id=plan_id, appeal_id=appeal_id)
+    return Form(action, items, "Record the decision on the appeal")
+
+
+def _service_form(plan_id: str, appeal_id: str) -> Form:
+    items = (Field("served_on", "Served by mail on", "date", required=True),)
+    action = url_for("web.appeal_service", plan_id=plan_id, appeal_id=appeal_id)
+    return Form(action, items, "Record the service")
+
+
+def _forms_of(plan_id: str, appeal: AppealView) -> dict[str, Form]:
+    """The forms an appeal still takes, by what they do."""
+    if appeal.petition is None:
+        return {"petition": _grant_form(plan_id, appeal.id)}
+    if appeal.petition.granted and appeal.decision is None:
+        return {"decision": _decision_form(plan_id, appeal.id)}
+    if appeal.decision is not None and appeal.served_on is None:
+        return {"service": _service_form(plan_id, appeal.id)}
+    return {}
+
+
+def _page(
+    who: Actor, plan_id: str, status: int = 200, refused: tuple[str, str, Form] | None = None
+) -> Response:
+    """The plan's appeals and the forms each takes; ``refused`` is (appeal id or "", what, form)
+    as it was sent back."""
+    plan = plan_cases.show(database(), who, plan_id)
+    petition = _petition_form(plan_id)
+    per_appeal = {appeal.id: _forms_of(plan_id, appeal) for appeal in plan.appeals}
+    if refused is not None:
+        appeal_id, what, form = refused
+        if appeal_id:
+            per_appeal.setdefault(appeal_id, {})[what] = form
+        else:
+            petition = form
+    return forms.page(
+        "board_appeals.html",
+        status,
+        plan=plan,
+        petition=petition,
+        per_appeal=per_appeal,
+    )
+
+
+@web.get("/plans/<plan_id>/appeals")
+def appeals_page(plan_id: str) -> Response:
+    who = board()
+    if isinstance(who, Response):
+        return who
+    return _page(who, plan_id)
+
+
+@web.post("/plans/<plan_id>/appeals")
+def appeal_file(plan_id: str) -> Any:
+    who = board()
+    if isinstance(who, Response):
+        return who
+
+    def act(data: dict[str, Any]) -> str:
+        calling(appeals.file, database(), who, plan_id, appeals.PetitionRequest(**data))
+        return forms.done("web.appeals_page", FILED, ANCHOR, plan_id=plan_id)
+
+    def again(why: Refused) -> Response:
+        refused = ("", "file", forms.refused(_petition_form(plan_id), why))
+        return _page(who, plan_id, why.status, refused)
+
+    return forms.submit(who, _petition_form(plan_id), PetitionIn(), act, again)
+
+
+@web.post("/plans/<plan_id>/appeals/<appeal_id>/petition")
+def appeal_petition(plan_id: str, appeal_id: str) -> Any:
+    who = board()
+    if isinstance(who, Response):
+        return who
+    form = _grant_form(plan_id, appeal_id)
+
+    def act(data: dict[str, Any]) -> str:
+        decision = appeals.PetitionDecision(
+            granted=data["granted"],
+            decided_on=data["decided_on"],
+            reason=data["reason"],
+            grounds=tuple(data["grounds"] or ()),
+            factors_considered=data["factors_considered"],
+        )
+        calling(appeals.decide_petition, database(), who, appeal_id, decision, request_id())
+        return forms.done("web.appeals_page", PETITION_DECIDED, ANCHOR, plan_id=plan_id)
+
+    def again(why: Refused) -> Response:
+        refused = (appeal_id, "petition", forms.refused(_grant_form(plan_id, appeal_id), why))
+        return _page(who, plan_id, why.status, refused)
+
+    return forms.submit(who, form, PetitionDecisionIn(), act, again)
+
+
+@web.post("/plans/<plan_id>/appeals/<appeal_id>/decision")
+def appeal_decision(plan_id: str, appeal_id: str) -> Any:
+    who = board()
+    if isinstance(who, Response):
+        return who
+
+    def act(data: dict[str, Any]) -> str:
+        calling(
+            appeals.decide_appeal,
+            database(),
+            who,
+            appeal_id,
+            data["outcome"],
+            data["decided_on"],
+            data["served_on"],
+            request_id(),
+        )
+        return forms.done("web.appeals_page", APPEAL_DECIDED, ANCHOR, plan_id=plan_id)
+
+    def again(why: Refused) -> Response:
+        refused = (appeal_id, "decision", forms.refused(_decision_form(plan_id, appeal_id), why))
+        return _page(who, plan_id, why.status, refused)
+
+    return forms.submit(who, _decision_form(plan_id, appeal_id), AppealDecisionIn(), act, again)
+
+
+@web.post("/plans/<plan_id>/appeals/<appeal_id>/service")
+def appeal_service(plan_id: str, appeal_id: str) -> Any:
+    who = board()
+    if isinstance(who, Response):
+        return who
+
+    def act(data: dict[str, Any]) -> str:
+        calling(appeals.record_service, database(), who, appeal_id, data["served_on"])
+        return forms.done("web.appeals_page", SERVED, ANCHOR, plan_id=plan_id)
+
+    def again(why: Refused) -> Response:
+        refused = (appeal_id, "service", forms.refused(_service_form(plan_id, appeal_id), why))
+        return _page(who, plan_id, why.status, refused)
+
+    return forms.submit(who, _service_form(plan_id, appeal_id), ServiceIn(), act, again)

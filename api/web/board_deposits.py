@@ -1,0 +1,195 @@
+"""The board's deposit form: fill it in, preview what each action would credit against the bank
+site's register (its Subd. 12 category, the cap, what the site has credited so far, what is
+left, and whether the credit serves only replacement above 1:1), then post it.
+
+"Preview" calls ``bank.deposit_preview.preview``, which writes nothing; "Post the deposit" calls
+``bank.deposits.post_deposit`` as ``POST /accounts/{id}/deposits`` does, through
+``api.web.forms`` (its own Idempotency-Key: a second submit posts nothing more).  Both read the
+form with the API's ``DepositIn`` and the account it names.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from flask import Response, request, url_for
+from marshmallow import ValidationError, fields, validate
+
+from api.context import database, request_id, ruleset
+from api.schemas.bank import DepositIn
+from api.schemas.common import WETLAND_TYPES
+from api.web import forms
+from api.web.blueprint import web
+from api.web.board_forms import board, calling, labelled, name_field
+from api.web.forms import Field, Fieldset, Form, Item, Refused
+from api.web.pages import WETLAND_TYPES as TYPE_NAMES
+from api.web.signin import _check_origin as check_origin  # the forms' own check
+from api.web.signin import check_form_secret
+from bank import deposit_preview, deposits
+from bank.deposit_rules import CATEGORIES, ActionRequest
+from bank.errors import BankError
+from ledger.errors import LedgerError
+
+DEPOSITED = forms.confirmation("deposited", "The deposit is posted: its lots are below.")
+#: rows of actions the form offers (a deposit of more is made through the API)
+ACTION_ROWS = 4
+HEADING = "Deposit credits"
+
+
+class DepositFormIn(DepositIn):
+    """``POST /accounts/{id}/deposits``' body, and the account the form names."""
+
+    account_id = fields.String(required=True, validate=validate.Length(min=1, max=40))
+
+
+def load() -> None:
+    """The routes are declared below, on import; this makes the import explicit."""
+
+
+def _action_row(row: int) -> Fieldset:
+    name = f"actions.{row}."
+    return Fieldset(
+        f"Action {row + 1}",
+        (
+            Field(name + "category", "Subd. 12 category", "select", False, labelled(CATEGORIES)),
+            Field(name + "area_sqft", "Area (sq ft)", "number"),
+            Field(name + "credit_sqft", "Credit asked (sq ft)", "number"),
+            Field(
+                name + "qualifying_years",
+                "Qualifying years",
+                "number",
+                hint="Vegetative cover: years cropped, rotated or set aside.",
+            ),
+            Field(name + "established_on", "Buffer established on", "date"),
+            Field(name + "easement_terminated_on", "Easement terminated on", "date"),
+            Field(name + "associated_project", "Associated project", hint="Treatment pond."),
+        ),
+    )
+
+
+def _form() -> Form:
+    items: tuple[Item, ...] = (
+        Field("account_id", "Account id", required=True, hint="The account credited."),
+        Field("bank_site_id", "Bank site id", required=True, hint="The holder's own site."),
+        Field("effective_on", "Deposit date", "date", required=True),
+        Fieldset(
+            "The approved banking plan",
+            (
+                Field("banking_plan.reference", "Reference", required=True),
+                Field("banking_plan.approved_on", "Approved on", "date", required=True),
+                Field("banking_plan.lgu_id", "Approving LGU id", required=True),
+            ),
+        ),
+        Field("wetland_type", "Wetland type", "select", True, tuple(_types())),
+        Field("completed_on", "Restoration completed on", "date", required=True),
+        Fieldset(
+            "What the LGU certified (Subd. 12 (a), (b))",
+            (
+                Field("designated_for_replacement", "Designated for replacement", "checkbox"),
+                Field("paid_by_performer", "Paid for by whoever performed it", "checkbox"),
+                Field("paid_back_with_interest", "Paid back with interest", "checkbox"),
+                Field("federally_approved", "Federally approved", "checkbox"),
+            ),
+        ),
+        *(_action_row(row) for row in range(ACTION_ROWS)),
+    )
+    return Form(url_for("web.deposit_post"), items, "Post the deposit")
+
+
+def _types() -> list[tuple[str, str]]:
+    return [(code, f"{code}: {TYPE_NAMES[code]}") for code in WETLAND_TYPES]
+
+
+def _page(form: Form, status: int = 200, shown: Any = None) -> Response:
+    return forms.page(
+        "board_deposit.html",
+        status,
+        heading=HEADING,
+        form=form,
+        preview=shown,
+        preview_action=url_for("web.deposit_previewed"),
+        restricted=CATEGORIES,
+    )
+
+
+@web.get("/deposits/new")
+def deposit_new() -> Response:
+    who = board()
+    if isinstance(who, Response):
+        return who
+    form = _form()
+    form.values = {name: request.args.get(name, "") for name in ("account_id", "bank_site_id")} | {
+        "designated_for_replacement": True,
+        "paid_by_performer": True,
+    }
+    return _page(form)
+
+
+@web.post("/deposits/preview")
+def deposit_previewed() -> Any:
+    """What the deposit would credit, per action; nothing is written."""
+    who = board()
+    if isinstance(who, Response):
+        return who
+    check_origin()
+    check_form_secret()
+    form = _form()
+    try:
+        data = DepositFormIn().load(forms.body_of(form))
+        shown = deposit_preview.preview(database(), ruleset(), who, _request(data))
+    except ValidationError as invalid:
+        why = Refused(422, forms.flatten(invalid.messages), ["Check the fields marked below."])
+        return _page(forms.refused(form, why), why.status)
+    except LedgerError as error:
+        why = _beside(error)
+        return _page(forms.refused(form, why), why.status)
+    form = forms.filled(form)
+    form.key = request.form.get(forms.KEY_FIELD, form.key)
+    if shown.refusal is not None:
+        why = _beside(shown.refusal)
+        form.errors, form.problems = dict(why.errors), list(why.problems)
+    return _page(form, 200, shown)
+
+
+@web.post("/deposits/new")
+def deposit_post() -> Any:
+    who = board()
+    if isinstance(who, Response):
+        return who
+
+    def act(data: dict[str, Any]) -> str:
+        request = _request(data)
+        posted = calling(deposits.post_deposit, database(), ruleset(), who, request, request_id())
+        return forms.done("web.account", DEPOSITED, account_id=posted.account_id)
+
+    def again(why: Refused) -> Response:
+        return _page(forms.refused(_form(), why), why.status)
+
+    return forms.submit(who, _form(), DepositFormIn(), act, again)
+
+
+def _beside(error: LedgerError) -> Refused:
+    """A refusal as the form shows it: a Subd. 12 one beside the field or action it names."""
+    if isinstance(error, BankError):
+        name_field(error)
+    return forms.refusal(error)
+
+
+def _request(data: dict[str, Any]) -> deposits.DepositRequest:
+    """The form's fields as the API view builds the deposit from its body."""
+    plan = data["banking_plan"]
+    return deposits.DepositRequest(
+        account_id=data["account_id"],
+        bank_site_id=data["bank_site_id"],
+        effective_on=data["effective_on"],
+        banking_plan_reference=plan["reference"],
+        banking_plan_approved_on=plan["approved_on"],
+        banking_plan_lgu_id=plan["lgu_id"],
+        wetland_type=data["wetland_type"],
+        completed_on=data["completed_on"],
+        federally_approved=data["federally_approved"],
+        designated_for_replacement=data["designated_for_replacement"],
+        paid_by_performer=data["paid_by_performer"],
+        paid_back_with_interest=data["paid_back_with_interest"],
+        actions=tuple(ActionRequest(**action) for action in data["actions"]),
+    )
