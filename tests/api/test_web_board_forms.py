@@ -1,0 +1,415 @@
+"""The board's forms (issue #26 item 2), on both databases: each form's success as the board sees
+it, a refusal shown as the problem's sentence beside its field, a double submit that writes once,
+a form without its CSRF secret refused with nothing written, and no one but the board let in.
+
+A test fills a form as a browser would: it reads the page, keeps the form's hidden fields (the
+session's CSRF secret and the form's own Idempotency-Key) and posts the fields it fills in.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from flask import Flask
+from flask.testing import FlaskClient
+from sqlalchemy import func, select
+
+from bank import party_edits
+from bank.deposit_tables import Deposit
+from bank.party_tables import Holder
+from tests.api.conftest import Api
+from tests.api.kit import Kit, ok, on, unique
+from tests.api.test_appeals import noticed_decision
+from tests.api.web_kit import Element, parse, signed_in
+
+DAY = "2026-06-17"
+PETITION_DAY = "2026-09-24"
+
+
+@pytest.fixture
+def kit(api: Api, app: Flask) -> Kit:
+    return Kit(api, app)
+
+
+@pytest.fixture
+def board(app: Flask, board_token: str) -> FlaskClient:
+    return signed_in(app.test_client(), board_token)
+
+
+def html(response: Any, status: int = 200) -> Element:
+    assert response.status_code == status, response.get_data(as_text=True)[:3000]
+    assert response.mimetype == "text/html"
+    return parse(response.get_data(as_text=True))
+
+
+def form_of(client: FlaskClient, page: str, form_id: str) -> tuple[str, dict[str, str]]:
+    """The form's action and hidden fields (CSRF secret, Idempotency-Key), as drawn."""
+    form = html(client.get(page)).one("form", id=form_id)
+    hidden = {i.attrs["name"]: i.attrs.get("value", "") for i in form.all("input", type="hidden")}
+    return form.attrs["action"], hidden
+
+
+def drawn(form: Element) -> dict[str, Any]:
+    """What a browser would send of ``form`` untouched: every field's value as drawn."""
+    values: dict[str, Any] = {}
+    for field in form.all("input"):
+        kind = field.attrs.get("type", "text")
+        if kind == "checkbox":
+            if "checked" in field.attrs:
+                values.setdefault(field.attrs["name"], []).append(field.attrs.get("value", "on"))
+        else:
+            values[field.attrs["name"]] = field.attrs.get("value", "")
+    for area in form.all("textarea"):
+        values[area.attrs["name"]] = " ".join(area.parts).strip()
+    for menu in form.all("select"):
+        chosen = [o for o in menu.all("option") if "selected" in o.attrs]
+        values[menu.attrs["name"]] = chosen[0].attrs["value"] if chosen else ""
+    return values
+
+
+def fill(client: FlaskClient, page: str, form_id: str, fields: dict[str, Any]) -> Any:
+    """Read ``page``, fill in its form ``form_id`` over what it shows, and post it."""
+    form = html(client.get(page)).one("form", id=form_id)
+    return client.post(form.attrs["action"], data={**drawn(form), **fields})
+
+
+def error_beside(document: Element, name: str) -> str:
+    """The refusal's sentence shown beside the field named ``name``."""
+    return document.one(id="f-" + name.replace(".", "-") + "-error").text
+
+
+def problem_above(document: Element) -> str:
+    return document.one(id="form-problem").text
+
+
+def count(app: Flask, model: Any, *where: Any) -> int:
+    with app.extensions["wetbank.db"].transaction() as session:
+        query = select(func.count()).select_from(model).where(*where)
+        return int(session.execute(query).scalar_one())
+
+
+def redirected(response: Any, path_start: str) -> str:
+    assert response.status_code == 303, response.get_data(as_text=True)[:3000]
+    location = str(response.headers["Location"])
+    assert location.startswith(path_start), location
+    return location
+
+
+# --- holders and LGUs ----------------------------------------------------------------------------
+
+
+def test_the_board_registers_a_holder_and_corrects_it_with_a_reason(app, board) -> None:
+    name = unique("Prairie Bank")
+    done = fill(board, "/holders/new", "record-form", {"name": name, "email": "a@b.example"})
+    location = redirected(done, "/holders/")
+    holder_id = location.split("/")[2]
+    page = html(board.get(location))
+    assert page.one(id="form-notice").text == "Registered."
+    assert page.one("input", name="name").attrs["value"] == name
+
+    edit = f"/holders/{holder_id}/edit"
+    refused = fill(board, edit, "record-form", {"name": name + " LLC", "reason": ""})
+    assert error_beside(html(refused, 422), "reason") == "Fill in this field."
+    fixed = fill(board, edit, "record-form", {"name": name + " LLC", "reason": "typo in deed"})
+    redirected(fixed, edit)
+
+    with app.extensions["wetbank.db"].transaction() as session:
+        (edit_row,) = party_edits.edits_of(session, "holder", holder_id)
+        recorded = party_edits.as_record(edit_row)
+    assert recorded["reason"] == "typo in deed"
+    assert recorded["changes"] == {"name": {"from": name, "to": name + " LLC"}}
+    assert recorded["actor"].startswith("test board")
+
+
+def test_a_holder_form_sent_twice_registers_one_holder(app, board) -> None:
+    name = unique("Twice")
+    action, hidden = form_of(board, "/holders/new", "record-form")
+    first = board.post(action, data={**hidden, "name": name})
+    second = board.post(action, data={**hidden, "name": name})
+    assert redirected(first, "/holders/") == redirected(second, "/holders/")
+    assert count(app, Holder, Holder.name == name) == 1
+
+
+def test_a_form_without_its_csrf_secret_writes_nothing(app, board) -> None:
+    name = unique("Forged")
+    action, hidden = form_of(board, "/holders/new", "record-form")
+    forged = {k: v for k, v in hidden.items() if k != "csrf_token"}
+    assert board.post(action, data={**forged, "name": name}).status_code == 400
+    wrong = {**hidden, "csrf_token": "not-the-secret"}
+    assert board.post(action, data={**wrong, "name": name}).status_code == 400
+    assert count(app, Holder, Holder.name == name) == 0
+
+
+def test_the_board_registers_an_lgu_and_corrects_its_name(kit, board) -> None:
+    name = unique("Wright County")
+    fields = {"name": name, "kind": "county", "observes_indigenous_peoples_day": "on"}
+    location = redirected(fill(board, "/lgus/new", "record-form", fields), "/lgus/")
+    lgu_id = location.split("/")[2]
+    shown = ok(kit.api.get(f"/lgus/{lgu_id}"), 200)
+    assert (shown["name"], shown["kind"]) == (name, "county")
+    assert shown["observes_indigenous_peoples_day"] is True
+    assert shown["observes_friday_after_thanksgiving"] is False
+
+    refused = fill(board, "/lgus/new", "record-form", {"name": name, "kind": "parish"})
+    assert "Must be one of" in error_beside(html(refused, 422), "kind")
+
+    edit = f"/lgus/{lgu_id}/edit"
+    fixed = {"name": name + " Board", "reason": "renamed by resolution"}
+    redirected(fill(board, edit, "record-form", fixed), edit)
+    assert ok(kit.api.get(f"/lgus/{lgu_id}"), 200)["name"] == name + " Board"
+
+
+# --- bank sites ----------------------------------------------------------------------------------
+
+
+def test_a_site_is_registered_with_its_credit_register_amended_and_frozen(kit, board) -> None:
+    holder = kit.holder()
+    fields = {
+        "name": unique("Site"),
+        "holder_id": holder["id"],
+        "service_area": "5",
+        "county": "Lyon",
+        "credit_areas.0.category": "replacement_wetland",
+        "credit_areas.0.area_sqft": "10,000",
+    }
+    location = redirected(fill(board, "/bank-sites/new", "record-form", fields), "/bank-sites/")
+    site_id = location.split("/")[2]
+    page = html(board.get(location))
+    row = page.one("tr", data_category="replacement_wetland")
+    cells = {c.attrs["data-field"]: c.text for c in row.all("td")}
+    assert cells["area_sqft"] == "10,000" and cells["remaining_sqft"] == "10,000"
+    assert cells["restricted"] == "Any replacement"
+
+    lgu = kit.lgu()
+    account_id = kit.account(holder["id"])
+    kit.wetland_deposit(account_id, site_id, lgu["id"], 8_000)
+    edit = f"/bank-sites/{site_id}/edit"
+    below = {"category": "replacement_wetland", "area_sqft": "5000", "reason": "resurvey"}
+    refused = html(fill(board, edit, "amend-form", below), 409)
+    assert "already credited 8000 sq ft" in problem_above(refused)
+    above = {**below, "area_sqft": "12000"}
+    redirected(fill(board, edit, "amend-form", above), edit)
+    credit = ok(kit.api.get(f"/bank-sites/{site_id}"), 200)["credit_areas"][0]
+    assert (credit["area_sqft"], credit["remaining_sqft"]) == (12_000, 4_000)
+
+    redirected(fill(board, edit, "freeze-form", {}), edit)
+    assert ok(kit.api.get(f"/bank-sites/{site_id}"), 200)["frozen"] is True
+    assert html(board.get(edit)).one(id="site-frozen").text == "Frozen"
+
+
+# --- accounts ------------------------------------------------------------------------------------
+
+
+def test_the_board_opens_freezes_and_closes_an_account(kit, board) -> None:
+    holder = kit.holder()
+    fields = {"holder_id": holder["id"], "service_area": "5", "county": "Lyon"}
+    location = redirected(fill(board, "/accounts/new", "record-form", fields), "/accounts/")
+    account_id = location.split("?")[0].split("/")[2]
+    assert html(board.get(location)).one(id="form-notice").text == "The account is open."
+
+    redirected(fill(board, f"/accounts/{account_id}/freeze", "act-form", {}), "/accounts/")
+    assert ok(kit.api.get(f"/accounts/{account_id}"), 200)["status"] == "frozen"
+    redirected(fill(board, f"/accounts/{account_id}/unfreeze", "act-form", {}), "/accounts/")
+    assert ok(kit.api.get(f"/accounts/{account_id}"), 200)["status"] == "open"
+
+    unknown = fill(board, "/accounts/new", "record-form", {**fields, "holder_id": "hld_nope"})
+    assert error_beside(html(unknown, 422), "holder_id") == "No such holder."
+
+    redirected(fill(board, f"/accounts/{account_id}/close", "act-form", {}), "/accounts/")
+    assert ok(kit.api.get(f"/accounts/{account_id}"), 200)["status"] == "closed"
+
+
+def test_an_account_holding_credits_is_not_closed(kit, board) -> None:
+    funded = kit.funded(12_000)
+    refused = html(fill(board, f"/accounts/{funded['id']}/close", "act-form", {}), 409)
+    assert "holds 12000 sq ft of credits: transfer them first" in problem_above(refused)
+    assert ok(kit.api.get(f"/accounts/{funded['id']}"), 200)["status"] == "open"
+
+
+# --- deposits ------------------------------------------------------------------------------------
+
+
+def deposit_fields(account_id: str, site_id: str, lgu_id: str, *actions: dict) -> dict:
+    fields = {
+        "account_id": account_id,
+        "bank_site_id": site_id,
+        "effective_on": "2026-05-20",
+        "banking_plan.reference": unique("BP"),
+        "banking_plan.approved_on": "2026-05-01",
+        "banking_plan.lgu_id": lgu_id,
+        "wetland_type": "2",
+        "completed_on": "2026-04-14",
+        "designated_for_replacement": "on",
+        "paid_by_performer": "on",
+    }
+    for index, action in enumerate(actions):
+        fields |= {f"actions.{index}.{name}": str(value) for name, value in action.items()}
+    return fields
+
+
+def preview_lines(document: Element) -> list[dict[str, str]]:
+    table = document.one("table", id="preview-actions")
+    return [
+        {"category": row.attrs["data-category"]}
+        | {c.attrs["data-field"]: c.text for c in row.all("td") if c.attrs.get("data-field")}
+        for row in table.all("tr")
+        if "data-category" in row.attrs
+    ]
+
+
+def test_a_deposit_is_previewed_with_each_actions_cap_then_posted_once(app, kit, board) -> None:
+    holder = kit.holder()
+    lgu = kit.lgu()
+    site_id = kit.site(holder["id"], wetland_sqft=10_000)
+    account_id = kit.account(holder["id"])
+    kit.wetland_deposit(account_id, site_id, lgu["id"], 4_000)
+    wetland = {"category": "replacement_wetland", "area_sqft": 3_000, "credit_sqft": 3_000}
+    buffer = {
+        "category": "upland_buffer",
+        "area_sqft": 4_000,
+        "credit_sqft": 3_000,
+        "established_on": "2026-04-14",
+    }
+    fields = deposit_fields(account_id, site_id, lgu["id"], wetland, buffer)
+    page = f"/deposits/new?account_id={account_id}"
+    action, hidden = form_of(board, page, "deposit-form")
+
+    shown = html(board.post("/deposits/preview", data={**hidden, **fields}))
+    assert shown.one(id="preview-verdict").text.startswith("This deposit may be posted")
+    wet, buf = preview_lines(shown)
+    assert (wet["category"], wet["cap_sqft"], wet["credited_sqft"]) == (
+        "replacement_wetland",
+        "10,000",
+        "4,000",
+    )
+    assert (wet["remaining_sqft"], wet["restricted"]) == ("6,000", "Any replacement")
+    assert buf["restricted"].startswith("Above 1:1 only")
+    assert (buf["cap_sqft"], buf["remaining_sqft"]) == ("4,000", "4,000")
+    assert count(app, Deposit, Deposit.bank_site_id == site_id) == 1  # the preview wrote nothing
+
+    # the preview keeps the form's key: posting it, twice, deposits once
+    key = shown.one("form", id="deposit-form").one("input", name="idempotency_key").attrs["value"]
+    assert key == hidden["idempotency_key"]
+    first = board.post(action, data={**hidden, **fields})
+    second = board.post(action, data={**hidden, **fields})
+    assert redirected(first, f"/accounts/{account_id}") == redirected(second, "/accounts/")
+    assert count(app, Deposit, Deposit.bank_site_id == site_id) == 2
+    assert kit.balances(account_id)["BSA5-T2-R"]["posted_sqft"] == 3_000
+
+
+def test_a_deposit_over_the_sites_cap_shows_why_beside_the_action(app, kit, board) -> None:
+    holder = kit.holder()
+    lgu = kit.lgu()
+    site_id = kit.site(holder["id"], wetland_sqft=10_000)
+    account_id = kit.account(holder["id"])
+    kit.wetland_deposit(account_id, site_id, lgu["id"], 8_000)
+    over = {"category": "replacement_wetland", "area_sqft": 3_000, "credit_sqft": 3_000}
+    fields = deposit_fields(account_id, site_id, lgu["id"], over)
+    action, hidden = form_of(board, "/deposits/new", "deposit-form")
+
+    shown = html(board.post("/deposits/preview", data={**hidden, **fields}))
+    assert shown.one(id="preview-verdict").text.startswith("Posting this deposit would be")
+    (line,) = preview_lines(shown)
+    assert (line["credited_sqft"], line["remaining_sqft"]) == ("8,000", "2,000")
+    sentence = error_beside(shown, "actions.0.credit_sqft")
+    assert "may yield at most 10000 sq ft" in sentence
+
+    posted = html(board.post(action, data={**hidden, **fields}), 422)
+    assert error_beside(posted, "actions.0.credit_sqft") == sentence
+    assert count(app, Deposit, Deposit.bank_site_id == site_id) == 1
+
+
+# --- appeals -------------------------------------------------------------------------------------
+
+
+def test_the_board_records_a_petition_and_decides_it(kit, board) -> None:
+    plan = noticed_decision(kit, kit.lgu())
+    page = f"/plans/{plan['id']}/appeals"
+    petition = {
+        "petitioner_kind": "owner",
+        "petitioner_name": "Ann Owner",
+        "petitioner_address": "1 Main St, Buffalo, MN",
+        "postmarked_on": "2026-09-21",
+        "received_on": PETITION_DAY,
+        "filing_fee_cents": "20000",
+    }
+    with on(PETITION_DAY):
+        late = fill(board, page, "petition-form", {**petition, "received_on": "2026-09-20"})
+        refused = html(late, 422)
+        assert error_beside(refused, "received_on") == "Before postmark."
+        assert problem_above(refused) == "Received before it was mailed."
+        location = redirected(fill(board, page, "petition-form", petition), page)
+        document = html(board.get(location))
+    (appeal_id,) = [a.attrs["data-appeal-id"] for a in document.all("article")]
+    assert ok(kit.api.get(f"/appeals/{appeal_id}"), 200)["petitioner_name"] == "Ann Owner"
+
+    grant_form = f"appeal-{appeal_id}-petition"
+    with on(PETITION_DAY):
+        denied = {"granted": "false", "decided_on": PETITION_DAY}
+        no_grounds = html(fill(board, page, grant_form, denied), 422)
+        assert error_beside(no_grounds, "grounds").startswith("A denial names one or more of")
+        unpaid = fill(board, page, grant_form, {"granted": "true", "decided_on": PETITION_DAY})
+        assert "filing fee has not been paid" in problem_above(html(unpaid, 422))
+        redirected(fill(board, page, grant_form, {**denied, "grounds": ["trivial"]}), page)
+    shown = ok(kit.api.get(f"/appeals/{appeal_id}"), 200)
+    assert shown["petition"]["granted"] is False and shown["grounds"] == ["trivial"]
+
+
+# --- tokens --------------------------------------------------------------------------------------
+
+
+def test_a_token_is_created_with_its_secret_shown_once_and_revoked(kit, board) -> None:
+    holder = kit.holder()
+    fields = {"role": "holder", "name": "Prairie's bookkeeper", "holder_id": holder["id"]}
+    action, hidden = form_of(board, "/tokens", "create-form")
+    created = html(board.post(action, data={**hidden, **fields}), 201)
+    secret = created.one(id="token-secret").text
+    token_id = created.one("code", data_field="token_id").text
+    me = ok(kit.api.get("/me", token=secret), 200)
+    assert (me["token_id"], me["holder_id"]) == (token_id, holder["id"])
+
+    again = board.post(action, data={**hidden, **fields})
+    location = redirected(again, "/tokens")
+    assert secret not in board.get(location).get_data(as_text=True)
+    assert secret not in again.get_data(as_text=True)
+
+    refused = fill(board, "/tokens", "create-form", {"role": "lgu", "name": "x"})
+    assert error_beside(html(refused, 422), "lgu_id") == "Required for role lgu."
+
+    redirected(fill(board, "/tokens", "revoke-form", {"token_id": token_id}), "/tokens")
+    assert kit.api.get("/me", token=secret).status_code == 401
+
+
+# --- who may use the forms -----------------------------------------------------------------------
+
+PAGES = [
+    "/holders/new",
+    "/lgus/new",
+    "/bank-sites/new",
+    "/accounts/new",
+    "/deposits/new",
+    "/tokens",
+]
+
+
+def test_no_one_but_the_board_may_use_the_forms(app, kit) -> None:
+    holder = kit.holder()
+    lgu = kit.lgu()
+    for token in (holder["token"], lgu["token"]):
+        client = signed_in(app.test_client(), token)
+        for path in PAGES:
+            assert client.get(path).status_code == 403, path
+        csrf = (
+            parse(client.get("/").get_data(as_text=True))
+            .one("input", name="csrf_token")
+            .attrs["value"]
+        )
+        name = unique("Intruder")
+        body = {"csrf_token": csrf, "idempotency_key": "k" * 24, "name": name}
+        assert client.post("/holders/new", data=body).status_code == 403
+        assert client.post("/tokens", data={**body, "role": "board"}).status_code == 403
+        assert count(app, Holder, Holder.name == name) == 0
+    anonymous = app.test_client()
+    response = anonymous.get("/holders/new")
+    assert response.status_code == 303 and "/sign-in" in response.headers["Location"]
