@@ -385,11 +385,40 @@ def test_a_token_is_created_with_its_secret_shown_once_and_revoked(kit, board) -
 
 PAGES = [
     "/holders/new",
+    "/holders/hld_any/edit",
     "/lgus/new",
+    "/lgus/lgu_any/edit",
     "/bank-sites/new",
+    "/bank-sites/site_any/edit",
     "/accounts/new",
+    "/accounts/acct_any/freeze",
+    "/accounts/acct_any/unfreeze",
+    "/accounts/acct_any/close",
     "/deposits/new",
+    "/plans/plan_any/appeals",
     "/tokens",
+]
+#: every form's POST (a holder's own account or an LGU's own plan is no exception)
+POSTS = [
+    "/holders/new",
+    "/holders/hld_any/edit",
+    "/lgus/new",
+    "/lgus/lgu_any/edit",
+    "/bank-sites/new",
+    "/bank-sites/site_any/edit",
+    "/bank-sites/site_any/credit-areas",
+    "/bank-sites/site_any/freeze",
+    "/bank-sites/site_any/unfreeze",
+    "/accounts/new",
+    "/accounts/acct_any/close",
+    "/deposits/preview",
+    "/deposits/new",
+    "/plans/plan_any/appeals",
+    "/plans/plan_any/appeals/apl_any/petition",
+    "/plans/plan_any/appeals/apl_any/decision",
+    "/plans/plan_any/appeals/apl_any/service",
+    "/tokens",
+    "/tokens/revoke",
 ]
 
 
@@ -407,8 +436,8 @@ def test_no_one_but_the_board_may_use_the_forms(app, kit) -> None:
         )
         name = unique("Intruder")
         body = {"csrf_token": csrf, "idempotency_key": "k" * 24, "name": name}
-        assert client.post("/holders/new", data=body).status_code == 403
-        assert client.post("/tokens", data={**body, "role": "board"}).status_code == 403
+        for path in POSTS:
+            assert client.post(path, data={**body, "role": "board"}).status_code == 403, path
         assert count(app, Holder, Holder.name == name) == 0
     anonymous = app.test_client()
     response = anonymous.get("/holders/new")
