@@ -158,8 +158,8 @@ def deposit_post() -> Any:
         return who
 
     def act(data: dict[str, Any]) -> str:
-        request = _request(data)
-        posted = calling(deposits.post_deposit, database(), ruleset(), who, request, request_id())
+        asked = _request(data)
+        posted = calling(deposits.post_deposit, database(), ruleset(), who, asked, request_id())
         return forms.done("web.account", DEPOSITED, account_id=posted.account_id)
 
     def again(why: Refused) -> Response:

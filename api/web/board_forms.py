@@ -8,8 +8,7 @@ no field in its ``errors`` but says which field or which deposit action it is ab
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from typing import Any, TypeVar
 
 from flask import Response
@@ -30,18 +29,18 @@ def board() -> Actor | Response:
     return forms.user(BOARD)
 
 
-@contextmanager
-def beside_fields() -> Iterator[None]:
-    """Let a refusal that names its field (or its deposit action) be shown beside it."""
+def calling(use_case: Callable[..., T], *args: Any, **kwargs: Any) -> T:
+    """``use_case(*args, **kwargs)``, its refusal shown beside the field it names."""
     try:
-        yield
+        return use_case(*args, **kwargs)
     except BankError as refused:
         name_field(refused)
         raise
 
 
 def name_field(error: BankError) -> None:
-    """Give a refusal that names its field (or action) but no ``errors`` its sentence there."""
+    """Give a refusal that names its field (or action) but no ``errors`` its sentence there:
+    ``api.web.forms.refusal`` places each of a refusal's ``errors`` beside its field."""
     name = field_of(error)
     if name and not error.fields.get("errors"):
         error.fields["errors"] = {name: [error.detail]}
@@ -54,12 +53,6 @@ def field_of(error: BankError) -> str | None:
     if isinstance(index, int):
         return f"actions.{index}.{where if isinstance(where, str) else 'credit_sqft'}"
     return where if isinstance(where, str) else None
-
-
-def calling(use_case: Callable[..., T], *args: Any, **kwargs: Any) -> T:
-    """``use_case(*args, **kwargs)``, its refusal shown beside the field it names."""
-    with beside_fields():
-        return use_case(*args, **kwargs)
 
 
 def columns(row: Any, *names: str) -> dict[str, Any]:
