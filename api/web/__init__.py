@@ -17,6 +17,7 @@ from api.web import (
     forms,
     holder_forms,
     lgu_forms,
+    lists,
     pages,
     signin,
 )
@@ -28,6 +29,7 @@ signin.register(web)
 errors.register(web)
 forms.register(web)
 pages.load()
+lists.load()
 compliance_page.load()
 board.load()
 lgu_forms.load()

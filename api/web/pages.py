@@ -1,6 +1,7 @@
-"""The four pages: credit availability (public), an account, a plan, and the board's audit.
+"""The pages: credit availability (public), each role's home, an account, a plan, and the
+board's audit.  (The lists are ``api.web.lists``.)
 
-Each reads through the same ``bank`` functions as its API twin, with the same authorization:
+Each page calls one ``bank`` use case, with the same authorization as its API twin:
 ``parties.visible_account`` and ``plans.visible_plan`` answer "not found" for what the signed-in
 token may not see, exactly as the API does.
 """
@@ -23,12 +24,15 @@ from api.web import chart, plan_view
 from api.web.blueprint import web
 from api.web.errors import error_page
 from api.web.signin import signed_in_actor
-from bank import audit, balances, parties, plan_report, plans, policy, reports
-from bank.access import Actor
+from bank import audit, homes, record_pages, reports
 from ledger import clock
 
-#: how many accounts or plans the home page lists for a signed-in person
-SHORTCUTS = 50
+#: the template of each role's home
+HOMES = {
+    homes.HolderHome: "home_holder.html",
+    homes.LguHome: "home_lgu.html",
+    homes.Dashboard: "home_board.html",
+}
 #: the audit page's journal: the newest transactions
 JOURNAL_ROWS = 25
 
@@ -74,38 +78,40 @@ def _page_headers(response: Response) -> Response:
 
 @web.route("/")
 def index() -> Response:
-    """The public credit availability report, and a signed-in person's way in."""
-    who: Actor | None = g.web.actor if g.get("web") else None
-    with database().transaction() as session:
-        items = reports.credit_availability(session)
-        accounts = _accounts_of(session, who)
-        own_plans = plans.list_plans(session, who, SHORTCUTS) if who and _sees_plans(who) else []
+    """Signed in: the person's home (``bank.homes``).  Signed out: the public credit
+    availability report, with the way in."""
+    if g.get("web") is None:
+        return credit_availability()
+    today = clock.today()
+    found = homes.home(database(), g.web.actor, today)
+    return page(
+        HOMES[type(found)],
+        home=found,
+        today=today,
+        shortcuts=homes.SHORTCUTS,
+        due_soon_days=homes.DUE_SOON_DAYS,
+        this_week_days=homes.THIS_WEEK_DAYS,
+        expiring_days=homes.EXPIRING_DAYS,
+    )
+
+
+@web.route("/credit-availability")
+def credit_availability() -> Response:
+    """The public credit availability report: per service area, wetland type and restriction."""
+    report = reports.availability(database())
     areas: dict[int, list[dict[str, Any]]] = defaultdict(list)
-    for item in items:
+    for item in report.items:
         areas[item["service_area"]].append(item)
     totals = [(area, sum(i["available_sqft"] for i in areas[area])) for area in sorted(areas)]
     bars = chart.bar_chart([(str(area), f"Area {area}", total) for area, total in totals])
     return page(
         "index.html",
-        as_of=clock.today(),
+        as_of=report.as_of,
         areas=sorted(areas.items()),
         totals=dict(totals),
         chart=bars,
         wetland_types=WETLAND_TYPES,
-        accounts=accounts,
-        plans=own_plans,
-        shortcuts=SHORTCUTS,
     )
-
-
-def _accounts_of(session: Any, who: Actor | None) -> list[parties.BankAccount]:
-    if who is None or not policy.lists_accounts(who):
-        return []
-    return parties.holder_accounts(session, policy.own_holder(who), SHORTCUTS)
-
-
-def _sees_plans(who: Actor | None) -> bool:
-    return who is not None and policy.lists_plans(who)
 
 
 # --- /accounts/{id} -------------------------------------------------------------------------
@@ -116,20 +122,18 @@ def account(account_id: str) -> Response:
     """Balances per credit class, lots with provenance, and a statement for a chosen period."""
     who = signed_in_actor()
     start, end, problem = _period()
-    with database().transaction() as session:
-        bank_account = parties.visible_account(session, who, account_id)
-        holder = session.get(parties.Holder, bank_account.holder_id)
-        rows = balances.balance_rows(session, bank_account)
-        lots = reports.lots_with_provenance(session, bank_account)
-        statement = [] if problem else reports.statement(session, bank_account, start, end)
+    found = record_pages.account_page(
+        database(), who, account_id, None if problem else (start, end)
+    )
     return page(
         "account.html",
         status=422 if problem else 200,
-        account=bank_account,
-        holder=holder,
-        balances=rows,
-        lots=lots,
-        statement=statement,
+        account=found.account,
+        holder_name=found.holder_name,
+        balances=found.balances,
+        lots=found.lots,
+        lot_labels=found.lot_labels,
+        statement=found.statement,
         start=start,
         end=end,
         period_problem=problem,
@@ -144,13 +148,11 @@ def statement_csv(account_id: str) -> Response:
     start, end, problem = _period()
     if problem:
         return error_page(422, problem)
-    with database().transaction() as session:
-        bank_account = parties.visible_account(session, who, account_id)
-        classes = reports.statement(session, bank_account, start, end)
+    number, classes = record_pages.numbered_statement(database(), who, account_id, start, end)
     response = csv_response(
         STATEMENT_FIELDS,
         statement_csv_rows(classes),
-        f"statement-{bank_account.number}-{start.isoformat()}-{end.isoformat()}.csv",
+        f"statement-{number}-{start.isoformat()}-{end.isoformat()}.csv",
     )
     response.headers["Cache-Control"] = "no-store"
     return response
@@ -180,17 +182,20 @@ def _period() -> tuple[date, date, str | None]:
 
 @web.route("/plans/<plan_id>")
 def plan(plan_id: str) -> Response:
-    """The plan's timeline, appeals, withdrawals, and whether the impact may proceed."""
+    """The plan's timeline, appeals, withdrawals, payments, securities, and whether the impact
+    may proceed."""
     who = signed_in_actor()
     today = clock.today()
-    with database().transaction() as session:
-        row = plans.visible_plan(session, who, plan_id)
-        body = asdict(plan_report.report(session, row, today))
-        lgu = session.get(parties.Lgu, row.lgu_id)
+    found = record_pages.plan_page(database(), who, plan_id, today)
+    body = asdict(found.report)
     return page(
         "plan.html",
         plan=body,
-        lgu=lgu,
+        lgu_name=found.lgu_name,
+        payments=found.payments,
+        securities=found.securities,
+        account_numbers=found.account_numbers,
+        lot_labels=found.lot_labels,
         steps=plan_view.timeline(body, today),
         today=today,
         wetland_types=WETLAND_TYPES,
@@ -211,15 +216,14 @@ def audit_page() -> Response:
     outcome = audit.verify_for_page(database())
     needed = outcome if isinstance(outcome, audit.FullPassNeeded) else None
     today = clock.today()
-    with database().transaction() as session:
-        assets = audit.trial_balance(session, today)
-        journal = audit.latest_journal(session, JOURNAL_ROWS)
+    found = record_pages.audit_page(database(), who, today, JOURNAL_ROWS)
     return page(
         "audit.html",
         report=None if needed else outcome,
         full_pass_needed=needed,
         today=today,
-        assets=assets,
-        balanced=all(a.balanced for a in assets),
-        journal=journal,
+        assets=found.assets,
+        balanced=found.balanced,
+        journal=found.journal,
+        account_names=found.account_names,
     )

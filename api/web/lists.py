@@ -1,0 +1,193 @@
+"""The pages' lists: accounts, plans, holders, LGUs, bank sites, securities and payments.
+
+Each list is filtered by its query parameters (``q`` text, ``status``, ``holder``,
+``expiring``) and paged by keyset: ``after`` names the last row shown, and a "Next" link carries
+it, as the API's cursors do.  Who sees which rows is the ``bank`` use case's (``bank.policy``);
+a list a role may not see at all is 403.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from flask import Response, request, url_for
+
+from api.context import database, ruleset
+from api.web.blueprint import web
+from api.web.errors import error_page
+from api.web.pages import page
+from api.web.signin import signed_in_actor
+from bank import page_lists, party_lists
+from bank.homes import EXPIRING_DAYS
+from bank.securities import STATUSES as SECURITY_STATUSES
+from ledger import clock
+
+PAGE_ROWS, MOST_ROWS = 50, 200
+PLAN_STATUSES = (
+    "received",
+    "noticed",
+    "approved",
+    "denied",
+    "deemed_approved",
+    "appealed",
+    "final",
+)
+PAYMENT_STATUSES = ("received", "refunded", "returned")
+_ID = re.compile(r"^[a-z]{2,8}_[0-9a-f]{1,64}$")
+
+
+class BadQuery(Exception):
+    """A list's query parameter that cannot be used (answered 400 with what was wrong)."""
+
+
+@web.errorhandler(BadQuery)
+def _bad_query(error: BadQuery) -> Response:
+    return error_page(400, str(error))
+
+
+def load() -> None:
+    """The routes are declared below, on import; this makes the import explicit."""
+
+
+def _args() -> dict[str, Any]:
+    """``q``, ``after`` and ``limit``, checked."""
+    after = request.args.get("after") or None
+    if after is not None and not _ID.match(after):
+        raise BadQuery("The list cannot go on from there: follow its “Next” link instead.")
+    try:
+        limit = int(request.args.get("limit") or PAGE_ROWS)
+    except ValueError:
+        raise BadQuery("The number of rows per page must be a whole number.") from None
+    if not 1 <= limit <= MOST_ROWS:
+        raise BadQuery(f"A page shows between 1 and {MOST_ROWS} rows.")
+    q = (request.args.get("q") or "").strip()[:200] or None
+    return {"q": q, "after": after, "limit": limit}
+
+
+def _choice(name: str, allowed: tuple[str, ...]) -> str | None:
+    value = request.args.get(name) or None
+    if value is not None and value not in allowed:
+        raise BadQuery(f"Choose the {name} from the list ({', '.join(allowed)}).")
+    return value
+
+
+def _listed(rows: list[Any], limit: int, endpoint: str, **kept: Any) -> dict[str, Any]:
+    """The rows to show and the "Next" link (``None`` on the last page)."""
+    shown = rows[:limit]
+    more = len(rows) > limit
+    filters = {k: v for k, v in kept.items() if v not in (None, "")}
+    if limit != PAGE_ROWS:
+        filters["limit"] = limit
+    following = url_for(endpoint, after=shown[-1].id, **filters) if more else None
+    first = url_for(endpoint, **filters) if request.args.get("after") else None
+    return {"rows": shown, "next_page": following, "first_page": first, "filters": filters}
+
+
+@web.route("/accounts")
+def accounts() -> Response:
+    """Accounts with their totals: the board's (all, or one holder's), a holder's own."""
+    who = signed_in_actor()
+    args = _args()
+    holder = request.args.get("holder") or None
+    if holder is not None and not _ID.match(holder):
+        raise BadQuery("Choose the holder from the holders list.")
+    rows = page_lists.accounts(database(), who, holder_id=holder, **args)
+    listed = _listed(rows, args["limit"], "web.accounts", q=args["q"], holder=holder)
+    return page("accounts.html", q=args["q"], holder=holder, **listed)
+
+
+@web.route("/plans")
+def plans() -> Response:
+    """Plans (board: all; an LGU: its own), those with a deadline soon first."""
+    who = signed_in_actor()
+    args = _args()
+    status = _choice("status", PLAN_STATUSES)
+    today = clock.today()
+    found = page_lists.plan_list(database(), who, status=status, today=today, **args)
+    listed = _listed(found.items, args["limit"], "web.plans", q=args["q"], status=status)
+    return page(
+        "plans.html",
+        q=args["q"],
+        chosen=status,
+        statuses=PLAN_STATUSES,
+        due_soon=found.due_soon,
+        due_soon_days=page_lists.DUE_SOON_DAYS,
+        today=today,
+        **listed,
+    )
+
+
+@web.route("/holders")
+def holders() -> Response:
+    """Holders (board)."""
+    who = signed_in_actor()
+    args = _args()
+    rows = party_lists.holders(database(), who, args["q"], args["after"], args["limit"])
+    listed = _listed(rows, args["limit"], "web.holders", q=args["q"])
+    return page("holders.html", q=args["q"], **listed)
+
+
+@web.route("/lgus")
+def lgus() -> Response:
+    """Local government units (board)."""
+    who = signed_in_actor()
+    args = _args()
+    rows = party_lists.lgus(database(), who, args["q"], args["after"], args["limit"])
+    listed = _listed(rows, args["limit"], "web.lgus", q=args["q"])
+    return page("lgus.html", q=args["q"], **listed)
+
+
+@web.route("/bank-sites")
+def bank_sites() -> Response:
+    """Bank sites with their credit registers (board)."""
+    who = signed_in_actor()
+    args = _args()
+    rows = party_lists.sites(
+        database(), who, args["q"], args["after"], args["limit"], ruleset=ruleset()
+    )
+    listed = _listed(rows, args["limit"], "web.bank_sites", q=args["q"])
+    return page("bank_sites.html", q=args["q"], **listed)
+
+
+@web.route("/securities")
+def securities() -> Response:
+    """Securities (board: all; an LGU: its plans'), soonest expiry first; ``expiring``: those
+    held that expire within 60 days."""
+    who = signed_in_actor()
+    args = _args()
+    expiring = request.args.get("expiring") == "1"
+    status = None if expiring else _choice("status", SECURITY_STATUSES)
+    today = clock.today()
+    rows = page_lists.securities(
+        database(),
+        who,
+        expiring_days=EXPIRING_DAYS if expiring else None,
+        status=status,
+        after=args["after"],
+        limit=args["limit"],
+        today=today,
+    )
+    kept = {"expiring": "1" if expiring else None, "status": status}
+    listed = _listed(rows, args["limit"], "web.securities", **kept)
+    return page(
+        "securities.html",
+        expiring=expiring,
+        expiring_days=EXPIRING_DAYS,
+        chosen=status,
+        statuses=SECURITY_STATUSES,
+        **listed,
+    )
+
+
+@web.route("/payments")
+def payments() -> Response:
+    """Payments (board: all; an LGU: its plans'), oldest first."""
+    who = signed_in_actor()
+    args = _args()
+    status = _choice("status", PAYMENT_STATUSES)
+    rows = page_lists.payments(
+        database(), who, status=status, after=args["after"], limit=args["limit"]
+    )
+    listed = _listed(rows, args["limit"], "web.payments", status=status)
+    return page("payments.html", chosen=status, statuses=PAYMENT_STATUSES, **listed)

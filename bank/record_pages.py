@@ -1,0 +1,187 @@
+"""What the account, plan and audit pages show, each read in one unit of work: the API's own
+answers (balances, lots, statement; the plan's report; the trial balance and journal) with the
+names people know for what the API names by id: account numbers, lot labels (``WB-000003 lot
+A``), LGU, holder and project names.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from datetime import date
+from typing import Any
+
+from sqlalchemy import select
+from sqlalchemy.orm import Session
+
+from bank import (
+    audit,
+    balances,
+    listing_filters,
+    money,
+    parties,
+    plan_report,
+    plans,
+    policy,
+    reports,
+    securities,
+)
+from bank.access import Actor
+from bank.balances import ClassBalance
+from bank.credits import Lot
+from bank.party_tables import BankAccount, BankSite, Holder, Lgu
+from bank.plan_report import PlanReport
+from bank.plan_tables import Plan
+from ledger.db import Database
+from ledger.schema import LedgerAccount
+
+
+@dataclass(frozen=True)
+class AccountPage:
+    """An account, its holder, balances, lots and (when the period is sound) its statement."""
+
+    account: BankAccount
+    holder_name: str
+    balances: list[ClassBalance]
+    lots: list[dict[str, Any]]
+    lot_labels: dict[str, str]
+    statement: list[reports.StatementClass]
+
+
+def account_page(
+    db: Database, actor: Actor, account_id: str, period: tuple[date, date] | None
+) -> AccountPage:
+    """The account (board, or its holder; ``not_found`` otherwise), with the statement of
+    ``period`` (none when ``None``)."""
+    with db.transaction() as session:
+        account = parties.visible_account(session, actor, account_id)
+        holder = session.get(Holder, account.holder_id)
+        lots = reports.lots_with_provenance(session, account)
+        statement = reports.statement(session, account, *period) if period else []
+        return AccountPage(
+            account=account,
+            holder_name=holder.name if holder else account.holder_id,
+            balances=balances.balance_rows(session, account),
+            lots=lots,
+            lot_labels={lot["id"]: lot["label"] for lot in lots},
+            statement=statement,
+        )
+
+
+@dataclass(frozen=True)
+class PlanPage:
+    """A plan's report, its LGU's name, its payments and securities, and the numbers of the
+    accounts and labels of the lots its reservations and withdrawals draw on."""
+
+    report: PlanReport
+    lgu_name: str
+    payments: list[money.PaymentView]
+    securities: list[securities.SecurityView]
+    account_numbers: dict[str, str]
+    lot_labels: dict[str, str]
+
+
+def plan_page(db: Database, actor: Actor, plan_id: str, today: date) -> PlanPage:
+    """The plan as of ``today`` (board, or its LGU; ``not_found`` otherwise)."""
+    with db.transaction() as session:
+        plan = plans.visible_plan(session, actor, plan_id)
+        report = plan_report.report(session, plan, today)
+        lgu = session.get(Lgu, plan.lgu_id)
+        lot_ids = {a.lot_id for w in report.withdrawals for a in w.allocations}
+        lot_ids |= {share["lot_id"] for r in report.reservations for share in r["lots"]}
+        account_ids = {r["account_id"] for r in report.reservations}
+        return PlanPage(
+            report=report,
+            lgu_name=lgu.name if lgu else plan.lgu_id,
+            payments=money.list_payments(db, actor, plan.id),
+            securities=securities.list_securities(
+                db, actor, where=listing_filters.securities(plan.id)
+            ),
+            account_numbers=_numbers(session, account_ids),
+            lot_labels=lot_labels(session, lot_ids),
+        )
+
+
+def _numbers(session: Session, account_ids: set[str]) -> dict[str, str]:
+    if not account_ids:
+        return {}
+    query = select(BankAccount.id, BankAccount.number).where(BankAccount.id.in_(account_ids))
+    return {account_id: number for account_id, number in session.execute(query).all()}
+
+
+def lot_labels(session: Session, lot_ids: set[str]) -> dict[str, str]:
+    """Each lot as people name it: its account's number and its label (``WB-000003 lot A``)."""
+    if not lot_ids:
+        return {}
+    query = (
+        select(Lot.id, BankAccount.number, Lot.label)
+        .join(BankAccount, BankAccount.id == Lot.account_id)
+        .where(Lot.id.in_(lot_ids))
+    )
+    return {lot: f"{number} lot {label}" for lot, number, label in session.execute(query).all()}
+
+
+@dataclass(frozen=True)
+class AuditPage:
+    """The trial balance as of a day, the newest journal page and a readable name for each
+    ledger account the journal names."""
+
+    assets: list[audit.AssetTotals]
+    balanced: bool
+    journal: list[dict[str, Any]]
+    account_names: dict[str, str]
+
+
+def audit_page(db: Database, actor: Actor, today: date, rows: int) -> AuditPage:
+    """For the board: the trial balance to ``today`` and the ``rows`` newest transactions."""
+    policy.require_board(actor, "see the audit page")
+    with db.transaction() as session:
+        assets = audit.trial_balance(session, today)
+        journal = audit.latest_journal(session, rows)
+        codes = {e["account"] for t in journal for e in t["entries"]}
+        return AuditPage(
+            assets, all(a.balanced for a in assets), journal, ledger_names(session, codes)
+        )
+
+
+#: the ids a ledger account's name may carry (``Fee income of LGU lgu_…``)
+_IDS = re.compile(r"\b(?:lgu|hld|acct|plan|site)_[0-9a-f]+\b")
+
+
+def ledger_names(session: Session, codes: set[str]) -> dict[str, str]:
+    """Each ledger account's name, with the ids in it replaced by the names they stand for."""
+    if not codes:
+        return {}
+    query = select(LedgerAccount.code, LedgerAccount.name).where(LedgerAccount.code.in_(codes))
+    names = {code: name for code, name in session.execute(query).all()}
+    ids = {found for name in names.values() for found in _IDS.findall(name)}
+    known = _party_names(session, ids)
+    return {
+        code: _IDS.sub(lambda m: known.get(m.group(0), m.group(0)), name)
+        for code, name in names.items()
+    }
+
+
+def _party_names(session: Session, ids: set[str]) -> dict[str, str]:
+    if not ids:
+        return {}
+    known: dict[str, str] = {}
+    for query in (
+        select(Lgu.id, Lgu.name).where(Lgu.id.in_(ids)),
+        select(Holder.id, Holder.name).where(Holder.id.in_(ids)),
+        select(BankAccount.id, BankAccount.number).where(BankAccount.id.in_(ids)),
+        select(Plan.id, Plan.project).where(Plan.id.in_(ids)),
+        select(BankSite.id, BankSite.name).where(BankSite.id.in_(ids)),
+    ):
+        known.update({ident: name for ident, name in session.execute(query).all()})
+    return known
+
+
+def numbered_statement(
+    db: Database, actor: Actor, account_id: str, start: date, end: date
+) -> tuple[str, list[reports.StatementClass]]:
+    """The account's number and its statement from ``start`` to ``end`` (board, or its holder)."""
+    reports.check_period(start, end)
+    with db.transaction() as session:
+        account = parties.visible_account(session, actor, account_id)
+        return account.number, reports.statement(session, account, start, end)
