@@ -327,9 +327,10 @@ def test_the_lgu_withdraws_the_reserved_credits(app: Flask, kit: Kit) -> None:
 def test_a_holder_reserves_credits_for_a_plan_of_its_area(app: Flask, kit: Kit) -> None:
     lgu = kit.lgu()
     with on(DAY):
-        bank = kit.funded_account(day=DAY, service_area=5, unrestricted=20_000)
-        plan = kit.plan(lgu, received_on=DAY, area_sqft=9_000)
-        elsewhere = kit.plan(lgu, received_on=DAY, area_sqft=9_000, service_area=6)
+        # service area 8, which few other tests use: the form offers the newest plans of the area
+        bank = kit.funded_account(day=DAY, service_area=8, unrestricted=20_000)
+        plan = kit.plan(lgu, received_on=DAY, area_sqft=9_000, service_area=8)
+        elsewhere = kit.plan(lgu, received_on=DAY, area_sqft=9_000, service_area=5)
         client = signed_in(app.test_client(), bank["holder"]["token"])
         path = f"/accounts/{bank['id']}/reservations/new"
         offered = [

@@ -5,7 +5,8 @@ without those denied, and the account is its holder's and the board's to ask abo
 from __future__ import annotations
 
 from collections.abc import Iterator
-from datetime import timedelta
+from datetime import UTC, datetime, timedelta
+from typing import Any
 
 import pytest
 from freezegun import freeze_time
@@ -13,6 +14,8 @@ from freezegun import freeze_time
 from bank import plan_acts, plan_cases, plan_decisions, plans, reservable_plans
 from bank.access import SYSTEM
 from bank.errors import NotFound
+from bank.plan_report import PlanReport
+from ledger import clock
 from ledger.db import Database
 from tests.bank.account_kit import (
     DAY,
@@ -25,11 +28,15 @@ from tests.bank.account_kit import (
     unique,
 )
 
+#: when the listing tests record their plans: the database is the whole session's, and the newest
+#: plans it offers must be theirs
+LATER = datetime(2150, 1, 1, 12, tzinfo=UTC)
+
 
 @pytest.fixture(autouse=True)
-def frozen() -> Iterator[None]:
-    with freeze_time(f"{DAY.isoformat()} 12:00:00"):
-        yield
+def frozen() -> Iterator[Any]:
+    with freeze_time(f"{DAY.isoformat()} 12:00:00") as clock:
+        yield clock
 
 
 def _plan(lgu_id: str, service_area: int = 5, outside: bool = False) -> plans.PlanRequest:
@@ -37,7 +44,7 @@ def _plan(lgu_id: str, service_area: int = 5, outside: bool = False) -> plans.Pl
         lgu_id=lgu_id,
         applicant="Hollis Township",
         project=unique("Road 12 widening"),
-        received_on=DAY - timedelta(days=5),
+        received_on=clock.today() - timedelta(days=5),
         area_sqft=2_000,
         wetland_type="2",
         service_area=service_area,
@@ -49,15 +56,25 @@ def _plan(lgu_id: str, service_area: int = 5, outside: bool = False) -> plans.Pl
     )
 
 
-def test_the_plans_of_the_account_s_area_are_offered_newest_first(db: Database) -> None:
+def test_the_plans_of_the_account_s_area_are_offered_newest_first(
+    db: Database, frozen: Any
+) -> None:
     holder, lgu = new_holder(db), new_lgu(db)
     account = new_account(db, holder)  # service area 5
-    first = plan_cases.record(db, SYSTEM, RULESET, _plan(lgu))
-    second = plan_cases.record(db, SYSTEM, RULESET, _plan(lgu))
-    elsewhere = plan_cases.record(db, SYSTEM, RULESET, _plan(lgu, service_area=6))
-    outside = plan_cases.record(db, SYSTEM, RULESET, _plan(lgu, service_area=6, outside=True))
-    denied = plan_cases.record(db, SYSTEM, RULESET, _plan(lgu))
-    refusal = plan_decisions.DecisionRequest("denied", DAY, reasons="no public value replaced")
+    frozen.move_to(LATER)  # after every plan the session's other tests record
+
+    def record(request: plans.PlanRequest) -> PlanReport:
+        frozen.tick(timedelta(seconds=1))  # each recorded after the last
+        return plan_cases.record(db, SYSTEM, RULESET, request)
+
+    first = record(_plan(lgu))
+    second = record(_plan(lgu))
+    elsewhere = record(_plan(lgu, service_area=6))
+    outside = record(_plan(lgu, service_area=6, outside=True))
+    denied = record(_plan(lgu))
+    refusal = plan_decisions.DecisionRequest(
+        "denied", clock.today(), reasons="no public value replaced"
+    )
     plan_acts.decide(db, lgu_actor(lgu), denied.id, refusal)
 
     offered = reservable_plans.for_account(db, holder_actor(holder), account.id)
@@ -78,9 +95,13 @@ def test_only_the_account_s_holder_and_the_board_may_ask(db: Database) -> None:
             reservable_plans.for_account(db, who, account.id)
 
 
-def test_at_most_the_limit_is_offered(db: Database) -> None:
+def test_at_most_the_limit_is_offered(db: Database, frozen: Any) -> None:
     holder, lgu = new_holder(db), new_lgu(db)
     account = new_account(db, holder)
+    frozen.move_to(LATER + timedelta(days=1))  # after the other tests' plans, this file's too
+    recorded = []
     for _ in range(3):
-        plan_cases.record(db, SYSTEM, RULESET, _plan(lgu))
-    assert len(reservable_plans.for_account(db, SYSTEM, account.id, limit=2)) == 2
+        frozen.tick(timedelta(seconds=1))
+        recorded.append(plan_cases.record(db, SYSTEM, RULESET, _plan(lgu)).id)
+    offered = reservable_plans.for_account(db, SYSTEM, account.id, limit=2)
+    assert [p.id for p in offered] == recorded[:0:-1]
