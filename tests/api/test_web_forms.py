@@ -476,9 +476,11 @@ def test_the_pages_link_to_the_forms(app: Flask, kit: Kit) -> None:
         plan_page = document(lgu_client.get(f"/plans/{plan['id']}"))
         holder_client = signed_in(app.test_client(), bank["holder"]["token"])
         account_page = document(holder_client.get(f"/accounts/{bank['id']}"))
+        home = document(lgu_client.get("/"))
     links = {a.attrs["href"] for a in plan_page.one("nav", id="plan-forms").all("a")}
     assert f"/plans/{plan['id']}/decision" in links
     assert f"/plans/{plan['id']}/withdrawal" in links
+    assert home.one("p", id="record-plan").one("a").attrs["href"] == "/plans/new"
     links = {a.attrs["href"] for a in account_page.one("nav", id="account-forms").all("a")}
     assert f"/accounts/{bank['id']}/reservations/new" in links
     assert f"/accounts/{bank['id']}/transfers/new" in links
