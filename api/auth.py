@@ -14,7 +14,7 @@ from api import query_params, roles
 from api.body_limit import refuse_over_limit
 from api.context import AUTHENTICATES_IN_UNIT, actor, database
 from api.problems import ApiProblem
-from api.strict_json import check_body
+from api.strict_json import check_request_body
 from bank import access
 
 log = logging.getLogger("wetbank.api")
@@ -90,7 +90,7 @@ def _check_json_body() -> None:
         raise ApiProblem(
             415, "unsupported_media_type", "Send the request body as application/json."
         )
-    check_body(request.get_data(cache=True))  # strict JSON: no duplicate keys, NaN, deep nesting
+    check_request_body()  # strict JSON: no duplicate keys, NaN, deep nesting
 
 
 def _finish(response: Response) -> Response:

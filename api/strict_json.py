@@ -5,12 +5,23 @@ duplicate keys (so two parsers can read one body two ways), and fails with ``Rec
 500) on deeply nested input; and PostgreSQL cannot store a NUL character or an unpaired surrogate
 (another 500).  Every JSON body is checked here once, before any view parses it: each of those
 is a 4xx problem, and nothing is written.
+
+The value parsed here is the one the request uses: ``StrictParser``, the views' argument parser
+(flask-smorest's ``Blueprint.ARGUMENTS_PARSER``, replaced when this module is imported, which
+``api`` does before any view), reads it rather than parsing the body again, and so does the
+``Idempotency-Key`` fingerprint (``body``).
 """
 
 from __future__ import annotations
 
 import json
 from typing import Any
+
+import flask_smorest
+from flask import g, request
+from marshmallow import Schema
+from webargs import core
+from webargs.flaskparser import FlaskParser, is_json_request
 
 from api.problems import ApiProblem
 
@@ -43,11 +54,30 @@ def _constant(name: str) -> Any:
     raise _Constant(name)
 
 
-def check_body(raw: bytes) -> None:
+#: ``g`` key: this request's body as ``check_request_body`` parsed it
+_PARSED = "strict_json_body"
+#: no body was parsed (``body``)
+UNPARSED: Any = core.missing
+
+
+def check_request_body() -> None:
+    """``check_body`` on this request's body, which the request then reads as parsed here."""
+    raw = request.get_data(cache=True)
+    if raw:
+        setattr(g, _PARSED, check_body(raw))
+
+
+def body() -> Any:
+    """This request's body as ``check_request_body`` parsed it, or ``UNPARSED``."""
+    return g.get(_PARSED, UNPARSED)
+
+
+def check_body(raw: bytes) -> Any:
     """Refuse a JSON body that is ambiguous, not JSON, too deep, or not storable: also on
-    writes that take no body (freeze, void, refund), which would otherwise ignore it."""
+    writes that take no body (freeze, void, refund), which would otherwise ignore it.  Returns
+    the parsed value (``None`` for an empty body)."""
     if not raw:
-        return
+        return None
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError:
@@ -67,6 +97,7 @@ def check_body(raw: bytes) -> None:
     except ValueError:  # not JSON, or a number of more than 4300 digits
         raise ApiProblem(400, "bad_request", "The request body is not valid JSON.") from None
     _check_tree(value)
+    return value
 
 
 def _check_tree(value: Any) -> None:
@@ -104,3 +135,31 @@ def _check_string(text: str, path: str) -> None:
         "Some fields are missing or not valid: see errors.",
         errors={path[:200]: [message]},
     )
+
+
+class StrictParser(FlaskParser):
+    """webargs' Flask parser, reading a JSON body as ``check_request_body`` parsed it, and
+    making one instance of each schema class a view names (``@blp.arguments(TransferIn)``) for
+    the process rather than one per request.  Schemas keep no state between loads."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._schemas: dict[type[Schema], Schema] = {}
+
+    def _raw_load_json(self, req: Any) -> Any:
+        parsed = body()
+        if parsed is UNPARSED or not is_json_request(req):
+            return super()._raw_load_json(req)
+        return parsed
+
+    def _get_schema(self, argmap: Any, req: Any) -> Schema:
+        if isinstance(argmap, type) and issubclass(argmap, Schema):
+            schema = self._schemas.get(argmap)
+            if schema is None:
+                schema = self._schemas.setdefault(argmap, argmap())
+            return schema
+        return super()._get_schema(argmap, req)
+
+
+# before any view is decorated: ``@blp.arguments`` binds the parser its Blueprint class names
+flask_smorest.Blueprint.ARGUMENTS_PARSER = StrictParser()
