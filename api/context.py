@@ -40,6 +40,11 @@ def actor() -> Actor:
     return current
 
 
+def set_actor(who: Actor) -> None:
+    """Record the caller, its token checked by the request's own unit of work."""
+    g.actor = who
+
+
 def require_board() -> Actor:
     """The caller, who must be board staff (403 otherwise)."""
     current = actor()

@@ -4,6 +4,11 @@ The key is claimed, the use case runs and the response is stored in ONE database
 a write and the record of its result commit together or not at all.  Only 2xx results are kept:
 an error rolls the claim back with everything else, and the request may be corrected and retried
 under the same key.  Keys are scoped to the token.
+
+The token is checked in the same transaction, and the key claimed in the same statement as that
+check (``access.authenticate_claiming``): a claim made for a caller then refused (its role, the
+rate limit) is rolled back with the rest, so the answer is the one a check made before the claim
+would give.
 """
 
 from __future__ import annotations
@@ -17,14 +22,17 @@ from typing import Any, TypeVar
 from flask import Response, g, make_response, request
 from sqlalchemy.orm import Session
 
-from api import roles
-from api.context import AUTHENTICATES_IN_UNIT, actor, database
+from api import roles, strict_json
+from api.context import AUTHENTICATES_IN_UNIT, actor, database, set_actor
 from api.problems import ApiProblem
 from api.ratelimit import check_write
 from bank import access
+from bank.access import Actor, StoredResult
 
 F = TypeVar("F", bound=Callable[..., Any])
 MAX_KEY_LENGTH = 255
+#: the key claimed for this request, and the claim's answer, not read yet (``_claimed``)
+_UNCLAIMED = object()
 
 
 def writes(view: F) -> F:
@@ -33,20 +41,21 @@ def writes(view: F) -> F:
     @wraps(view)
     def wrapper(*args: Any, **kwargs: Any) -> Response:
         def unit(session: Session) -> Response:
-            who = actor()  # the token is checked here, in this unit of work
+            key = request.headers.get("Idempotency-Key")
+            # the token is checked here, in this unit of work (with the key claimed, if any)
+            who, claim = _authenticate(session, key)
             roles.check(view)  # then its role, before the key or the body: 403 whatever it sent
             if not g.get("write_counted"):  # once per request, not per retry of the unit
                 g.write_counted = True
                 check_write(who.token_id)
-            key = request.headers.get("Idempotency-Key")
-            if key is not None and not 0 < len(key) <= MAX_KEY_LENGTH:
+            if key is not None and not _valid(key):
                 raise ApiProblem(
                     400,
                     "bad_request",
                     f"Idempotency-Key must be 1 to {MAX_KEY_LENGTH} characters.",
                 )
             if key is not None:
-                replay = _claim(session, key)
+                replay = _replay(session, who, key, claim)
                 if replay is not None:
                     return replay
             response = make_response(view(*args, **kwargs))
@@ -80,8 +89,31 @@ class _Refused(Exception):
         self.response = response
 
 
-def _claim(session: Session, key: str) -> Response | None:
-    stored = access.claim_key(session, actor().token_id, key, request_fingerprint())
+def _valid(key: str) -> bool:
+    return 0 < len(key) <= MAX_KEY_LENGTH
+
+
+def _authenticate(session: Session, key: str | None) -> tuple[Actor, Any]:
+    """The caller, and the claim of ``key`` made with the token's check (``_UNCLAIMED`` if
+    none was: no key, a key refused later, or a caller already known)."""
+    secret = g.get("bearer_secret")
+    if key is None or not _valid(key) or g.get("actor") is not None or not secret:
+        return actor(), _UNCLAIMED
+    who, stored = access.authenticate_claiming(session, secret, key, request_fingerprint())
+    if who is None:
+        raise ApiProblem(401, "unauthorized", "The bearer token is unknown or revoked.")
+    set_actor(who)
+    return who, stored
+
+
+def _replay(session: Session, who: Actor, key: str, claim: Any) -> Response | None:
+    """``None`` when the key is ours to write under, else the earlier request's response (409
+    if that request was another)."""
+    stored: StoredResult | None = (
+        access.claim_key(session, who.token_id, key, request_fingerprint())
+        if claim is _UNCLAIMED
+        else claim
+    )
     if stored is None:
         return None
     if stored.request_hash != request_fingerprint():
@@ -97,9 +129,24 @@ def _claim(session: Session, key: str) -> Response | None:
 
 def request_fingerprint() -> str:
     """A hash of the method, path and body; JSON bodies are compared by content, not layout."""
-    raw = request.get_data(cache=True)
-    try:
-        body = json.dumps(json.loads(raw), sort_keys=True, separators=(",", ":")) if raw else ""
-    except ValueError:
-        body = raw.decode("utf-8", "replace")
+    found: str | None = g.get("request_fingerprint")
+    if found is None:
+        found = g.request_fingerprint = _fingerprint()
+    return found
+
+
+def _fingerprint() -> str:
+    parsed = strict_json.body()  # the body as the strict check parsed it, if it did
+    if parsed is not strict_json.UNPARSED:
+        body = _canonical(parsed)
+    else:
+        raw = request.get_data(cache=True)
+        try:
+            body = _canonical(json.loads(raw)) if raw else ""
+        except ValueError:
+            body = raw.decode("utf-8", "replace")
     return hashlib.sha256(f"{request.method} {request.path}\n{body}".encode()).hexdigest()
+
+
+def _canonical(value: Any) -> str:
+    return json.dumps(value, sort_keys=True, separators=(",", ":"))

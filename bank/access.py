@@ -162,7 +162,10 @@ def _token_by_hash(session: Session, digest: str) -> _TokenRow | None:
 def authenticate(session: Session, secret: str) -> Actor | None:
     """The actor a bearer secret stands for, or ``None`` if it is unknown or revoked."""
     digest = hash_token(secret)
-    row = _token_by_hash(session, digest)
+    return _actor_of(session, _token_by_hash(session, digest), digest)
+
+
+def _actor_of(session: Session, row: _TokenRow | None, digest: str) -> Actor | None:
     if row is None or row.revoked_at is not None:
         return None
     if not hmac.compare_digest(row.token_hash, digest):
@@ -258,6 +261,58 @@ class StoredResult:
     content_type: str | None
 
 
+# Fixed SQL, as for the token: a write with a key runs these on every request.
+_CLAIM = store.Statement(
+    """INSERT INTO idempotency_records (token_id, key, request_hash, created_at)
+    VALUES (:token_id, :key, :request_hash, :created_at)
+    ON CONFLICT DO NOTHING RETURNING key""",
+    types={"created_at": DateTime(timezone=True)},
+)
+_STORED = store.Statement(
+    """SELECT request_hash, status, body, content_type FROM idempotency_records
+    WHERE token_id = :token_id AND key = :key"""
+)
+_STORE_RESULT = store.Statement(
+    """UPDATE idempotency_records SET status = :status, body = :body, content_type = :content_type
+    WHERE token_id = :token_id AND key = :key"""
+)
+# ``authenticate`` and ``claim_key`` in one round trip: the token's row, and the key claimed for
+# it if it is live (a claim made for a caller then refused, by role or otherwise, is rolled back
+# with its transaction).  SQLite has no INSERT inside WITH: it claims, then reads the token and
+# whether the claim inserted a row (``changes()``).
+_AUTHENTICATE_CLAIMING = store.Statement(
+    postgresql="""
+WITH token AS (
+    SELECT id, token_hash, role, name, lgu_id, holder_id, revoked_at, last_used_at
+    FROM api_tokens WHERE token_hash = :digest
+), claim AS (
+    INSERT INTO idempotency_records (token_id, key, request_hash, created_at)
+    SELECT id, :key, :request_hash, :created_at FROM token WHERE revoked_at IS NULL
+    ON CONFLICT DO NOTHING
+    RETURNING key
+)
+SELECT id, token_hash, role, name, lgu_id, holder_id, revoked_at, last_used_at,
+    (SELECT count(*) FROM claim) AS claimed
+FROM token
+""",
+    sqlite=(
+        """
+INSERT INTO idempotency_records (token_id, key, request_hash, created_at)
+SELECT id, :key, :request_hash, :created_at FROM api_tokens
+WHERE token_hash = :digest AND revoked_at IS NULL
+ON CONFLICT DO NOTHING
+""",
+        """
+SELECT id, token_hash, role, name, lgu_id, holder_id, revoked_at, last_used_at,
+    changes() AS claimed
+FROM api_tokens WHERE token_hash = :digest
+""",
+    ),
+    types={"created_at": DateTime(timezone=True)},
+    columns={"revoked_at": DateTime(timezone=True), "last_used_at": DateTime(timezone=True)},
+)
+
+
 def claim_key(session: Session, token_id: str, key: str, request_hash: str) -> StoredResult | None:
     """Claim ``key`` for this request inside the current transaction.
 
@@ -265,32 +320,55 @@ def claim_key(session: Session, token_id: str, key: str, request_hash: str) -> S
     result.  On PostgreSQL a concurrent twin's claim blocks here until that twin commits (we then
     replay it) or rolls back (the claim becomes ours): the in-flight duplicate waits.
     """
-    existing = _stored(session, token_id, key)
+    existing = stored_result(session, token_id, key)
     if existing is not None:
         return existing
-    claim = store.of(session).insert(cast(Table, IdempotencyRecord.__table__))
-    claim = claim.values(
-        token_id=token_id, key=key, request_hash=request_hash, created_at=clock.utcnow()
-    )
-    claimed = session.execute(
-        claim.on_conflict_do_nothing().returning(IdempotencyRecord.key)
-    ).scalar_one_or_none()
-    return None if claimed is not None else _stored(session, token_id, key)
+    params = {
+        "token_id": token_id,
+        "key": key,
+        "request_hash": request_hash,
+        "created_at": clock.utcnow(),
+    }
+    claimed = store.of(session).run(session, _CLAIM, params)
+    return None if claimed else stored_result(session, token_id, key)
+
+
+def authenticate_claiming(
+    session: Session, secret: str, key: str, request_hash: str
+) -> tuple[Actor | None, StoredResult | None]:
+    """``authenticate`` and, for a live token, ``claim_key`` in the same round trip: the actor
+    (``None``: unknown or revoked, and nothing claimed), and what ``claim_key`` returns."""
+    digest = hash_token(secret)
+    params = {
+        "digest": digest,
+        "key": key,
+        "request_hash": request_hash,
+        "created_at": clock.utcnow(),
+    }
+    found = store.of(session).run(session, _AUTHENTICATE_CLAIMING, params)
+    row = _TokenRow(*found[0][:-1]) if found else None
+    who = _actor_of(session, row, digest)
+    if who is None or found[0][-1]:
+        return who, None
+    # the key was taken: by an earlier request, or by a twin that committed while we waited
+    return who, stored_result(session, who.token_id, key)
 
 
 def store_result(
     session: Session, token_id: str, key: str, status: int, body: str, content_type: str
 ) -> None:
     """Keep a successful write's response under its key."""
-    session.execute(
-        update(IdempotencyRecord)
-        .where(IdempotencyRecord.token_id == token_id, IdempotencyRecord.key == key)
-        .values(status=status, body=body, content_type=content_type)
-    )
+    params = {
+        "token_id": token_id,
+        "key": key,
+        "status": status,
+        "body": body,
+        "content_type": content_type,
+    }
+    store.of(session).run(session, _STORE_RESULT, params)
 
 
-def _stored(session: Session, token_id: str, key: str) -> StoredResult | None:
-    row = session.get(IdempotencyRecord, (token_id, key), populate_existing=True)
-    if row is None:
-        return None
-    return StoredResult(row.request_hash, row.status, row.body, row.content_type)
+def stored_result(session: Session, token_id: str, key: str) -> StoredResult | None:
+    """What ``key`` holds for the token, if it was claimed."""
+    found = store.of(session).run(session, _STORED, {"token_id": token_id, "key": key})
+    return StoredResult(*found[0]) if found else None
