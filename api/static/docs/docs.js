@@ -8,7 +8,9 @@ window.addEventListener("DOMContentLoaded", function () {
     dom_id: "#swagger-ui",
     presets: [SwaggerUIBundle.presets.apis],
     layout: "BaseLayout",
-    deepLinking: true,
+    // no deep links: Swagger UI puts them inside each operation's button, where a link
+    // nested in a button is lost to keyboards and screen readers
+    deepLinking: false,
     displayOperationId: true,
     defaultModelsExpandDepth: 0,
     // never ask validator.swagger.io (or anyone) about the document
