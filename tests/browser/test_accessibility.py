@@ -65,8 +65,8 @@ NAMED = [
     Page("notice-application", "api-board", "/api/v1/plans/{plan_id}/notices/application"),
     Page("notice-decision", "api-board", "/api/v1/plans/{plan_id}/notices/decision"),
 ]
-#: what stands for each part of a page's address, from the ``World`` (``act`` from the rule)
-ARGUMENTS = ("account_id", "plan_id", "holder_id", "lgu_id", "site_id", "act")
+#: the parts of a page's address that ``addresses`` fills in
+ARGUMENTS = ("account_id", "plan_id", "holder_id", "lgu_id", "site_id", "withdrawal_id", "act")
 #: the pages' blueprint's GET routes that are not pages: files and downloads
 NOT_PAGES = ("web.static",)
 
@@ -148,8 +148,26 @@ def sessions(browser: Any, world: World) -> dict[str, Any]:
     return states
 
 
+@pytest.fixture(scope="module")
+def addresses(world: World) -> dict[str, str]:
+    """What stands for each of ``ARGUMENTS``: the ``World``'s parties, account and plan (and
+    the plan's withdrawal), and an account's first act."""
+    plan = world.api.ok("GET", f"/plans/{world.plan_id}", status=200, token=world.bank.board)
+    return {
+        "account_id": world.account,
+        "plan_id": world.plan_id,
+        "holder_id": world.bank.holder_id,
+        "lgu_id": world.bank.lgu_id,
+        "site_id": world.bank.site_id,
+        "withdrawal_id": str(plan["withdrawals"][0]["id"]),
+        "act": "freeze",
+    }
+
+
 @pytest.fixture
-def visit(browser: Any, world: World, sessions: dict[str, Any]) -> Iterator[Any]:
+def visit(
+    browser: Any, world: World, sessions: dict[str, Any], addresses: dict[str, str]
+) -> Iterator[Any]:
     """Open a ``Page`` as its role at a viewport size; give back the tab."""
     contexts: list[Any] = []
 
@@ -165,14 +183,7 @@ def visit(browser: Any, world: World, sessions: dict[str, Any]) -> Iterator[Any]
         context.set_default_timeout(15_000)
         contexts.append(context)
         tab = context.new_page()
-        path = spec.path.format(
-            account_id=world.account,
-            plan_id=world.plan_id,
-            holder_id=world.bank.holder_id,
-            lgu_id=world.bank.lgu_id,
-            site_id=world.bank.site_id,
-            act="freeze",
-        )
+        path = spec.path.format(**addresses)
         response = tab.goto(world.base + path)
         assert response is not None and response.status == spec.status, (path, response)
         tab.wait_for_selector(spec.ready)
