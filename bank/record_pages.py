@@ -154,12 +154,16 @@ def ledger_names(session: Session, codes: set[str]) -> dict[str, str]:
         return {}
     query = select(LedgerAccount.code, LedgerAccount.name).where(LedgerAccount.code.in_(codes))
     names = {code: name for code, name in session.execute(query).all()}
-    ids = {found for name in names.values() for found in _IDS.findall(name)}
+    readable = with_names(session, set(names.values()))
+    return {code: readable[name] for code, name in names.items()}
+
+
+def with_names(session: Session, texts: set[str]) -> dict[str, str]:
+    """Each text (a ledger account's name, a transaction's memo) with the ids in it replaced by
+    the names they stand for."""
+    ids = {found for text in texts for found in _IDS.findall(text)}
     known = _party_names(session, ids)
-    return {
-        code: _IDS.sub(lambda m: known.get(m.group(0), m.group(0)), name)
-        for code, name in names.items()
-    }
+    return {text: _IDS.sub(lambda m: known.get(m.group(0), m.group(0)), text) for text in texts}
 
 
 def _party_names(session: Session, ids: set[str]) -> dict[str, str]:
