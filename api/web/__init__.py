@@ -12,6 +12,7 @@ from flask import Flask
 from api.web import (
     board,
     compliance_page,
+    documents,
     errors,
     filters,
     forms,
@@ -34,6 +35,7 @@ compliance_page.load()
 board.load()
 lgu_forms.load()
 holder_forms.load()
+documents.load()
 
 
 def register(app: Flask) -> None:

@@ -1,0 +1,160 @@
+"""The printable documents (issue #26): a withdrawal's certificate for the LGU's file, and an
+account's statement for a period.
+
+Each is a page the browser's Print turns into a clean document (the stylesheet's print rules
+drop the menu and the forms); the certificate is also offered as PDF (``?format=pdf``), written
+as the notices are (``api.pdf``).  The data comes from one ``bank.documents`` use case each.
+"""
+
+from __future__ import annotations
+
+from datetime import date
+
+from flask import Response, request
+from marshmallow import ValidationError
+
+from api import pdf
+from api.context import database
+from api.schemas.common import LAST_DATE, IsoDate
+from api.web.blueprint import web
+from api.web.filters import day, label, moment, sqft
+from api.web.pages import WETLAND_TYPES, page
+from api.web.signin import signed_in_actor
+from bank import documents
+from ledger import clock
+
+PDF = "application/pdf"
+
+
+def load() -> None:
+    """The routes are declared below, on import; this makes the import explicit."""
+
+
+# --- /plans/{id}/withdrawals/{id}/certificate ---------------------------------------------------
+
+
+@web.route("/plans/<plan_id>/withdrawals/<withdrawal_id>/certificate")
+def withdrawal_certificate(plan_id: str, withdrawal_id: str) -> Response:
+    """The certificate of a withdrawal (the plan's LGU and the board), as HTML or PDF."""
+    who = signed_in_actor()
+    found = documents.withdrawal_certificate(database(), who, plan_id, withdrawal_id)
+    if request.args.get("format") == "pdf":
+        response = Response(pdf.render(certificate_lines(found)), mimetype=PDF)
+        name = f"withdrawal-certificate-{found.withdrawal_id}.pdf"
+        response.headers["Content-Disposition"] = f'inline; filename="{name}"'
+        response.headers["Cache-Control"] = "no-store"
+        return response
+    return page(
+        "withdrawal_certificate.html",
+        cert=found,
+        today=clock.today(),
+        wetland_types=WETLAND_TYPES,
+    )
+
+
+def certificate_lines(cert: documents.WithdrawalCertificate) -> list[pdf.Line]:
+    """The certificate as the PDF's lines of text, in the order the page shows them."""
+    regular, bold = pdf.REGULAR, pdf.BOLD
+    decided = cert.decision
+    lines: list[pdf.Line] = [
+        (bold, 16, "Certificate of withdrawal of wetland bank credits"),
+        (regular, 10, "Wetland Conservation Act, Minn. Stat. 103G.2242; Minn. R. 8420.0740"),
+        (regular, 11, ""),
+        (bold, 12, "Replacement plan"),
+        (regular, 11, f"Plan: {cert.plan_id} (application {cert.application_number})"),
+        (regular, 11, f"Project: {cert.project}"),
+        (regular, 11, f"Applicant: {cert.applicant}"),
+        (regular, 11, f"Local government unit: {cert.lgu_name}"),
+        (regular, 11, f"Decision: {decision_words(decided)}"),
+        (regular, 11, ""),
+        (bold, 12, "Credits withdrawn"),
+        (regular, 11, f"{sqft(cert.withdrawn_sqft)} sq ft on {moment(cert.withdrawn_at)}"),
+        (regular, 11, f"First 1:1: {sqft(cert.first_1_to_1_sqft)} sq ft"),
+        (regular, 11, f"Above 1:1: {sqft(cert.above_1_to_1_sqft)} sq ft"),
+    ]
+    for klass in cert.classes:
+        kind = "restricted" if klass.restricted else "unrestricted"
+        lines.append((bold, 11, f"{klass.code} ({kind}): {sqft(klass.amount_sqft)} sq ft"))
+        lines += [
+            (
+                regular,
+                11,
+                f"Account {c.account_number} lot {c.lot_label}: {sqft(c.amount_sqft)} sq ft, "
+                f"{c.portion_label}",
+            )
+            for c in klass.credits
+        ]
+    return lines + _ledger_lines(cert)
+
+
+def _ledger_lines(cert: documents.WithdrawalCertificate) -> list[pdf.Line]:
+    regular, bold = pdf.REGULAR, pdf.BOLD
+    lines: list[pdf.Line] = [
+        (regular, 11, ""),
+        (bold, 12, "Ledger record"),
+        (regular, 11, f"Transaction {cert.transaction_id}, dated {day(cert.transaction_on)}"),
+    ]
+    if cert.reversal_transaction_id:
+        lines.append((regular, 11, f"Reversed on appeal by {cert.reversal_transaction_id}"))
+    if cert.link is None:
+        return lines + [(regular, 11, "Hash-chain link: sealing pending")]
+    return lines + [
+        (regular, 11, f"Hash-chain link {cert.link.seq}, sealed {moment(cert.link.chained_at)}"),
+        (regular, 9, f"Hash: {cert.link.hash}"),
+        (regular, 9, f"Previous hash: {cert.link.prev_hash}"),
+    ]
+
+
+def decision_words(decided: documents.CertifiedDecision) -> str:
+    """``Approved 2026-06-08 by resolution 12 adopted 2026-06-08 (final)``."""
+    words = label(decided.outcome) if decided.outcome else "Not decided"
+    if decided.decided_on:
+        words += f" {day(decided.decided_on)}"
+    if decided.resolution_number:
+        words += f" by resolution {decided.resolution_number}"
+        words += f" adopted {day(decided.resolution_adopted_on)}"
+    return f"{words} ({label(decided.status)})"
+
+
+# --- /accounts/{id}/statement -----------------------------------------------------------------
+
+#: the statement's ``?start=`` and ``?end=``, read as the API reads every date
+_DAY = IsoDate()
+
+
+@web.route("/accounts/<account_id>/statement")
+def account_statement(account_id: str) -> Response:
+    """The account's statement for ``?start=&end=`` (the account's holder and the board),
+    printable; by default this calendar year to date."""
+    who = signed_in_actor()
+    start, end, problem = _period()
+    found = documents.account_statement(
+        database(), who, account_id, start, end, entries=problem is None
+    )
+    return page(
+        "account_statement.html",
+        status=422 if problem else 200,
+        statement=found,
+        start=start,
+        end=end,
+        period_problem=problem,
+        today=clock.today(),
+        wetland_types=WETLAND_TYPES,
+    )
+
+
+def _period() -> tuple[date, date, str | None]:
+    """``?start=&end=`` (``?from=&to=`` as the account page writes them), by default this
+    calendar year to date, and what is wrong with them."""
+    today = clock.today()
+    default_start = today.replace(month=1, day=1)
+    args = request.args
+    try:
+        start = _DAY.deserialize(args.get("start") or args.get("from") or default_start.isoformat())
+        end = _DAY.deserialize(args.get("end") or args.get("to") or today.isoformat())
+    except ValidationError:
+        last = LAST_DATE.isoformat()
+        return default_start, today, f"Dates must be written YYYY-MM-DD, {last} at the latest."
+    if end < start:
+        return start, end, "The period ends before it starts."
+    return start, end, None
