@@ -1,0 +1,306 @@
+"""The printable documents (issue #26): a withdrawal's certificate for the LGU's file, an
+account's statement for a period, and the links that lead to them and to the board's forms.
+
+The world is built through the API; the pages are read with a signed-in browser (Flask's test
+client keeping cookies) and compared with the API's answers and the ledger's hash chain.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from flask import Flask
+from sqlalchemy import select
+
+from bank import documents
+from ledger import sealer
+from ledger.schema import LedgerChainLink
+from tests.api.conftest import Api
+from tests.api.kit import Kit, ok, on
+from tests.api.web_kit import Element, number, parse, signed_in
+
+DAY = "2026-06-08"
+
+
+@pytest.fixture
+def kit(api: Api, app: Flask) -> Kit:
+    return Kit(api, app)
+
+
+@pytest.fixture
+def world(kit: Kit) -> dict[str, Any]:
+    """A plan of 9,000 sq ft at 2:1 that withdrew 9,000 sq ft of unrestricted credits (the first
+    1:1) and 9,000 sq ft of restricted credits (above 1:1) from one bank account."""
+    lgu = kit.lgu()
+    with on(DAY):
+        bank = kit.funded_account(day=DAY, service_area=5, unrestricted=20_000, restricted=9_000)
+        plan = kit.approved_plan(lgu, DAY, area_sqft=9_000, ratio="2")
+        u = kit.reserve(bank["id"], plan["id"], bank["unrestricted_class"], 9_000)
+        r = kit.reserve(bank["id"], plan["id"], bank["restricted_class"], 9_000)
+        withdrawal = ok(
+            kit.api.post(
+                f"/plans/{plan['id']}/withdrawals",
+                {"reservation_ids": [u["id"], r["id"]]},
+                token=lgu["token"],
+            )
+        )
+    return {"lgu": lgu, "bank": bank, "plan": plan, "withdrawal": withdrawal}
+
+
+def html(response: Any, status: int = 200) -> Element:
+    assert response.status_code == status, response.get_data(as_text=True)[:2000]
+    assert response.mimetype == "text/html"
+    return parse(response.get_data(as_text=True))
+
+
+def certificate_path(world: dict[str, Any]) -> str:
+    plan_id, withdrawal_id = world["plan"]["id"], world["withdrawal"]["id"]
+    return f"/plans/{plan_id}/withdrawals/{withdrawal_id}/certificate"
+
+
+def field(document: Element, name: str) -> str:
+    return document.one(data_field=name).text
+
+
+# --- the certificate of a withdrawal ------------------------------------------------------------
+
+
+def test_the_certificate_shows_the_credits_by_class_and_lot_and_the_chain_link(
+    app: Flask, kit: Kit, world
+) -> None:
+    db = app.extensions["wetbank.db"]
+    sealer.seal_all(db)
+    withdrawal, bank = world["withdrawal"], world["bank"]
+    with db.transaction() as session:
+        link = session.execute(
+            select(LedgerChainLink).where(
+                LedgerChainLink.transaction_id == int(withdrawal["transaction_id"])
+            )
+        ).scalar_one()
+    number_of = kit.account_body(bank["id"])["number"]
+    label_of = {lot["id"]: lot["label"] for lot in kit.lots(bank["id"])}
+    client = signed_in(app.test_client(), world["lgu"]["token"])
+    document = html(client.get(f"/plans/{world['plan']['id']}"))
+    links = document.all("a", class_="certificate-link")
+    assert [a.attrs["data-withdrawal-id"] for a in links] == [withdrawal["id"]]
+
+    cert = html(client.get(links[0].attrs["href"]))
+
+    assert field(cert, "project") == world["plan"]["project"]
+    assert field(cert, "applicant") == world["plan"]["applicant"]
+    assert field(cert, "decision").startswith(f"Approved {DAY}, resolution ")
+    shown = {
+        table.attrs["data-credit-class"]: [
+            (
+                row.attrs["data-lot"],
+                row.attrs["data-portion"],
+                number(row.one("td", data_field="amount_sqft").text),
+            )
+            for row in table.one("tbody").all("tr")
+        ]
+        for table in cert.all("table", class_="certified-class")
+    }
+    expected: dict[str, list[tuple[str, str, int]]] = {}
+    for a in withdrawal["allocations"]:
+        lot = f"{number_of} lot {label_of[a['lot_id']]}"
+        expected.setdefault(a["credit_class"], []).append((lot, a["portion"], a["amount_sqft"]))
+    assert shown == expected
+    assert shown == {
+        bank["unrestricted_class"]: [(f"{number_of} lot A", "first_1_to_1", 9_000)],
+        bank["restricted_class"]: [(f"{number_of} lot B", "above_1_to_1", 9_000)],
+    }
+    assert number(field(cert, "first_1_to_1_sqft")) == 9_000
+    assert number(field(cert, "above_1_to_1_sqft")) == 9_000
+    assert field(cert, "transaction_id") == withdrawal["transaction_id"]
+    assert field(cert, "transaction_on").startswith(DAY)
+    assert field(cert, "chain_seq").startswith(f"{link.seq},")
+    assert field(cert, "chain_hash") == link.hash
+    assert field(cert, "chain_prev_hash") == link.prev_hash
+
+
+def test_the_certificate_is_offered_as_pdf(app: Flask, world) -> None:
+    sealer.seal_all(app.extensions["wetbank.db"])
+    client = signed_in(app.test_client(), world["lgu"]["token"])
+    page = html(client.get(certificate_path(world)))
+
+    response = client.get(page.one("a", id="certificate-pdf").attrs["href"])
+
+    assert response.status_code == 200 and response.mimetype == "application/pdf"
+    body = response.get_data()
+    assert body.startswith(b"%PDF-1.4") and body.rstrip().endswith(b"%%EOF")
+    assert world["plan"]["project"].encode() in body
+    assert f"Transaction {world['withdrawal']['transaction_id']}".encode() in body
+    assert b"Hash-chain link" in body and b"sealing pending" not in body
+
+
+def test_a_link_the_sealer_has_not_written_yet_is_pending(
+    app: Flask, world, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(documents, "chain_link", lambda _session, _tx: None)
+    client = signed_in(app.test_client(), world["lgu"]["token"])
+
+    cert = html(client.get(certificate_path(world)))
+
+    assert field(cert, "chain_seq").startswith("Sealing pending")
+    assert not cert.has(data_field="chain_hash")
+
+
+def test_the_certificate_is_refused_to_another_lgu_and_to_holders(
+    app: Flask, kit: Kit, world, board_token: str
+) -> None:
+    path = certificate_path(world)
+    for token in (kit.lgu()["token"], world["bank"]["holder"]["token"]):
+        client = signed_in(app.test_client(), token)
+        for url in (path, f"{path}?format=pdf"):
+            refused = client.get(url)
+            assert refused.status_code == 404, url
+            assert world["plan"]["project"] not in refused.get_data(as_text=True)
+    board = signed_in(app.test_client(), board_token)
+    assert board.get(path).status_code == 200
+    with on(DAY):
+        other = kit.approved_plan(world["lgu"], DAY, area_sqft=1_000, ratio="1")
+    elsewhere = f"/plans/{other['id']}/withdrawals/{world['withdrawal']['id']}/certificate"
+    assert board.get(elsewhere).status_code == 404
+
+
+# --- the statement of an account ----------------------------------------------------------------
+
+
+def statement_parts(document: Element) -> dict[str, dict[str, Any]]:
+    parts = {}
+    for table in document.all("table", class_="statement-part"):
+        entries = table.all("tr", class_="entry")
+        parts[table.attrs["data-credit-class"]] = {
+            "opening": number(table.one(data_field="opening_sqft").text),
+            "amounts": [number(e.one(data_field="amount_sqft").text) for e in entries],
+            "after": [number(e.one(data_field="balance_after_sqft").text) for e in entries],
+            "closing": number(table.one(data_field="closing_sqft").text),
+        }
+    return parts
+
+
+def test_the_statement_opening_and_its_entries_make_the_closing(
+    app: Flask, kit: Kit, world
+) -> None:
+    account_id = world["bank"]["id"]
+    client = signed_in(app.test_client(), world["bank"]["holder"]["token"])
+    account = html(client.get(f"/accounts/{account_id}?from=2026-06-01&to=2026-06-30"))
+    link = account.one("a", id="statement-print").attrs["href"]
+
+    june = statement_parts(html(client.get(link)))
+    after = statement_parts(
+        html(client.get(f"/accounts/{account_id}/statement?start=2026-06-09&end=2026-12-31"))
+    )
+
+    api = ok(kit.api.get(f"/accounts/{account_id}/statement?from=2026-06-01&to=2026-06-30"), 200)
+    assert set(june) == {c["credit_class"]["code"] for c in api["classes"]}
+    for part in api["classes"]:
+        shown = june[part["credit_class"]["code"]]
+        assert shown["opening"] == part["opening_sqft"] == 0
+        assert shown["amounts"] == [e["amount_sqft"] for e in part["entries"]]
+        assert shown["closing"] == part["closing_sqft"]
+        running = shown["opening"]
+        for amount, balance in zip(shown["amounts"], shown["after"], strict=True):
+            running += amount
+            assert balance == running
+        assert shown["opening"] + sum(shown["amounts"]) == shown["closing"]
+        # the next period opens where this one closed
+        assert after[part["credit_class"]["code"]]["opening"] == shown["closing"]
+        assert after[part["credit_class"]["code"]]["amounts"] == []
+    assert june[world["bank"]["unrestricted_class"]]["closing"] == 11_000
+    assert june[world["bank"]["restricted_class"]]["closing"] == 0
+
+
+def test_the_statement_names_the_plan_and_keeps_its_csv(app: Flask, world) -> None:
+    account_id = world["bank"]["id"]
+    client = signed_in(app.test_client(), world["bank"]["holder"]["token"])
+
+    document = html(client.get(f"/accounts/{account_id}/statement?start=2026-06-01&end=2026-06-30"))
+    csv = client.get(document.one("a", id="statement-csv").attrs["href"])
+
+    descriptions = [row.all("td")[0].text for row in document.all("tr", class_="entry")]
+    assert f"Withdrawal: withdrawal for plan {world['plan']['project']}" in descriptions
+    assert csv.status_code == 200 and csv.mimetype == "text/csv"
+    assert "2026-06-01-2026-06-30" in csv.headers["Content-Disposition"]
+
+
+def test_the_statement_is_the_holders_and_the_boards(
+    app: Flask, kit: Kit, world, board_token: str
+) -> None:
+    path = f"/accounts/{world['bank']['id']}/statement"
+    for token in (kit.holder("Stranger")["token"], world["lgu"]["token"]):
+        refused = signed_in(app.test_client(), token).get(path)
+        assert refused.status_code == 404
+        assert "11,000" not in refused.get_data(as_text=True)
+    board = signed_in(app.test_client(), board_token)
+    assert html(board.get(path)).one("h1").text.startswith("Statement of account ")
+    backwards = board.get(f"{path}?start=2026-06-30&end=2026-06-01")
+    assert "ends before it starts" in html(backwards, 422).one("p", role="alert").text
+
+
+# --- the links to the board's forms -------------------------------------------------------------
+
+
+def hrefs(document: Element) -> set[str]:
+    """Where the links lead, and the forms that only ask for a page (``method="get"``)."""
+    links = {a.attrs.get("href", "") for a in document.all("a")}
+    return links | {f.attrs["action"] for f in document.all("form", method="get")}
+
+
+def test_the_board_is_led_to_its_forms(app: Flask, world, board_token: str) -> None:
+    account_id, plan_id = world["bank"]["id"], world["plan"]["id"]
+    board = signed_in(app.test_client(), board_token)
+
+    account = hrefs(html(board.get(f"/accounts/{account_id}")))
+    plan = hrefs(html(board.get(f"/plans/{plan_id}")))
+    home = hrefs(html(board.get("/")))
+
+    assert {
+        f"/deposits/new?account_id={account_id}",
+        f"/accounts/{account_id}/freeze",
+        f"/accounts/{account_id}/close",
+    } <= account
+    assert f"/accounts/{account_id}/unfreeze" not in account  # it is open
+    assert f"/plans/{plan_id}/appeals" in plan
+    assert {"/tokens", "/deposits/new", "/accounts/new", "/holders/new"} <= home
+    for target in (
+        f"/deposits/new?account_id={account_id}",
+        f"/accounts/{account_id}/freeze",
+        f"/plans/{plan_id}/appeals",
+        "/tokens",
+        "/accounts/new",
+    ):
+        assert board.get(target).status_code == 200, target
+
+
+def test_the_lists_lead_the_board_to_edit_and_add(app: Flask, world, board_token: str) -> None:
+    board = signed_in(app.test_client(), board_token)
+    for path, new, item, edit in (
+        ("/holders", "/holders/new", "data-holder-id", "/holders/{}/edit"),
+        ("/lgus", "/lgus/new", "data-lgu-id", "/lgus/{}/edit"),
+        ("/bank-sites", "/bank-sites/new", "data-site-id", "/bank-sites/{}/edit"),
+    ):
+        document = html(board.get(path))
+        rows = [e for e in document.all() if item in e.attrs]
+        assert rows, path
+        assert new in hrefs(document)
+        for row in rows:
+            assert edit.format(row.attrs[item]) in hrefs(row), path
+    assert board.get("/holders/new").status_code == 200
+
+
+def test_others_are_not_shown_the_boards_forms(app: Flask, world) -> None:
+    account_id, plan_id = world["bank"]["id"], world["plan"]["id"]
+    holder = signed_in(app.test_client(), world["bank"]["holder"]["token"])
+    lgu = signed_in(app.test_client(), world["lgu"]["token"])
+
+    account = html(holder.get(f"/accounts/{account_id}"))
+    plan = html(lgu.get(f"/plans/{plan_id}"))
+    lgu_home = hrefs(html(lgu.get("/")))
+
+    assert not account.has("nav", id="account-board-forms")
+    assert not any("/freeze" in h or "/close" in h or "/deposits/new" in h for h in hrefs(account))
+    assert any(h.startswith(f"/accounts/{account_id}/statement?start=") for h in hrefs(account))
+    assert f"/plans/{plan_id}/appeals" not in hrefs(plan)
+    assert not {"/tokens", "/deposits/new", "/accounts/new"} & lgu_home
