@@ -58,7 +58,7 @@ def certificate_lines(cert: documents.WithdrawalCertificate) -> list[pdf.Line]:
     decided = cert.decision
     lines: list[pdf.Line] = [
         (bold, 16, "Certificate of withdrawal of wetland bank credits"),
-        (regular, 10, "Wetland Conservation Act, Minn. Stat. 103G.2242; Minn. R. 8420.0740"),
+        (regular, 10, "Wetland Conservation Act, Minn. Stat. 103G.2242"),
         (regular, 11, ""),
         (bold, 12, "Replacement plan"),
         (regular, 11, f"Plan: {cert.plan_id} (application {cert.application_number})"),
@@ -106,14 +106,16 @@ def _ledger_lines(cert: documents.WithdrawalCertificate) -> list[pdf.Line]:
 
 
 def decision_words(decided: documents.CertifiedDecision) -> str:
-    """``Approved 2026-06-08 by resolution 12 adopted 2026-06-08 (final)``."""
+    """``Approved 2026-06-08 by resolution 12 adopted 2026-06-08; the plan is final``."""
     words = label(decided.outcome) if decided.outcome else "Not decided"
     if decided.decided_on:
         words += f" {day(decided.decided_on)}"
     if decided.resolution_number:
         words += f" by resolution {decided.resolution_number}"
         words += f" adopted {day(decided.resolution_adopted_on)}"
-    return f"{words} ({label(decided.status)})"
+    if decided.status != decided.outcome:
+        words += f"; the plan is {label(decided.status).lower()}"
+    return words
 
 
 # --- /accounts/{id}/statement -----------------------------------------------------------------
