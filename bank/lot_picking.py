@@ -7,8 +7,9 @@ lots with credits available go first; by lot, that lot.
 
 from __future__ import annotations
 
-from collections.abc import Collection
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass
+from typing import Any, Protocol, TypeVar
 
 from sqlalchemy import bindparam, select
 from sqlalchemy.orm import Session, aliased
@@ -154,7 +155,74 @@ def pick_lots(
     return Picked(picks, rows[0][2], children)  # _take refused if there were no rows
 
 
-def _take(items: list[credits.LotBalance], amount: int) -> list[tuple[credits.LotBalance, int]]:
+@dataclass(frozen=True, slots=True)
+class Candidate:
+    """A lot a transfer may draw on, as ``transfer_tables.SOURCES`` reads it, with what it
+    holds once locked, and the receiving account's lot already descending from it (if any)."""
+
+    lot_id: str
+    ledger_account_id: int
+    bank_site_id: str
+    deposit_id: str
+    posted_sqft: int
+    reserved_sqft: int
+    frozen: bool
+    child_id: str | None
+    child_account_id: int | None
+
+    @property
+    def available_sqft(self) -> int:
+        return 0 if self.frozen else self.posted_sqft - self.reserved_sqft
+
+
+def pick_candidates(
+    session: Session,
+    rows: Sequence[Sequence[Any]],
+    account_frozen: bool,
+    lot_id: str | None,
+    amount_sqft: int,
+) -> list[tuple[Candidate, int]]:
+    """``pick_lots`` on the candidate lots ``rows`` (their columns from the 7th on, as
+    ``transfer_tables.SOURCES`` gives them) of a source account whose status was checked.
+
+    The lots and their receiving children are locked in ONE statement in ascending id, the
+    global lock order, and the choice is made from the locked balances.
+    """
+    lots = [row[6:] for row in rows if row[6] is not None]
+    if lot_id is not None and not lots:
+        raise NotFound(f"no lot {lot_id} in account {rows[0][1]}")
+    lock_ids = [row[1] for row in lots] + [row[10] for row in lots if row[10] is not None]
+    locked = ledger.lock(session, lock_ids)
+    candidates = [
+        Candidate(
+            lot,
+            account,
+            site,
+            deposit,
+            locked[account].posted,
+            locked[account].reserved_debits,
+            account_frozen or bool(frozen),
+            child,
+            child_account,
+        )
+        for lot, account, site, deposit, frozen, *_, child, child_account in lots
+    ]
+    return _take(candidates, amount_sqft)
+
+
+class _Drawable(Protocol):
+    @property
+    def posted_sqft(self) -> int: ...
+    @property
+    def reserved_sqft(self) -> int: ...
+    @property
+    def available_sqft(self) -> int: ...
+
+
+_Item = TypeVar("_Item", bound=_Drawable)
+
+
+def _take(items: list[_Item], amount: int) -> list[tuple[_Item, int]]:
     usable = [item for item in items if item.available_sqft > 0]
     available = sum(item.available_sqft for item in usable)
     if available < amount:

@@ -1,5 +1,5 @@
 """The tables of transfers: each transfer between two accounts, and the lots it drew on and made
-(``bank.transfers`` writes them)."""
+(``bank.transfers`` writes them); and the statement a transfer begins with."""
 
 from __future__ import annotations
 
@@ -9,6 +9,7 @@ from sqlalchemy import Text
 from sqlalchemy.orm import Mapped, mapped_column
 
 from bank.columns import actor_label, moment, part_of, public_id, refers, serial_id, sqft
+from ledger import store
 from ledger.schema import Base
 
 
@@ -39,3 +40,36 @@ class TransferLot(Base):
     from_lot_id: Mapped[str] = refers("lots.id")
     to_lot_id: Mapped[str] = refers("lots.id")
     amount_sqft: Mapped[int] = sqft()
+
+
+# What a transfer decides from, in one round trip and as plain rows (ORM objects would cost the
+# request more than the database spends): the two accounts, and the source's candidate lots
+# (those of ``:credit_class``, or lot ``:lot_id``), oldest first, each with its site's frozen
+# flag, its credit class, and the lot already descending from it in the receiving account (at
+# most one: unique).  One row when there are no candidates, its lot columns NULL; the accounts'
+# columns NULL for an account that does not exist.  Labels are issued in order per account: they
+# break ties between lots made at once.
+SOURCES = store.Statement(
+    sql="""
+SELECT s.id, s.number, s.holder_id, s.status, t.id, t.status,
+       c.id, c.ledger_account_id, c.bank_site_id, c.deposit_id, c.frozen,
+       c.code, c.service_area, c.wetland_type, c.restricted, c.child_id, c.child_account_id
+FROM (SELECT 1 AS one) AS base
+LEFT JOIN bank_accounts AS s ON s.id = :from_account_id
+LEFT JOIN bank_accounts AS t ON t.id = :to_account_id
+LEFT JOIN (
+    SELECT lot.id, lot.ledger_account_id, lot.bank_site_id, lot.deposit_id, site.frozen,
+           k.code, k.service_area, k.wetland_type, k.restricted,
+           child.id AS child_id, child.ledger_account_id AS child_account_id,
+           lot.created_at, lot.label
+    FROM lots AS lot
+    JOIN bank_sites AS site ON site.id = lot.bank_site_id
+    JOIN credit_classes AS k ON k.code = lot.credit_class
+    LEFT JOIN lots AS child
+        ON child.parent_lot_id = lot.id AND child.account_id = :to_account_id
+    WHERE lot.account_id = :from_account_id
+      AND (lot.credit_class = :credit_class OR lot.id = :lot_id)
+) AS c ON 1 = 1
+ORDER BY c.created_at, length(c.label), c.label
+"""
+)

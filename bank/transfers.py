@@ -8,18 +8,21 @@ are drawn on, and whether the source may send: ``bank.lot_picking``.
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
+from typing import Any
 
 from sqlalchemy import JSON, DateTime, bindparam, select
 from sqlalchemy.orm import Session
 
 import ledger
-from bank import access, credits, parties
+from bank import access, credits, parties, policy
 from bank.access import Actor
-from bank.errors import Conflict, ValidationFailed
+from bank.errors import Conflict, NotFound, ValidationFailed
 from bank.ids import new_id
-from bank.lot_picking import check_can_send, check_sender_status, check_sites, pick_lots
+from bank.lot_picking import Candidate, check_sender_status, check_sites, pick_candidates
+from bank.transfer_tables import SOURCES
 from bank.transfer_tables import Transfer as Transfer
 from bank.transfer_tables import TransferLot as TransferLot
 from ledger import clock, store
@@ -65,15 +68,11 @@ class TransferView:
     lots: tuple[TransferLotView, ...]
 
 
-# The statements of a transfer, built once: built per call, their cache keys and the ORM's
-# bulk-insert path cost SQLAlchemy more than the database spends on them.
-# The inserts are Core (the tables'), so no ORM unit of work is involved.
-_ACCOUNTS = select(parties.BankAccount).where(
-    parties.BankAccount.id.in_(bindparam("ids", expanding=True))
-)
-_CHILDREN = select(credits.Lot).where(
+# The statements of a transfer, built once: built per call, their cache keys cost SQLAlchemy
+# more than the database spends on them.
+_CHILD = select(credits.Lot).where(
     credits.Lot.account_id == bindparam("account_id"),
-    credits.Lot.parent_lot_id.in_(bindparam("parents", expanding=True)),
+    credits.Lot.parent_lot_id == bindparam("parent"),
 )
 # The transfer and its lots in one statement: two Core inserts would cost the request more client
 # CPU than anything else it runs after the ledger's write.  The lots and the sites travel as JSON.
@@ -169,31 +168,29 @@ def make_transfer(
     session: Session, actor: Actor, request: TransferRequest, request_id: str | None
 ) -> TransferView:
     """``transfer`` in the caller's unit of work."""
-    # both accounts in one round trip: while this list holds them, the look-ups below find them
-    # in the session's identity map (which keeps only weak references)
-    _loaded = session.execute(
-        _ACCOUNTS, {"ids": [request.from_account_id, request.to_account_id]}
-    ).all()
-    source = parties.visible_account(session, actor, request.from_account_id)
-    target = session.get(parties.BankAccount, request.to_account_id)
-    if target is None:
-        raise ValidationFailed("no such account", {"to_account_id": ["no such account"]})
-    if target.id == source.id:
-        raise ValidationFailed("a transfer needs two accounts", {"to_account_id": ["same"]})
-    check_can_send(source)
-    if target.status == "closed":
-        raise Conflict("a closed account receives nothing")
-    picked = pick_lots(
-        session, source, request.credit_class, request.lot_id, request.amount_sqft, target
+    params = {
+        "from_account_id": request.from_account_id,
+        "to_account_id": request.to_account_id,
+        "credit_class": request.credit_class,
+        "lot_id": request.lot_id,
+    }
+    rows = store.of(session).run(session, SOURCES, params)
+    source_id, number, status, target_id = _check_accounts(actor, request, rows[0])
+    picks = pick_candidates(session, rows, status == "frozen", request.lot_id, request.amount_sqft)
+    # _take refused if there were no candidates
+    code, service_area, wetland_type, restricted = rows[0][11:15]
+    klass = credits.CreditClass(
+        code=code, service_area=service_area, wetland_type=wetland_type, restricted=bool(restricted)
     )
     transfer_id = new_id("trf")
     legs, lots = [], []
-    for item, amount in picked.picks:
-        child = picked.children.get(item.lot.id) or _receiving_lot(
-            session, target, picked.klass, item.lot
-        )
-        legs.append(ledger.Leg(item.lot.ledger_account_id, child.ledger_account_id, amount))
-        lots.append(TransferLotView(item.lot.id, child.id, amount))
+    for item, amount in picks:
+        child_id, child_account = item.child_id, item.child_account_id
+        if child_id is None or child_account is None:
+            child = _receiving_lot(session, target_id, klass, item)
+            child_id, child_account = child.id, child.ledger_account_id
+        legs.append(ledger.Leg(item.ledger_account_id, child_account, amount))
+        lots.append(TransferLotView(item.lot_id, child_id, amount))
     posted = ledger.transfer(
         session,
         "transfer",
@@ -209,25 +206,48 @@ def make_transfer(
     done = TransferView(
         id=transfer_id,
         transaction_id=str(posted.transaction_id),
-        from_account_id=source.id,
-        to_account_id=target.id,
-        credit_class=picked.klass,
+        from_account_id=source_id,
+        to_account_id=target_id,
+        credit_class=klass,
         amount_sqft=request.amount_sqft,
         price_per_sqft_cents=request.price_per_sqft_cents,
         memo=request.memo,
         recorded_at=clock.utcnow(),
         lots=tuple(lots),
     )
-    sites = {item.lot.bank_site_id for item, _ in picked.picks}
-    _record(session, done, posted.transaction_id, source, sites, actor)
+    sites = {item.bank_site_id for item, _ in picks}
+    _record(session, done, posted.transaction_id, number, sites, actor)
     return done
+
+
+def _check_accounts(
+    actor: Actor, request: TransferRequest, row: Sequence[Any]
+) -> tuple[str, str, str, str]:
+    """The source account's id, number and status and the target's id, from ``SOURCES``' first
+    row, once the caller may send from the source (board, or its holder) to the target."""
+    source_id, number, holder_id, status, target_id, target_status = row[:6]
+    if source_id is None or not policy.sees_holdings(actor, holder_id):
+        raise NotFound(f"no account {request.from_account_id}")
+    if target_id is None:
+        raise ValidationFailed("no such account", {"to_account_id": ["no such account"]})
+    if target_id == source_id:
+        raise ValidationFailed("a transfer needs two accounts", {"to_account_id": ["same"]})
+    check_sender_status(status, number, source_id)
+    if target_status == "closed":
+        raise Conflict("a closed account receives nothing")
+    if (request.credit_class is None) == (request.lot_id is None):
+        raise ValidationFailed(
+            "name either a credit class or a lot",
+            {"credit_class": ["give credit_class or lot_id, not both"]},
+        )
+    return source_id, number, status, target_id
 
 
 def _record(
     session: Session,
     done: TransferView,
     transaction_id: int,
-    source: parties.BankAccount,
+    source_number: str,
     sites: set[str],
     actor: Actor,
 ) -> None:
@@ -254,40 +274,35 @@ def _record(
     if revoked:
         raise access.TokenRevoked("the bearer token was revoked")
     access.token_confirmed(session, actor.token_id)
-    check_sender_status(source_status, source.number, source.id)
+    check_sender_status(source_status, source_number, done.from_account_id)
     if target_status == "closed":
         raise Conflict("a closed account receives nothing")
     check_sites(frozen_sites or [])
 
 
-def _existing_children(
-    session: Session, target: parties.BankAccount, parents: list[credits.Lot]
-) -> dict[str, credits.Lot]:
-    """The receiving account's lots that already descend from ``parents``, by parent lot id."""
-    lots = session.execute(
-        _CHILDREN, {"account_id": target.id, "parents": [lot.id for lot in parents]}
-    ).scalars()
-    return {str(lot.parent_lot_id): lot for lot in lots}
-
-
 def _receiving_lot(
-    session: Session, target: parties.BankAccount, klass: credits.CreditClass, parent: credits.Lot
+    session: Session, target_id: str, klass: credits.CreditClass, parent: Candidate
 ) -> credits.Lot:
     """The receiving account's lot for credits from ``parent``: one per parent lot, so repeated
     transfers from the same lot accumulate in one child (provenance stays exact).
 
-    Looked up again here, after ``pick_lots`` locked ``parent``: a concurrent transfer from the
-    same lot may have created the child and committed while we waited for that lock.
+    Looked up again here, after ``pick_candidates`` locked ``parent``: a concurrent transfer from
+    the same lot may have created the child and committed while we waited for that lock.
     """
-    existing = _existing_children(session, target, [parent]).get(parent.id)
+    existing = session.execute(
+        _CHILD, {"account_id": target_id, "parent": parent.lot_id}
+    ).scalar_one_or_none()
     if existing is not None:
         return existing
+    target = session.get(parties.BankAccount, target_id)
+    if target is None:
+        raise NotFound(f"no account {target_id}")
     return credits.new_lot(
         session,
         target,
         klass,
         bank_site_id=parent.bank_site_id,
         deposit_id=parent.deposit_id,
-        parent_lot_id=parent.id,
+        parent_lot_id=parent.lot_id,
         federally_approved=False,
     )
