@@ -17,6 +17,8 @@ from sqlalchemy.orm import Session, aliased
 import ledger
 from bank import credits, parties
 from bank.errors import AccountFrozen, Conflict, InsufficientCredits, NotFound, ValidationFailed
+from ledger.account_cache import AccountRow
+from ledger.locks import lock_balances
 
 # The statements, built once: built per call, their cache keys cost SQLAlchemy more than the
 # database spends on them.
@@ -181,33 +183,43 @@ def pick_candidates(
     account_frozen: bool,
     lot_id: str | None,
     amount_sqft: int,
-) -> list[tuple[Candidate, int]]:
+) -> tuple[list[tuple[Candidate, int]], dict[int, AccountRow]]:
     """``pick_lots`` on the candidate lots ``rows`` (their columns from the 7th on, as
-    ``transfer_tables.SOURCES`` gives them) of a source account whose status was checked.
+    ``transfer_tables.SOURCES`` gives them) of a source account whose status was checked; with
+    the locked balance rows, for the write (``ledger.transfer``'s ``held``).
 
     The lots and their receiving children are locked in ONE statement in ascending id, the
-    global lock order, and the choice is made from the locked balances.
+    global lock order, and the choice is made from the locked balances: as the rows hold them
+    when no reservation is open on any of them, else as ``ledger.lock`` reads them (net of
+    reservations past their expiry).
     """
     lots = [row[6:] for row in rows if row[6] is not None]
     if lot_id is not None and not lots:
         raise NotFound(f"no lot {lot_id} in account {rows[0][1]}")
     lock_ids = [row[1] for row in lots] + [row[10] for row in lots if row[10] is not None]
-    locked = ledger.lock(session, lock_ids)
+    held = lock_balances(session, lock_ids)
+    balances = {
+        a: (row.credits_posted - row.debits_posted, 0)
+        for a, row in held.items()
+        if not row.debits_pending and not row.credits_pending
+    }
+    if len(balances) < len(set(lock_ids)):
+        locked = ledger.lock(session, lock_ids)
+        balances = {a: (b.posted, b.reserved_debits) for a, b in locked.items()}
     candidates = [
         Candidate(
             lot,
             account,
             site,
             deposit,
-            locked[account].posted,
-            locked[account].reserved_debits,
+            *balances[account],
             account_frozen or bool(frozen),
             child,
             child_account,
         )
         for lot, account, site, deposit, frozen, *_, child, child_account in lots
     ]
-    return _take(candidates, amount_sqft)
+    return _take(candidates, amount_sqft), held
 
 
 class _Drawable(Protocol):

@@ -176,7 +176,9 @@ def make_transfer(
     }
     rows = store.of(session).run(session, SOURCES, params)
     source_id, number, status, target_id = _check_accounts(actor, request, rows[0])
-    picks = pick_candidates(session, rows, status == "frozen", request.lot_id, request.amount_sqft)
+    picks, held = pick_candidates(
+        session, rows, status == "frozen", request.lot_id, request.amount_sqft
+    )
     # _take refused if there were no candidates
     code, service_area, wetland_type, restricted = rows[0][11:15]
     klass = credits.CreditClass(
@@ -202,6 +204,7 @@ def make_transfer(
             actor=actor.label,
             request_id=request_id,
         ),
+        held=held,
     )
     done = TransferView(
         id=transfer_id,

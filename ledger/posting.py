@@ -8,13 +8,14 @@ of two concurrent resolvers (or reversers) one waits and then sees the other's r
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from datetime import datetime
 
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from ledger import clock, locks
+from ledger.account_cache import AccountRow
 from ledger.errors import (
     AlreadyResolved,
     AlreadyReversed,
@@ -37,11 +38,20 @@ from ledger.write import replay, replay_or_raise, write
 Resolution = tuple[int, str, int | None]  # (pending id, "posted" | "voided", amount to post)
 
 
-def transfer(session: Session, kind: str, legs: Sequence[Leg], meta: Meta) -> Posted:
-    """Post ``legs`` as one balanced, all-or-nothing transaction (LEDGER.md guarantees 1, 9)."""
+def transfer(
+    session: Session,
+    kind: str,
+    legs: Sequence[Leg],
+    meta: Meta,
+    *,
+    held: Mapping[int, AccountRow] | None = None,
+) -> Posted:
+    """Post ``legs`` as one balanced, all-or-nothing transaction (LEDGER.md guarantees 1, 9).
+
+    ``held``: balance rows the caller locked in this unit of work (``ledger.write.write``)."""
     lines = lines_for(legs, PHASE_POSTED)
     request = {"op": "transfer", "kind": kind, "legs": legs_json(legs)}
-    return write(session, kind, lines, meta, request)
+    return write(session, kind, lines, meta, request, held=held)
 
 
 def reserve(

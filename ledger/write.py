@@ -2,7 +2,8 @@
 
 1. an idempotency look-up where it matters (same key and request: the original result, nothing
    written);
-2. the limited balance rows it touches are locked in ascending account id (``ledger.locks``);
+2. the limited balance rows it touches are locked in ascending account id (``ledger.locks``),
+   unless the caller locked them already in this unit of work and hands them over (``held``);
 3. pending transfers on those accounts whose expiry has passed are expired first (lazy expiry:
    no sweeper is needed for them to stop reserving);
 4. the request is checked against the locked balances and refused with a domain error;
@@ -17,7 +18,7 @@ refuses is answered with the domain error the refusing constraint means.
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from datetime import datetime, timedelta
 from typing import Any, NoReturn
 
@@ -50,13 +51,24 @@ def write(
     expires_at: datetime | None = None,
     reverses_id: int | None = None,
     expire_first: bool = True,
+    held: Mapping[int, AccountRow] | None = None,
 ) -> Posted:
-    """Check and write ``lines`` as one transaction of ``kind``, bound to its idempotency key."""
+    """Check and write ``lines`` as one transaction of ``kind``, bound to its idempotency key.
+
+    ``held``: rows ``locks.lock_balances`` returned earlier in this unit of work, nothing written
+    to their accounts since; when they cover every limited account of ``lines`` and none holds a
+    pending side (so nothing is due to expire), they are the write's locked balances and it
+    locks nothing again.
+    """
     bound_to = request_hash(request, meta)
     now = clock.utcnow()
     accounts = accounts_for(session, {line.account_id for line in lines})
     check_balanced(lines, accounts)
-    locked = locks.lock_balances(session, accounts)
+    locked = _still_held(accounts, held) if held is not None else None
+    if locked is None:
+        locked = locks.lock_balances(session, accounts)
+    else:
+        accounts.update(locked)
     if expire_first and any(row.debits_pending or row.credits_pending for row in locked.values()):
         # a replay writes nothing, not even the expiries this request would have triggered
         earlier = replay(session, meta.idempotency_key, bound_to)
@@ -94,6 +106,22 @@ def write(
         return earlier
     _track_pending(session, tx_id, lines, pending, expires_at)
     return Posted(tx_id, entries=tuple((x.account_id, x.amount, x.phase) for x in lines))
+
+
+def _still_held(
+    accounts: dict[int, AccountRow], held: Mapping[int, AccountRow]
+) -> dict[int, AccountRow] | None:
+    """``held``'s rows of the limited ``accounts`` (as ``locks.lock_balances`` would lock them),
+    or ``None`` when one is missing or holds a pending side."""
+    locked = {}
+    for account_id, row in accounts.items():
+        if not row.limited:
+            continue
+        found = held.get(account_id)
+        if found is None or found.debits_pending or found.credits_pending:
+            return None
+        locked[account_id] = found
+    return locked
 
 
 def expire_due(session: Session, account_ids: Iterable[int], now: datetime) -> int:
