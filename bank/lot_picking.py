@@ -18,7 +18,7 @@ import ledger
 from bank import credits, parties
 from bank.errors import AccountFrozen, Conflict, InsufficientCredits, NotFound, ValidationFailed
 from ledger.account_cache import AccountRow
-from ledger.locks import lock_balances
+from ledger.locks import held_rows, lock_balances
 
 # The statements, built once: built per call, their cache keys cost SQLAlchemy more than the
 # database spends on them.
@@ -184,26 +184,28 @@ def pick_candidates(
     lot_id: str | None,
     amount_sqft: int,
 ) -> tuple[list[tuple[Candidate, int]], dict[int, AccountRow]]:
-    """``pick_lots`` on the candidate lots ``rows`` (their columns from the 7th on, as
-    ``transfer_tables.SOURCES`` gives them) of a source account whose status was checked; with
-    the locked balance rows, for the write (``ledger.transfer``'s ``held``).
+    """``pick_lots`` on the candidate lots ``rows`` (as ``transfer_tables.SOURCES`` gives them)
+    of a source account whose status was checked; with the locked balance rows, for the write
+    (``ledger.transfer``'s ``held``).
 
-    The lots and their receiving children are locked in ONE statement in ascending id, the
-    global lock order, and the choice is made from the locked balances: as the rows hold them
-    when no reservation is open on any of them, else as ``ledger.lock`` reads them (net of
-    reservations past their expiry).
+    ``SOURCES`` locked the lots and their receiving children (ascending id, the global lock
+    order); the choice is made from those locked rows when no reservation is open on any of
+    them, else from the balances as ``ledger.lock`` reads them (net of reservations past their
+    expiry).
     """
-    lots = [row[6:] for row in rows if row[6] is not None]
+    lots = [row[6:17] for row in rows if row[6] is not None]
     if lot_id is not None and not lots:
         raise NotFound(f"no lot {lot_id} in account {rows[0][1]}")
-    lock_ids = [row[1] for row in lots] + [row[10] for row in lots if row[10] is not None]
-    held = lock_balances(session, lock_ids)
+    lock_ids = {row[1] for row in lots} | {row[10] for row in lots if row[10] is not None}
+    held = held_rows([row[17:25] for row in rows] + [row[25:33] for row in rows])
+    if not lock_ids <= held.keys():
+        held = lock_balances(session, lock_ids)
     balances = {
         a: (row.credits_posted - row.debits_posted, 0)
         for a, row in held.items()
         if not row.debits_pending and not row.credits_pending
     }
-    if len(balances) < len(set(lock_ids)):
+    if not lock_ids <= balances.keys():
         locked = ledger.lock(session, lock_ids)
         balances = {a: (b.posted, b.reserved_debits) for a, b in locked.items()}
     candidates = [

@@ -9,7 +9,7 @@ from sqlalchemy import Text
 from sqlalchemy.orm import Mapped, mapped_column
 
 from bank.columns import actor_label, moment, part_of, public_id, refers, serial_id, sqft
-from ledger import store
+from ledger import locks, store
 from ledger.schema import Base
 
 
@@ -46,18 +46,22 @@ class TransferLot(Base):
 # request more than the database spends): the two accounts, and the source's candidate lots
 # (those of ``:credit_class``, or lot ``:lot_id``), oldest first, each with its site's frozen
 # flag, its credit class, and the lot already descending from it in the receiving account (at
-# most one: unique).  One row when there are no candidates, its lot columns NULL; the accounts'
-# columns NULL for an account that does not exist.  Labels are issued in order per account: they
-# break ties between lots made at once.
+# most one: unique); and each such lot's and child's balance row, locked as the ledger's write
+# locks it (``ledger.locks.held_cte``, ascending account id, the global lock order), so the
+# choice is made from locked balances.  The rows are locked only if the caller may send from
+# the source to the target (``:board``, or the source's holder ``:holder_id``; source open,
+# target another account not closed): a refused request holds nothing.  One row when there are
+# no candidates, its lot columns NULL; the accounts' columns NULL for an account that does not
+# exist.  Labels are issued in order per account: they break ties between lots made at once.
+_MAY_SEND = """EXISTS (
+        SELECT 1 FROM bank_accounts AS s JOIN bank_accounts AS t ON t.id = :to_account_id
+        WHERE s.id = :from_account_id AND s.status = 'open' AND t.status <> 'closed'
+          AND t.id <> s.id AND (CAST(:board AS BOOLEAN) OR s.holder_id = :holder_id))"""
+_HELD = ", ".join(f"h.{column}" for column in locks.HELD_COLUMNS)
+_CHILD_HELD = ", ".join(f"hc.{column}" for column in locks.HELD_COLUMNS)
 SOURCES = store.Statement(
-    sql="""
-SELECT s.id, s.number, s.holder_id, s.status, t.id, t.status,
-       c.id, c.ledger_account_id, c.bank_site_id, c.deposit_id, c.frozen,
-       c.code, c.service_area, c.wetland_type, c.restricted, c.child_id, c.child_account_id
-FROM (SELECT 1 AS one) AS base
-LEFT JOIN bank_accounts AS s ON s.id = :from_account_id
-LEFT JOIN bank_accounts AS t ON t.id = :to_account_id
-LEFT JOIN (
+    sql=f"""
+WITH c AS (
     SELECT lot.id, lot.ledger_account_id, lot.bank_site_id, lot.deposit_id, site.frozen,
            k.code, k.service_area, k.wetland_type, k.restricted,
            child.id AS child_id, child.ledger_account_id AS child_account_id,
@@ -69,7 +73,22 @@ LEFT JOIN (
         ON child.parent_lot_id = lot.id AND child.account_id = :to_account_id
     WHERE lot.account_id = :from_account_id
       AND (lot.credit_class = :credit_class OR lot.id = :lot_id)
-) AS c ON 1 = 1
+), {
+        locks.held_cte(
+            "SELECT ledger_account_id FROM c UNION SELECT child_account_id FROM c", _MAY_SEND
+        )
+    }
+SELECT s.id, s.number, s.holder_id, s.status, t.id, t.status,
+       c.id, c.ledger_account_id, c.bank_site_id, c.deposit_id, c.frozen,
+       c.code, c.service_area, c.wetland_type, c.restricted, c.child_id, c.child_account_id,
+       {_HELD}, {_CHILD_HELD}
+FROM (SELECT 1 AS one) AS base
+LEFT JOIN bank_accounts AS s ON s.id = :from_account_id
+LEFT JOIN bank_accounts AS t ON t.id = :to_account_id
+LEFT JOIN c ON 1 = 1
+LEFT JOIN held AS h ON h.account_id = c.ledger_account_id
+LEFT JOIN held AS hc ON hc.account_id = c.child_account_id
+WHERE (SELECT count(*) FROM held) >= 0
 ORDER BY c.created_at, length(c.label), c.label
 """
 )

@@ -173,6 +173,8 @@ def make_transfer(
         "to_account_id": request.to_account_id,
         "credit_class": request.credit_class,
         "lot_id": request.lot_id,
+        "board": actor.is_board,
+        "holder_id": actor.holder_id,
     }
     rows = store.of(session).run(session, SOURCES, params)
     source_id, number, status, target_id = _check_accounts(actor, request, rows[0])

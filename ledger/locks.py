@@ -8,13 +8,15 @@
 3. named advisory locks, for a caller's own first-time creations (``advisory_lock``).
 
 What a lock is is the store's: on SQLite one writer holds the whole database from its first
-statement, and these cost nothing.
+statement, and these cost nothing.  A caller's own fixed statement (``store.Statement``) may take
+the first kind in the same round trip as its reads: ``held_cte`` and ``held_rows``.
 """
 
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
+from typing import Any
 
 from sqlalchemy.orm import Session
 
@@ -53,3 +55,37 @@ def advisory_lock(session: Session, name: str) -> None:
     """
     key = int.from_bytes(hashlib.sha256(name.encode()).digest()[:7], "big")
     store.of(session).advisory_lock(session, key)
+
+
+#: the columns of ``held_cte``'s rows, in ``AccountRow``'s order
+HELD_COLUMNS = (
+    "account_id",
+    "asset",
+    "no_overdraft",
+    "no_overcredit",
+    "debits_posted",
+    "credits_posted",
+    "debits_pending",
+    "credits_pending",
+)
+
+
+def held_cte(account_ids: str, condition: str = "1 = 1") -> str:
+    """A CTE ``held`` for a ``store.Statement``: the limited balance rows of the accounts the
+    subquery ``account_ids`` names, locked as ``lock_balances`` locks them (ascending id), if
+    ``condition`` holds.  The statement must read every row of ``held`` (``WHERE (SELECT
+    count(*) FROM held) >= 0`` does), so that all are locked before it answers; its rows
+    (``HELD_COLUMNS``) are then what ``lock_balances`` would have returned (``held_rows``)."""
+    return f"""held AS (
+    SELECT {", ".join(HELD_COLUMNS)}
+    FROM ledger_balances
+    WHERE account_id IN ({account_ids}) AND (no_overdraft OR no_overcredit) AND {condition}
+    ORDER BY account_id
+    {{for_update}}
+)"""
+
+
+def held_rows(rows: Iterable[Sequence[Any]]) -> dict[int, AccountRow]:
+    """``held_cte``'s rows (``HELD_COLUMNS`` each, all-NULL ones skipped) as ``lock_balances``
+    returns them."""
+    return {int(r[0]): AccountRow(*r) for r in rows if r[0] is not None}
