@@ -50,13 +50,15 @@ class TransferLot(Base):
 # locks it (``ledger.locks.held_cte``, ascending account id, the global lock order), so the
 # choice is made from locked balances.  The rows are locked only if the caller may send from
 # the source to the target (``:board``, or the source's holder ``:holder_id``; source open,
-# target another account not closed): a refused request holds nothing.  One row when there are
-# no candidates, its lot columns NULL; the accounts' columns NULL for an account that does not
-# exist.  Labels are issued in order per account: they break ties between lots made at once.
+# target another account not closed; a credit class or a lot named, not both): a request
+# refused before the choice holds nothing.  One row when there are no candidates, its lot
+# columns NULL; the accounts' columns NULL for an account that does not exist.  Labels are
+# issued in order per account: they break ties between lots made at once.
 _MAY_SEND = """EXISTS (
         SELECT 1 FROM bank_accounts AS s JOIN bank_accounts AS t ON t.id = :to_account_id
         WHERE s.id = :from_account_id AND s.status = 'open' AND t.status <> 'closed'
-          AND t.id <> s.id AND (CAST(:board AS BOOLEAN) OR s.holder_id = :holder_id))"""
+          AND t.id <> s.id AND (CAST(:board AS BOOLEAN) OR s.holder_id = :holder_id)
+          AND (CAST(:credit_class AS TEXT) IS NULL) <> (CAST(:lot_id AS TEXT) IS NULL))"""
 _HELD = ", ".join(f"h.{column}" for column in locks.HELD_COLUMNS)
 _CHILD_HELD = ", ".join(f"hc.{column}" for column in locks.HELD_COLUMNS)
 SOURCES = store.Statement(
