@@ -7,7 +7,7 @@ from flask import current_app, g
 from api.problems import ApiProblem
 from bank import access
 from bank.access import Actor
-from bank.ruleset import Ruleset, ruleset_for
+from bank.rules.ruleset import Ruleset, ruleset_for
 from ledger import clock
 from ledger.db import Database
 

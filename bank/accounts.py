@@ -18,7 +18,7 @@ from bank import credits, parties, policy
 from bank.access import Actor
 from bank.balances import ClassBalance, balance_rows
 from bank.parties import BankAccount
-from bank.ruleset import Ruleset
+from bank.rules.ruleset import Ruleset
 from ledger.db import Database
 
 

@@ -8,9 +8,10 @@ from datetime import date
 
 from sqlalchemy.orm import Session
 
-from bank import plans, timeline
+from bank import plans
 from bank.errors import NotFound
 from bank.plan_tables import Appeal, Plan
+from bank.rules import timeline
 
 
 @dataclass(frozen=True)

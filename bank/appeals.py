@@ -18,12 +18,13 @@ from datetime import date
 from sqlalchemy.orm import Session
 
 import ledger
-from bank import money, plans, policy, reservations, timeline, withdrawals
+from bank import money, plans, policy, reservations, withdrawals
 from bank.access import Actor
 from bank.appeal_views import AppealView, view
 from bank.errors import Conflict, InvalidFee, NotFound, SecurityRequired, ValidationFailed
 from bank.ids import new_id
 from bank.plan_tables import Appeal, Plan
+from bank.rules import timeline
 from ledger import clock
 from ledger.db import Database
 

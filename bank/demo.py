@@ -24,8 +24,8 @@ from bank import (
     transfers,
 )
 from bank.access import SYSTEM
-from bank.deposit_rules import ActionRequest
-from bank.ruleset import Ruleset, ruleset_for
+from bank.rules.deposit_rules import ActionRequest
+from bank.rules.ruleset import Ruleset, ruleset_for
 from ledger import clock
 from ledger.db import Database
 

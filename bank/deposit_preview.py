@@ -14,9 +14,15 @@ from dataclasses import dataclass
 
 from bank import deposits, policy, site_register
 from bank.access import Actor
-from bank.deposit_rules import CATEGORIES, ActionRequest, SiteRegister, cap_sqft, evaluate_deposit
 from bank.errors import BankError
-from bank.ruleset import Ruleset
+from bank.rules.deposit_rules import (
+    CATEGORIES,
+    ActionRequest,
+    SiteRegister,
+    cap_sqft,
+    evaluate_deposit,
+)
+from bank.rules.ruleset import Ruleset
 from ledger.db import Database
 
 

@@ -2,7 +2,8 @@
 
 One deposit is one balanced ledger transaction: for each action, credits move from the board's
 issuance account of the action's credit class into a new lot of the holder's account.  The rules
-of Subd. 12 (a), (b) and (c) are in ``bank.deposit_rules``; this module applies them and books.
+of Subd. 12 (a), (b) and (c) are in ``bank.rules.deposit_rules``; this module applies them
+and books.
 """
 
 from __future__ import annotations
@@ -16,12 +17,12 @@ from sqlalchemy.orm import Session
 import ledger
 from bank import credits, parties, policy, site_register
 from bank.access import Actor
-from bank.deposit_rules import ActionCredit, ActionRequest, DepositFacts, evaluate_deposit
 from bank.deposit_tables import Deposit, DepositAction
 from bank.deposit_views import DepositView, deposit_view
 from bank.errors import Conflict, NotEligible, NotFound, ValidationFailed
 from bank.ids import new_id
-from bank.ruleset import Ruleset
+from bank.rules.deposit_rules import ActionCredit, ActionRequest, DepositFacts, evaluate_deposit
+from bank.rules.ruleset import Ruleset
 from ledger import clock
 from ledger.db import Database
 

@@ -22,7 +22,7 @@ from bank.credits import CreditClass, Lot
 from bank.errors import NotFound
 from bank.party_tables import BankAccount, Holder, Lgu
 from bank.plan_tables import Plan
-from bank.replacement_rules import ABOVE_1_TO_1, FIRST_1_TO_1
+from bank.rules.replacement_rules import ABOVE_1_TO_1, FIRST_1_TO_1
 from bank.withdrawal_tables import Withdrawal, WithdrawalAllocation
 from ledger.db import Database
 from ledger.schema import LedgerChainLink, LedgerTransaction

@@ -31,7 +31,7 @@ from bank.named_accounts import (
     usd_meta,
 )
 from bank.plan_tables import Appeal, Plan
-from bank.ruleset import Ruleset
+from bank.rules.ruleset import Ruleset
 from ledger import clock
 from ledger.db import Database
 

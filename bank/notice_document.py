@@ -13,13 +13,14 @@ from datetime import date
 
 from sqlalchemy.orm import Session
 
-from bank import notices, parties, plan_decisions, plans, replacement_rules
+from bank import notices, parties, plan_decisions, plans
 from bank.access import Actor
 from bank.errors import NotFound
 from bank.notice_tables import PlanNotice
 from bank.plan_tables import Plan
-from bank.ruleset import Ruleset, ruleset_by_id
-from bank.timeline import Deadlines
+from bank.rules import replacement_rules
+from bank.rules.ruleset import Ruleset, ruleset_by_id
+from bank.rules.timeline import Deadlines
 from ledger.db import Database
 
 BOARD = "Board of Water and Soil Resources"

@@ -18,13 +18,14 @@ from typing import Any
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from bank import plans, replacement_rules
+from bank import plans
 from bank.errors import ValidationFailed
 from bank.ids import new_id
 from bank.notice_tables import CopyRequest, NoticeRecipient, PlanNotice
 from bank.plan_facts import add_fact
 from bank.plan_tables import Plan
-from bank.ruleset import ruleset_by_id
+from bank.rules import replacement_rules
+from bank.rules.ruleset import ruleset_by_id
 from ledger import clock
 
 ROLES = ("tep_member", "watershed_district", "dnr_commissioner", "applicant", "public_requester")

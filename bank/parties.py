@@ -20,7 +20,7 @@ from bank.party_tables import BankAccount as BankAccount
 from bank.party_tables import BankSite as BankSite
 from bank.party_tables import Holder as Holder
 from bank.party_tables import Lgu as Lgu
-from bank.ruleset import Ruleset
+from bank.rules.ruleset import Ruleset
 from ledger import clock
 from ledger.db import Database
 from ledger.schema import Base

@@ -10,7 +10,7 @@ from sqlalchemy.orm import Session
 from bank import policy
 from bank.access import Actor
 from bank.party_tables import BankSite, Holder, Lgu
-from bank.ruleset import Ruleset
+from bank.rules.ruleset import Ruleset
 from bank.site_register import SiteView, site_view
 from ledger.db import Database
 

@@ -19,7 +19,7 @@ from bank.access import Actor
 from bank.errors import Forbidden
 from bank.plan_report import PlanReport
 from bank.plan_tables import Plan
-from bank.ruleset import Ruleset
+from bank.rules.ruleset import Ruleset
 from ledger.db import Database
 
 

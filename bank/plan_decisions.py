@@ -1,7 +1,7 @@
 """The LGU's decision on a plan's application and its record.
 
 Subd. 4 and Minn. Stat. 15.99: approve or deny within the deadline and, above 10,000 sq ft,
-after the comment period (``bank.timeline.check_decision``).  The record the statute asks for:
+after the comment period (``bank.rules.timeline.check_decision``).  The record the statute asks for:
 
 * Subd. 1 (b): an approval is made "by a resolution of the governing body": its number and the
   day it was adopted (on or before ``decided_on``, not before the application was received);
@@ -19,10 +19,11 @@ from datetime import date
 
 from sqlalchemy.orm import Session
 
-from bank import plan_panel, plans, timeline
+from bank import plan_panel, plans
 from bank.errors import NotEligible, ValidationFailed
 from bank.plan_record_tables import ApplicationRecord
 from bank.plan_tables import Plan
+from bank.rules import timeline
 from ledger import clock
 
 

@@ -3,8 +3,8 @@
 The LGU may extend the 60 days once, by at most 60 days, by written notice sent before the
 deadline (f); any further or longer extension needs the applicant's written approval or request
 (g).  ``decision_due`` is then the receipt plus 60 days plus every extension's days, counted as
-one period (``bank.timeline.decision_due``).  Extensions belong to the application they extend: a
-revision counting as a new application starts without any.
+one period (``bank.rules.timeline.decision_due``).  Extensions belong to the application
+they extend: a revision counting as a new application starts without any.
 """
 
 from __future__ import annotations
@@ -14,10 +14,11 @@ from datetime import date
 
 from sqlalchemy.orm import Session
 
-from bank import plans, timeline
+from bank import plans
 from bank.plan_facts import add_fact
 from bank.plan_record_tables import PlanExtension
 from bank.plan_tables import Plan
+from bank.rules import timeline
 
 
 @dataclass(frozen=True)

@@ -9,21 +9,12 @@ from typing import Any
 
 from sqlalchemy.orm import Session
 
-from bank import (
-    appeal_views,
-    credits,
-    guarantees,
-    money,
-    notices,
-    plans,
-    reservations,
-    timeline,
-    withdrawals,
-)
+from bank import appeal_views, credits, guarantees, money, notices, plans, reservations, withdrawals
 from bank.plan_decisions import PlanDecision, decision_of
 from bank.plan_panel import PanelView, panel_view
 from bank.plan_revisions import ApplicationView, applications_of
 from bank.plan_tables import Plan
+from bank.rules import timeline
 
 
 @dataclass(frozen=True)

@@ -23,14 +23,15 @@ from datetime import date
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from bank import plans, replacement_rules
+from bank import plans
 from bank.errors import Conflict
 from bank.ids import new_id
 from bank.plan_decisions import Decision, decision_record
 from bank.plan_facts import add_fact
 from bank.plan_record_tables import APPLICATION_RECORD, PlanApplication
 from bank.plan_tables import Plan, PlanRevision
-from bank.ruleset import ruleset_by_id
+from bank.rules import replacement_rules
+from bank.rules.ruleset import ruleset_by_id
 
 APPROVALS = frozenset({"approved", "deemed_approved"})
 

@@ -1,5 +1,5 @@
 """Tables of replacement plans and appeals: the recorded facts from which every deadline and
-status is computed (``bank.timeline``), so nothing time-dependent is ever stored."""
+status is computed (``bank.rules.timeline``), so nothing time-dependent is ever stored."""
 
 from __future__ import annotations
 

@@ -1,8 +1,9 @@
 """Replacement plans: the application, its statutory timeline, and the acts recorded on it.
 
-Every deadline and the status are computed by ``bank.timeline`` from the recorded facts and today's
-date, with the LGU's calendar for the LGU's acts and the board's for acts of or toward the board,
-so a plan past ``decision_due`` with no decision reads ``deemed_approved`` without any job.
+Every deadline and the status are computed by ``bank.rules.timeline`` from the recorded facts
+and today's date, with the LGU's calendar for the LGU's acts and the board's for acts of or
+toward the board, so a plan past ``decision_due`` with no decision reads ``deemed_approved``
+without any job.
 """
 
 from __future__ import annotations
@@ -16,13 +17,14 @@ from typing import Any
 from sqlalchemy import ColumnElement, and_, or_, select, update
 from sqlalchemy.orm import Session
 
-from bank import calendar, guarantees, parties, policy, replacement_rules, timeline
+from bank import guarantees, parties, policy
 from bank.access import Actor
 from bank.errors import Conflict, NotFound, ValidationFailed
 from bank.ids import new_id
 from bank.plan_record_tables import PlanExtension
 from bank.plan_tables import Appeal, Plan
-from bank.ruleset import Ruleset, ruleset_by_id
+from bank.rules import calendar, replacement_rules, timeline
+from bank.rules.ruleset import Ruleset, ruleset_by_id
 from ledger import clock
 
 METHODS = ("bank_credits", "project_specific", "monetary_payment")

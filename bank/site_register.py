@@ -22,12 +22,12 @@ from sqlalchemy.orm import Session
 
 from bank import party_edits, policy
 from bank.access import Actor
-from bank.deposit_rules import CATEGORIES, SiteRegister
 from bank.deposit_tables import Deposit, DepositAction, DepositReversal
 from bank.errors import Conflict, NotFound, ValidationFailed
 from bank.parties import BankSite, create_bank_site, get_site, set_site_frozen
 from bank.party_tables import SiteCreditArea as SiteCreditArea
-from bank.ruleset import Ruleset
+from bank.rules.deposit_rules import CATEGORIES, SiteRegister
+from bank.rules.ruleset import Ruleset
 from ledger import clock
 from ledger.db import Database
 

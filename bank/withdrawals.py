@@ -16,13 +16,14 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 import ledger
-from bank import credits, plans, replacement_rules
+from bank import credits, plans
 from bank.access import Actor
 from bank.errors import Conflict, NotFound, ValidationFailed
 from bank.ids import new_id
 from bank.lot_picking import confirm_can_send
 from bank.plan_tables import Plan
 from bank.reservations import Reservation, ReservationLot, shares, status_of
+from bank.rules import replacement_rules
 from bank.withdrawal_tables import Withdrawal, WithdrawalAllocation
 from ledger import clock
 from ledger.db import Database

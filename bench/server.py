@@ -100,8 +100,8 @@ def make_bank(url: str, accounts: int) -> Bank:
     import ledger
     from bank import access, credits, deposits, parties, site_register
     from bank.access import SYSTEM
-    from bank.deposit_rules import ActionRequest
-    from bank.ruleset import SEED
+    from bank.rules.deposit_rules import ActionRequest
+    from bank.rules.ruleset import SEED
     from ledger.db import Database
 
     db = Database.from_url(url)

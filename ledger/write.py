@@ -86,13 +86,7 @@ def write(
         "pending": pending,
         "expires_at": expires_at,
         "reverses_id": reverses_id,
-        "idempotency_key": meta.idempotency_key,
-        "request_hash": bound_to,
-        "effective_on": meta.effective_on,
-        "recorded_at": now,
-        "actor": meta.actor,
-        "request_id": meta.request_id,
-        "memo": meta.memo,
+        **_recorded(meta, bound_to, now),
     }
     try:
         tx_id = store.of(session).write(session, header, lines, accounts)
@@ -106,6 +100,19 @@ def write(
         return earlier
     _track_pending(session, tx_id, lines, pending, expires_at)
     return Posted(tx_id, entries=tuple((x.account_id, x.amount, x.phase) for x in lines))
+
+
+def _recorded(meta: Meta, bound_to: str, now: datetime) -> dict[str, Any]:
+    """The header's columns that say who asked, when, and under which key."""
+    return {
+        "idempotency_key": meta.idempotency_key,
+        "request_hash": bound_to,
+        "effective_on": meta.effective_on,
+        "recorded_at": now,
+        "actor": meta.actor,
+        "request_id": meta.request_id,
+        "memo": meta.memo,
+    }
 
 
 def _still_held(

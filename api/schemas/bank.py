@@ -19,8 +19,8 @@ from api.schemas.common import (
     Timestamp,
     page_schema,
 )
-from bank.deposit_rules import CATEGORIES
 from bank.parties import LGU_KINDS
+from bank.rules.deposit_rules import CATEGORIES
 
 Name = fields.String(required=True, validate=validate.Length(min=1, max=300))
 

@@ -9,8 +9,8 @@ from typing import Any, Final
 
 from marshmallow import INCLUDE, Schema, ValidationError, fields, validate
 
-from bank import replacement_rules
 from bank.errors import ValidationFailed
+from bank.rules import replacement_rules
 from ledger import clock
 
 INT64_MAX = 2**63 - 1

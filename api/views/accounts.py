@@ -27,7 +27,7 @@ from api.schemas.bank import (
 )
 from api.schemas.filters import AccountListArgs
 from bank import account_close, accounts, balances, deposit_reversal, deposit_views, deposits
-from bank.deposit_rules import ActionRequest
+from bank.rules.deposit_rules import ActionRequest
 
 blp = Blueprint("accounts", __name__, url_prefix="/api/v1", description="Bank accounts")
 

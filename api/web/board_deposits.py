@@ -26,8 +26,8 @@ from api.web.pages import WETLAND_TYPES as TYPE_NAMES
 from api.web.signin import _check_origin as check_origin  # the forms' own check
 from api.web.signin import check_form_secret
 from bank import deposit_preview, deposits
-from bank.deposit_rules import CATEGORIES, ActionRequest
 from bank.errors import BankError
+from bank.rules.deposit_rules import CATEGORIES, ActionRequest
 from ledger.errors import LedgerError
 
 DEPOSITED = forms.confirmation("deposited", "The deposit is posted: its lots are below.")

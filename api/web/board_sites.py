@@ -21,7 +21,7 @@ from api.web.board_forms import board, calling, columns, labelled, service_area
 from api.web.forms import Field, Fieldset, Form, Item, Refused
 from bank import site_register
 from bank.access import Actor
-from bank.deposit_rules import CATEGORIES
+from bank.rules.deposit_rules import CATEGORIES
 
 REGISTERED = forms.confirmation("site-registered", "The bank site is registered.")
 CORRECTED = forms.confirmation(

@@ -12,7 +12,7 @@ from flask.testing import FlaskClient
 from api import create_app
 from bank import access, parties
 from bank.access import SYSTEM
-from bank.ruleset import SEED
+from bank.rules.ruleset import SEED
 
 
 @pytest.fixture

@@ -15,10 +15,10 @@ from sqlalchemy import func, select
 
 from bank import accounts, deposits, parties, site_register
 from bank.access import SYSTEM, Actor
-from bank.deposit_rules import ActionRequest
 from bank.deposit_views import DepositView
 from bank.ids import new_id
-from bank.ruleset import ruleset_for
+from bank.rules.deposit_rules import ActionRequest
+from bank.rules.ruleset import ruleset_for
 from ledger import clock
 from ledger.db import Database
 

@@ -16,7 +16,7 @@ import ledger
 from bank import access, audit, compliance, parties, reports
 from bank.access import SYSTEM, Actor
 from bank.errors import Forbidden, NotFound, ValidationFailed
-from bank.ruleset import ruleset_for
+from bank.rules.ruleset import ruleset_for
 from ledger.db import Database
 
 DAY = date(2026, 6, 17)

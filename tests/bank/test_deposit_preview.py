@@ -10,10 +10,10 @@ from freezegun import freeze_time
 
 from bank import deposit_preview
 from bank.access import SYSTEM
-from bank.deposit_rules import ActionRequest
 from bank.deposit_tables import Deposit
 from bank.errors import CapExceeded, Conflict, Forbidden, ValidationFailed
 from bank.party_tables import SiteCreditArea
+from bank.rules.deposit_rules import ActionRequest
 from ledger.db import Database
 from tests.bank.account_kit import (
     DAY,

@@ -25,7 +25,7 @@ from bank.money_tables import Payment, Security, SecurityDraw
 from bank.named_accounts import lgu_fee_account, program_fund_account, securities_held_account
 from bank.plan_report import PlanReport
 from bank.plans import PlanRequest
-from bank.ruleset import ruleset_for
+from bank.rules.ruleset import ruleset_for
 from bank.securities import SecurityRequest, SecurityView
 from ledger.db import Database
 

@@ -19,7 +19,7 @@ from bank.access import SYSTEM, Actor
 from bank.access_tables import ApiToken, AuditEvent
 from bank.errors import Forbidden, NotFound, ValidationFailed
 from bank.party_tables import BankSite, Holder, Lgu, PartyEdit
-from bank.ruleset import ruleset_for
+from bank.rules.ruleset import ruleset_for
 from ledger.db import Database
 
 DAY = date(2026, 6, 17)

@@ -22,7 +22,7 @@ from bank.plan_extensions import ExtensionRequest
 from bank.plan_panel import Determination, PanelMember
 from bank.plan_record_tables import PlanExtension, PlanPanel
 from bank.plan_tables import Plan, PlanRevision
-from bank.ruleset import ruleset_for
+from bank.rules.ruleset import ruleset_for
 from ledger.db import Database
 
 DAY = date(2026, 6, 17)

@@ -29,7 +29,6 @@ from bank import (
     withdrawals,
 )
 from bank.access import SYSTEM, Actor
-from bank.deposit_rules import ActionRequest
 from bank.errors import (
     AppealWindowClosed,
     Conflict,
@@ -42,7 +41,8 @@ from bank.plan_decisions import DecisionRequest, Resolution
 from bank.plan_report import PlanReport
 from bank.plan_tables import Appeal, Plan
 from bank.plans import PlanRequest
-from bank.ruleset import ruleset_for
+from bank.rules.deposit_rules import ActionRequest
+from bank.rules.ruleset import ruleset_for
 from bank.withdrawal_tables import Withdrawal
 from ledger.db import Database
 

@@ -12,8 +12,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from bank.calendar import Calendar, board_calendar, in_force, lgu_calendar, observed_date
-from bank.ruleset import SEED, FixedHoliday
+from bank.rules.calendar import Calendar, board_calendar, in_force, lgu_calendar, observed_date
+from bank.rules.ruleset import SEED, FixedHoliday
 
 BOARD = Calendar.board_calendar(SEED)
 LGU_NEITHER = Calendar.lgu_calendar(

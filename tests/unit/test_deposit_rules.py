@@ -11,7 +11,8 @@ from datetime import date
 
 import pytest
 
-from bank.deposit_rules import (
+from bank.errors import CapExceeded, NotEligible, ValidationFailed
+from bank.rules.deposit_rules import (
     CATEGORIES,
     ActionCredit,
     ActionRequest,
@@ -19,8 +20,7 @@ from bank.deposit_rules import (
     SiteRegister,
     evaluate_deposit,
 )
-from bank.errors import CapExceeded, NotEligible, ValidationFailed
-from bank.ruleset import SEED, SectionCaps
+from bank.rules.ruleset import SEED, SectionCaps
 
 COMPLETED = date(2026, 4, 14)
 DEPOSITED = date(2026, 5, 1)

@@ -11,7 +11,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from bank.errors import RatioTooLow, RestrictedCreditMisuse, ValidationFailed
-from bank.replacement_rules import (
+from bank.rules.replacement_rules import (
     ABOVE_1_TO_1,
     FIRST_1_TO_1,
     Allocated,
@@ -26,7 +26,7 @@ from bank.replacement_rules import (
     required_unrestricted_sqft,
     revision_counts_as_new,
 )
-from bank.ruleset import SEED
+from bank.rules.ruleset import SEED
 from ledger.errors import InsufficientFunds
 
 UNRESTRICTED = "5-2-U"

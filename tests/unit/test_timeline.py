@@ -15,7 +15,6 @@ from datetime import date
 
 import pytest
 
-from bank.calendar import board_calendar, lgu_calendar
 from bank.errors import (
     AppealWindowClosed,
     BankError,
@@ -26,8 +25,9 @@ from bank.errors import (
     NotEligible,
     ValidationFailed,
 )
-from bank.ruleset import SEED
-from bank.timeline import (
+from bank.rules.calendar import board_calendar, lgu_calendar
+from bank.rules.ruleset import SEED
+from bank.rules.timeline import (
     AppealFacts,
     Deadlines,
     ExtensionFacts,

@@ -1,0 +1,370 @@
+"""The replacement-plan timeline (Subd. 4, 6–9; Minn. Stat. 15.99, 645.15; DOMAIN.md §4).  Pure.
+
+Everything is computed from recorded facts and today's date: deadlines, the status and the
+outcome, so a plan past its decision deadline reads ``deemed_approved`` without any job running.
+Acts of the LGU (notices, the decision) count on the LGU's calendar; acts of or toward the board
+(a petition, the board's decisions) on the board's.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import date
+
+from bank.errors import (
+    AppealWindowClosed,
+    CommentPeriodOpen,
+    Conflict,
+    DeadlinePassed,
+    InvalidFee,
+    NotEligible,
+    ValidationFailed,
+)
+from bank.rules.calendar import Calendar
+from bank.rules.replacement_rules import has_comment_period, notice_kind
+from bank.rules.ruleset import Ruleset
+
+PETITIONER_KINDS = ("owner", "notice_recipient", "residents")
+
+
+@dataclass(frozen=True)
+class AppealFacts:
+    """A petition and the board's decisions on it."""
+
+    postmarked_on: date
+    received_on: date
+    petition_granted: bool | None
+    petition_decided_on: date | None
+    outcome: str | None  # plan_upheld | plan_reversed
+    decided_on: date | None
+
+
+@dataclass(frozen=True)
+class ExtensionFacts:
+    """An extension of the decision deadline: the LGU's own (15.99 subd. 3 (f)) or one the
+    applicant agreed to or asked for (g)."""
+
+    notified_on: date
+    days: int
+    applicant_agreed: bool = False
+
+
+@dataclass(frozen=True)
+class PlanFacts:
+    """What has been recorded about a plan's current application."""
+
+    received_on: date
+    impact_area_sqft: int
+    notice_mailed_on: date | None = None
+    extensions: tuple[ExtensionFacts, ...] = ()
+    decision_outcome: str | None = None  # approved | denied
+    decided_on: date | None = None
+    decision_notice_mailed_on: date | None = None
+    appeals: tuple[AppealFacts, ...] = ()
+
+
+@dataclass(frozen=True)
+class Deadlines:
+    """Every deadline of a plan; ``None`` where it does not (yet) apply."""
+
+    notice_kind: str
+    notice_due: date
+    comment_period_ends: date | None
+    decision_due: date
+    decision_notice_due: date | None
+    appeal_window_ends: date | None
+
+
+def deadlines(ruleset: Ruleset, lgu: Calendar, board: Calendar, facts: PlanFacts) -> Deadlines:
+    """Subd. 6 notice, Subd. 8 comment period, 15.99 decision, Subd. 7 notice, Subd. 9 window.
+
+    ``appeal_window_ends`` is null until a notice of the decision is mailed (Subd. 9 runs the
+    window from the postmark of the Subd. 7 mailing), for a deemed approval too.
+    """
+    return Deadlines(
+        notice_kind=notice_kind(ruleset, facts.impact_area_sqft),
+        notice_due=lgu.add_days(facts.received_on, ruleset.notice_days),
+        comment_period_ends=comment_period_ends(ruleset, lgu, facts),
+        decision_due=decision_due(ruleset, lgu, facts),
+        decision_notice_due=(
+            lgu.add_days(facts.decided_on, ruleset.decision_notice_days)
+            if facts.decided_on
+            else None
+        ),
+        appeal_window_ends=appeal_window_ends(ruleset, board, facts),
+    )
+
+
+def comment_period_ends(ruleset: Ruleset, lgu: Calendar, facts: PlanFacts) -> date | None:
+    """Subd. 8: 30 days from the notice (choice), none below 10,000 sq ft or before a notice."""
+    if not has_comment_period(ruleset, facts.impact_area_sqft) or facts.notice_mailed_on is None:
+        return None
+    return lgu.add_days(facts.notice_mailed_on, ruleset.comment_period_days)
+
+
+def decision_due(ruleset: Ruleset, lgu: Calendar, facts: PlanFacts) -> date:
+    """15.99 subd. 2: 60 days from receipt; extensions of d1, d2, ... days make it one period
+    of 60 + d1 + d2 + ... days, counted like any other (645.15)."""
+    days = ruleset.decision_days + sum(extension.days for extension in facts.extensions)
+    return lgu.add_days(facts.received_on, days)
+
+
+def appeal_window_ends(ruleset: Ruleset, board: Calendar, facts: PlanFacts) -> date | None:
+    """Subd. 9: 15 days after the postmark of the Subd. 7 notice of decision, board calendar.
+
+    Approvals, denials and deemed approvals alike: with no notice mailed, everyone entitled to
+    it may still petition, so there is no window that could close (null).
+    """
+    if facts.decision_notice_mailed_on is None:
+        return None
+    return board.add_days(facts.decision_notice_mailed_on, ruleset.appeal_window_days)
+
+
+def _deemed(ruleset: Ruleset, lgu: Calendar, facts: PlanFacts, today: date) -> bool:
+    return facts.decided_on is None and today > decision_due(ruleset, lgu, facts)
+
+
+def reversed_on_appeal(facts: PlanFacts) -> bool:
+    """Whether any appeal reversed the LGU's decision (whatever the other appeals decided)."""
+    return any(appeal.outcome == "plan_reversed" for appeal in facts.appeals)
+
+
+def awaits_the_board(appeal: AppealFacts) -> bool:
+    """A petition awaiting its grant decision, or a granted appeal awaiting its decision."""
+    return appeal.petition_granted is None or (
+        appeal.petition_granted is True and appeal.outcome is None
+    )
+
+
+def outcome(
+    ruleset: Ruleset, lgu: Calendar, board: Calendar, facts: PlanFacts, today: date
+) -> str | None:
+    """approved, deemed_approved or denied (after any reversal on appeal), or None undecided."""
+    if facts.decision_outcome is not None:
+        base: str | None = facts.decision_outcome
+    elif _deemed(ruleset, lgu, facts, today):
+        base = "deemed_approved"
+    else:
+        return None
+    if reversed_on_appeal(facts):
+        return "denied" if base in ("approved", "deemed_approved") else "approved"
+    return base
+
+
+def status(ruleset: Ruleset, lgu: Calendar, board: Calendar, facts: PlanFacts, today: date) -> str:
+    """received → noticed → approved | denied | deemed_approved → appealed → final.
+
+    Subd. 9: ``final`` only once the appeal window has closed and nothing awaits the board (no
+    petition awaiting its grant decision, no granted appeal awaiting its decision).  A denied
+    petition does not shorten the window: others entitled may still petition until it closes.
+    """
+    decided = outcome(ruleset, lgu, board, facts, today)
+    if decided is None:
+        return "noticed" if facts.notice_mailed_on is not None else "received"
+    if any(awaits_the_board(appeal) for appeal in facts.appeals):
+        return "appealed"
+    window = appeal_window_ends(ruleset, board, facts)
+    if window is not None and today > window:
+        return "final"
+    return decided
+
+
+# --- checks of the acts recorded on a plan -----------------------------------------------------
+
+
+def check_decision(
+    ruleset: Ruleset,
+    lgu: Calendar,
+    board: Calendar,
+    facts: PlanFacts,
+    decision: str,
+    decided_on: date,
+    today: date,
+) -> None:
+    """Subd. 4 and 8: refuse a decision after its deadline, twice, or inside the comment period."""
+    if decision not in ("approved", "denied"):
+        raise ValidationFailed("a decision approves or denies", {"outcome": ["unknown"]})
+    if decided_on < facts.received_on:
+        raise ValidationFailed("decided before it was received", {"decided_on": ["too early"]})
+    _check_by_decision_due(
+        ruleset,
+        lgu,
+        facts,
+        decided_on,
+        "15.99: the decision was due by {}; the plan is deemed approved",
+    )
+    if facts.decided_on is not None:
+        raise Conflict("the plan was already decided")
+    if has_comment_period(ruleset, facts.impact_area_sqft):
+        _check_comment_period_over(ruleset, lgu, facts, decided_on)
+
+
+def _check_by_decision_due(
+    ruleset: Ruleset, lgu: Calendar, facts: PlanFacts, day: date, refusal: str
+) -> None:
+    """Refuse (``deadline_passed``) an act on ``day`` after ``decision_due``; ``refusal`` says
+    what was late, with ``{}`` for the deadline."""
+    due = decision_due(ruleset, lgu, facts)
+    if day > due:
+        raise DeadlinePassed(
+            refusal.format(due.isoformat()), deadline="decision_due", due=due.isoformat()
+        )
+
+
+def _check_comment_period_over(
+    ruleset: Ruleset, lgu: Calendar, facts: PlanFacts, decided_on: date
+) -> None:
+    """Subd. 8: a plan with a comment period is decided only after it ends."""
+    ends = comment_period_ends(ruleset, lgu, facts)
+    if ends is None:
+        raise CommentPeriodOpen(
+            "Subd. 8: no notice has been mailed, so the 30-day comment period has not run",
+            deadline="comment_period_ends",
+        )
+    if decided_on <= ends:
+        raise CommentPeriodOpen(
+            f"Subd. 8: the comment period runs to {ends.isoformat()}",
+            deadline="comment_period_ends",
+            ends=ends.isoformat(),
+        )
+
+
+def check_extension(
+    ruleset: Ruleset,
+    lgu: Calendar,
+    board: Calendar,
+    facts: PlanFacts,
+    extension: ExtensionFacts,
+) -> None:
+    """15.99 subd. 3 (f): the LGU's one extension of at most 60 days; (g): any further or longer
+    one with the applicant's written approval or at its request.  Each is sent before the
+    decision deadline as it then stands."""
+    days, notified_on = extension.days, extension.notified_on
+    if days < 1:
+        raise ValidationFailed("an extension is of 1 day or more", {"days": ["out of range"]})
+    if not extension.applicant_agreed:
+        if days > ruleset.max_extension_days:
+            raise ValidationFailed(
+                f"15.99 subd. 3 (f): the LGU's own extension is 1 to "
+                f"{ruleset.max_extension_days} days; a longer one needs the applicant's "
+                "agreement (g)",
+                {"days": [f"1 to {ruleset.max_extension_days} without applicant_agreed"]},
+            )
+        if any(not earlier.applicant_agreed for earlier in facts.extensions):
+            raise Conflict(
+                "15.99 subd. 3 (f) allows the LGU one extension; a further one needs the "
+                "applicant's written approval or request (g)"
+            )
+    total = days + sum(earlier.days for earlier in facts.extensions)
+    if total > ruleset.max_total_extension_days:
+        raise ValidationFailed(
+            f"the extensions of a plan add up to at most {ruleset.max_total_extension_days} days",
+            {"days": [f"{total} days in all"]},
+        )
+    if facts.decided_on is not None:
+        raise Conflict("the plan was already decided")
+    _check_by_decision_due(ruleset, lgu, facts, notified_on, "the extension had to be sent by {}")
+
+
+def check_decision_notice(
+    ruleset: Ruleset,
+    lgu: Calendar,
+    board: Calendar,
+    facts: PlanFacts,
+    mailed_on: date,
+    today: date,
+) -> None:
+    """Subd. 7: a notice of a decision, so there must be one (a deemed approval counts)."""
+    if facts.decided_on is None:
+        if not _deemed(ruleset, lgu, facts, today):
+            raise Conflict("there is no decision to give notice of yet")
+        due = decision_due(ruleset, lgu, facts)
+        if mailed_on <= due:
+            # the plan was deemed approved only after decision_due: a notice of it dated
+            # earlier would open (and close) its appeal window before the approval existed
+            raise ValidationFailed(
+                f"the plan was deemed approved after {due.isoformat()}",
+                {"mailed_on": [f"on or before decision_due {due.isoformat()}"]},
+            )
+        return
+    if mailed_on < facts.decided_on:
+        raise ValidationFailed("mailed before the decision", {"mailed_on": ["too early"]})
+
+
+def notice_late(ruleset: Ruleset, lgu: Calendar, facts: PlanFacts, mailed_on: date) -> bool:
+    """A Subd. 6 notice mailed after its due date (recorded, never refused)."""
+    return mailed_on > lgu.add_days(facts.received_on, ruleset.notice_days)
+
+
+def check_petition(
+    ruleset: Ruleset,
+    lgu: Calendar,
+    board: Calendar,
+    facts: PlanFacts,
+    *,
+    petitioner_kind: str,
+    resident_count: int | None,
+    postmarked_on: date,
+    filing_fee_cents: int,
+    security_cents: int | None,
+) -> None:
+    """Subd. 9: who may petition, within 15 days of the notice's postmark, $200, security ≤ $500.
+
+    Before a decision, or after an approval or denial whose notice has not been mailed, there
+    is nothing to appeal yet (``conflict``).  A deemed approval has no decision to mail: until
+    a notice of it is mailed, a petition postmarked after ``decision_due`` is accepted.
+    """
+    if petitioner_kind not in PETITIONER_KINDS:
+        raise ValidationFailed("unknown petitioner", {"petitioner_kind": ["unknown"]})
+    mailed_on = facts.decision_notice_mailed_on
+    if mailed_on is None:
+        due = decision_due(ruleset, lgu, facts)
+        if facts.decided_on is not None or postmarked_on <= due:
+            raise Conflict("a petition comes after the notice of decision")
+    else:
+        if postmarked_on < mailed_on:
+            raise ValidationFailed(
+                "Subd. 9: a petition appeals a decision whose notice was mailed "
+                f"on {mailed_on.isoformat()}",
+                {"postmarked_on": [f"before the notice of decision {mailed_on.isoformat()}"]},
+            )
+        window = board.add_days(mailed_on, ruleset.appeal_window_days)
+        if postmarked_on > window:
+            raise AppealWindowClosed(
+                f"Subd. 9: the petition had to be mailed by {window.isoformat()}",
+                deadline="appeal_window_ends",
+                ends=window.isoformat(),
+            )
+    if filing_fee_cents != ruleset.appeal_filing_fee_cents:
+        raise InvalidFee(
+            f"Subd. 9: the filing fee is {ruleset.appeal_filing_fee_cents} cents",
+            fee_cents=ruleset.appeal_filing_fee_cents,
+            amount_cents=filing_fee_cents,
+        )
+    if security_cents is not None and security_cents > ruleset.appeal_security_max_cents:
+        raise InvalidFee(
+            f"Subd. 9: security may not exceed {ruleset.appeal_security_max_cents} cents",
+            max_cents=ruleset.appeal_security_max_cents,
+            amount_cents=security_cents,
+        )
+    if petitioner_kind == "residents" and (resident_count or 0) < ruleset.min_resident_petitioners:
+        raise NotEligible(
+            f"Subd. 9: {ruleset.min_resident_petitioners} county residents may petition",
+            resident_count=resident_count,
+        )
+
+
+def grant_decision_due(board: Calendar, ruleset: Ruleset, received_on: date) -> date:
+    """Subd. 9: the board decides whether to grant within 30 days of receiving the petition."""
+    return board.add_days(received_on, ruleset.grant_decision_days)
+
+
+def appeal_decision_due(board: Calendar, ruleset: Ruleset, received_on: date) -> date:
+    """Subd. 9: "a decision made within 60 days of the appeal", from the petition's receipt."""
+    return board.add_days(received_on, ruleset.appeal_decision_days)
+
+
+def judicial_review_ends(board: Calendar, ruleset: Ruleset, served_on: date) -> date:
+    """Minn. Stat. 14.63: review is petitioned within 30 days after the decision is served,
+    counted like every period here (645.15), on the board's calendar."""
+    return board.add_days(served_on, ruleset.judicial_review_days)
