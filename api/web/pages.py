@@ -61,7 +61,8 @@ def page(template: str, status: int = 200, **context: Any) -> Response:
 
 @web.after_app_request
 def _page_headers(response: Response) -> Response:
-    """No scripts, nothing from elsewhere, never framed (the pages are read-only HTML)."""
+    """No scripts, nothing from elsewhere, never framed: the pages are HTML whose forms work
+    without JavaScript."""
     if not request.path.startswith("/api/"):
         response.headers.setdefault(
             "Content-Security-Policy",
