@@ -7,7 +7,8 @@ answer such a caller 422 with the endpoint's required fields, which is not its b
 check runs in three places, whichever comes first for a request:
 
 * ``api.idempotency.writes``, inside the write's unit of work, as soon as the token is checked
-  (before the ``Idempotency-Key`` is looked at and before the body is parsed);
+  (the key is claimed in the same statement, but a refusal rolls the claim back, and the body
+  is not parsed yet);
 * the ``@roles`` wrapper itself, outside flask-smorest's argument parsing (reads);
 * ``api.auth``, when a body fails the checks made before any view runs (size, content type,
   strict JSON).
