@@ -142,22 +142,7 @@ class AccountDeposits(MethodView):
     def post(self, data: dict[str, Any], account_id: str) -> Any:
         """Deposit credits certified under Subd. 12 (board): all actions or none."""
         board = require_board()
-        plan = data["banking_plan"]
-        request = deposits.DepositRequest(
-            account_id=account_id,
-            bank_site_id=data["bank_site_id"],
-            effective_on=data["effective_on"],
-            banking_plan_reference=plan["reference"],
-            banking_plan_approved_on=plan["approved_on"],
-            banking_plan_lgu_id=plan["lgu_id"],
-            wetland_type=data["wetland_type"],
-            completed_on=data["completed_on"],
-            federally_approved=data["federally_approved"],
-            designated_for_replacement=data["designated_for_replacement"],
-            paid_by_performer=data["paid_by_performer"],
-            paid_back_with_interest=data["paid_back_with_interest"],
-            actions=tuple(ActionRequest(**action) for action in data["actions"]),
-        )
+        request = deposit_request(account_id, data)
         return deposits.post_deposit(database(), ruleset(), board, request, request_id())
 
 
@@ -184,3 +169,24 @@ class DepositReverse(MethodView):
         return deposit_reversal.reverse_deposit(
             database(), board, deposit_id, request_id=request_id(), **data
         )
+
+
+def deposit_request(account_id: str, data: dict[str, Any]) -> deposits.DepositRequest:
+    """A deposit's body (``DepositIn``, loaded) as the use case's request, for ``account_id``:
+    the board's deposit form builds its request here too."""
+    plan = data["banking_plan"]
+    return deposits.DepositRequest(
+        account_id=account_id,
+        bank_site_id=data["bank_site_id"],
+        effective_on=data["effective_on"],
+        banking_plan_reference=plan["reference"],
+        banking_plan_approved_on=plan["approved_on"],
+        banking_plan_lgu_id=plan["lgu_id"],
+        wetland_type=data["wetland_type"],
+        completed_on=data["completed_on"],
+        federally_approved=data["federally_approved"],
+        designated_for_replacement=data["designated_for_replacement"],
+        paid_by_performer=data["paid_by_performer"],
+        paid_back_with_interest=data["paid_back_with_interest"],
+        actions=tuple(ActionRequest(**action) for action in data["actions"]),
+    )

@@ -18,6 +18,7 @@ from marshmallow import ValidationError, fields, validate
 from api.context import database, request_id, ruleset
 from api.schemas.bank import DepositIn
 from api.schemas.common import WETLAND_TYPES
+from api.views.accounts import deposit_request
 from api.web import forms
 from api.web.blueprint import web
 from api.web.board_forms import board, calling, labelled, name_field
@@ -27,7 +28,7 @@ from api.web.signin import _check_origin as check_origin  # the forms' own check
 from api.web.signin import check_form_secret
 from bank import deposit_preview, deposits
 from bank.errors import BankError
-from bank.rules.deposit_rules import CATEGORIES, ActionRequest
+from bank.rules.deposit_rules import CATEGORIES
 from ledger.errors import LedgerError
 
 DEPOSITED = forms.confirmation("deposited", "The deposit is posted: its lots are below.")
@@ -177,19 +178,4 @@ def _beside(error: LedgerError) -> Refused:
 
 def _request(data: dict[str, Any]) -> deposits.DepositRequest:
     """The form's fields as the API view builds the deposit from its body."""
-    plan = data["banking_plan"]
-    return deposits.DepositRequest(
-        account_id=data["account_id"],
-        bank_site_id=data["bank_site_id"],
-        effective_on=data["effective_on"],
-        banking_plan_reference=plan["reference"],
-        banking_plan_approved_on=plan["approved_on"],
-        banking_plan_lgu_id=plan["lgu_id"],
-        wetland_type=data["wetland_type"],
-        completed_on=data["completed_on"],
-        federally_approved=data["federally_approved"],
-        designated_for_replacement=data["designated_for_replacement"],
-        paid_by_performer=data["paid_by_performer"],
-        paid_back_with_interest=data["paid_back_with_interest"],
-        actions=tuple(ActionRequest(**action) for action in data["actions"]),
-    )
+    return deposit_request(data["account_id"], data)
