@@ -167,33 +167,34 @@ def _progress_line(done: int, total: int, started: float) -> None:
     )
 
 
+def _server_count(flag: str, default: int, meaning: str, *, envvar: str) -> Any:
+    """A positive ``serve`` option that the environment variable ``envvar`` may set too."""
+    return click.option(
+        flag,
+        default=default,
+        show_default=True,
+        type=click.IntRange(min=1),
+        envvar=envvar,
+        help=f"{meaning} [env: {envvar}].",
+    )
+
+
 @main.command("serve")
 @click.option("--host", default="127.0.0.1", show_default=True)
 @click.option("--port", default=8000, show_default=True, type=int)
-@click.option(
-    "--workers",
-    default=2,
-    show_default=True,
-    type=click.IntRange(min=1),
-    envvar="WETBANK_WORKERS",
-    help="Worker processes [env: WETBANK_WORKERS].",
-)
-@click.option(
+@_server_count("--workers", 2, "Worker processes", envvar="WETBANK_WORKERS")
+@_server_count(
     "--threads",
-    default=4,
-    show_default=True,
-    type=click.IntRange(min=1),
+    4,
+    "Threads per worker, each serving one request at a time",
     envvar="WETBANK_THREADS",
-    help="Threads per worker, each serving one request at a time [env: WETBANK_THREADS].",
 )
-@click.option(
+@_server_count(
     "--timeout",
-    default=30,
-    show_default=True,
-    type=click.IntRange(min=1),
+    30,
+    "Seconds a worker may go silent (a request stuck that long) before gunicorn replaces "
+    "it; also how long a stopping worker may finish its requests",
     envvar="WETBANK_TIMEOUT",
-    help="Seconds a worker may go silent (a request stuck that long) before gunicorn replaces "
-    "it; also how long a stopping worker may finish its requests [env: WETBANK_TIMEOUT].",
 )
 def serve(host: str, port: int, workers: int, threads: int, timeout: int) -> None:
     """Serve the API with gunicorn (a production WSGI server)."""
