@@ -21,7 +21,7 @@ import ledger
 from bank import money, plans, policy, reservations, withdrawals
 from bank.access import Actor
 from bank.appeal_views import AppealView, view
-from bank.errors import Conflict, InvalidFee, NotFound, SecurityRequired, ValidationFailed
+from bank.errors import Conflict, InvalidFee, SecurityRequired, ValidationFailed, found
 from bank.ids import new_id
 from bank.plan_tables import Appeal, Plan
 from bank.rules import timeline
@@ -118,10 +118,7 @@ def _file_petition(session: Session, plan: Plan, request: PetitionRequest) -> Ap
 
 def get_appeal(session: Session, appeal_id: str) -> Appeal:
     """The appeal, or ``not_found``."""
-    appeal = session.get(Appeal, appeal_id)
-    if appeal is None:
-        raise NotFound(f"no appeal {appeal_id}")
-    return appeal
+    return found(session.get(Appeal, appeal_id), f"no appeal {appeal_id}")
 
 
 @dataclass(frozen=True)

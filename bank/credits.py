@@ -30,7 +30,7 @@ from sqlalchemy import (
 from sqlalchemy.orm import Mapped, Session, mapped_column
 
 import ledger
-from bank.errors import Conflict, NotFound
+from bank.errors import Conflict, found
 from bank.ids import new_id
 from bank.parties import BankAccount, BankSite
 from ledger import clock
@@ -134,10 +134,7 @@ def ensure_class(
 
 def get_class(session: Session, code: str) -> CreditClass:
     """The credit class ``code`` (every lot, action and reservation names one that exists)."""
-    row = session.get(CreditClass, code)
-    if row is None:
-        raise NotFound(f"no credit class {code}")
-    return row
+    return found(session.get(CreditClass, code), f"no credit class {code}")
 
 
 def class_dict(row: CreditClass) -> dict[str, Any]:

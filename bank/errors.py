@@ -6,9 +6,11 @@ knows about HTTP.  ``api/problems.py`` alone maps codes to statuses.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, TypeVar
 
 from ledger.errors import InsufficientFunds, LedgerError
+
+T = TypeVar("T")
 
 
 class BankError(LedgerError):
@@ -19,6 +21,13 @@ class BankError(LedgerError):
 
 class NotFound(BankError):
     code = "not_found"
+
+
+def found(row: T | None, detail: str) -> T:
+    """``row`` as read (``session.get``), or ``not_found`` with ``detail`` when there is none."""
+    if row is None:
+        raise NotFound(detail)
+    return row
 
 
 class Forbidden(BankError):

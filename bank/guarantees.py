@@ -22,7 +22,7 @@ from sqlalchemy.orm import Session
 import ledger
 from bank import plans, securities
 from bank.access import Actor
-from bank.errors import Conflict, NotFound, ValidationFailed
+from bank.errors import Conflict, ValidationFailed, found
 from bank.ids import new_id
 from bank.money_tables import Security, SecurityDraw
 from bank.named_accounts import usd_meta
@@ -155,9 +155,7 @@ def _hold_again(
     request_id: str | None,
 ) -> int:
     """Hold what is left after a draw until the security's expiry, as before the draw."""
-    plan = session.get(Plan, security.plan_id)
-    if plan is None:
-        raise NotFound(f"no plan {security.plan_id}")
+    plan = found(session.get(Plan, security.plan_id), f"no plan {security.plan_id}")
     meta = usd_meta(f"security-rest:{draw_id}", on, f"rest of {security.kind}", actor, request_id)
     return securities.hold_for(session, plan.lgu_id, amount, security.expires_on, meta)
 

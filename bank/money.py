@@ -19,7 +19,7 @@ from sqlalchemy.orm import Session
 import ledger
 from bank import plans, policy
 from bank.access import Actor
-from bank.errors import Conflict, InvalidFee, NotEligible, NotFound, ValidationFailed
+from bank.errors import Conflict, InvalidFee, NotEligible, NotFound, ValidationFailed, found
 from bank.ids import new_id
 from bank.money_tables import PAYMENT_KINDS, Payment
 from bank.named_accounts import (
@@ -152,9 +152,7 @@ def _targets(session: Session, actor: Actor, request: PaymentRequest) -> tuple[P
         appeal = session.get(Appeal, request.appeal_id)
         if appeal is None:
             raise ValidationFailed("no such appeal", {"appeal_id": ["no such appeal"]})
-        appealed = session.get(Plan, appeal.plan_id)
-        if appealed is None:
-            raise NotFound(f"no plan {appeal.plan_id}")
+        appealed = found(session.get(Plan, appeal.plan_id), f"no plan {appeal.plan_id}")
         return appealed, appeal
     if not request.plan_id:
         raise ValidationFailed("this payment names its plan", {"plan_id": ["required"]})

@@ -13,7 +13,7 @@ from sqlalchemy.orm import Session
 
 from bank import policy
 from bank.access import Actor
-from bank.errors import Conflict, NotFound, ValidationFailed
+from bank.errors import Conflict, NotFound, ValidationFailed, found
 from bank.ids import new_id
 from bank.party_tables import AccountNumber
 from bank.party_tables import BankAccount as BankAccount
@@ -211,9 +211,9 @@ def set_account_status(session: Session, account_id: str, status: str) -> BankAc
     under ``FOR KEY SHARE`` as its last statement (``lot_picking.confirm_can_send``), so it either
     commits before this change or sees it and is refused.
     """
-    account = session.get(BankAccount, account_id, with_for_update=True)
-    if account is None:
-        raise NotFound(f"no account {account_id}")
+    account = found(
+        session.get(BankAccount, account_id, with_for_update=True), f"no account {account_id}"
+    )
     if account.status == "closed":
         raise Conflict("a closed account cannot change status", status=account.status)
     account.status = status
@@ -226,9 +226,7 @@ def set_site_frozen(session: Session, site_id: str, frozen: bool) -> BankSite:
     Locked ``FOR UPDATE``, as ``set_account_status``: a write drawing on the site's lots confirms
     the site is not frozen under ``FOR KEY SHARE`` as its last statement.
     """
-    site = session.get(BankSite, site_id, with_for_update=True)
-    if site is None:
-        raise NotFound(f"no bank site {site_id}")
+    site = found(session.get(BankSite, site_id, with_for_update=True), f"no bank site {site_id}")
     site.frozen = frozen
     return site
 

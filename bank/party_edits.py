@@ -17,7 +17,7 @@ from sqlalchemy.orm import Session
 
 from bank import policy
 from bank.access import Actor
-from bank.errors import NotFound, ValidationFailed
+from bank.errors import ValidationFailed, found
 from bank.ids import new_id
 from bank.party_tables import BankSite, Holder, Lgu
 from bank.party_tables import PartyEdit as PartyEdit
@@ -76,9 +76,7 @@ def edit_party(
         )
     if not reason.strip():
         raise ValidationFailed("an edit needs a reason", {"reason": ["required"]})
-    row = session.get(model, party_id, with_for_update=True)
-    if row is None:
-        raise NotFound(f"no {WHAT[kind]} {party_id}")
+    row = found(session.get(model, party_id, with_for_update=True), f"no {WHAT[kind]} {party_id}")
     diff = {
         name: {"from": getattr(row, name), "to": value}
         for name, value in changes.items()

@@ -17,7 +17,7 @@ from sqlalchemy.orm import Session
 import ledger
 from bank import credits, parties, plans, policy
 from bank.access import Actor
-from bank.errors import Conflict, NotEligible, NotFound, ValidationFailed
+from bank.errors import Conflict, NotEligible, NotFound, ValidationFailed, found
 from bank.ids import new_id
 from bank.lot_picking import check_can_send, confirm_can_send, pick_lots
 from bank.plan_tables import Plan
@@ -230,9 +230,9 @@ def visible_reservation(
 
     The board and the account's holder see and act; the plan's LGU only sees.
     """
-    reservation = session.get(Reservation, reservation_id)
-    if reservation is None:
-        raise NotFound(f"no reservation {reservation_id}")
+    reservation = found(
+        session.get(Reservation, reservation_id), f"no reservation {reservation_id}"
+    )
     account = session.get(parties.BankAccount, reservation.account_id)
     plan = session.get(Plan, reservation.plan_id)
     holder_id = account.holder_id if account else None

@@ -18,7 +18,7 @@ from sqlalchemy.orm import Session
 import ledger
 from bank import plans, policy
 from bank.access import Actor
-from bank.errors import NotFound, ValidationFailed
+from bank.errors import NotFound, ValidationFailed, found
 from bank.ids import new_id
 from bank.money_tables import SECURITY_KINDS, Security, SecurityDraw
 from bank.named_accounts import payers_account, securities_held_account, usd_meta
@@ -219,9 +219,9 @@ def visible_security(
     session: Session, actor: Actor, security_id: str, *, lock: bool = False
 ) -> Security:
     """A security the caller may see: the board, or its plan's LGU (``not_found``)."""
-    security = session.get(Security, security_id, with_for_update=lock)
-    if security is None:
-        raise NotFound(f"no security {security_id}")
+    security = found(
+        session.get(Security, security_id, with_for_update=lock), f"no security {security_id}"
+    )
     plan = session.get(Plan, security.plan_id)
     if plan is None or not policy.sees_plan(actor, plan.lgu_id):
         raise NotFound(f"no security {security_id}")

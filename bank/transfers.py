@@ -19,7 +19,7 @@ from sqlalchemy.orm import Session
 import ledger
 from bank import access, credits, parties, policy
 from bank.access import Actor
-from bank.errors import Conflict, NotFound, ValidationFailed
+from bank.errors import Conflict, NotFound, ValidationFailed, found
 from bank.ids import new_id
 from bank.lot_picking import Candidate, check_sender_status, check_sites, pick_candidates
 from bank.transfer_tables import SOURCES
@@ -299,9 +299,7 @@ def _receiving_lot(
     ).scalar_one_or_none()
     if existing is not None:
         return existing
-    target = session.get(parties.BankAccount, target_id)
-    if target is None:
-        raise NotFound(f"no account {target_id}")
+    target = found(session.get(parties.BankAccount, target_id), f"no account {target_id}")
     return credits.new_lot(
         session,
         target,
