@@ -16,7 +16,7 @@ from api.context import database, ruleset
 from api.schemas.bank import AccountIn
 from api.web import forms
 from api.web.blueprint import web
-from api.web.board_forms import board, service_area
+from api.web.board_forms import board_only, service_area
 from api.web.forms import Field, Form, Item, Refused
 from bank import account_close, accounts
 from bank.access import Actor
@@ -76,21 +76,16 @@ def _new_page(form: Form, status: int = 200) -> Response:
 
 
 @web.get("/accounts/new")
-def account_new() -> Response:
-    who = board()
-    if isinstance(who, Response):
-        return who
+@board_only
+def account_new(who: Actor) -> Response:
     form = _new_form()
     form.values = {"holder_id": request.args.get("holder_id", "")}
     return _new_page(form)
 
 
 @web.post("/accounts/new")
-def account_open() -> Any:
-    who = board()
-    if isinstance(who, Response):
-        return who
-
+@board_only
+def account_open(who: Actor) -> Any:
     def act(data: dict[str, Any]) -> str:
         opened = accounts.open_account(database(), ruleset(), who, **data)
         return forms.done("web.account", OPENED, account_id=opened.id)
@@ -123,18 +118,14 @@ def _act_page(who: Actor, account_id: str, act: str, form: Form, status: int = 2
 
 
 @web.get("/accounts/<account_id>/<any(freeze, unfreeze, close):act>")
-def account_act_form(account_id: str, act: str) -> Response:
-    who = board()
-    if isinstance(who, Response):
-        return who
+@board_only
+def account_act_form(who: Actor, account_id: str, act: str) -> Response:
     return _act_page(who, account_id, act, _act_form(account_id, act))
 
 
 @web.post("/accounts/<account_id>/<any(freeze, unfreeze, close):act>")
-def account_act(account_id: str, act: str) -> Any:
-    who = board()
-    if isinstance(who, Response):
-        return who
+@board_only
+def account_act(who: Actor, account_id: str, act: str) -> Any:
     _verb, _explained, call, done = ACTS[act]
 
     def run(_data: dict[str, Any]) -> str:

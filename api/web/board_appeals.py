@@ -15,7 +15,7 @@ from api.context import database, request_id
 from api.schemas.plans import AppealDecisionIn, PetitionDecisionIn, PetitionIn, ServiceIn
 from api.web import forms
 from api.web.blueprint import web
-from api.web.board_forms import board, calling, labelled
+from api.web.board_forms import board_only, calling, labelled
 from api.web.forms import Field, Form, Item, Refused
 from bank import appeals, plan_cases
 from bank.access import Actor
@@ -118,19 +118,14 @@ def _page(
 
 
 @web.get("/plans/<plan_id>/appeals")
-def appeals_page(plan_id: str) -> Response:
-    who = board()
-    if isinstance(who, Response):
-        return who
+@board_only
+def appeals_page(who: Actor, plan_id: str) -> Response:
     return _page(who, plan_id)
 
 
 @web.post("/plans/<plan_id>/appeals")
-def appeal_file(plan_id: str) -> Any:
-    who = board()
-    if isinstance(who, Response):
-        return who
-
+@board_only
+def appeal_file(who: Actor, plan_id: str) -> Any:
     def act(data: dict[str, Any]) -> str:
         calling(appeals.file, database(), who, plan_id, appeals.PetitionRequest(**data))
         return forms.done("web.appeals_page", FILED, ANCHOR, plan_id=plan_id)
@@ -143,10 +138,8 @@ def appeal_file(plan_id: str) -> Any:
 
 
 @web.post("/plans/<plan_id>/appeals/<appeal_id>/petition")
-def appeal_petition(plan_id: str, appeal_id: str) -> Any:
-    who = board()
-    if isinstance(who, Response):
-        return who
+@board_only
+def appeal_petition(who: Actor, plan_id: str, appeal_id: str) -> Any:
     form = _grant_form(plan_id, appeal_id)
 
     def act(data: dict[str, Any]) -> str:
@@ -168,11 +161,8 @@ def appeal_petition(plan_id: str, appeal_id: str) -> Any:
 
 
 @web.post("/plans/<plan_id>/appeals/<appeal_id>/decision")
-def appeal_decision(plan_id: str, appeal_id: str) -> Any:
-    who = board()
-    if isinstance(who, Response):
-        return who
-
+@board_only
+def appeal_decision(who: Actor, plan_id: str, appeal_id: str) -> Any:
     def act(data: dict[str, Any]) -> str:
         calling(
             appeals.decide_appeal,
@@ -194,11 +184,8 @@ def appeal_decision(plan_id: str, appeal_id: str) -> Any:
 
 
 @web.post("/plans/<plan_id>/appeals/<appeal_id>/service")
-def appeal_service(plan_id: str, appeal_id: str) -> Any:
-    who = board()
-    if isinstance(who, Response):
-        return who
-
+@board_only
+def appeal_service(who: Actor, plan_id: str, appeal_id: str) -> Any:
     def act(data: dict[str, Any]) -> str:
         calling(appeals.record_service, database(), who, appeal_id, data["served_on"])
         return forms.done("web.appeals_page", SERVED, ANCHOR, plan_id=plan_id)

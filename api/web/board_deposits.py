@@ -21,12 +21,13 @@ from api.schemas.common import WETLAND_TYPES
 from api.views.accounts import deposit_request
 from api.web import forms
 from api.web.blueprint import web
-from api.web.board_forms import board, calling, labelled, name_field
+from api.web.board_forms import board_only, calling, labelled, name_field
 from api.web.forms import Field, Fieldset, Form, Item, Refused
 from api.web.pages import WETLAND_TYPES as TYPE_NAMES
 from api.web.signin import _check_origin as check_origin  # the forms' own check
 from api.web.signin import check_form_secret
 from bank import deposit_preview, deposits
+from bank.access import Actor
 from bank.errors import BankError
 from bank.rules.deposit_rules import CATEGORIES
 from ledger.errors import LedgerError
@@ -114,10 +115,8 @@ def _page(form: Form, status: int = 200, shown: Any = None) -> Response:
 
 
 @web.get("/deposits/new")
-def deposit_new() -> Response:
-    who = board()
-    if isinstance(who, Response):
-        return who
+@board_only
+def deposit_new(who: Actor) -> Response:
     form = _form()
     form.values = {name: request.args.get(name, "") for name in ("account_id", "bank_site_id")} | {
         "designated_for_replacement": True,
@@ -127,11 +126,9 @@ def deposit_new() -> Response:
 
 
 @web.post("/deposits/preview")
-def deposit_previewed() -> Any:
+@board_only
+def deposit_previewed(who: Actor) -> Any:
     """What the deposit would credit, per action; nothing is written."""
-    who = board()
-    if isinstance(who, Response):
-        return who
     check_origin()
     check_form_secret()
     form = _form()
@@ -153,11 +150,8 @@ def deposit_previewed() -> Any:
 
 
 @web.post("/deposits/new")
-def deposit_post() -> Any:
-    who = board()
-    if isinstance(who, Response):
-        return who
-
+@board_only
+def deposit_post(who: Actor) -> Any:
     def act(data: dict[str, Any]) -> str:
         asked = _request(data)
         posted = calling(deposits.post_deposit, database(), ruleset(), who, asked, request_id())

@@ -11,12 +11,9 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any, TypeVar
 
-from flask import Response
-
 from api.context import ruleset
 from api.web import forms
 from api.web.forms import Field
-from bank.access import Actor
 from bank.errors import BankError
 
 T = TypeVar("T")
@@ -24,9 +21,9 @@ T = TypeVar("T")
 BOARD = "board"
 
 
-def board() -> Actor | Response:
-    """The signed-in board member, or the 403 page for anyone else (sign-in first)."""
-    return forms.user(BOARD)
+#: a board form's route: its view is given the signed-in board member first, and anyone else
+#: the 403 page (sign-in first)
+board_only = forms.signed_in(BOARD)
 
 
 def calling(use_case: Callable[..., T], *args: Any, **kwargs: Any) -> T:

@@ -15,9 +15,10 @@ from api.context import database
 from api.schemas.bank import HolderEditIn, HolderIn, LguEditIn, LguIn
 from api.web import forms
 from api.web.blueprint import web
-from api.web.board_forms import board, calling, columns, labelled
+from api.web.board_forms import board_only, calling, columns, labelled
 from api.web.forms import Field, Fieldset, Form, Item, Refused
 from bank import parties, party_edits
+from bank.access import Actor
 from bank.parties import LGU_KINDS
 
 REGISTERED = forms.confirmation("registered", "Registered.")
@@ -55,19 +56,14 @@ def _new_holder() -> Form:
 
 
 @web.get("/holders/new")
-def holder_new() -> Response:
-    who = board()
-    if isinstance(who, Response):
-        return who
+@board_only
+def holder_new(who: Actor) -> Response:
     return _page(_new_holder(), "Register an account holder")
 
 
 @web.post("/holders/new")
-def holder_create() -> Any:
-    who = board()
-    if isinstance(who, Response):
-        return who
-
+@board_only
+def holder_create(who: Actor) -> Any:
     def act(data: dict[str, Any]) -> str:
         held = parties.create_holder(database(), who, **data)
         return forms.done("web.holder_edit", REGISTERED, holder_id=held.id)
@@ -92,10 +88,8 @@ def _holder_page(holder: parties.Holder, form: Form, status: int = 200) -> Respo
 
 
 @web.get("/holders/<holder_id>/edit")
-def holder_edit(holder_id: str) -> Response:
-    who = board()
-    if isinstance(who, Response):
-        return who
+@board_only
+def holder_edit(who: Actor, holder_id: str) -> Response:
     held = parties.show_holder(database(), who, holder_id)
     form = _holder_form(holder_id)
     form.values = columns(held, "name", "email", "address")
@@ -103,11 +97,8 @@ def holder_edit(holder_id: str) -> Response:
 
 
 @web.post("/holders/<holder_id>/edit")
-def holder_update(holder_id: str) -> Any:
-    who = board()
-    if isinstance(who, Response):
-        return who
-
+@board_only
+def holder_update(who: Actor, holder_id: str) -> Any:
     def act(data: dict[str, Any]) -> str:
         calling(party_edits.edit_holder, database(), who, holder_id, **_cleared(data))
         return forms.done("web.holder_edit", CORRECTED, holder_id=holder_id)
@@ -147,19 +138,14 @@ def _new_lgu() -> Form:
 
 
 @web.get("/lgus/new")
-def lgu_new() -> Response:
-    who = board()
-    if isinstance(who, Response):
-        return who
+@board_only
+def lgu_new(who: Actor) -> Response:
     return _page(_new_lgu(), "Register a local government unit")
 
 
 @web.post("/lgus/new")
-def lgu_create() -> Any:
-    who = board()
-    if isinstance(who, Response):
-        return who
-
+@board_only
+def lgu_create(who: Actor) -> Any:
     def act(data: dict[str, Any]) -> str:
         lgu = parties.create_lgu(database(), who, **data)
         return forms.done("web.lgu_edit", REGISTERED, lgu_id=lgu.id)
@@ -194,10 +180,8 @@ def _lgu_page(lgu: parties.Lgu, form: Form, status: int = 200) -> Response:
 
 
 @web.get("/lgus/<lgu_id>/edit")
-def lgu_edit(lgu_id: str) -> Response:
-    who = board()
-    if isinstance(who, Response):
-        return who
+@board_only
+def lgu_edit(who: Actor, lgu_id: str) -> Response:
     lgu = parties.show_lgu(database(), who, lgu_id)
     form = _lgu_form(lgu_id)
     form.values = columns(lgu, "name")
@@ -205,11 +189,8 @@ def lgu_edit(lgu_id: str) -> Response:
 
 
 @web.post("/lgus/<lgu_id>/edit")
-def lgu_update(lgu_id: str) -> Any:
-    who = board()
-    if isinstance(who, Response):
-        return who
-
+@board_only
+def lgu_update(who: Actor, lgu_id: str) -> Any:
     def act(data: dict[str, Any]) -> str:
         calling(party_edits.edit_lgu, database(), who, lgu_id, **data)
         return forms.done("web.lgu_edit", CORRECTED, lgu_id=lgu_id)

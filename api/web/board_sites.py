@@ -17,7 +17,7 @@ from api.context import database, ruleset
 from api.schemas.bank import CreditAreaAmendIn, SiteEditIn, SiteIn
 from api.web import forms
 from api.web.blueprint import web
-from api.web.board_forms import board, calling, columns, labelled, service_area
+from api.web.board_forms import board_only, calling, columns, labelled, service_area
 from api.web.forms import Field, Fieldset, Form, Item, Refused
 from bank import site_register
 from bank.access import Actor
@@ -79,21 +79,16 @@ def _new_page(form: Form, status: int = 200) -> Response:
 
 
 @web.get("/bank-sites/new")
-def site_new() -> Response:
-    who = board()
-    if isinstance(who, Response):
-        return who
+@board_only
+def site_new(who: Actor) -> Response:
     form = _new_site()
     form.values = {"holder_id": request.args.get("holder_id", "")}
     return _new_page(form)
 
 
 @web.post("/bank-sites/new")
-def site_create() -> Any:
-    who = board()
-    if isinstance(who, Response):
-        return who
-
+@board_only
+def site_create(who: Actor) -> Any:
     def act(data: dict[str, Any]) -> str:
         site = calling(site_register.register_site, database(), ruleset(), who, **data)
         return forms.done("web.site_edit", REGISTERED, site_id=site.id)
@@ -150,19 +145,14 @@ def _site_page(who: Actor, site_id: str, status: int = 200, **refused: Form) -> 
 
 
 @web.get("/bank-sites/<site_id>/edit")
-def site_edit(site_id: str) -> Response:
-    who = board()
-    if isinstance(who, Response):
-        return who
+@board_only
+def site_edit(who: Actor, site_id: str) -> Response:
     return _site_page(who, site_id)
 
 
 @web.post("/bank-sites/<site_id>/edit")
-def site_update(site_id: str) -> Any:
-    who = board()
-    if isinstance(who, Response):
-        return who
-
+@board_only
+def site_update(who: Actor, site_id: str) -> Any:
     def act(data: dict[str, Any]) -> str:
         changes = {"major_watershed": None, **data}  # left blank: cleared
         calling(site_register.edit_site, database(), ruleset(), who, site_id, **changes)
@@ -175,11 +165,8 @@ def site_update(site_id: str) -> Any:
 
 
 @web.post("/bank-sites/<site_id>/credit-areas")
-def site_amend(site_id: str) -> Any:
-    who = board()
-    if isinstance(who, Response):
-        return who
-
+@board_only
+def site_amend(who: Actor, site_id: str) -> Any:
     def act(data: dict[str, Any]) -> str:
         calling(site_register.amend, database(), ruleset(), who, site_id, **data)
         return forms.done("web.site_edit", AMENDED, site_id=site_id)
@@ -192,19 +179,18 @@ def site_amend(site_id: str) -> Any:
 
 
 @web.post("/bank-sites/<site_id>/freeze")
-def site_freeze(site_id: str) -> Any:
-    return _freezing(site_id, True)
+@board_only
+def site_freeze(who: Actor, site_id: str) -> Any:
+    return _freezing(who, site_id, True)
 
 
 @web.post("/bank-sites/<site_id>/unfreeze")
-def site_unfreeze(site_id: str) -> Any:
-    return _freezing(site_id, False)
+@board_only
+def site_unfreeze(who: Actor, site_id: str) -> Any:
+    return _freezing(who, site_id, False)
 
 
-def _freezing(site_id: str, frozen: bool) -> Any:
-    who = board()
-    if isinstance(who, Response):
-        return who
+def _freezing(who: Actor, site_id: str, frozen: bool) -> Any:
     endpoint = "web.site_freeze" if frozen else "web.site_unfreeze"
     label = "Freeze the site's credits" if frozen else "Unfreeze the site's credits"
     form = Form(url_for(endpoint, site_id=site_id), (), label)

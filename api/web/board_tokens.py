@@ -18,9 +18,10 @@ from api.context import database, request_id
 from api.views.service import TokenIn
 from api.web import forms
 from api.web.blueprint import web
-from api.web.board_forms import board, calling, labelled
+from api.web.board_forms import board_only, calling, labelled
 from api.web.forms import Field, Form, Item, Refused
 from bank import access, tokens
+from bank.access import Actor
 
 CREATED = forms.confirmation(
     "token-created", "The token was created; its secret was shown once, when it was created."
@@ -67,19 +68,14 @@ def _page(status: int = 200, **refused: Form) -> Response:
 
 
 @web.get("/tokens")
-def tokens_page() -> Response:
-    who = board()
-    if isinstance(who, Response):
-        return who
+@board_only
+def tokens_page(who: Actor) -> Response:
     return _page()
 
 
 @web.post("/tokens")
-def token_create() -> Any:
-    who = board()
-    if isinstance(who, Response):
-        return who
-
+@board_only
+def token_create(who: Actor) -> Any:
     def act(data: dict[str, Any]) -> str:
         made = calling(tokens.create, database(), who, _access_request(), **data)
         setattr(g, _ISSUED, made)
@@ -103,11 +99,8 @@ def token_create() -> Any:
 
 
 @web.post("/tokens/revoke")
-def token_revoke() -> Any:
-    who = board()
-    if isinstance(who, Response):
-        return who
-
+@board_only
+def token_revoke(who: Actor) -> Any:
     def act(data: dict[str, Any]) -> str:
         calling(tokens.revoke, database(), who, _access_request(), data["token_id"])
         return forms.done("web.tokens_page", REVOKED)

@@ -14,12 +14,13 @@ shows the form again with the problem's sentence beside its field (or above the 
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import re
 import secrets
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Concatenate, ParamSpec, TypeVar
 
 from flask import Blueprint, Response, g, redirect, render_template, request, url_for
 from marshmallow import Schema, ValidationError
@@ -155,6 +156,29 @@ def user(*roles: str) -> Actor | Response:
     if who.role not in roles:
         return error_page(403, f"Only {' or '.join(roles)} users may use this form.")
     return who
+
+
+P = ParamSpec("P")
+R = TypeVar("R")
+
+
+def signed_in(
+    *roles: str,
+) -> Callable[[Callable[Concatenate[Actor, P], R]], Callable[P, R | Response]]:
+    """A form's route for ``roles`` only: the view is given the signed-in person (``user``)
+    before its URL's arguments; anyone else gets ``user``'s answer instead."""
+
+    def guard(view: Callable[Concatenate[Actor, P], R]) -> Callable[P, R | Response]:
+        @functools.wraps(view)
+        def guarded(*args: P.args, **kwargs: P.kwargs) -> R | Response:
+            who = user(*roles)
+            if isinstance(who, Response):
+                return who
+            return view(who, *args, **kwargs)
+
+        return guarded
+
+    return guard
 
 
 def filled(form: Form) -> Form:

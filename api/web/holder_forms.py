@@ -42,6 +42,15 @@ def _back(account: accounts.AccountView) -> dict[str, str]:
     return {"url": url_for("web.account", account_id=account.id), "text": "the account"}
 
 
+def _form_page(
+    account: accounts.AccountView, heading: str, intro: str, form: Form, status: int
+) -> Response:
+    """A form on the account, with a way back to it."""
+    return forms.page(
+        "form_page.html", status, heading=heading, intro=intro, back=_back(account), form=form
+    )
+
+
 # --- reserve ----------------------------------------------------------------------------------
 
 
@@ -68,31 +77,26 @@ def _reserve_form(who: Actor, account: accounts.AccountView) -> Form:
 
 
 def _reserve_page(account: accounts.AccountView, form: Form, status: int = 200) -> Response:
-    return forms.page(
-        "form_page.html",
-        status,
-        heading=f"Reserve credits of account {account.number}",
-        intro="The credits are held for the plan until it withdraws them, or until the end of "
+    return _form_page(
+        account,
+        f"Reserve credits of account {account.number}",
+        "The credits are held for the plan until it withdraws them, or until the end of "
         "the day they are held until.",
-        back=_back(account),
-        form=form,
+        form,
+        status,
     )
 
 
 @web.route("/accounts/<account_id>/reservations/new", methods=["GET"])
-def reserve_form(account_id: str) -> Response:
-    who = forms.user(*ROLES)
-    if isinstance(who, Response):
-        return who
+@forms.signed_in(*ROLES)
+def reserve_form(who: Actor, account_id: str) -> Response:
     account = accounts.get_account(database(), who, account_id)
     return _reserve_page(account, _reserve_form(who, account))
 
 
 @web.route("/accounts/<account_id>/reservations/new", methods=["POST"])
-def reserve(account_id: str) -> Any:
-    who = forms.user(*ROLES)
-    if isinstance(who, Response):
-        return who
+@forms.signed_in(*ROLES)
+def reserve(who: Actor, account_id: str) -> Any:
     account = accounts.get_account(database(), who, account_id)
 
     def act(data: dict[str, Any]) -> str:
@@ -128,18 +132,14 @@ def _reservations_page(
 
 
 @web.route("/accounts/<account_id>/reservations", endpoint="account_reservations")
-def account_reservations_page(account_id: str) -> Response:
-    who = forms.user(*ROLES)
-    if isinstance(who, Response):
-        return who
+@forms.signed_in(*ROLES)
+def account_reservations_page(who: Actor, account_id: str) -> Response:
     return _reservations_page(who, account_id)
 
 
 @web.route("/reservations/<reservation_id>/void", methods=["POST"])
-def void_reservation(reservation_id: str) -> Any:
-    who = forms.user(*ROLES)
-    if isinstance(who, Response):
-        return who
+@forms.signed_in(*ROLES)
+def void_reservation(who: Actor, reservation_id: str) -> Any:
     account_id = reservations.show_reservation(database(), who, reservation_id).account_id
 
     def act(_data: dict[str, Any]) -> str:
@@ -170,30 +170,25 @@ def _transfer_form(account: accounts.AccountView) -> Form:
 
 
 def _transfer_page(account: accounts.AccountView, form: Form, status: int = 200) -> Response:
-    return forms.page(
-        "form_page.html",
+    return _form_page(
+        account,
+        f"Transfer credits from account {account.number}",
+        "Credits keep their class and provenance in the receiving account.",
+        form,
         status,
-        heading=f"Transfer credits from account {account.number}",
-        intro="Credits keep their class and provenance in the receiving account.",
-        back=_back(account),
-        form=form,
     )
 
 
 @web.route("/accounts/<account_id>/transfers/new", methods=["GET"])
-def transfer_form(account_id: str) -> Response:
-    who = forms.user(*ROLES)
-    if isinstance(who, Response):
-        return who
+@forms.signed_in(*ROLES)
+def transfer_form(who: Actor, account_id: str) -> Response:
     account = accounts.get_account(database(), who, account_id)
     return _transfer_page(account, _transfer_form(account))
 
 
 @web.route("/accounts/<account_id>/transfers/new", methods=["POST"])
-def transfer(account_id: str) -> Any:
-    who = forms.user(*ROLES)
-    if isinstance(who, Response):
-        return who
+@forms.signed_in(*ROLES)
+def transfer(who: Actor, account_id: str) -> Any:
     account = accounts.get_account(database(), who, account_id)
 
     def act(data: dict[str, Any]) -> str:

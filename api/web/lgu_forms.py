@@ -69,18 +69,14 @@ def _plan_page(form: Form, status: int = 200) -> Response:
 
 
 @web.route("/plans/new", methods=["GET"])
-def new_plan_form() -> Response:
-    who = forms.user(*ROLES)
-    if isinstance(who, Response):
-        return who
+@forms.signed_in(*ROLES)
+def new_plan_form(who: Actor) -> Response:
     return _plan_page(_plan_form(who))
 
 
 @web.route("/plans/new", methods=["POST"], endpoint="new_plan")
-def new_plan() -> Any:
-    who = forms.user(*ROLES)
-    if isinstance(who, Response):
-        return who
+@forms.signed_in(*ROLES)
+def new_plan(who: Actor) -> Any:
     form = _plan_form(who)
 
     def act(data: dict[str, Any]) -> str:
@@ -125,19 +121,15 @@ def _static(
 def _register(act: PlanAct) -> None:
     path = f"/plans/<plan_id>/{act.slug}"
 
-    def show(plan_id: str) -> Response:
-        who = forms.user(*ROLES)
-        if isinstance(who, Response):
-            return who
+    @forms.signed_in(*ROLES)
+    def show(who: Actor, plan_id: str) -> Response:
         plan = plan_cases.show(database(), who, plan_id)
         items, values = act.fields(plan)
         form = Form(url_for(f"web.{act.endpoint}", plan_id=plan_id), items, act.submit, values)
         return _act_page(act, who, plan, form)
 
-    def post(plan_id: str) -> Any:
-        who = forms.user(*ROLES)
-        if isinstance(who, Response):
-            return who
+    @forms.signed_in(*ROLES)
+    def post(who: Actor, plan_id: str) -> Any:
         plan = plan_cases.show(database(), who, plan_id)
         items, _values = act.fields(plan)
         action = url_for(f"web.{act.endpoint}", plan_id=plan_id)
