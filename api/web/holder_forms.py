@@ -42,12 +42,30 @@ def _back(account: accounts.AccountView) -> dict[str, str]:
     return {"url": url_for("web.account", account_id=account.id), "text": "the account"}
 
 
+#: a form page's heading (``{number}``: the account's) and introduction
+RESERVE_PAGE = (
+    "Reserve credits of account {number}",
+    "The credits are held for the plan until it withdraws them, or until the end of the day "
+    "they are held until.",
+)
+TRANSFER_PAGE = (
+    "Transfer credits from account {number}",
+    "Credits keep their class and provenance in the receiving account.",
+)
+
+
 def _form_page(
-    account: accounts.AccountView, heading: str, intro: str, form: Form, status: int
+    account: accounts.AccountView, texts: tuple[str, str], form: Form, status: int = 200
 ) -> Response:
     """A form on the account, with a way back to it."""
+    heading, intro = texts
     return forms.page(
-        "form_page.html", status, heading=heading, intro=intro, back=_back(account), form=form
+        "form_page.html",
+        status,
+        heading=heading.format(number=account.number),
+        intro=intro,
+        back=_back(account),
+        form=form,
     )
 
 
@@ -76,22 +94,11 @@ def _reserve_form(who: Actor, account: accounts.AccountView) -> Form:
     return Form(action, items, "Reserve the credits")
 
 
-def _reserve_page(account: accounts.AccountView, form: Form, status: int = 200) -> Response:
-    return _form_page(
-        account,
-        f"Reserve credits of account {account.number}",
-        "The credits are held for the plan until it withdraws them, or until the end of "
-        "the day they are held until.",
-        form,
-        status,
-    )
-
-
 @web.route("/accounts/<account_id>/reservations/new", methods=["GET"])
 @forms.signed_in(*ROLES)
 def reserve_form(who: Actor, account_id: str) -> Response:
     account = accounts.get_account(database(), who, account_id)
-    return _reserve_page(account, _reserve_form(who, account))
+    return _form_page(account, RESERVE_PAGE, _reserve_form(who, account))
 
 
 @web.route("/accounts/<account_id>/reservations/new", methods=["POST"])
@@ -106,7 +113,9 @@ def reserve(who: Actor, account_id: str) -> Any:
 
     def again(why: Refused) -> Response:
         shown = accounts.get_account(database(), who, account_id)
-        return _reserve_page(shown, forms.refused(_reserve_form(who, shown), why), why.status)
+        return _form_page(
+            shown, RESERVE_PAGE, forms.refused(_reserve_form(who, shown), why), why.status
+        )
 
     return forms.submit(who, _reserve_form(who, account), ReservationIn(), act, again)
 
@@ -169,21 +178,11 @@ def _transfer_form(account: accounts.AccountView) -> Form:
     return Form(url_for("web.transfer", account_id=account.id), items, "Transfer the credits")
 
 
-def _transfer_page(account: accounts.AccountView, form: Form, status: int = 200) -> Response:
-    return _form_page(
-        account,
-        f"Transfer credits from account {account.number}",
-        "Credits keep their class and provenance in the receiving account.",
-        form,
-        status,
-    )
-
-
 @web.route("/accounts/<account_id>/transfers/new", methods=["GET"])
 @forms.signed_in(*ROLES)
 def transfer_form(who: Actor, account_id: str) -> Response:
     account = accounts.get_account(database(), who, account_id)
-    return _transfer_page(account, _transfer_form(account))
+    return _form_page(account, TRANSFER_PAGE, _transfer_form(account))
 
 
 @web.route("/accounts/<account_id>/transfers/new", methods=["POST"])
@@ -198,6 +197,8 @@ def transfer(who: Actor, account_id: str) -> Any:
 
     def again(why: Refused) -> Response:
         shown = accounts.get_account(database(), who, account_id)
-        return _transfer_page(shown, forms.refused(_transfer_form(shown), why), why.status)
+        return _form_page(
+            shown, TRANSFER_PAGE, forms.refused(_transfer_form(shown), why), why.status
+        )
 
     return forms.submit(who, _transfer_form(account), TRANSFER, act, again)
