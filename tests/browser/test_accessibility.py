@@ -245,12 +245,11 @@ def _page_width(tab: Any) -> tuple[int, int]:
 
 
 @pytest.mark.parametrize("spec", PAGES, ids=[p.name for p in PAGES])
-def test_the_page_has_no_serious_accessibility_violation(
-    spec: Page, visit: Any, axe_source: str
-) -> None:
+def test_the_page_fits_a_desktop_without_any_box_scrolling_sideways(spec: Page, visit: Any) -> None:
+    """axe runs at the phone's width only (below): the stylesheet's narrow-screen rules change
+    sizes, never what is shown, and the one serious rule that depends on the width
+    (``scrollable-region-focusable``) can only fire where a box scrolls, which no box does here."""
     tab = visit(spec, DESKTOP)
-    violations = [v for v in _run_axe(tab, axe_source) if v["impact"] in FAILING]
-    assert not violations, f"{spec.path}:\n{_described(violations)}"
     # at a desktop's width nothing needs to scroll sideways at all, not even inside a box
     width, inner = _page_width(tab)
     assert width <= inner, f"{spec.path} is {width} px wide at {inner} px"
