@@ -246,6 +246,10 @@ def test_refusals_are_audited_without_the_token(app: Flask, pg_url: str) -> None
 
 
 def test_tokens_are_stored_hashed_and_compared_in_constant_time() -> None:
-    source = inspect.getsource(access.authenticate)
-    assert "hash_token(secret)" in source and "hmac.compare_digest" in source
+    # both ways in (a read's check, a keyed write's check-and-claim) hash the secret and hand the
+    # row found by that hash to the one function that compares in constant time
+    for way_in in (access.authenticate, access.authenticate_claiming):
+        source = inspect.getsource(way_in)
+        assert "hash_token(secret)" in source and "_actor_of(" in source, way_in.__name__
+    assert "hmac.compare_digest" in inspect.getsource(access._actor_of)
     assert len(access.hash_token("wbt_x")) == 64

@@ -23,7 +23,8 @@ from tests.system.harness import CREDIT_CLASS, Client, Server, run_together, sca
 pytestmark = pytest.mark.system
 
 CLIENTS = 6
-EACH = scale(12, 60)
+#: enough transfers that a load lasts several scrapes, however fast the service answers
+EACH = scale(40, 60)
 TRANSFERS = "/api/v1/transfers"
 
 
@@ -73,7 +74,7 @@ def test_metrics_move_during_a_short_load_and_add_up_over_the_workers(
             deadline = time.monotonic() + 120
             while not done.is_set() and time.monotonic() < deadline:
                 seen.append(transfers_posted(scrape(server.port)))
-                time.sleep(0.2)
+                time.sleep(0.05)
 
         watcher = threading.Thread(target=scraper, daemon=True)
         watcher.start()
