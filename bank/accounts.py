@@ -82,6 +82,17 @@ def get_account(db: Database, actor: Actor, account_id: str) -> AccountView:
         return account_view(session, parties.visible_account(session, actor, account_id))
 
 
+def id_of(db: Database, reference: str) -> str:
+    """The id of the account ``reference`` names by its number (``WB-000003``, as people know
+    it) or by its id; an unknown number is returned as it is, for the use case to refuse."""
+    wanted = reference.strip()
+    with db.transaction() as session:
+        found = session.execute(
+            select(BankAccount.id).where(BankAccount.number == wanted.upper())
+        ).scalar_one_or_none()
+    return found or wanted
+
+
 def set_status(db: Database, actor: Actor, account_id: str, status: str) -> AccountView:
     """Freeze (``frozen``: it accepts deposits but sends nothing out) or unfreeze (``open``)
     an account (board); a closed account is ``conflict``."""

@@ -169,7 +169,7 @@ TRANSFER = TransferIn(exclude=("from_account_id",))
 
 def _transfer_form(account: accounts.AccountView) -> Form:
     items: tuple[Item, ...] = (
-        Field("to_account_id", "To account (its id)", required=True),
+        Field("to_account_id", "To account (its number, e.g. WB-000003)", required=True),
         Field("credit_class", "Credit class", "select", True, _classes(account)),
         Field("amount_sqft", "Square feet", "number", required=True),
         Field("price_per_sqft_cents", "Price per sq ft (cents)", "number"),
@@ -191,7 +191,10 @@ def transfer(who: Actor, account_id: str) -> Any:
     account = accounts.get_account(database(), who, account_id)
 
     def act(data: dict[str, Any]) -> str:
-        request = transfers.TransferRequest(from_account_id=account_id, **data)
+        target = accounts.id_of(database(), data.pop("to_account_id"))
+        request = transfers.TransferRequest(
+            from_account_id=account_id, to_account_id=target, **data
+        )
         transfers.transfer(database(), who, request, request_id())
         return forms.done("web.account", TRANSFERRED, "balances-heading", account_id=account_id)
 

@@ -414,6 +414,22 @@ def test_a_holder_transfers_to_another_account(app: Flask, kit: Kit) -> None:
     assert kit.rows_naming(bank["id"])["transfers"] == 1
 
 
+def test_a_holder_names_the_receiving_account_by_its_number(app: Flask, kit: Kit) -> None:
+    with on(DAY):
+        bank = kit.funded_account(day=DAY, service_area=5, unrestricted=20_000)
+        other = kit.account(kit.holder()["id"], 5, "Wright")
+        number = kit.account_body(other)["number"]
+        client = signed_in(app.test_client(), bank["holder"]["token"])
+        fields = {
+            "to_account_id": number.lower(),  # as typed, in any case
+            "credit_class": bank["unrestricted_class"],
+            "amount_sqft": "2500",
+        }
+        followed(client, send(client, f"/accounts/{bank['id']}/transfers/new", fields))
+    assert number.startswith("WB-")
+    assert kit.available(other, bank["unrestricted_class"]) == 2_500
+
+
 def test_a_transfer_to_no_account_is_refused_beside_the_field(app: Flask, kit: Kit) -> None:
     with on(DAY):
         bank = kit.funded_account(day=DAY, service_area=5, unrestricted=20_000)
