@@ -22,7 +22,7 @@ from bank import notice_document, notices, plan_acts
 HTML, PDF = "text/html", "application/pdf"
 
 
-def _recipients(data: dict[str, Any]) -> list[notices.Recipient]:
+def recipients(data: dict[str, Any]) -> list[notices.Recipient]:
     return [notices.Recipient(r["name"], r["address"], r["role"]) for r in data["recipients"]]
 
 
@@ -37,7 +37,7 @@ class PlanNotices(MethodView):
         district (full notices) and the public who asked; late notices are flagged."""
         who = require_role("board", "lgu")
         return plan_acts.mail_application_notice(
-            database(), who, plan_id, data["mailed_on"], _recipients(data)
+            database(), who, plan_id, data["mailed_on"], recipients(data)
         )
 
 
@@ -52,7 +52,7 @@ class PlanDecisionNotice(MethodView):
         watershed district and the public who asked: opens the appeal window."""
         who = require_role("board", "lgu")
         return plan_acts.mail_decision_notice(
-            database(), who, plan_id, data["mailed_on"], _recipients(data)
+            database(), who, plan_id, data["mailed_on"], recipients(data)
         )
 
 

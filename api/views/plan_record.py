@@ -87,11 +87,11 @@ class PlanDecision(MethodView):
     def post(self, data: dict[str, Any], plan_id: str) -> Any:
         """Approve (by the governing body's resolution) or deny (with written reasons) the
         plan's application (Subd. 1, 2, 4)."""
-        request = _decision_request(data)
+        request = decision_request(data)
         return plan_acts.decide(database(), require_role("board", "lgu"), plan_id, request)
 
 
-def _decision_request(data: dict[str, Any]) -> plan_decisions.DecisionRequest:
+def decision_request(data: dict[str, Any]) -> plan_decisions.DecisionRequest:
     resolution, peatland = data["resolution"], data["peatland"]
     return plan_decisions.DecisionRequest(
         outcome=data["outcome"],

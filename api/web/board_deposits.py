@@ -24,8 +24,7 @@ from api.web.blueprint import web
 from api.web.board_forms import board_only, calling, labelled, name_field
 from api.web.forms import Field, Fieldset, Form, Item, Refused
 from api.web.pages import WETLAND_TYPES as TYPE_NAMES
-from api.web.signin import _check_origin as check_origin  # the forms' own check
-from api.web.signin import check_form_secret
+from api.web.signin import check_signed_in_post
 from bank import deposit_preview, deposits
 from bank.access import Actor
 from bank.errors import BankError
@@ -129,8 +128,7 @@ def deposit_new(who: Actor) -> Response:
 @board_only
 def deposit_previewed(who: Actor) -> Any:
     """What the deposit would credit, per action; nothing is written."""
-    check_origin()
-    check_form_secret()
+    check_signed_in_post()
     form = _form()
     try:
         data = DepositFormIn().load(forms.body_of(form))

@@ -22,7 +22,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any, Concatenate, ParamSpec, TypeVar
 
-from flask import Blueprint, Response, g, redirect, render_template, request, url_for
+from flask import Blueprint, Response, g, redirect, request, url_for
 from marshmallow import Schema, ValidationError
 from sqlalchemy.orm import Session
 
@@ -31,8 +31,8 @@ from api.context import database
 from api.problems import ApiProblem
 from api.ratelimit import check_write
 from api.web.errors import error_page
-from api.web.signin import CSRF_FIELD, BadForm, check_form_secret, signed_in_actor
-from api.web.signin import _check_origin as check_origin  # the sign-in forms' own check
+from api.web.pages import page as page  # the forms' pages render as every page does
+from api.web.signin import CSRF_FIELD, BadForm, check_signed_in_post, signed_in_actor
 from bank import access
 from bank.access import Actor
 from bank.errors import BankError
@@ -143,13 +143,6 @@ def _confirmation() -> str | None:
     return CONFIRMATIONS.get(code or "")
 
 
-def page(template: str, status: int = 200, **context: Any) -> Response:
-    body = render_template(template, **context)
-    response = Response(body, status=status, mimetype="text/html")
-    response.headers["Cache-Control"] = "no-store"
-    return response
-
-
 def user(*roles: str) -> Actor | Response:
     """The signed-in person if their role may use the form; else the 403 page to answer."""
     who = signed_in_actor()
@@ -228,8 +221,7 @@ def submit(
     """Check the form's secret, load it with ``schema`` and run ``act`` (which calls a use case
     and returns the page to redirect to) in one unit of work with the form's key; redirect
     (303), or answer ``again`` with why it was refused."""
-    check_origin()
-    check_form_secret()
+    check_signed_in_post()
     key = request.form.get(KEY_FIELD, "")
     if not _KEY.fullmatch(key):
         raise BadForm()

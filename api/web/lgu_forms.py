@@ -23,8 +23,8 @@ from api.schemas.plan_record import (
     TepReferralIn,
 )
 from api.schemas.plans import PlanIn, SecurityIn, WithdrawalIn
-from api.views.notices import _recipients as recipients
-from api.views.plan_record import _decision_request as decision_request
+from api.views.notices import recipients
+from api.views.plan_record import decision_request
 from api.views.plans import plan_request
 from api.web import forms, lgu_fields
 from api.web.blueprint import web

@@ -115,6 +115,12 @@ def sign_out() -> Any:
     return response
 
 
+def check_signed_in_post() -> None:
+    """A signed-in form's post: from this site, echoing the session's CSRF secret."""
+    _check_origin()
+    check_form_secret()
+
+
 def check_form_secret() -> None:
     """A signed-in form must echo the session's CSRF secret."""
     if not _same_secret(request.form.get(CSRF_FIELD, ""), g.web.csrf_secret):
