@@ -180,7 +180,6 @@ class Candidate:
 def pick_candidates(
     session: Session,
     rows: Sequence[Sequence[Any]],
-    account_frozen: bool,
     lot_id: str | None,
     amount_sqft: int,
 ) -> tuple[list[tuple[Candidate, int]], dict[int, AccountRow]]:
@@ -215,7 +214,7 @@ def pick_candidates(
             site,
             deposit,
             *balances[account],
-            account_frozen or bool(frozen),
+            bool(frozen),  # a frozen source account was refused before its lots were read
             child,
             child_account,
         )

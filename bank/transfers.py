@@ -177,10 +177,8 @@ def make_transfer(
         "holder_id": actor.holder_id,
     }
     rows = store.of(session).run(session, SOURCES, params)
-    source_id, number, status, target_id = _check_accounts(actor, request, rows[0])
-    picks, held = pick_candidates(
-        session, rows, status == "frozen", request.lot_id, request.amount_sqft
-    )
+    source_id, number, _status, target_id = _check_accounts(actor, request, rows[0])
+    picks, held = pick_candidates(session, rows, request.lot_id, request.amount_sqft)
     # _take refused if there were no candidates
     code, service_area, wetland_type, restricted = rows[0][11:15]
     klass = credits.CreditClass(
