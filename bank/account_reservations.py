@@ -11,6 +11,7 @@ from bank import credits, parties, plans, reservations
 from bank.access import Actor
 from bank.plan_tables import Plan
 from bank.reservation_tables import Reservation
+from ledger import clock
 from ledger.db import Database
 
 
@@ -56,12 +57,13 @@ def account_reservations(db: Database, actor: Actor, account_id: str) -> Account
     with db.transaction() as session:
         account = parties.visible_account(session, actor, account_id)
         rows = session.execute(_OF_ACCOUNT, {"account_id": account.id}).all()
-        plan_of: dict[str, ReservedFor] = {}
-        items = []
-        for row, _class, plan, lgu_name in rows:
-            if plan.id not in plan_of:
-                status = plans.state(session, plan).status
-                plan_of[plan.id] = ReservedFor(plan.id, plan.project, lgu_name, status)
-            view = reservations.reservation_view(session, row)
-            items.append(AccountReservation(**vars(view), plan=plan_of[plan.id]))
-        return AccountReservations(tuple(items))
+        listed = {plan.id: (plan, lgu_name) for _row, _class, plan, lgu_name in rows}
+        state_of = plans.states(session, [plan for plan, _ in listed.values()], clock.today())
+        plan_of = {
+            plan_id: ReservedFor(plan_id, plan.project, lgu_name, state_of[plan_id].status)
+            for plan_id, (plan, lgu_name) in listed.items()
+        }
+        views = reservations.reservation_views(session, [row for row, *_ in rows])
+        return AccountReservations(
+            tuple(AccountReservation(**vars(view), plan=plan_of[view.plan_id]) for view in views)
+        )

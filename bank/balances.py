@@ -7,7 +7,7 @@ credits of a frozen account or of lots from a frozen bank site.
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from datetime import date
 from typing import Any
@@ -64,6 +64,38 @@ def balance_rows(session: Session, account: parties.BankAccount) -> list[ClassBa
         ClassBalance(credits.get_class(session, code), posted, reserved, frozen, available)
         for code, (posted, reserved, frozen, available) in sorted(totals.items())
     ]
+
+
+@dataclass(frozen=True)
+class Totals:
+    """What an account holds now over every credit class, in square feet."""
+
+    posted_sqft: int
+    reserved_sqft: int
+    available_sqft: int
+
+
+def totals_of(session: Session, accounts: Sequence[parties.BankAccount]) -> dict[str, Totals]:
+    """Each of ``accounts``' totals (``balance_rows`` summed), read with two queries for all of
+    them, by account id."""
+    rows = session.execute(
+        select(credits.Lot, parties.BankSite.frozen)
+        .join(parties.BankSite, parties.BankSite.id == credits.Lot.bank_site_id)
+        .where(credits.Lot.account_id.in_([account.id for account in accounts]))
+    ).all()
+    held = ledger.balances(session, [lot.ledger_account_id for lot, _ in rows])
+    lots_by_account: dict[str, list[tuple[credits.Lot, bool]]] = defaultdict(list)
+    for lot, site_frozen in rows:
+        lots_by_account[lot.account_id].append((lot, bool(site_frozen)))
+    totals = {}
+    for account in accounts:
+        items = credits.with_balances(account, lots_by_account[account.id], held)
+        totals[account.id] = Totals(
+            sum(item.posted_sqft for item in items),
+            sum(item.reserved_sqft for item in items),
+            sum(item.available_sqft for item in items),
+        )
+    return totals
 
 
 def balances_as_of(db: Database, actor: Actor, account_id: str, day: date) -> BalancesAsOf:

@@ -60,14 +60,17 @@ def report(db: Database, actor: Actor, start: date, end: date) -> ComplianceRepo
 
 def lgu_compliance(session: Session, start: date, end: date, today: date) -> list[dict[str, Any]]:
     """One row per LGU that received a plan from ``start`` to ``end`` (both included)."""
-    rows = session.execute(
-        select(Plan)
-        .where(Plan.first_received_on >= start, Plan.first_received_on <= end)
-        .order_by(Plan.lgu_id, Plan.id)
-    ).scalars()
+    rows = list(
+        session.execute(
+            select(Plan)
+            .where(Plan.first_received_on >= start, Plan.first_received_on <= end)
+            .order_by(Plan.lgu_id, Plan.id)
+        ).scalars()
+    )
+    state_of = plans.states(session, rows, today)
     counts: dict[str, dict[str, int]] = defaultdict(lambda: dict.fromkeys(COUNTS, 0))
     for plan in rows:
-        for name, hit in plan_counts(session, plan, today).items():
+        for name, hit in plan_counts(session, plan, state_of[plan.id], today).items():
             counts[plan.lgu_id][name] += int(hit)
     names = {
         lgu.id: lgu.name
@@ -82,9 +85,10 @@ def lgu_compliance(session: Session, start: date, end: date, today: date) -> lis
     return sorted(items, key=lambda item: (item["lgu_name"], item["lgu_id"]))
 
 
-def plan_counts(session: Session, plan: Plan, today: date) -> dict[str, bool]:
-    """What one plan adds to its LGU's row."""
-    state = plans.state(session, plan, today)
+def plan_counts(
+    session: Session, plan: Plan, state: plans.PlanState, today: date
+) -> dict[str, bool]:
+    """What one plan adds to its LGU's row, given its ``state`` as of ``today``."""
     due = state.deadlines
     deemed = plan.decided_on is None and today > due.decision_due
     notice_due = due.decision_notice_due

@@ -150,10 +150,10 @@ def home(db: Database, actor: Actor, today: date) -> HolderHome | LguHome | Dash
         return dashboard(db, actor, today)
     if actor.role == policy.LGU:
         return lgu_home(db, actor, today)
-    return holder_home(db, actor)
+    return holder_home(db, actor, today)
 
 
-def holder_home(db: Database, actor: Actor) -> HolderHome:
+def holder_home(db: Database, actor: Actor, today: date) -> HolderHome:
     """The holder's accounts with their totals, and the newest reservations against them."""
     with db.transaction() as session:
         holder = parties.get_holder(session, actor.holder_id or "")
@@ -165,29 +165,33 @@ def holder_home(db: Database, actor: Actor) -> HolderHome:
                 .limit(SHORTCUTS)
             ).scalars()
         )
-        lines = [account_line(session, account, holder.name) for account in own]
-        return HolderHome(holder.name, lines, _reservations_of(session, holder.id))
+        lines = account_lines(session, [(account, holder.name) for account in own])
+        return HolderHome(holder.name, lines, _reservations_of(session, holder.id, today))
 
 
-def account_line(session: Session, account: BankAccount, holder_name: str) -> AccountLine:
-    """``account`` with its totals over every credit class, now."""
-    rows = balances.balance_rows(session, account)
-    return AccountLine(
-        id=account.id,
-        number=account.number,
-        name=account.name,
-        holder_id=account.holder_id,
-        holder_name=holder_name,
-        service_area=account.service_area,
-        county=account.county,
-        status=account.status,
-        posted_sqft=sum(r.posted_sqft for r in rows),
-        reserved_sqft=sum(r.reserved_sqft for r in rows),
-        available_sqft=sum(r.available_sqft for r in rows),
-    )
+def account_lines(session: Session, listed: list[tuple[BankAccount, str]]) -> list[AccountLine]:
+    """Each of ``listed`` (an account and its holder's name) with its totals over every credit
+    class, now."""
+    totals = balances.totals_of(session, [account for account, _ in listed])
+    return [
+        AccountLine(
+            id=account.id,
+            number=account.number,
+            name=account.name,
+            holder_id=account.holder_id,
+            holder_name=holder_name,
+            service_area=account.service_area,
+            county=account.county,
+            status=account.status,
+            posted_sqft=totals[account.id].posted_sqft,
+            reserved_sqft=totals[account.id].reserved_sqft,
+            available_sqft=totals[account.id].available_sqft,
+        )
+        for account, holder_name in listed
+    ]
 
 
-def _reservations_of(session: Session, holder_id: str) -> list[ReservationLine]:
+def _reservations_of(session: Session, holder_id: str, today: date) -> list[ReservationLine]:
     query = (
         select(Reservation, BankAccount.number, Plan, Lgu.name)
         .join(BankAccount, BankAccount.id == Reservation.account_id)
@@ -197,26 +201,26 @@ def _reservations_of(session: Session, holder_id: str) -> list[ReservationLine]:
         .order_by(Reservation.created_at.desc(), Reservation.id.desc())
         .limit(SHORTCUTS)
     )
-    status_of: dict[str, str] = {}
-    lines = []
-    for row, number, plan, lgu_name in session.execute(query).all():
-        if plan.id not in status_of:
-            status_of[plan.id] = plans.state(session, plan).status
-        lines.append(
-            ReservationLine(
-                id=row.id,
-                account_id=row.account_id,
-                account_number=number,
-                credit_class=row.credit_class,
-                amount_sqft=row.amount_sqft,
-                status=reservations.status_of(session, row),
-                expires_on=row.expires_on,
-                plan_project=plan.project,
-                plan_lgu=lgu_name,
-                plan_status=status_of[plan.id],
-            )
+    rows = session.execute(query).all()
+    state_of = plans.states(session, list({p.id: p for _r, _n, p, _l in rows}.values()), today)
+    status = reservations.statuses(
+        session, reservations.shares_of(session, [r.id for r, *_ in rows])
+    )
+    return [
+        ReservationLine(
+            id=row.id,
+            account_id=row.account_id,
+            account_number=number,
+            credit_class=row.credit_class,
+            amount_sqft=row.amount_sqft,
+            status=status[row.id],
+            expires_on=row.expires_on,
+            plan_project=plan.project,
+            plan_lgu=lgu_name,
+            plan_status=state_of[plan.id].status,
         )
-    return lines
+        for row, number, plan, lgu_name in rows
+    ]
 
 
 def lgu_home(db: Database, actor: Actor, today: date) -> LguHome:
@@ -231,8 +235,7 @@ def lgu_home(db: Database, actor: Actor, today: date) -> LguHome:
             .order_by(Plan.created_at.desc(), Plan.id.desc())
             .limit(SHORTCUTS)
         ).scalars()
-        names = {lgu.id: lgu.name}
-        return LguHome(lgu.name, due, [plan_line(session, p, names, today) for p in newest])
+        return LguHome(lgu.name, due, plan_lines(session, list(newest), today))
 
 
 def dashboard(db: Database, actor: Actor, today: date) -> Dashboard:
@@ -258,9 +261,15 @@ def lgu_names(session: Session, ids: set[str]) -> dict[str, str]:
     return {lgu_id: name for lgu_id, name in session.execute(query).all()}
 
 
-def plan_line(session: Session, plan: Plan, names: dict[str, str], today: date) -> PlanLine:
+def plan_lines(session: Session, listed: list[Plan], today: date) -> list[PlanLine]:
+    """Each of ``listed`` with its LGU's name, status and next open deadline as of ``today``."""
+    names = lgu_names(session, {p.lgu_id for p in listed})
+    state_of = plans.states(session, listed, today)
+    return [plan_line(plan, state_of[plan.id], names, today) for plan in listed]
+
+
+def plan_line(plan: Plan, state: plans.PlanState, names: dict[str, str], today: date) -> PlanLine:
     """``plan`` with its status and next open deadline as of ``today``."""
-    state = plans.state(session, plan, today)
     return PlanLine(
         id=plan.id,
         project=plan.project,
@@ -313,9 +322,7 @@ def due_within(
         .order_by(Plan.received_on.desc(), Plan.id)
         .limit(WATCHED_PLANS)
     )
-    rows = list(session.execute(query).scalars())
-    names = lgu_names(session, {p.lgu_id for p in rows})
-    lines = [plan_line(session, plan, names, today) for plan in rows]
+    lines = plan_lines(session, list(session.execute(query).scalars()), today)
     due = [
         line
         for line in lines

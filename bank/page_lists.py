@@ -21,11 +21,10 @@ from bank.homes import (
     AccountLine,
     PlanLine,
     SecurityLine,
-    account_line,
+    account_lines,
     due_within,
     expiring_securities,
-    lgu_names,
-    plan_line,
+    plan_lines,
 )
 from bank.money_tables import Payment
 from bank.party_tables import BankAccount, Holder, Lgu
@@ -92,7 +91,7 @@ def accounts(
     query = query.order_by(A.created_at, A.id).limit(limit + 1)
     with db.transaction() as session:
         rows = session.execute(query).all()
-        return [account_line(session, account, name) for account, name in rows]
+        return account_lines(session, [(account, name) for account, name in rows])
 
 
 def plan_list(
@@ -118,8 +117,7 @@ def plan_list(
         cursor = after
         while len(found) <= limit:
             rows = plans.list_plans(session, actor, limit + 1, where, cursor)
-            names = lgu_names(session, {p.lgu_id for p in rows})
-            lines = [plan_line(session, plan, names, today) for plan in rows]
+            lines = plan_lines(session, rows, today)
             found += [line for line in lines if status in (None, line.status)]
             if len(rows) <= limit:
                 break

@@ -5,13 +5,14 @@ outside it), newest first, without those denied.  A holder names such a plan whe
 
 from __future__ import annotations
 
-from sqlalchemy import or_, select
+from sqlalchemy import and_, or_, select
 
 from bank import parties, plans
 from bank.access import Actor
 from bank.account_reservations import ReservedFor
 from bank.plan_tables import Plan
 from bank.reservations import CLOSED_OUTCOMES
+from ledger import clock
 from ledger.db import Database
 
 #: how many plans a choice offers, newest first
@@ -22,10 +23,11 @@ def for_account(
     db: Database, actor: Actor, account_id: str, limit: int = OFFERED
 ) -> list[ReservedFor]:
     """The newest ``limit`` plans the account's credits may replace, less those denied (board,
-    or the account's holder; another caller hears ``not_found`` for the account)."""
+    or the account's holder; another caller hears ``not_found`` for the account).  Denial is
+    computed, so plans are read newest first in batches until ``limit`` of them are offered."""
     with db.transaction() as session:
         account = parties.visible_account(session, actor, account_id)
-        rows = session.execute(
+        query = (
             select(Plan, parties.Lgu.name)
             .join(parties.Lgu, parties.Lgu.id == Plan.lgu_id)
             .where(
@@ -36,10 +38,23 @@ def for_account(
             )
             .order_by(Plan.created_at.desc(), Plan.id.desc())
             .limit(limit)
-        ).all()
-        offered = []
-        for plan, lgu_name in rows:
-            state = plans.state(session, plan)
-            if state.outcome not in CLOSED_OUTCOMES:
-                offered.append(ReservedFor(plan.id, plan.project, lgu_name, state.status))
-        return offered
+        )
+        offered: list[ReservedFor] = []
+        while len(offered) < limit:
+            rows = session.execute(query).all()
+            state_of = plans.states(session, [plan for plan, _ in rows], clock.today())
+            offered += [
+                ReservedFor(plan.id, plan.project, lgu_name, state_of[plan.id].status)
+                for plan, lgu_name in rows
+                if state_of[plan.id].outcome not in CLOSED_OUTCOMES
+            ]
+            if len(rows) < limit:
+                break
+            last = rows[-1][0]
+            query = query.where(
+                or_(
+                    Plan.created_at < last.created_at,
+                    and_(Plan.created_at == last.created_at, Plan.id < last.id),
+                )
+            )
+        return offered[:limit]

@@ -8,6 +8,7 @@ end of its ``expires_on`` date, Minnesota time, whether or not anything runs the
 
 from __future__ import annotations
 
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 from datetime import date, datetime
 
@@ -215,8 +216,43 @@ def status_of(session: Session, reservation: Reservation, now: datetime | None =
     return _status(session, shares(session, reservation.id), now)
 
 
+def shares_of(
+    session: Session, reservation_ids: Collection[str]
+) -> dict[str, list[ReservationLot]]:
+    """``shares`` of each of ``reservation_ids``, read with one query."""
+    held: dict[str, list[ReservationLot]] = {rid: [] for rid in reservation_ids}
+    if reservation_ids:
+        for share in session.execute(
+            select(ReservationLot)
+            .where(ReservationLot.reservation_id.in_(reservation_ids))
+            .order_by(ReservationLot.id)
+        ).scalars():
+            held[share.reservation_id].append(share)
+    return held
+
+
+def statuses(
+    session: Session, held_by: dict[str, list[ReservationLot]], now: datetime | None = None
+) -> dict[str, str]:
+    """``status_of`` each reservation of ``held_by`` (``shares_of``' answer), read with two
+    queries for all of them."""
+    pending_ids = [share.pending_transaction_id for held in held_by.values() for share in held]
+    state_of = ledger.pending_states(session, pending_ids, now)
+    return {
+        rid: _first_state({state_of[share.pending_transaction_id] for share in held})
+        for rid, held in held_by.items()
+    }
+
+
 def _status(session: Session, held: list[ReservationLot], now: datetime | None = None) -> str:
-    states = {ledger.pending_state(session, share.pending_transaction_id, now) for share in held}
+    return _first_state(
+        {ledger.pending_state(session, share.pending_transaction_id, now) for share in held}
+    )
+
+
+def _first_state(states: set[str]) -> str:
+    """A reservation's status from its shares' states: posted if any share was posted, else
+    voided, else expired, else pending."""
     for state in ("posted", "voided", "expired", "pending"):
         if state in states:
             return state
@@ -255,19 +291,30 @@ def plan_reservations(session: Session, plan_id: str) -> list[Reservation]:
 
 def reservation_view(session: Session, reservation: Reservation) -> ReservationView:
     """A reservation as the API shows it, read in full now (it outlives the session)."""
-    klass = session.get(credits.CreditClass, reservation.credit_class)
-    if klass is None:  # a reservation's class (foreign key)
-        raise NotFound(f"no credit class {reservation.credit_class}")
-    held = shares(session, reservation.id)
-    return ReservationView(
-        id=reservation.id,
-        account_id=reservation.account_id,
-        plan_id=reservation.plan_id,
-        credit_class=klass,
-        lot_id=reservation.lot_id,
-        amount_sqft=reservation.amount_sqft,
-        expires_on=reservation.expires_on,
-        status=_status(session, held),
-        created_at=reservation.created_at,
-        lots=tuple(held),
-    )
+    return reservation_views(session, [reservation])[0]
+
+
+def reservation_views(session: Session, listed: Sequence[Reservation]) -> list[ReservationView]:
+    """``reservation_view`` of each of ``listed``, with four queries for all of them."""
+    held_by = shares_of(session, [reservation.id for reservation in listed])
+    status = statuses(session, held_by)
+    views = []
+    for reservation in listed:
+        klass = session.get(credits.CreditClass, reservation.credit_class)
+        if klass is None:  # a reservation's class (foreign key)
+            raise NotFound(f"no credit class {reservation.credit_class}")
+        views.append(
+            ReservationView(
+                id=reservation.id,
+                account_id=reservation.account_id,
+                plan_id=reservation.plan_id,
+                credit_class=klass,
+                lot_id=reservation.lot_id,
+                amount_sqft=reservation.amount_sqft,
+                expires_on=reservation.expires_on,
+                status=status[reservation.id],
+                created_at=reservation.created_at,
+                lots=tuple(held_by[reservation.id]),
+            )
+        )
+    return views

@@ -44,6 +44,7 @@ from ledger.errors import (
     UnknownTransaction,
 )
 from ledger.locks import advisory_lock
+from ledger.pending import pending_states
 from ledger.posting import (
     Leg,
     Meta,
@@ -82,6 +83,7 @@ __all__ = [
     "create_account",
     "lock",
     "pending_state",
+    "pending_states",
     "post_pending",
     "reserve",
     "resolve_pending",

@@ -8,7 +8,7 @@ index on release entries lets each pending transfer resolve once.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from datetime import datetime
 
 from sqlalchemy import select
@@ -31,6 +31,38 @@ def pending_state(session: Session, pending_id: int, now: datetime | None = None
     if is_expired(header.expires_at, now or clock.utcnow()):
         return "expired"
     return "pending"
+
+
+def pending_states(
+    session: Session, pending_ids: Collection[int], now: datetime | None = None
+) -> dict[int, str]:
+    """``pending_state`` of each of ``pending_ids``, read with two queries for all of them."""
+    if not pending_ids:
+        return {}
+    resolved = dict(
+        session.execute(
+            select(LedgerEntry.resolves_id, LedgerEntry.resolution)
+            .where(LedgerEntry.resolves_id.in_(pending_ids), LedgerEntry.resolution.is_not(None))
+            .distinct()
+        ).all()
+    )
+    headers = dict(
+        session.execute(
+            select(LedgerTransaction.id, LedgerTransaction.expires_at).where(
+                LedgerTransaction.id.in_(pending_ids), LedgerTransaction.pending.is_(True)
+            )
+        ).all()
+    )
+    moment = now or clock.utcnow()
+    states = {}
+    for pending_id in pending_ids:
+        if pending_id in resolved:
+            states[pending_id] = str(resolved[pending_id])
+        elif pending_id not in headers:
+            raise UnknownTransaction(f"pending transfer {pending_id} does not exist")
+        else:
+            states[pending_id] = "expired" if is_expired(headers[pending_id], moment) else "pending"
+    return states
 
 
 def pending_header(session: Session, pending_id: int) -> LedgerTransaction:

@@ -8,10 +8,12 @@ through the use cases under test.
 from __future__ import annotations
 
 import uuid
+from collections.abc import Iterator
+from contextlib import contextmanager
 from datetime import date
 from typing import Any
 
-from sqlalchemy import func, select
+from sqlalchemy import event, func, select
 
 from bank import accounts, deposits, parties, site_register
 from bank.access import SYSTEM, Actor
@@ -124,3 +126,18 @@ def deposit(db: Database, req: deposits.DepositRequest, actor: Actor = SYSTEM) -
 def count(db: Database, model: Any, *where: Any) -> int:
     with db.transaction() as session:
         return int(session.execute(select(func.count()).select_from(model).where(*where)).scalar())
+
+
+@contextmanager
+def statements(db: Database) -> Iterator[list[str]]:
+    """The SQL statements ``db`` runs inside the block, as they are sent."""
+    sent: list[str] = []
+
+    def note(_conn: Any, _cursor: Any, statement: str, *_args: Any) -> None:
+        sent.append(statement)
+
+    event.listen(db.engine, "before_cursor_execute", note)
+    try:
+        yield sent
+    finally:
+        event.remove(db.engine, "before_cursor_execute", note)

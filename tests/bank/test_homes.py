@@ -26,6 +26,7 @@ from tests.bank.account_kit import (
     new_account,
     new_holder,
     new_lgu,
+    statements,
     unique,
 )
 
@@ -168,3 +169,34 @@ def test_signing_in_and_out_is_a_use_case_recorded_in_the_access_trail(db: Datab
     assert web_sessions.resume(db, cookie) is None
     kinds = [(kind, status) for kind, status, _actor in _events(db, path)]
     assert kinds == [("unauthorized", 401), ("signed_in", 303), ("signed_out", 303)]
+
+
+def test_the_lists_read_as_many_statements_for_three_rows_as_for_one(db: Database) -> None:
+    """An account's totals and a plan's status are read for the whole page at once, not with
+    queries per row."""
+    holder, lgu = new_holder(db), new_lgu(db)
+    new_account(db, holder)
+    _plan(db, lgu)
+
+    def reads() -> list[int]:
+        counts = []
+        for listing in (
+            lambda: page_lists.accounts(
+                db, holder_actor(holder), q=None, holder_id=None, after=None, limit=10
+            ),
+            lambda: page_lists.plan_list(
+                db, lgu_actor(lgu), q=None, status=None, after=None, limit=10, today=DAY
+            ),
+            lambda: homes.home(db, holder_actor(holder), DAY),
+            lambda: homes.home(db, lgu_actor(lgu), DAY),
+        ):
+            with statements(db) as sent:
+                listing()
+            counts.append(len(sent))
+        return counts
+
+    for_one = reads()
+    for _ in range(2):
+        new_account(db, holder)
+        _plan(db, lgu)
+    assert reads() == for_one

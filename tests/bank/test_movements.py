@@ -16,6 +16,7 @@ from bank import (
     account_reservations,
     accounts,
     credits,
+    homes,
     parties,
     plan_decisions,
     plans,
@@ -40,6 +41,7 @@ from tests.bank.account_kit import (
     new_lgu,
     new_site,
     request,
+    statements,
     unique,
     wetland,
 )
@@ -298,3 +300,24 @@ def test_the_holder_lists_the_reservations_against_its_account_with_their_plan(
     assert account_reservations.account_reservations(db, SYSTEM, bank.empty).items == ()
     with pytest.raises(NotFound):
         account_reservations.account_reservations(db, holder_actor(bank.stranger_id), bank.funded)
+
+
+def test_listing_reservations_reads_as_many_statements_for_four_as_for_one(
+    db: Database, bank: Bank
+) -> None:
+    """The account's reservations and the holder's home read each reservation's status and plan
+    with a query for all of them, not one per reservation (nor one per lot it holds)."""
+    owner = holder_actor(bank.holder_id)
+    reservations.reserve_for_plan(db, owner, reservation_of(bank, 1_000), None)
+
+    def reads() -> tuple[int, int]:
+        with statements(db) as listed:
+            assert account_reservations.account_reservations(db, owner, bank.funded).items
+        with statements(db) as home:
+            assert homes.home(db, owner, DAY).reservations  # type: ignore[union-attr]
+        return len(listed), len(home)
+
+    for_one = reads()
+    for _ in range(3):
+        reservations.reserve_for_plan(db, owner, reservation_of(bank, 1_000), None)
+    assert reads() == for_one

@@ -105,3 +105,20 @@ def test_at_most_the_limit_is_offered(db: Database, frozen: Any) -> None:
         recorded.append(plan_cases.record(db, SYSTEM, RULESET, _plan(lgu)).id)
     offered = reservable_plans.for_account(db, SYSTEM, account.id, limit=2)
     assert [p.id for p in offered] == recorded[:0:-1]
+
+
+def test_denied_plans_do_not_take_the_places_of_those_offered(db: Database, frozen: Any) -> None:
+    holder, lgu = new_holder(db), new_lgu(db)
+    account = new_account(db, holder)
+    frozen.move_to(LATER + timedelta(days=2))  # after the other tests' plans, this file's too
+    recorded = []
+    for _ in range(4):
+        frozen.tick(timedelta(seconds=1))
+        recorded.append(plan_cases.record(db, SYSTEM, RULESET, _plan(lgu)).id)
+    refusal = plan_decisions.DecisionRequest("denied", clock.today(), reasons="avoidable")
+    for newest in recorded[2:]:
+        plan_acts.decide(db, lgu_actor(lgu), newest, refusal)
+
+    offered = reservable_plans.for_account(db, SYSTEM, account.id, limit=2)
+
+    assert [p.id for p in offered] == [recorded[1], recorded[0]]
