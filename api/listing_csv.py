@@ -3,7 +3,10 @@
 
 from __future__ import annotations
 
+from dataclasses import asdict
 from typing import Any
+
+from bank.plan_report import PlanReport
 
 PLAN_FIELDS = [
     "id",
@@ -58,7 +61,7 @@ SECURITY_FIELDS = [
 ]
 
 
-def plan_row(body: dict[str, Any]) -> dict[str, Any]:
+def plan_row(plan: PlanReport) -> dict[str, Any]:
     """A plan as ``GET /plans/{id}`` shows it, flattened to ``PLAN_FIELDS``."""
-    impact = {f"impact_{name}": value for name, value in body["impact"].items()}
-    return {**body, **impact}
+    impact = {f"impact_{name}": value for name, value in asdict(plan.impact).items()}
+    return {**vars(plan), **impact}

@@ -13,7 +13,6 @@ from __future__ import annotations
 import string
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any
 
 from sqlalchemy import (
     Boolean,
@@ -135,16 +134,6 @@ def ensure_class(
 def get_class(session: Session, code: str) -> CreditClass:
     """The credit class ``code`` (every lot, action and reservation names one that exists)."""
     return found(session.get(CreditClass, code), f"no credit class {code}")
-
-
-def class_dict(row: CreditClass) -> dict[str, Any]:
-    """A credit class as the API shows it."""
-    return {
-        "code": row.code,
-        "service_area": row.service_area,
-        "wetland_type": row.wetland_type,
-        "restricted": row.restricted,
-    }
 
 
 def new_lot(

@@ -9,7 +9,7 @@ from typing import Any
 
 from sqlalchemy.orm import Session
 
-from bank import appeal_views, credits, guarantees, money, notices, plans, reservations, withdrawals
+from bank import appeal_views, guarantees, money, notices, plans, reservations, withdrawals
 from bank.plan_decisions import PlanDecision, decision_of
 from bank.plan_panel import PanelView, panel_view
 from bank.plan_revisions import ApplicationView, applications_of
@@ -85,7 +85,7 @@ class PlanReport:
     replacement_completed_on: date | None
     required_credit_sqft: int
     required_unrestricted_sqft: int
-    reservations: list[dict[str, Any]]
+    reservations: list[reservations.ReservationView]
     withdrawals: list[withdrawals.WithdrawalView]
     appeals: list[appeal_views.AppealView]
     impact_may_proceed: bool
@@ -216,9 +216,9 @@ def report(session: Session, plan: Plan, today: date | None = None) -> PlanRepor
         replacement_completed_on=plan.replacement_completed_on,
         required_credit_sqft=required,
         required_unrestricted_sqft=unrestricted,
-        reservations=[
-            _reservation(session, r) for r in reservations.plan_reservations(session, plan.id)
-        ],
+        reservations=reservations.reservation_views(
+            session, reservations.plan_reservations(session, plan.id)
+        ),
         withdrawals=[
             withdrawals.view(session, w) for w in withdrawals.withdrawals_of(session, plan.id)
         ],
@@ -258,14 +258,4 @@ def _record(session: Session, plan: Plan) -> dict[str, Any]:
         "tep": panel_view(session, plan),
         "decision": decision_of(session, plan),
         "applications": applications_of(session, plan.id),
-    }
-
-
-def _reservation(session: Session, row: reservations.Reservation) -> dict[str, Any]:
-    view = reservations.reservation_view(session, row)
-    shown = ("id", "account_id", "amount_sqft", "status", "expires_on")
-    return {
-        **{k: getattr(view, k) for k in shown},
-        "credit_class": credits.class_dict(view.credit_class),
-        "lots": [{"lot_id": s.lot_id, "amount_sqft": s.amount_sqft} for s in view.lots],
     }

@@ -88,8 +88,8 @@ def plan_page(db: Database, actor: Actor, plan_id: str, today: date) -> PlanPage
         report = plan_report.report(session, plan, today)
         lgu = session.get(Lgu, plan.lgu_id)
         lot_ids = {a.lot_id for w in report.withdrawals for a in w.allocations}
-        lot_ids |= {share["lot_id"] for r in report.reservations for share in r["lots"]}
-        account_ids = {r["account_id"] for r in report.reservations}
+        lot_ids |= {share.lot_id for r in report.reservations for share in r.lots}
+        account_ids = {r.account_id for r in report.reservations}
         return PlanPage(
             report=report,
             lgu_name=lgu.name if lgu else plan.lgu_id,

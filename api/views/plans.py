@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from dataclasses import asdict
 from typing import Any
 
 from flask.views import MethodView
@@ -59,7 +58,7 @@ class Plans(MethodView):
         )
         if wants_csv():
             kept = plan_cases.every(database(), who, where, args["status"])
-            rows = [listing_csv.plan_row(asdict(plan)) for plan in kept]
+            rows = [listing_csv.plan_row(plan) for plan in kept]
             return csv_response(listing_csv.PLAN_FIELDS, rows, "plans.csv")
         items = plan_cases.page(database(), who, args["limit"], where, args["status"], after)
         return PLANS.page(items, args["limit"], key=lambda item: item.id)

@@ -215,18 +215,13 @@ SECURITY: tuple[Item, ...] = (
 
 def withdrawal(plan: PlanReport) -> tuple[tuple[Item, ...], dict[str, Any]]:
     """``WithdrawalIn``: the plan's pending reservations, all chosen to begin with."""
-    pending = [r for r in plan.reservations if r["status"] == "pending"]
+    pending = [r for r in plan.reservations if r.status == "pending"]
     choices = tuple(
         (
-            r["id"],
-            f"{r['id']}: {r['amount_sqft']:,} sq ft of {_class_code(r)} from {r['account_id']}",
+            r.id,
+            f"{r.id}: {r.amount_sqft:,} sq ft of {r.credit_class.code} from {r.account_id}",
         )
         for r in pending
     )
     field = Field("reservation_ids", "Reservations to withdraw", "checkboxes", True, choices)
-    return (field,), {"reservation_ids": [r["id"] for r in pending]}
-
-
-def _class_code(reservation: dict[str, Any]) -> str:
-    klass = reservation["credit_class"]
-    return str(klass["code"] if isinstance(klass, dict) else getattr(klass, "code", klass))
+    return (field,), {"reservation_ids": [r.id for r in pending]}
