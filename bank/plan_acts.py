@@ -74,28 +74,22 @@ def revise(
         )
 
 
-def mail_application_notice(
+def mail_notice(
     db: Database,
     actor: Actor,
     plan_id: str,
+    notice: str,
     mailed_on: date,
     recipients: Sequence[notices.Recipient],
 ) -> notices.NoticeView:
-    """``POST /plans/{id}/notices``: the Subd. 6 notice of application as mailed."""
+    """``notice`` as mailed: ``application`` (``POST /plans/{id}/notices``, Subd. 6) or
+    ``decision`` (``POST /plans/{id}/decision-notice``, Subd. 7)."""
+    record = {
+        "application": notices.record_application_notice,
+        "decision": notices.record_decision_notice,
+    }[notice]
     with _acting_on(db, actor, plan_id) as (session, plan):
-        return notices.record_application_notice(session, plan, mailed_on, list(recipients))
-
-
-def mail_decision_notice(
-    db: Database,
-    actor: Actor,
-    plan_id: str,
-    mailed_on: date,
-    recipients: Sequence[notices.Recipient],
-) -> notices.NoticeView:
-    """``POST /plans/{id}/decision-notice``: the Subd. 7 notice of decision as mailed."""
-    with _acting_on(db, actor, plan_id) as (session, plan):
-        return notices.record_decision_notice(session, plan, mailed_on, list(recipients))
+        return record(session, plan, mailed_on, list(recipients))
 
 
 def request_copy(

@@ -36,8 +36,8 @@ class PlanNotices(MethodView):
         """Subd. 6 notice of application, to the panel, the commissioner, the watershed
         district (full notices) and the public who asked; late notices are flagged."""
         who = require_role("board", "lgu")
-        return plan_acts.mail_application_notice(
-            database(), who, plan_id, data["mailed_on"], recipients(data)
+        return plan_acts.mail_notice(
+            database(), who, plan_id, "application", data["mailed_on"], recipients(data)
         )
 
 
@@ -51,8 +51,8 @@ class PlanDecisionNotice(MethodView):
         """Subd. 7 notice of decision, to the panel, the applicant, the commissioner, the
         watershed district and the public who asked: opens the appeal window."""
         who = require_role("board", "lgu")
-        return plan_acts.mail_decision_notice(
-            database(), who, plan_id, data["mailed_on"], recipients(data)
+        return plan_acts.mail_notice(
+            database(), who, plan_id, "decision", data["mailed_on"], recipients(data)
         )
 
 

@@ -164,10 +164,12 @@ def _act_page(
 
 
 def _mail(decision: bool) -> Callable[[Actor, str, dict[str, Any]], object]:
-    mail = plan_acts.mail_decision_notice if decision else plan_acts.mail_application_notice
+    notice = "decision" if decision else "application"
 
     def run(who: Actor, plan_id: str, data: dict[str, Any]) -> object:
-        return mail(database(), who, plan_id, data["mailed_on"], recipients(data))
+        return plan_acts.mail_notice(
+            database(), who, plan_id, notice, data["mailed_on"], recipients(data)
+        )
 
     return run
 

@@ -186,13 +186,13 @@ def test_a_notice_is_mailed_to_the_named_recipients_and_who_asked(db: Database) 
     assert (asked.name, asked.address, asked.plan_id) == ("Pat Public", "9 Elm St", plan_id)
     error = refused(
         ValidationFailed,
-        lambda: plan_acts.mail_application_notice(db, lgu, plan_id, DAY, list(PANEL)),
+        lambda: plan_acts.mail_notice(db, lgu, plan_id, "application", DAY, list(PANEL)),
     )
     assert "public_requester" in str(error)
     assert plan_row(db, plan_id).notice_mailed_on is None and count(db, PlanNotice, plan_id) == 0
 
     public = notices.Recipient("Pat Public", "9 Elm St", "public_requester")
-    notice = plan_acts.mail_application_notice(db, lgu, plan_id, DAY, [*PANEL, public])
+    notice = plan_acts.mail_notice(db, lgu, plan_id, "application", DAY, [*PANEL, public])
 
     assert (notice.mailed_on, notice.late, notice.kind) == (DAY, False, "summary")
     assert notice.recipients == (*PANEL, public)
@@ -205,22 +205,22 @@ def test_a_decision_notice_needs_the_decision_and_comes_after_it(db: Database) -
     lgu = lgu_of(db)
     plan_id = plan_of(db, lgu)
     mailed = [*PANEL, APPLICANT]
-    refused(Conflict, lambda: plan_acts.mail_decision_notice(db, lgu, plan_id, DAY, mailed))
+    refused(Conflict, lambda: plan_acts.mail_notice(db, lgu, plan_id, "decision", DAY, mailed))
     refused(NotFound, lambda: notice_document.document(db, lgu, plan_id, "decision"))
     decision = DecisionRequest("approved", NEXT, resolution=Resolution("R-9", NEXT))
     plan_acts.decide(db, lgu, plan_id, decision)
     early = refused(
-        ValidationFailed, lambda: plan_acts.mail_decision_notice(db, lgu, plan_id, DAY, mailed)
+        ValidationFailed, lambda: plan_acts.mail_notice(db, lgu, plan_id, "decision", DAY, mailed)
     )
     assert early.code == "validation_error"
     missing = refused(
         ValidationFailed,
-        lambda: plan_acts.mail_decision_notice(db, lgu, plan_id, NEXT, list(PANEL)),
+        lambda: plan_acts.mail_notice(db, lgu, plan_id, "decision", NEXT, list(PANEL)),
     )
     assert "applicant" in str(missing)
     assert plan_row(db, plan_id).decision_notice_mailed_on is None
 
-    notice = plan_acts.mail_decision_notice(db, lgu, plan_id, NEXT, mailed)
+    notice = plan_acts.mail_notice(db, lgu, plan_id, "decision", NEXT, mailed)
 
     assert (notice.kind, notice.recipients) == ("summary", tuple(mailed))
     document = notice_document.document(db, lgu, plan_id, "decision")
@@ -247,9 +247,9 @@ ACTS: dict[str, Callable[[Database, Actor, str], object]] = {
     ),
     "decide": lambda db, who, p: plan_acts.decide(db, who, p, APPROVAL),
     "revise": lambda db, who, p: plan_acts.revise(db, who, p, 20_000, 0, DAY),
-    "notice": lambda db, who, p: plan_acts.mail_application_notice(db, who, p, DAY, list(PANEL)),
-    "decision_notice": lambda db, who, p: plan_acts.mail_decision_notice(
-        db, who, p, DAY, [*PANEL, APPLICANT]
+    "notice": lambda db, who, p: plan_acts.mail_notice(db, who, p, "application", DAY, list(PANEL)),
+    "decision_notice": lambda db, who, p: plan_acts.mail_notice(
+        db, who, p, "decision", DAY, [*PANEL, APPLICANT]
     ),
     "copy_request": lambda db, who, p: plan_acts.request_copy(db, who, p, "Pat", "9 Elm", DAY),
     "document": lambda db, who, p: notice_document.document(db, who, p, "application"),

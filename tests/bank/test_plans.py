@@ -160,7 +160,7 @@ def test_another_lgu_sees_neither_the_plan_nor_its_appeals(db: Database) -> None
     plan = record(db, lgu)
     with at(DAY + timedelta(days=1)):
         approve(db, lgu, plan.id, DAY + timedelta(days=1))
-        plan_acts.mail_decision_notice(db, lgu, plan.id, DAY + timedelta(days=1), RECIPIENTS)
+        plan_acts.mail_notice(db, lgu, plan.id, "decision", DAY + timedelta(days=1), RECIPIENTS)
     with at(DAY + timedelta(days=3)):
         day = DAY + timedelta(days=3)
         appeal = appeals.file(db, SYSTEM, plan.id, petition(day, day))
@@ -230,7 +230,7 @@ def approved_and_noticed(db: Database, lgu: Actor) -> tuple[PlanReport, date]:
     day = DAY + timedelta(days=1)
     with at(day):
         approve(db, lgu, plan.id, day)
-        plan_acts.mail_decision_notice(db, lgu, plan.id, day, RECIPIENTS)
+        plan_acts.mail_notice(db, lgu, plan.id, "decision", day, RECIPIENTS)
         noticed = plan_cases.show(db, lgu, plan.id)
     ends = noticed.deadlines.appeal_window_ends
     assert ends is not None
@@ -354,7 +354,7 @@ def test_a_withdrawal_waits_for_an_approval_not_appealed(db: Database) -> None:
     day = DAY + timedelta(days=1)
     with at(day):
         approve(db, r.lgu, r.plan_id, day)
-        plan_acts.mail_decision_notice(db, r.lgu, r.plan_id, day, RECIPIENTS)
+        plan_acts.mail_notice(db, r.lgu, r.plan_id, "decision", day, RECIPIENTS)
     with at(day + timedelta(days=2)):
         appeal = appeals.file(db, SYSTEM, r.plan_id, petition(day, day + timedelta(days=2)))
         assert refused_withdrawal(db, r).fields["status"] == "appealed"
