@@ -110,6 +110,15 @@ class Picked:
     children: dict[str, credits.Lot]
 
 
+def check_one_source(credit_class: str | None, lot_id: str | None) -> None:
+    """Credits are drawn by class or from one lot: exactly one of them is named."""
+    if (credit_class is None) == (lot_id is None):
+        raise ValidationFailed(
+            "name either a credit class or a lot",
+            {"credit_class": ["give credit_class or lot_id, not both"]},
+        )
+
+
 def pick_lots(
     session: Session,
     account: parties.BankAccount,
@@ -128,11 +137,7 @@ def pick_lots(
     cannot deadlock; the choice is made from the locked balances, so no concurrent writer can
     change it before this transaction ends.
     """
-    if (credit_class is None) == (lot_id is None):
-        raise ValidationFailed(
-            "name either a credit class or a lot",
-            {"credit_class": ["give credit_class or lot_id, not both"]},
-        )
+    check_one_source(credit_class, lot_id)
     if lot_id is not None:
         lot = session.get(credits.Lot, lot_id)
         if lot is None or lot.account_id != account.id:

@@ -21,7 +21,13 @@ from bank import access, credits, parties, policy
 from bank.access import Actor
 from bank.errors import Conflict, NotFound, ValidationFailed, found
 from bank.ids import new_id
-from bank.lot_picking import Candidate, check_sender_status, check_sites, pick_candidates
+from bank.lot_picking import (
+    Candidate,
+    check_one_source,
+    check_sender_status,
+    check_sites,
+    pick_candidates,
+)
 from bank.transfer_tables import SOURCES
 from bank.transfer_tables import Transfer as Transfer
 from bank.transfer_tables import TransferLot as TransferLot
@@ -168,6 +174,7 @@ def make_transfer(
     session: Session, actor: Actor, request: TransferRequest, request_id: str | None
 ) -> TransferView:
     """``transfer`` in the caller's unit of work."""
+    check_one_source(request.credit_class, request.lot_id)  # before any statement
     params = {
         "from_account_id": request.from_account_id,
         "to_account_id": request.to_account_id,
@@ -238,11 +245,6 @@ def _check_accounts(
     check_sender_status(status, number, source_id)
     if target_status == "closed":
         raise Conflict("a closed account receives nothing")
-    if (request.credit_class is None) == (request.lot_id is None):
-        raise ValidationFailed(
-            "name either a credit class or a lot",
-            {"credit_class": ["give credit_class or lot_id, not both"]},
-        )
     return source_id, number, status, target_id
 
 
