@@ -11,10 +11,10 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import and_, or_, select
+from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from bank import credits, parties, policy
+from bank import credits, keyset, parties, policy
 from bank.access import Actor
 from bank.balances import ClassBalance, balance_rows
 from bank.parties import BankAccount
@@ -131,9 +131,6 @@ def _page_query(holder_id: str | None, limit: int, after: str | None) -> Any:
     if holder_id is not None:
         query = query.where(A.holder_id == holder_id)
     if after is not None:
-        cursor = select(A.created_at).where(A.id == after)
-        if holder_id is not None:
-            cursor = cursor.where(A.holder_id == holder_id)
-        opened = cursor.scalar_subquery()
-        query = query.where(or_(A.created_at > opened, and_(A.created_at == opened, A.id > after)))
+        scope = [] if holder_id is None else [A.holder_id == holder_id]
+        query = query.where(keyset.after(A.created_at, A.id, after, *scope))
     return query

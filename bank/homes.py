@@ -13,11 +13,12 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import date, datetime, timedelta
+from typing import Any
 
 from sqlalchemy import ColumnElement, or_, select
 from sqlalchemy.orm import Session
 
-from bank import balances, parties, plans, policy, reservations
+from bank import balances, keyset, parties, plans, policy, reservations
 from bank.access import Actor
 from bank.money_tables import Security
 from bank.party_tables import BankAccount, Lgu
@@ -347,6 +348,14 @@ def _may_be_due(today: date) -> list[ColumnElement[bool]]:
 # --- securities -------------------------------------------------------------------------------
 
 
+def of_plans(plan_id: Any, actor: Actor) -> list[ColumnElement[bool]]:
+    """A row's plan is one the caller sees (board: all; an LGU: its own): the scope of a cursor
+    into the securities or payments listings."""
+    if actor.is_board:
+        return []
+    return [plan_id.in_(select(Plan.id).where(Plan.lgu_id == actor.lgu_id))]
+
+
 def expiring_securities(
     session: Session,
     actor: Actor,
@@ -371,8 +380,7 @@ def expiring_securities(
     elif status is not None:
         query = query.where(status_condition(status, today))
     if after is not None:
-        expires = select(S.expires_on).where(S.id == after).scalar_subquery()
-        query = query.where((S.expires_on > expires) | ((S.expires_on == expires) & (S.id > after)))
+        query = query.where(keyset.after(S.expires_on, S.id, after, *of_plans(S.plan_id, actor)))
     query = query.order_by(S.expires_on, S.id).limit(limit)
     return [
         SecurityLine(

@@ -11,9 +11,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import date, datetime
 
-from sqlalchemy import and_, func, or_, select
+from sqlalchemy import func, or_, select
 
-from bank import listing_filters, plans, policy
+from bank import keyset, listing_filters, plans, policy
 from bank.access import Actor
 from bank.errors import Forbidden
 from bank.homes import DUE_SOON_DAYS as DUE_SOON_DAYS
@@ -24,6 +24,7 @@ from bank.homes import (
     account_lines,
     due_within,
     expiring_securities,
+    of_plans,
     plan_lines,
 )
 from bank.money_tables import Payment
@@ -86,8 +87,8 @@ def accounts(
             )
         )
     if after is not None:
-        opened = select(A.created_at).where(A.id == after).scalar_subquery()
-        query = query.where(or_(A.created_at > opened, and_(A.created_at == opened, A.id > after)))
+        scope = [] if listed is None else [A.holder_id == listed]
+        query = query.where(keyset.after(A.created_at, A.id, after, *scope))
     query = query.order_by(A.created_at, A.id).limit(limit + 1)
     with db.transaction() as session:
         rows = session.execute(query).all()
@@ -141,8 +142,7 @@ def payments(
     if not actor.is_board:
         query = query.where(Plan.lgu_id == actor.lgu_id)
     if after is not None:
-        made = select(P.created_at).where(P.id == after).scalar_subquery()
-        query = query.where(or_(P.created_at > made, and_(P.created_at == made, P.id > after)))
+        query = query.where(keyset.after(P.created_at, P.id, after, *of_plans(P.plan_id, actor)))
     query = query.order_by(P.created_at, P.id).limit(limit + 1)
     with db.transaction() as session:
         rows = session.execute(query).all()

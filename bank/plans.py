@@ -15,10 +15,10 @@ from datetime import date
 from fractions import Fraction
 from typing import Any
 
-from sqlalchemy import ColumnElement, and_, or_, select, update
+from sqlalchemy import ColumnElement, select, update
 from sqlalchemy.orm import Session
 
-from bank import guarantees, parties, policy
+from bank import guarantees, keyset, parties, policy
 from bank.access import Actor
 from bank.errors import Conflict, NotFound, ValidationFailed
 from bank.ids import new_id
@@ -140,20 +140,9 @@ def list_plans(
         conditions.append(Plan.lgu_id == actor.lgu_id)
     query = select(Plan).where(*conditions)
     if after is not None:
-        query = query.where(_listed_after(after, conditions))
+        query = query.where(keyset.after(Plan.created_at, Plan.id, after, *conditions))
     query = query.order_by(Plan.created_at, Plan.id).limit(limit)
     return list(session.execute(query).scalars())
-
-
-def _listed_after(plan_id: str, conditions: list[ColumnElement[bool]]) -> ColumnElement[bool]:
-    """Keyset condition: (created_at, id) past the listed plan ``plan_id``."""
-    created_at = (
-        select(Plan.created_at)
-        .where(Plan.id == plan_id, *conditions)
-        .correlate(None)
-        .scalar_subquery()
-    )
-    return or_(Plan.created_at > created_at, and_(Plan.created_at == created_at, Plan.id > plan_id))
 
 
 def appeals_of(session: Session, plan_id: str) -> list[Appeal]:

@@ -200,3 +200,15 @@ def test_the_lists_read_as_many_statements_for_three_rows_as_for_one(db: Databas
         new_account(db, holder)
         _plan(db, lgu)
     assert reads() == for_one
+
+
+def test_a_cursor_into_a_list_the_caller_may_not_see_gives_an_empty_page(db: Database) -> None:
+    holder, stranger = new_holder(db), new_holder(db)
+    new_account(db, holder)
+    theirs = new_account(db, stranger)
+
+    page = page_lists.accounts(
+        db, holder_actor(holder), q=None, holder_id=None, after=theirs.id, limit=5
+    )
+
+    assert page == []

@@ -1,0 +1,23 @@
+"""Keyset pagination: a listing's rows after a cursor row, in (column, id) order.
+
+A page ends with the id of its last row; the next page is the rows past that row's place in the
+order, which an index on (column, id) finds without reading the rows before it (an offset would).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from sqlalchemy import ColumnElement, and_, or_, select
+
+
+def after(
+    column: Any, id_column: Any, cursor_id: str, *scope: ColumnElement[bool]
+) -> ColumnElement[bool]:
+    """The rows past the row ``cursor_id`` in ascending (``column``, ``id_column``) order.
+
+    The cursor's row is looked up within ``scope``, the listing's own conditions: a cursor the
+    caller could not have been given (another holder's account, say) yields an empty page, not a
+    place in a listing it may not see."""
+    value = select(column).where(id_column == cursor_id, *scope).correlate(None).scalar_subquery()
+    return or_(column > value, and_(column == value, id_column > cursor_id))
