@@ -28,6 +28,7 @@ from bank.plan_tables import Appeal, Plan
 from bank.rules import calendar, replacement_rules, timeline
 from bank.rules.ruleset import Ruleset, ruleset_by_id
 from ledger import clock
+from ledger.slices import slices
 
 METHODS = ("bank_credits", "project_specific", "monetary_payment")
 
@@ -260,26 +261,24 @@ def state(session: Session, plan: Plan, today: date | None = None) -> PlanState:
 
 def states(session: Session, listed: Sequence[Plan], today: date) -> dict[str, PlanState]:
     """``state`` of each plan of a listing, by plan id, with one query for their LGUs, one for
-    their extensions and one for their appeals (not three per plan)."""
-    ids = [plan.id for plan in listed]
-    if not ids:
-        return {}
-    lgu_ids = {plan.lgu_id for plan in listed}
-    lgus = {
-        lgu.id: lgu for lgu in session.execute(select(Lgu).where(Lgu.id.in_(lgu_ids))).scalars()
-    }
+    their extensions and one for their appeals per ``SLICE`` plans (not three per plan)."""
+    lgus: dict[str, Lgu] = {}
     extensions: dict[str, list[PlanExtension]] = defaultdict(list)
-    for extension in session.execute(
-        select(PlanExtension)
-        .where(PlanExtension.plan_id.in_(ids))
-        .order_by(PlanExtension.recorded_at, PlanExtension.id)
-    ).scalars():
-        extensions[extension.plan_id].append(extension)
     appeals: dict[str, list[Appeal]] = defaultdict(list)
-    for appeal in session.execute(
-        select(Appeal).where(Appeal.plan_id.in_(ids)).order_by(Appeal.created_at, Appeal.id)
-    ).scalars():
-        appeals[appeal.plan_id].append(appeal)
+    lgu_ids = sorted({plan.lgu_id for plan in listed})
+    for some in slices(lgu_ids):
+        lgus.update({lgu.id: lgu for lgu in session.scalars(select(Lgu).where(Lgu.id.in_(some)))})
+    for ids in slices([plan.id for plan in listed]):
+        for extension in session.scalars(
+            select(PlanExtension)
+            .where(PlanExtension.plan_id.in_(ids))
+            .order_by(PlanExtension.recorded_at, PlanExtension.id)
+        ):
+            extensions[extension.plan_id].append(extension)
+        for appeal in session.scalars(
+            select(Appeal).where(Appeal.plan_id.in_(ids)).order_by(Appeal.created_at, Appeal.id)
+        ):
+            appeals[appeal.plan_id].append(appeal)
     return {
         plan.id: _state_from(
             _clocks_of(plan, lgus[plan.lgu_id]),

@@ -26,6 +26,7 @@ from bank.reservation_tables import Reservation as Reservation
 from bank.reservation_tables import ReservationLot as ReservationLot
 from ledger import clock
 from ledger.db import Database
+from ledger.slices import slices
 
 
 @dataclass(frozen=True)
@@ -219,14 +220,14 @@ def status_of(session: Session, reservation: Reservation, now: datetime | None =
 def shares_of(
     session: Session, reservation_ids: Collection[str]
 ) -> dict[str, list[ReservationLot]]:
-    """``shares`` of each of ``reservation_ids``, read with one query."""
+    """``shares`` of each of ``reservation_ids``, read with one query per ``SLICE`` of them."""
     held: dict[str, list[ReservationLot]] = {rid: [] for rid in reservation_ids}
-    if reservation_ids:
-        for share in session.execute(
+    for ids in slices(list(held)):
+        for share in session.scalars(
             select(ReservationLot)
-            .where(ReservationLot.reservation_id.in_(reservation_ids))
+            .where(ReservationLot.reservation_id.in_(ids))
             .order_by(ReservationLot.id)
-        ).scalars():
+        ):
             held[share.reservation_id].append(share)
     return held
 
@@ -235,7 +236,7 @@ def statuses(
     session: Session, held_by: dict[str, list[ReservationLot]], now: datetime | None = None
 ) -> dict[str, str]:
     """``status_of`` each reservation of ``held_by`` (``shares_of``' answer), read with two
-    queries for all of them."""
+    queries for all of them (per ``SLICE``)."""
     pending_ids = [share.pending_transaction_id for held in held_by.values() for share in held]
     state_of = ledger.pending_states(session, pending_ids, now)
     return {
@@ -295,7 +296,8 @@ def reservation_view(session: Session, reservation: Reservation) -> ReservationV
 
 
 def reservation_views(session: Session, listed: Sequence[Reservation]) -> list[ReservationView]:
-    """``reservation_view`` of each of ``listed``, with four queries for all of them."""
+    """``reservation_view`` of each of ``listed``, with three queries for all of them (per
+    ``SLICE``), and one for each credit class the session has not loaded yet."""
     held_by = shares_of(session, [reservation.id for reservation in listed])
     status = statuses(session, held_by)
     views = []

@@ -18,6 +18,7 @@ from ledger import clock
 from ledger.errors import AlreadyResolved, LedgerError, PendingExpired, UnknownTransaction
 from ledger.lines import Line
 from ledger.schema import PHASE_PENDING, PHASE_POSTED, PHASE_RELEASE, LedgerEntry, LedgerTransaction
+from ledger.slices import slices
 
 
 def pending_state(session: Session, pending_id: int, now: datetime | None = None) -> str:
@@ -36,23 +37,23 @@ def pending_state(session: Session, pending_id: int, now: datetime | None = None
 def pending_states(
     session: Session, pending_ids: Collection[int], now: datetime | None = None
 ) -> dict[int, str]:
-    """``pending_state`` of each of ``pending_ids``, read with two queries for all of them."""
-    if not pending_ids:
-        return {}
-    resolved = dict(
-        session.execute(
+    """``pending_state`` of each of ``pending_ids``, read with two queries per ``SLICE`` of
+    them."""
+    resolved: dict[int, str] = {}
+    headers: dict[int, datetime | None] = {}
+    for ids in slices(sorted(set(pending_ids))):
+        for resolves_id, resolution in session.execute(
             select(LedgerEntry.resolves_id, LedgerEntry.resolution)
-            .where(LedgerEntry.resolves_id.in_(pending_ids), LedgerEntry.resolution.is_not(None))
+            .where(LedgerEntry.resolves_id.in_(ids), LedgerEntry.resolution.is_not(None))
             .distinct()
-        ).all()
-    )
-    headers = dict(
-        session.execute(
+        ):
+            resolved[int(resolves_id or 0)] = str(resolution)
+        for header_id, expires_at in session.execute(
             select(LedgerTransaction.id, LedgerTransaction.expires_at).where(
-                LedgerTransaction.id.in_(pending_ids), LedgerTransaction.pending.is_(True)
+                LedgerTransaction.id.in_(ids), LedgerTransaction.pending.is_(True)
             )
-        ).all()
-    )
+        ):
+            headers[header_id] = expires_at
     moment = now or clock.utcnow()
     states = {}
     for pending_id in pending_ids:

@@ -5,6 +5,7 @@ nothing."""
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import timedelta
@@ -28,6 +29,7 @@ from bank.errors import AccountFrozen, BankError, Conflict, InsufficientCredits,
 from bank.plan_tables import Plan
 from bank.reservation_tables import Reservation
 from bank.transfer_tables import Transfer
+from ledger import pending, slices
 from ledger.db import Database
 from tests.bank.account_kit import (
     DAY,
@@ -321,3 +323,32 @@ def test_listing_reservations_reads_as_many_statements_for_four_as_for_one(
     for _ in range(3):
         reservations.reserve_for_plan(db, owner, reservation_of(bank, 1_000), None)
     assert reads() == for_one
+
+
+def test_reservations_read_in_slices_are_the_same(
+    db: Database, bank: Bank, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Past ``ledger.slices.SLICE`` keys the batched reads go slice by slice: one key a slice
+    here, so two reservations of two plans take several slices, and read the same."""
+    owner = holder_actor(bank.holder_id)
+    kept = reservations.reserve_for_plan(db, owner, reservation_of(bank, 1_000), None)
+    voided = reservations.reserve_for_plan(db, owner, reservation_of(bank, 2_000), None)
+    reservations.void(db, owner, voided.id, None)
+
+    def read() -> list[tuple[object, ...]]:
+        listed = account_reservations.account_reservations(db, owner, bank.funded).items
+        return [
+            (r.id, r.status, r.amount_sqft, r.credit_class.code, r.plan)
+            + tuple((s.lot_id, s.amount_sqft, s.pending_transaction_id) for s in r.lots)
+            for r in listed
+        ]
+
+    whole = read()
+    one_by_one = functools.partial(slices.slices, size=1)
+    monkeypatch.setattr(reservations, "slices", one_by_one)
+    monkeypatch.setattr(pending, "slices", one_by_one)
+    monkeypatch.setattr(plans, "slices", one_by_one)
+    sliced = read()
+
+    assert sliced == whole
+    assert [r[:2] for r in sliced] == [(kept.id, "pending"), (voided.id, "voided")]
