@@ -9,7 +9,7 @@ token may not see, exactly as the API does.
 from __future__ import annotations
 
 from collections import defaultdict
-from dataclasses import asdict
+from dataclasses import asdict, replace
 from datetime import date
 from typing import Any
 
@@ -188,7 +188,11 @@ def plan(plan_id: str) -> Response:
     who = signed_in_actor()
     today = clock.today()
     found = record_pages.plan_page(database(), who, plan_id, today)
-    body = asdict(found.report)
+    # the reservations as they are (typed views over the session's rows), not deep-copied
+    body = {
+        **asdict(replace(found.report, reservations=[])),
+        "reservations": found.report.reservations,
+    }
     return page(
         "plan.html",
         plan=body,
