@@ -96,7 +96,7 @@ def held_then(
     ``then(session)`` runs in a transaction of another thread; whether ``then`` was done before
     ``first`` committed, and both results."""
     out: dict[str, Any] = {}
-    ran, committed = threading.Event(), threading.Event()
+    ran, committing = threading.Event(), threading.Event()
 
     def hold() -> None:
         try:
@@ -105,7 +105,9 @@ def held_then(
                 ran.set()
                 time.sleep(1.0)  # ``then`` starts meanwhile
                 out["then_done_before_commit"] = "then" in out
-            committed.set()
+                # set before the commit, not after it: ``then``, released by the commit, may
+                # finish before this thread runs again
+                committing.set()
         finally:
             ran.set()
 
@@ -115,7 +117,7 @@ def held_then(
             out["then"] = db.run(then)
         except Exception as error:  # reported to the test
             out["then"] = error
-        out["then_after_commit"] = committed.is_set()
+        out["then_after_commit"] = committing.is_set()
 
     threads = [threading.Thread(target=hold), threading.Thread(target=other)]
     for thread in threads:
