@@ -16,7 +16,7 @@ from sqlalchemy.orm import Session
 
 from bank import credits, keyset, parties, policy
 from bank.access import Actor
-from bank.balances import ClassBalance, balance_rows
+from bank.balances import ClassBalance, balance_rows, class_rows_of
 from bank.parties import BankAccount
 from bank.rules.ruleset import Ruleset
 from ledger.db import Database
@@ -39,6 +39,10 @@ class AccountView:
 
 def account_view(session: Session, account: BankAccount) -> AccountView:
     """``account`` with what it holds now."""
+    return _view(account, balance_rows(session, account))
+
+
+def _view(account: BankAccount, balances: list[ClassBalance]) -> AccountView:
     return AccountView(
         id=account.id,
         number=account.number,
@@ -48,7 +52,7 @@ def account_view(session: Session, account: BankAccount) -> AccountView:
         name=account.name,
         status=account.status,
         created_at=account.created_at,
-        balances=balance_rows(session, account),
+        balances=balances,
     )
 
 
@@ -119,8 +123,9 @@ def list_accounts(
         return []
     listed = holder_id if own is None else own
     with db.transaction() as session:
-        rows = session.execute(_page_query(listed, limit, after)).scalars()
-        return [account_view(session, account) for account in rows]
+        rows = list(session.execute(_page_query(listed, limit, after)).scalars())
+        held = class_rows_of(session, rows)
+        return [_view(account, held[account.id]) for account in rows]
 
 
 def _page_query(holder_id: str | None, limit: int, after: str | None) -> Any:

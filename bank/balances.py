@@ -53,8 +53,12 @@ class BalancesAsOf:
 
 def balance_rows(session: Session, account: parties.BankAccount) -> list[ClassBalance]:
     """One row per credit class held: posted, reserved, frozen and available square feet."""
+    return _by_class(session, credits.lots_of(session, account))
+
+
+def _by_class(session: Session, lots: Sequence[credits.LotBalance]) -> list[ClassBalance]:
     totals: dict[str, list[int]] = defaultdict(lambda: [0, 0, 0, 0])
-    for item in credits.lots_of(session, account):
+    for item in lots:
         row = totals[item.lot.credit_class]
         row[0] += item.posted_sqft
         row[1] += item.reserved_sqft
@@ -76,8 +80,23 @@ class Totals:
 
 
 def totals_of(session: Session, accounts: Sequence[parties.BankAccount]) -> dict[str, Totals]:
-    """Each of ``accounts``' totals (``balance_rows`` summed), read with two queries for all of
-    them, by account id."""
+    """Each of ``accounts``' totals over every credit class, by account id (``class_rows_of``
+    summed)."""
+    return {
+        account_id: Totals(
+            sum(row.posted_sqft for row in rows),
+            sum(row.reserved_sqft for row in rows),
+            sum(row.available_sqft for row in rows),
+        )
+        for account_id, rows in class_rows_of(session, accounts).items()
+    }
+
+
+def class_rows_of(
+    session: Session, accounts: Sequence[parties.BankAccount]
+) -> dict[str, list[ClassBalance]]:
+    """``balance_rows`` of each of ``accounts``, by account id, read with two queries for all
+    of them (their lots with their sites' frozen flags, and the lots' balances)."""
     rows = session.execute(
         select(credits.Lot, parties.BankSite.frozen)
         .join(parties.BankSite, parties.BankSite.id == credits.Lot.bank_site_id)
@@ -87,15 +106,12 @@ def totals_of(session: Session, accounts: Sequence[parties.BankAccount]) -> dict
     lots_by_account: dict[str, list[tuple[credits.Lot, bool]]] = defaultdict(list)
     for lot, site_frozen in rows:
         lots_by_account[lot.account_id].append((lot, bool(site_frozen)))
-    totals = {}
-    for account in accounts:
-        items = credits.with_balances(account, lots_by_account[account.id], held)
-        totals[account.id] = Totals(
-            sum(item.posted_sqft for item in items),
-            sum(item.reserved_sqft for item in items),
-            sum(item.available_sqft for item in items),
+    return {
+        account.id: _by_class(
+            session, credits.with_balances(account, lots_by_account[account.id], held)
         )
-    return totals
+        for account in accounts
+    }
 
 
 def balances_as_of(db: Database, actor: Actor, account_id: str, day: date) -> BalancesAsOf:

@@ -27,6 +27,7 @@ from tests.bank.account_kit import (
     new_lgu,
     new_site,
     request,
+    statements,
     wetland,
 )
 
@@ -223,3 +224,30 @@ def test_the_account_number_is_issued_in_order(db: Database) -> None:
     holder = new_holder(db)
     first, second = new_account(db, holder), new_account(db, holder)
     assert int(second.number[3:]) == int(first.number[3:]) + 1
+
+
+def test_listed_accounts_hold_what_each_shows_alone_read_at_once(db: Database) -> None:
+    """``GET /accounts`` reads every listed account's balances together: the same statements for
+    three accounts as for one, and for each the balances ``GET /accounts/{id}`` shows."""
+    holder, lgu = new_holder(db), new_lgu(db)
+
+    def funded() -> str:
+        account = new_account(db, holder).id
+        site = new_site(db, holder)
+        deposit(db, request(account, site, lgu, wetland(3_000), cover(2_000, 1_000)))
+        return account
+
+    funded()
+    with statements(db) as one:
+        accounts.list_accounts(db, SYSTEM, holder, 10, None)
+    funded(), new_account(db, holder)
+    with statements(db) as three:
+        listed = accounts.list_accounts(db, SYSTEM, holder, 10, None)
+
+    assert len(three) == len(one) and len(listed) == 3
+    for shown in listed:
+        alone = accounts.get_account(db, SYSTEM, shown.id)
+        assert [(b.credit_class.code, b.posted_sqft, b.available_sqft) for b in shown.balances] == [
+            (b.credit_class.code, b.posted_sqft, b.available_sqft) for b in alone.balances
+        ]
+    assert sum(1 for shown in listed if shown.balances) == 2
