@@ -337,14 +337,24 @@ def list_payments(
     """The payments the caller may see (board: all; LGU: its plans', their appeals' included),
     oldest first, that meet every condition of ``where`` (``bank.listing_filters``); with
     ``plan_id``, that plan's and its appeals' (``not_found`` unless the caller sees the plan)."""
-    query = select(Payment).where(*where).order_by(Payment.created_at, Payment.id)
     with db.transaction() as session:
-        if plan_id is not None:
-            plan = plans.visible_plan(session, actor, plan_id)
-            appeal_ids = select(Appeal.id).where(Appeal.plan_id == plan.id)
-            query = query.where((Payment.plan_id == plan.id) | Payment.appeal_id.in_(appeal_ids))
-        else:
-            query = query.join(Plan, Plan.id == Payment.plan_id)
-            if not actor.is_board:
-                query = query.where(Plan.lgu_id == actor.lgu_id)
-        return [PaymentView.of(row) for row in session.execute(query).scalars()]
+        return payments_of(session, actor, plan_id, where)
+
+
+def payments_of(
+    session: Session,
+    actor: Actor,
+    plan_id: str | None = None,
+    where: Iterable[ColumnElement[bool]] = (),
+) -> list[PaymentView]:
+    """``list_payments`` in the caller's unit of work."""
+    query = select(Payment).where(*where).order_by(Payment.created_at, Payment.id)
+    if plan_id is not None:
+        plan = plans.visible_plan(session, actor, plan_id)
+        appeal_ids = select(Appeal.id).where(Appeal.plan_id == plan.id)
+        query = query.where((Payment.plan_id == plan.id) | Payment.appeal_id.in_(appeal_ids))
+    else:
+        query = query.join(Plan, Plan.id == Payment.plan_id)
+        if not actor.is_board:
+            query = query.where(Plan.lgu_id == actor.lgu_id)
+    return [PaymentView.of(row) for row in session.execute(query).scalars()]

@@ -93,9 +93,9 @@ def plan_page(db: Database, actor: Actor, plan_id: str, today: date) -> PlanPage
         return PlanPage(
             report=report,
             lgu_name=lgu.name if lgu else plan.lgu_id,
-            payments=money.list_payments(db, actor, plan.id),
-            securities=securities.list_securities(
-                db, actor, where=listing_filters.securities(plan.id)
+            payments=money.payments_of(session, actor, plan.id),
+            securities=securities.securities_of(
+                session, actor, where=listing_filters.securities(plan.id)
             ),
             account_numbers=_numbers(session, account_ids),
             lot_labels=lot_labels(session, lot_ids),

@@ -260,22 +260,33 @@ def list_securities(
     """Securities the caller may see, soonest expiry first (for LGUs chasing renewals), with
     ``status`` today, expiring before ``expiring_before``, that meet every condition of
     ``where`` (``bank.listing_filters``)."""
+    with db.transaction() as session:
+        return securities_of(session, actor, status, expiring_before, where)
+
+
+def securities_of(
+    session: Session,
+    actor: Actor,
+    status: str | None = None,
+    expiring_before: date | None = None,
+    where: Iterable[ColumnElement[bool]] = (),
+) -> list[SecurityView]:
+    """``list_securities`` in the caller's unit of work."""
     query = _visible_securities(actor, where)
     if status is not None:
         query = query.where(status_condition(status, clock.today()))
     if expiring_before is not None:
         query = query.where(Security.expires_on < expiring_before)
-    with db.transaction() as session:
-        rows = list(session.execute(query.order_by(Security.expires_on, Security.id)).scalars())
-        ids = query.with_only_columns(Security.id)
-        draws: dict[str, list[SecurityDraw]] = {}
-        for draw in session.execute(
-            select(SecurityDraw)
-            .where(SecurityDraw.security_id.in_(ids))
-            .order_by(SecurityDraw.transaction_id)
-        ).scalars():
-            draws.setdefault(draw.security_id, []).append(draw)
-        return [SecurityView.of(row, draws.get(row.id, ())) for row in rows]
+    rows = list(session.execute(query.order_by(Security.expires_on, Security.id)).scalars())
+    ids = query.with_only_columns(Security.id)
+    draws: dict[str, list[SecurityDraw]] = {}
+    for draw in session.execute(
+        select(SecurityDraw)
+        .where(SecurityDraw.security_id.in_(ids))
+        .order_by(SecurityDraw.transaction_id)
+    ).scalars():
+        draws.setdefault(draw.security_id, []).append(draw)
+    return [SecurityView.of(row, draws.get(row.id, ())) for row in rows]
 
 
 def _visible_securities(actor: Actor, where: Iterable[ColumnElement[bool]]) -> Select[Security]:
