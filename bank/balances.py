@@ -53,7 +53,7 @@ class BalancesAsOf:
 
 def balance_rows(session: Session, account: parties.BankAccount) -> list[ClassBalance]:
     """One row per credit class held: posted, reserved, frozen and available square feet."""
-    return _by_class(session, credits.lots_of(session, account))
+    return class_rows_of(session, [account])[account.id]
 
 
 def _by_class(session: Session, lots: Sequence[credits.LotBalance]) -> list[ClassBalance]:

@@ -19,5 +19,19 @@ def after(
     The cursor's row is looked up within ``scope``, the listing's own conditions: a cursor the
     caller could not have been given (another holder's account, say) yields an empty page, not a
     place in a listing it may not see."""
-    value = select(column).where(id_column == cursor_id, *scope).correlate(None).scalar_subquery()
+    value = _cursor_value(column, id_column, cursor_id, scope)
     return or_(column > value, and_(column == value, id_column > cursor_id))
+
+
+def before(
+    column: Any, id_column: Any, cursor_id: str, *scope: ColumnElement[bool]
+) -> ColumnElement[bool]:
+    """``after`` for a listing in descending (``column``, ``id_column``) order, newest first."""
+    value = _cursor_value(column, id_column, cursor_id, scope)
+    return or_(column < value, and_(column == value, id_column < cursor_id))
+
+
+def _cursor_value(
+    column: Any, id_column: Any, cursor_id: str, scope: tuple[ColumnElement[bool], ...]
+) -> Any:
+    return select(column).where(id_column == cursor_id, *scope).correlate(None).scalar_subquery()

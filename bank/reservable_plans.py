@@ -5,9 +5,9 @@ outside it), newest first, without those denied.  A holder names such a plan whe
 
 from __future__ import annotations
 
-from sqlalchemy import and_, or_, select
+from sqlalchemy import or_, select
 
-from bank import parties, plans
+from bank import keyset, parties, plans
 from bank.access import Actor
 from bank.account_reservations import ReservedFor
 from bank.plan_tables import Plan
@@ -50,11 +50,5 @@ def for_account(
             ]
             if len(rows) < limit:
                 break
-            last = rows[-1][0]
-            query = query.where(
-                or_(
-                    Plan.created_at < last.created_at,
-                    and_(Plan.created_at == last.created_at, Plan.id < last.id),
-                )
-            )
+            query = query.where(keyset.before(Plan.created_at, Plan.id, rows[-1][0].id))
         return offered[:limit]

@@ -246,9 +246,8 @@ def statuses(
 
 
 def _status(session: Session, held: list[ReservationLot], now: datetime | None = None) -> str:
-    return _first_state(
-        {ledger.pending_state(session, share.pending_transaction_id, now) for share in held}
-    )
+    state_of = ledger.pending_states(session, [share.pending_transaction_id for share in held], now)
+    return _first_state(set(state_of.values()))
 
 
 def _first_state(states: set[str]) -> str:

@@ -22,16 +22,9 @@ from ledger.slices import slices
 
 
 def pending_state(session: Session, pending_id: int, now: datetime | None = None) -> str:
-    """``pending``, ``posted``, ``voided`` or ``expired`` (expired the moment its expiry passes)."""
-    resolution = session.execute(
-        select(LedgerEntry.resolution).where(LedgerEntry.resolves_id == pending_id).limit(1)
-    ).scalar_one_or_none()
-    if resolution:
-        return str(resolution)
-    header = pending_header(session, pending_id)
-    if is_expired(header.expires_at, now or clock.utcnow()):
-        return "expired"
-    return "pending"
+    """``pending``, ``posted``, ``voided`` or ``expired`` (expired the moment its expiry passes);
+    ``UnknownTransaction`` if there is no such pending transfer."""
+    return pending_states(session, [pending_id], now)[pending_id]
 
 
 def pending_states(
