@@ -66,7 +66,11 @@ def view(session: Session, appeal: Appeal) -> AppealView:
     plan = session.get(Plan, appeal.plan_id)
     if plan is None:  # a foreign key: an appeal's plan exists
         raise NotFound(f"no plan {appeal.plan_id}")
-    c = plans.clocks(session, plan)
+    return view_with(appeal, plan, plans.clocks(session, plan))
+
+
+def view_with(appeal: Appeal, plan: Plan, c: plans.Clocks) -> AppealView:
+    """``view`` given the appeal's plan and that plan's clocks."""
     grant_due = timeline.grant_decision_due(c.board, c.ruleset, appeal.received_on)
     decision_due = (
         timeline.appeal_decision_due(c.board, c.ruleset, appeal.received_on)

@@ -15,6 +15,7 @@ approved plan: a security guarantees an approved replacement, nothing before.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from datetime import date
 
 from sqlalchemy.orm import Session
@@ -53,7 +54,11 @@ def check_requirement(method: str, required_cents: int | None) -> None:
 
 def guaranteeing_cents(session: Session, plan_id: str) -> int:
     """What held, irrevocable, unexpired securities still guarantee (drawn amounts excluded)."""
-    held = securities.held_securities(session, plan_id)
+    return guaranteed_by(securities.held_securities(session, plan_id))
+
+
+def guaranteed_by(held: Iterable[Security]) -> int:
+    """What the held securities ``held`` guarantee: the undrawn part of the irrevocable ones."""
     return sum(undrawn_cents(s) for s in held if s.irrevocable)
 
 
@@ -63,7 +68,11 @@ def guarantee_shortfall(session: Session, plan: Plan) -> str | None:
     A plan recorded before the service asked for the amount (no requirement) is guaranteed by
     any held, irrevocable security, as it was then.
     """
-    held = guaranteeing_cents(session, plan.id)
+    return shortfall_of(plan, guaranteeing_cents(session, plan.id))
+
+
+def shortfall_of(plan: Plan, held: int) -> str | None:
+    """``guarantee_shortfall`` given what the plan's securities guarantee (``held`` cents)."""
     required = plan.security_required_cents
     if required is None:
         return None if held > 0 else "Subd. 3: no irrevocable security is held"

@@ -9,7 +9,7 @@ edit.  Security instruments, the other half of the USD ledger, are in ``bank.sec
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import date, datetime
 
@@ -34,6 +34,7 @@ from bank.plan_tables import Appeal, Plan
 from bank.rules.ruleset import Ruleset
 from ledger import clock
 from ledger.db import Database
+from ledger.slices import slices
 
 #: what only board staff do with money (Subd. 9: the appeal fee and security are the board's)
 APPEAL_PAYMENTS = "record or refund appeal payments"
@@ -244,12 +245,22 @@ def _live_payment(session: Session, appeal_id: str, kind: str) -> Payment | None
 
 def in_lieu_received_cents(session: Session, plan_id: str) -> int:
     """In-lieu payments received for the plan and not refunded."""
-    total = session.execute(
-        select(func.sum(Payment.amount_cents)).where(
-            Payment.plan_id == plan_id, Payment.kind == "in_lieu", Payment.status == "received"
+    return in_lieu_received_of(session, [plan_id]).get(plan_id, 0)
+
+
+def in_lieu_received_of(session: Session, plan_ids: Sequence[str]) -> dict[str, int]:
+    """``in_lieu_received_cents`` of each of ``plan_ids`` that received any, by plan id."""
+    found: dict[str, int] = {}
+    for ids in slices(plan_ids):
+        rows = session.execute(
+            select(Payment.plan_id, func.sum(Payment.amount_cents))
+            .where(
+                Payment.plan_id.in_(ids), Payment.kind == "in_lieu", Payment.status == "received"
+            )
+            .group_by(Payment.plan_id)
         )
-    ).scalar()
-    return int(total or 0)
+        found.update({str(plan_id): int(total) for plan_id, total in rows})
+    return found
 
 
 # --- refunds and returns ----------------------------------------------------------------------

@@ -10,7 +10,7 @@ public who asked.  Each notice is stored as mailed: its kind, its date and its r
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import date, datetime
 from typing import Any
@@ -215,10 +215,19 @@ def _store(
 
 
 def _view(session: Session, shown: Mapping[str, Any], row: PlanNotice | None) -> NoticeView:
-    kind, recipients = None, None
-    if row is not None:
-        kind, recipients = row.kind, tuple(recipients_of(session, row.id))
-    return NoticeView(shown["mailed_on"], shown["due"], shown["late"], kind, recipients)
+    recipients = None if row is None else recipients_of(session, row.id)
+    return mailed_view(shown, row, recipients)
+
+
+def mailed_view(
+    shown: Mapping[str, Any], row: PlanNotice | None, recipients: Sequence[Recipient] | None
+) -> NoticeView:
+    """A plan's notice as ``plan_report`` shows it (``mailed_on``, ``due``, ``late``), with the
+    kind and ``recipients`` of ``row``, the notice as mailed (both None for a notice recorded
+    before the service stored them: no ``row``)."""
+    kind = None if row is None else row.kind
+    listed = None if recipients is None else tuple(recipients)
+    return NoticeView(shown["mailed_on"], shown["due"], shown["late"], kind, listed)
 
 
 # --- reading ----------------------------------------------------------------------------------
@@ -242,17 +251,3 @@ def recipients_of(session: Session, notice_id: str) -> list[Recipient]:
         .order_by(NoticeRecipient.position)
     ).scalars()
     return [Recipient(r.name, r.address, r.role) for r in rows]
-
-
-def as_mailed(
-    session: Session, plan_id: str, notice: str, shown: Mapping[str, Any] | None
-) -> NoticeView | None:
-    """A plan's notice as ``plan_report`` shows it (``mailed_on``, ``due``, ``late``), with its
-    kind and recipients as mailed (both None for a notice recorded before the service stored
-    them)."""
-    if shown is None:
-        return None
-    row = latest_notice(session, plan_id, notice)
-    if row is None or row.mailed_on != shown["mailed_on"]:
-        row = None
-    return _view(session, shown, row)

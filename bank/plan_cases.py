@@ -97,7 +97,7 @@ def _change(
 
 
 def _of_status(session: Session, rows: list[Plan], status: str | None) -> list[PlanReport]:
-    reports = (plan_report.report(session, plan) for plan in rows)
+    reports = plan_report.reports(session, rows)
     return [report for report in reports if status in (None, report.status)]
 
 

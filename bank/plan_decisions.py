@@ -21,7 +21,7 @@ from sqlalchemy.orm import Session
 
 from bank import plan_panel, plans
 from bank.errors import NotEligible, ValidationFailed
-from bank.plan_record_tables import ApplicationRecord
+from bank.plan_record_tables import ApplicationRecord, PlanPanel
 from bank.plan_tables import Plan
 from bank.rules import timeline
 from ledger import clock
@@ -154,10 +154,17 @@ class PlanDecision(Decision):
 
 def decision_of(session: Session, plan: Plan) -> PlanDecision | None:
     """The current application's decision and its record, as the plan shows it."""
+    if decision_record(plan) is None:
+        return None
+    return decision_with(plan, plan_panel.panel_of(session, plan))
+
+
+def decision_with(plan: Plan, panel: PlanPanel | None) -> PlanDecision | None:
+    """``decision_of`` given the current application's panel (None if it was not referred)."""
     decided = decision_record(plan)
     if decided is None:
         return None
-    determination = plan_panel.determination_of(plan_panel.panel_of(session, plan))
+    determination = plan_panel.determination_of(panel)
     return PlanDecision(**vars(decided), tep_determination=determination)
 
 

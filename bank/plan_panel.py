@@ -172,12 +172,6 @@ class PanelView:
     determination: Determination | None
 
 
-def panel_view(session: Session, plan: Plan) -> PanelView | None:
-    """The referral of the plan's current application and its determination, if any."""
-    panel = panel_of(session, plan)
-    return None if panel is None else view(panel)
-
-
 def view(panel: PlanPanel) -> PanelView:
     """A referral and its determination as the plan shows them."""
     return PanelView(

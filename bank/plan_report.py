@@ -3,16 +3,27 @@ its reservations, withdrawals and appeals, and whether the impact may proceed (S
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import date
 from typing import Any
 
 from sqlalchemy.orm import Session
 
-from bank import appeal_views, guarantees, money, notices, plans, reservations, withdrawals
-from bank.plan_decisions import PlanDecision, decision_of
-from bank.plan_panel import PanelView, panel_view
-from bank.plan_revisions import ApplicationView, applications_of
+from bank import (
+    appeal_views,
+    guarantees,
+    notices,
+    plan_panel,
+    plan_rows,
+    plans,
+    reservations,
+    withdrawals,
+)
+from bank.plan_decisions import PlanDecision, decision_with
+from bank.plan_panel import PanelView
+from bank.plan_revisions import ApplicationView, application_view
+from bank.plan_rows import PlanRows
 from bank.plan_tables import Plan
 from bank.rules import timeline
 
@@ -93,15 +104,14 @@ class PlanReport:
     external_refs: dict[str, str]
 
 
-def impact_blockers(
-    session: Session, plan: Plan, state: plans.PlanState, required_sqft: int
-) -> list[Blocker]:
+def impact_blockers(plan: Plan, rows: PlanRows, required_sqft: int) -> list[Blocker]:
     """Every reason the impact may not begin yet (DOMAIN.md §5); empty means it may proceed.
 
     Subd. 3: replacement must be completed before or with the impact, or guaranteed by an
     irrevocable letter of credit or other security; and nothing proceeds before the decision is
     final after an approval.
     """
+    state = rows.states[plan.id]
     blockers: list[Blocker] = []
     if state.reversed_on_appeal and state.outcome not in withdrawals.APPROVALS:
         blockers.append(
@@ -121,7 +131,7 @@ def impact_blockers(
         blockers.append(
             _blocker("decision_not_final", _revised(plan, f"the plan is {state.status}, not final"))
         )
-    blockers += _replacement_blockers(session, plan, required_sqft)
+    blockers += _replacement_blockers(plan, rows, required_sqft)
     return blockers
 
 
@@ -136,9 +146,13 @@ def _revised(plan: Plan, detail: str) -> str:
     )
 
 
-def _replacement_blockers(session: Session, plan: Plan, required_sqft: int) -> list[Blocker]:
+def _replacement_blockers(plan: Plan, rows: PlanRows, required_sqft: int) -> list[Blocker]:
     if plan.method == "bank_credits":
-        withdrawn = sum(w.withdrawn_sqft for w in withdrawals.active_withdrawals(session, plan.id))
+        withdrawn = sum(
+            w.withdrawn_sqft
+            for w in rows.withdrawals[plan.id]
+            if w.reversal_transaction_id is None  # not reversed by an appeal
+        )
         if withdrawn < required_sqft:
             return [
                 _blocker(
@@ -156,13 +170,13 @@ def _replacement_blockers(session: Session, plan: Plan, required_sqft: int) -> l
                 )
             ]
         due = plan.in_lieu_amount_due_cents or 0
-        paid = money.in_lieu_received_cents(session, plan.id)
+        paid = rows.in_lieu_received_cents.get(plan.id, 0)
         if paid < due:
             return [_blocker("in_lieu_payment_due", f"{paid} of {due} cents received")]
         return []
     if plan.replacement_completed_on is not None:
         return []
-    shortfall = guarantees.guarantee_shortfall(session, plan)
+    shortfall = guarantees.shortfall_of(plan, rows.guaranteed_cents.get(plan.id, 0))
     if shortfall is not None:
         return [
             _blocker(
@@ -179,9 +193,22 @@ def _blocker(code: str, detail: str) -> Blocker:
 
 def report(session: Session, plan: Plan, today: date | None = None) -> PlanReport:
     """Everything ``GET /plans/{id}`` shows, as of ``today``."""
-    state = plans.state(session, plan, today)
+    return reports(session, [plan], today)[0]
+
+
+def reports(
+    session: Session, listed: Sequence[Plan], today: date | None = None
+) -> list[PlanReport]:
+    """``report`` of each of ``listed``, in order, their records read for all of them at once
+    (``bank.plan_rows``)."""
+    rows = plan_rows.read(session, listed, today)
+    return [_report(plan, rows) for plan in listed]
+
+
+def _report(plan: Plan, rows: PlanRows) -> PlanReport:
+    state = rows.states[plan.id]
     required, unrestricted = plans.required_credits(plan)
-    blockers = impact_blockers(session, plan, state, required)
+    blockers = impact_blockers(plan, rows, required)
     return PlanReport(
         id=plan.id,
         lgu_id=plan.lgu_id,
@@ -211,32 +238,30 @@ def report(session: Session, plan: Plan, today: date | None = None) -> PlanRepor
         reversed_on_appeal=state.reversed_on_appeal,
         notice_kind=state.deadlines.notice_kind,
         deadlines=state.deadlines,
-        **_notices(session, plan, state),
-        **_record(session, plan),
+        **_notices(plan, rows, state),
+        **_record(plan, rows),
         replacement_completed_on=plan.replacement_completed_on,
         required_credit_sqft=required,
         required_unrestricted_sqft=unrestricted,
-        reservations=reservations.reservation_views(
-            session, reservations.plan_reservations(session, plan.id)
-        ),
-        withdrawals=[
-            withdrawals.view(session, w) for w in withdrawals.withdrawals_of(session, plan.id)
+        reservations=rows.reservations[plan.id],
+        withdrawals=rows.withdrawals[plan.id],
+        appeals=[
+            appeal_views.view_with(a, plan, rows.clocks[plan.id]) for a in rows.appeals[plan.id]
         ],
-        appeals=[appeal_views.view(session, a) for a in plans.appeals_of(session, plan.id)],
         impact_may_proceed=not blockers,
         impact_blockers=blockers,
         external_refs=plan.external_refs or {},
     )
 
 
-def _notices(session: Session, plan: Plan, state: plans.PlanState) -> dict[str, Any]:
+def _notices(plan: Plan, rows: PlanRows, state: plans.PlanState) -> dict[str, Any]:
     """The Subd. 6 and 7 notices as mailed, and the members of the public who asked for them."""
     application = _notice(plan.notice_mailed_on, state.deadlines.notice_due)
     decision = _notice(plan.decision_notice_mailed_on, state.deadlines.decision_notice_due)
     return {
-        "notice": notices.as_mailed(session, plan.id, "application", application),
-        "decision_notice": notices.as_mailed(session, plan.id, "decision", decision),
-        "copy_requests": notices.copy_requests_of(session, plan.id),
+        "notice": _as_mailed(plan, rows, "application", application),
+        "decision_notice": _as_mailed(plan, rows, "decision", decision),
+        "copy_requests": [notices.copy_asked(row) for row in rows.copy_requests[plan.id]],
     }
 
 
@@ -246,16 +271,32 @@ def _notice(mailed_on: date | None, due: date | None) -> dict[str, Any] | None:
     return {"mailed_on": mailed_on, "due": due, "late": due is not None and mailed_on > due}
 
 
-def _record(session: Session, plan: Plan) -> dict[str, Any]:
+def _as_mailed(
+    plan: Plan, rows: PlanRows, notice: str, shown: dict[str, Any] | None
+) -> notices.NoticeView | None:
+    """The notice as the plan shows it, with its kind and recipients if the notice mailed last
+    is the one the plan records (None for a notice recorded before the service stored them)."""
+    if shown is None:
+        return None
+    row = rows.notices.get((plan.id, notice))
+    if row is None or row.mailed_on != shown["mailed_on"]:
+        return notices.mailed_view(shown, None, None)
+    return notices.mailed_view(shown, row, rows.recipients[row.id])
+
+
+def _record(plan: Plan, rows: PlanRows) -> dict[str, Any]:
     """The current application's number, extensions, panel and decision, and the earlier
     applications revisions superseded (Subd. 6 (c))."""
+    current = plan.application_number
+    panel = rows.panels.get((plan.id, current))
     return {
-        "application_number": plan.application_number,
+        "application_number": current,
         "extensions": [
             ExtensionShown(e.notified_on, e.days, e.reason, e.applicant_agreed)
-            for e in plans.extensions_of(session, plan)
+            for e in rows.extensions[plan.id]
+            if e.application_number == current
         ],
-        "tep": panel_view(session, plan),
-        "decision": decision_of(session, plan),
-        "applications": applications_of(session, plan.id),
+        "tep": None if panel is None else plan_panel.view(panel),
+        "decision": decision_with(plan, panel),
+        "applications": [application_view(row) for row in rows.applications[plan.id]],
     }

@@ -167,17 +167,19 @@ def applications_of(session: Session, plan_id: str) -> list[ApplicationView]:
         .where(PlanApplication.plan_id == plan_id)
         .order_by(PlanApplication.number)
     ).scalars()
-    return [
-        ApplicationView(
-            number=row.number,
-            received_on=row.received_on,
-            area_sqft=row.impact_area_sqft,
-            notice_mailed_on=row.notice_mailed_on,
-            outcome=row.outcome,
-            decision=decision_record(row),
-            decision_notice_mailed_on=row.decision_notice_mailed_on,
-            superseded_on=row.superseded_on,
-            revision_id=row.revision_id,
-        )
-        for row in rows
-    ]
+    return [application_view(row) for row in rows]
+
+
+def application_view(row: PlanApplication) -> ApplicationView:
+    """An earlier application as the plan shows it."""
+    return ApplicationView(
+        number=row.number,
+        received_on=row.received_on,
+        area_sqft=row.impact_area_sqft,
+        notice_mailed_on=row.notice_mailed_on,
+        outcome=row.outcome,
+        decision=decision_record(row),
+        decision_notice_mailed_on=row.decision_notice_mailed_on,
+        superseded_on=row.superseded_on,
+        revision_id=row.revision_id,
+    )

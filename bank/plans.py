@@ -8,8 +8,7 @@ without any job.
 
 from __future__ import annotations
 
-from collections import defaultdict
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import date
 from fractions import Fraction
@@ -28,7 +27,7 @@ from bank.plan_tables import Appeal, Plan
 from bank.rules import calendar, replacement_rules, timeline
 from bank.rules.ruleset import Ruleset, ruleset_by_id
 from ledger import clock
-from ledger.slices import slices
+from ledger.slices import grouped
 
 METHODS = ("bank_credits", "project_specific", "monetary_payment")
 
@@ -180,10 +179,11 @@ class Clocks:
 
 def clocks(session: Session, plan: Plan) -> Clocks:
     """The plan's ruleset, its LGU's calendar and the board's (DOMAIN.md §4)."""
-    return _clocks_of(plan, parties.get_lgu(session, plan.lgu_id))
+    return clocks_of(plan, parties.get_lgu(session, plan.lgu_id))
 
 
-def _clocks_of(plan: Plan, lgu: Lgu) -> Clocks:
+def clocks_of(plan: Plan, lgu: Lgu) -> Clocks:
+    """``clocks`` given the plan's LGU."""
     ruleset = ruleset_by_id(plan.ruleset)
     return Clocks(
         ruleset,
@@ -262,31 +262,37 @@ def state(session: Session, plan: Plan, today: date | None = None) -> PlanState:
 def states(session: Session, listed: Sequence[Plan], today: date) -> dict[str, PlanState]:
     """``state`` of each plan of a listing, by plan id, with one query for their LGUs, one for
     their extensions and one for their appeals per ``SLICE`` plans (not three per plan)."""
-    lgus: dict[str, Lgu] = {}
-    extensions: dict[str, list[PlanExtension]] = defaultdict(list)
-    appeals: dict[str, list[Appeal]] = defaultdict(list)
-    lgu_ids = sorted({plan.lgu_id for plan in listed})
-    for some in slices(lgu_ids):
-        lgus.update({lgu.id: lgu for lgu in session.scalars(select(Lgu).where(Lgu.id.in_(some)))})
-    for ids in slices([plan.id for plan in listed]):
-        for extension in session.scalars(
-            select(PlanExtension)
-            .where(PlanExtension.plan_id.in_(ids))
-            .order_by(PlanExtension.recorded_at, PlanExtension.id)
-        ):
-            extensions[extension.plan_id].append(extension)
-        for appeal in session.scalars(
-            select(Appeal).where(Appeal.plan_id.in_(ids)).order_by(Appeal.created_at, Appeal.id)
-        ):
-            appeals[appeal.plan_id].append(appeal)
+    lgus, extensions, appeals = listing_facts(session, listed)
     return {
-        plan.id: _state_from(
-            _clocks_of(plan, lgus[plan.lgu_id]),
-            _facts_from(plan, extensions[plan.id], appeals[plan.id]),
-            today,
-        )
+        plan.id: state_with(plan, lgus[plan.lgu_id], extensions[plan.id], appeals[plan.id], today)
         for plan in listed
     }
+
+
+def listing_facts(
+    session: Session, listed: Sequence[Plan]
+) -> tuple[dict[str, Lgu], Mapping[str, list[PlanExtension]], Mapping[str, list[Appeal]]]:
+    """The LGUs of a listing's plans (by id), and each plan's extensions and appeals (by plan
+    id, in the order recorded), read for the whole listing at once."""
+    lgu_ids = sorted({plan.lgu_id for plan in listed})
+    lgus = {lgu_id: rows[0] for lgu_id, rows in grouped(session, Lgu.id, lgu_ids).items()}
+    ids = [plan.id for plan in listed]
+    extensions = grouped(
+        session, PlanExtension.plan_id, ids, PlanExtension.recorded_at, PlanExtension.id
+    )
+    appeals = grouped(session, Appeal.plan_id, ids, Appeal.created_at, Appeal.id)
+    return lgus, extensions, appeals
+
+
+def state_with(
+    plan: Plan,
+    lgu: Lgu,
+    extensions: Iterable[PlanExtension],
+    appeals: Iterable[Appeal],
+    today: date,
+) -> PlanState:
+    """``state`` from rows already read: the plan's LGU, extensions and appeals."""
+    return _state_from(clocks_of(plan, lgu), _facts_from(plan, extensions, appeals), today)
 
 
 def _state_from(c: Clocks, f: timeline.PlanFacts, day: date) -> PlanState:

@@ -306,6 +306,11 @@ def view(session: Session, row: Withdrawal) -> WithdrawalView:
         .where(WithdrawalAllocation.withdrawal_id == row.id)
         .order_by(WithdrawalAllocation.id)
     ).scalars()
+    return view_with(row, allocations)
+
+
+def view_with(row: Withdrawal, allocations: Iterable[WithdrawalAllocation]) -> WithdrawalView:
+    """``view`` given the withdrawal's allocations, in the order made."""
     return WithdrawalView(
         id=row.id,
         plan_id=row.plan_id,

@@ -4,10 +4,15 @@ not."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
-from typing import TypeVar
+from collections import defaultdict
+from collections.abc import Iterable, Iterator, Sequence
+from typing import Any, TypeVar
+
+from sqlalchemy import ColumnElement, select
+from sqlalchemy.orm import InstrumentedAttribute, Session
 
 T = TypeVar("T")
+K = TypeVar("K")
 
 #: keys per statement, well under every database's limit on bound parameters
 SLICE = 10_000
@@ -17,3 +22,22 @@ def slices(keys: Sequence[T], size: int = SLICE) -> Iterator[Sequence[T]]:
     """``keys`` in consecutive slices of at most ``size``."""
     for start in range(0, len(keys), size):
         yield keys[start : start + size]
+
+
+def grouped(
+    session: Session,
+    key: InstrumentedAttribute[K],
+    keys: Sequence[K],
+    *order_by: Any,
+    where: Iterable[ColumnElement[bool]] = (),
+) -> defaultdict[K, list[Any]]:
+    """The rows of ``key``'s table whose ``key`` is one of ``keys`` (and ``where`` holds), by
+    ``key``, each group in ``order_by``'s order: one query per slice of keys, not one per key.
+    A key with no rows reads as an empty list."""
+    model = key.class_
+    found: defaultdict[K, list[Any]] = defaultdict(list)
+    for some in slices(keys):
+        query = select(model).where(key.in_(some), *where).order_by(*order_by)
+        for row in session.scalars(query):
+            found[getattr(row, key.key)].append(row)
+    return found

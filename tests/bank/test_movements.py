@@ -347,7 +347,7 @@ def test_reservations_read_in_slices_are_the_same(
     one_by_one = functools.partial(slices.slices, size=1)
     monkeypatch.setattr(reservations, "slices", one_by_one)
     monkeypatch.setattr(pending, "slices", one_by_one)
-    monkeypatch.setattr(plans, "slices", one_by_one)
+    monkeypatch.setattr(slices, "slices", one_by_one)  # ``slices.grouped``: plans' facts
     sliced = read()
 
     assert sliced == whole

@@ -6,6 +6,7 @@ answered as not found.  A refused act writes nothing."""
 
 from __future__ import annotations
 
+import functools
 import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -20,6 +21,7 @@ from bank import (
     appeals,
     credits,
     deposits,
+    money,
     notices,
     parties,
     plan_acts,
@@ -44,7 +46,9 @@ from bank.plans import PlanRequest
 from bank.rules.deposit_rules import ActionRequest
 from bank.rules.ruleset import ruleset_for
 from bank.withdrawal_tables import Withdrawal
+from ledger import pending, slices
 from ledger.db import Database
+from tests.bank.account_kit import statements
 
 DAY = date(2026, 6, 17)
 RULESET = ruleset_for(DAY)
@@ -198,6 +202,43 @@ def test_the_listing_pages_by_keyset_and_filters_by_status(db: Database) -> None
     assert [p.id for p in approved] == sorted([made[1], made[3]])
     assert [p.id for p in after_approved] == sorted([made[1], made[3]])[1:]
     assert unknown == []
+
+
+def test_the_listing_reads_as_many_statements_for_three_plans_as_for_one(
+    db: Database, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Each listed plan's whole record (its notices and their recipients, its appeals, its
+    reservations...) is read for the page at once (``bank.plan_rows``), not plan by plan."""
+    lgu = lgu_of(db)
+    day = DAY + timedelta(days=1)
+
+    def add_plan() -> None:
+        plan = record(db, lgu)
+        with at(day):
+            approve(db, lgu, plan.id, day)
+            plan_acts.mail_notice(db, lgu, plan.id, "decision", day, RECIPIENTS)
+            appeals.file(db, SYSTEM, plan.id, petition(day, day))
+
+    def listed() -> tuple[list[PlanReport], int]:
+        with at(day), statements(db) as sent:
+            page = plan_cases.page(db, lgu, 10)
+        return page, len(sent)
+
+    add_plan()
+    _, for_one = listed()
+    add_plan()
+    add_plan()
+    three, for_three = listed()
+
+    assert (len(three), for_three) == (3, for_one)
+    assert all(p.appeals and p.decision_notice and p.decision_notice.recipients for p in three)
+    with at(day):
+        assert three == [plan_cases.show(db, lgu, p.id) for p in three]
+    # past ``ledger.slices.SLICE`` plans the reads go slice by slice (here one plan a slice)
+    one_by_one = functools.partial(slices.slices, size=1)
+    for module in (slices, money, reservations, pending):
+        monkeypatch.setattr(module, "slices", one_by_one)
+    assert listed()[0] == three
 
 
 # --- the decision's deadline -----------------------------------------------------------------
