@@ -15,8 +15,11 @@ from bank.access import SYSTEM
 from bank.rules.ruleset import SEED
 
 
-@pytest.fixture
+@pytest.fixture(scope="session")
 def app(database_url: str) -> Iterator[Flask]:
+    """One app per backend for the whole run, on the shared database (tests make their own
+    uniquely named data): building an app registers every route and its OpenAPI description,
+    which cost more than most tests.  A test that changes an app makes its own."""
     application = create_app({"DATABASE_URL": database_url, "PROPAGATE_EXCEPTIONS": False})
     yield application
     application.extensions["wetbank.db"].dispose()

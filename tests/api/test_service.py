@@ -8,6 +8,7 @@ import threading
 import pytest
 from sqlalchemy import func, select, text
 
+from api import create_app
 from bank.access import ApiToken, AuditEvent
 from tests.api.conftest import make_token
 
@@ -193,12 +194,20 @@ def test_a_wrong_method_is_a_405_problem(api):
     assert response.json["code"] == "method_not_allowed"
 
 
-def test_an_unexpected_error_is_a_500_without_internals(app, api):
+def test_an_unexpected_error_is_a_500_without_internals(database_url):
+    app = create_app({"DATABASE_URL": database_url, "PROPAGATE_EXCEPTIONS": False})
+
     @app.route("/api/v1/_boom")
     def boom():
         raise RuntimeError("secret internals")
 
-    response = api.get("/_boom")
+    try:
+        token = make_token(app, "board")
+        response = app.test_client().get(
+            "/api/v1/_boom", headers={"Authorization": f"Bearer {token}"}
+        )
+    finally:
+        app.extensions["wetbank.db"].dispose()
     assert response.status_code == 500
     assert response.json["code"] == "internal_error"
     assert "secret" not in response.get_data(as_text=True)
