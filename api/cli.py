@@ -215,7 +215,7 @@ def serve(host: str, port: int, workers: int, threads: int, timeout: int) -> Non
         "--workers",
         str(workers),
         "--worker-class",
-        "gthread",
+        "api.gunicorn_worker.ThreadWorker",  # gthread, with a quick shutdown that exits
         "--threads",
         str(threads),
         "--timeout",

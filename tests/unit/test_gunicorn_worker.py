@@ -1,0 +1,48 @@
+"""``wetbank serve``'s worker exits on a quick shutdown (SIGQUIT, SIGINT) whatever its main
+thread was doing when the signal came (``api/gunicorn_worker.py``)."""
+
+from __future__ import annotations
+
+import signal
+import threading
+from concurrent.futures import ThreadPoolExecutor
+from types import SimpleNamespace
+from typing import Any
+
+from gunicorn.workers import gthread
+
+from api.gunicorn_worker import ThreadWorker
+
+
+def exits_while_handing_over_a_connection(worker_class: Any) -> bool:
+    """Whether the worker's SIGQUIT handler exits when it runs while the main thread holds the
+    thread pool's lock, as the thread does inside ``ThreadPoolExecutor.submit`` when it hands a
+    new connection to the pool (the handler runs in that thread, between two bytecodes)."""
+    worker = worker_class.__new__(worker_class)  # no sockets, no app: what the handler reads
+    worker.tpool = ThreadPoolExecutor(max_workers=1)
+    worker.alive = True
+    worker.cfg = SimpleNamespace(worker_int=lambda _worker: None)
+    outcome: list[str] = []
+
+    def signalled_inside_submit() -> None:
+        with worker.tpool._shutdown_lock:
+            try:
+                worker.handle_quit(signal.SIGQUIT, None)
+            except SystemExit:
+                outcome.append("exited")
+
+    # a daemon: the handler that waits on the lock never returns, and must not keep pytest alive
+    thread = threading.Thread(target=signalled_inside_submit, daemon=True)
+    thread.start()
+    thread.join(2)
+    return outcome == ["exited"] and not worker.alive
+
+
+def test_a_quick_shutdown_exits_while_a_connection_is_handed_to_the_threads() -> None:
+    assert exits_while_handing_over_a_connection(ThreadWorker)
+
+
+def test_gunicorns_own_gthread_worker_waits_on_the_pools_lock_there() -> None:
+    """Why ``wetbank serve`` does not run gunicorn's class as it is; once this fails (gunicorn
+    fixed), ``api/gunicorn_worker.py`` can go."""
+    assert not exits_while_handing_over_a_connection(gthread.ThreadWorker)
