@@ -38,12 +38,21 @@ class Backlog:
 
 
 def sealing_backlog(connection: Connection) -> Backlog:
-    """How many transactions are sealed, how many wait, and how long the oldest has waited."""
-    sealed = connection.execute(select(func.coalesce(func.max(LedgerChainLink.seq), 0))).scalar()
-    queued, oldest = connection.execute(
-        select(func.count(), func.min(LedgerTransaction.recorded_at))
-        .select_from(LedgerChainQueue)
-        .join(LedgerTransaction, LedgerTransaction.id == LedgerChainQueue.transaction_id)
+    """How many transactions are sealed, how many wait, and how long the oldest has waited.
+
+    One statement, so one snapshot: read one after the other, a transaction the sealer moved
+    from the queue to the chain in between would be counted in neither (or both), and the
+    metrics' count of transactions written would go down, which Prometheus takes for a restart.
+    """
+    waiting = select(LedgerChainQueue.transaction_id).subquery()
+    sealed, queued, oldest = connection.execute(
+        select(
+            select(func.coalesce(func.max(LedgerChainLink.seq), 0)).scalar_subquery(),
+            select(func.count()).select_from(waiting).scalar_subquery(),
+            select(func.min(LedgerTransaction.recorded_at))
+            .join(waiting, LedgerTransaction.id == waiting.c.transaction_id)
+            .scalar_subquery(),
+        )
     ).one()
     age = 0.0
     if oldest is not None:

@@ -17,9 +17,10 @@ import pytest
 from flask import Flask, request
 from freezegun import freeze_time
 from prometheus_client.parser import text_string_to_metric_families
-from sqlalchemy import text
+from sqlalchemy import event, text
 
 from api import create_app, logs
+from api.readiness import sealing_backlog
 from ledger import Leg, sealer, transfer
 from ledger.db import Database
 from tests.api.conftest import Api, make_token
@@ -371,5 +372,33 @@ def test_a_request_that_finds_no_free_connection_in_time_gets_503(
         assert response.headers["Retry-After"] == "1"
         assert response.json["code"] == "service_unavailable"
         assert app.test_client().get("/api/v1/health").status_code == 200
+    finally:
+        db.dispose()
+
+
+def test_the_count_of_transactions_written_holds_while_the_sealer_moves_them(
+    backend: str, fresh_db_url: str
+) -> None:
+    """``wetbank_ledger_transactions_total`` (sealed + queued) counts a transaction once while
+    the sealer moves it from the queue to the chain: the count is read in one snapshot."""
+    if backend != "postgresql":
+        pytest.skip("SQLite seals each transaction as it is written")
+    db = Database.from_url(fresh_db_url)  # no background sealer: the test seals, mid-read
+    try:
+        issuer, holder = open_accounts(db, "X-written", False, True)
+        for amount in (1, 2, 3):
+            move(db, issuer, holder, amount)
+        with db.engine.connect() as connection:
+            written = connection.execute(text("SELECT count(*) FROM ledger_transactions")).scalar()
+            sealed_meanwhile: list[object] = []
+
+            def seal_after_the_first_statement(*_args: Any) -> None:
+                if not sealed_meanwhile:  # on another connection, committed
+                    sealed_meanwhile.append(sealer.seal_all(db))
+
+            event.listen(connection, "after_cursor_execute", seal_after_the_first_statement)
+            backlog = sealing_backlog(connection)
+        assert sealed_meanwhile
+        assert backlog.sealed + backlog.queued == written > 0
     finally:
         db.dispose()
