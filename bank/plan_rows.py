@@ -1,7 +1,7 @@
 """Everything a plan's report shows beyond the plan's own row, read for a whole listing at once.
 
 ``plan_report.reports`` builds the API's plan list and its CSV export from these: one query per
-table for every ``SLICE`` plans (about fifteen for a page of any length), where reading each
+table for every ``SLICE`` plans (fewer than twenty for a page of any length), where reading each
 plan's record on its own sent a dozen queries per plan.  A single plan's report reads the same
 way, as a listing of one.
 """
