@@ -129,7 +129,8 @@ def _reservations(
 def _withdrawals(
     session: Session, ids: Sequence[str]
 ) -> dict[str, list[withdrawals.WithdrawalView]]:
-    rows = grouped(session, Withdrawal.plan_id, ids, Withdrawal.created_at)
+    # by id within an instant: withdrawals made in the same instant list in one order
+    rows = grouped(session, Withdrawal.plan_id, ids, Withdrawal.created_at, Withdrawal.id)
     made = [withdrawal.id for found in rows.values() for withdrawal in found]
     allocations = grouped(
         session, WithdrawalAllocation.withdrawal_id, made, WithdrawalAllocation.id

@@ -290,15 +290,6 @@ def reversed_on_appeal(
     )
 
 
-def withdrawals_of(session: Session, plan_id: str) -> list[Withdrawal]:
-    """Every withdrawal of a plan, reversed or not."""
-    return list(
-        session.execute(
-            select(Withdrawal).where(Withdrawal.plan_id == plan_id).order_by(Withdrawal.created_at)
-        ).scalars()
-    )
-
-
 def view(session: Session, row: Withdrawal) -> WithdrawalView:
     """A withdrawal with its allocations, as the API shows it."""
     allocations = session.execute(
