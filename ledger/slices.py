@@ -33,11 +33,12 @@ def grouped(
 ) -> defaultdict[K, list[Any]]:
     """The rows of ``key``'s table whose ``key`` is one of ``keys`` (and ``where`` holds), by
     ``key``, each group in ``order_by``'s order: one query per slice of keys, not one per key.
-    A key with no rows reads as an empty list."""
+    A key with no rows reads as an empty list; a key given twice is read once."""
     model = key.class_
+    conditions = list(where)  # every slice's query has them all
     found: defaultdict[K, list[Any]] = defaultdict(list)
-    for some in slices(keys):
-        query = select(model).where(key.in_(some), *where).order_by(*order_by)
+    for some in slices(list(dict.fromkeys(keys))):
+        query = select(model).where(key.in_(some), *conditions).order_by(*order_by)
         for row in session.scalars(query):
             found[getattr(row, key.key)].append(row)
     return found
