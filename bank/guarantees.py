@@ -15,7 +15,7 @@ approved plan: a security guarantees an approved replacement, nothing before.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from datetime import date
 
 from sqlalchemy.orm import Session
@@ -31,6 +31,7 @@ from bank.plan_tables import Plan
 from bank.securities import SecurityView, undrawn_cents
 from ledger import clock
 from ledger.db import Database
+from ledger.slices import grouped
 
 APPROVALS = ("approved", "deemed_approved")
 
@@ -54,7 +55,18 @@ def check_requirement(method: str, required_cents: int | None) -> None:
 
 def guaranteeing_cents(session: Session, plan_id: str) -> int:
     """What held, irrevocable, unexpired securities still guarantee (drawn amounts excluded)."""
-    return guaranteed_by(securities.held_securities(session, plan_id))
+    return guaranteed_cents_of(session, [plan_id]).get(plan_id, 0)
+
+
+def guaranteed_cents_of(session: Session, plan_ids: Sequence[str]) -> dict[str, int]:
+    """``guaranteeing_cents`` of each of ``plan_ids`` that holds any security, read at once."""
+    held = grouped(
+        session,
+        Security.plan_id,
+        plan_ids,
+        where=[securities.status_condition("held", clock.today())],
+    )
+    return {plan_id: guaranteed_by(found) for plan_id, found in held.items()}
 
 
 def guaranteed_by(held: Iterable[Security]) -> int:

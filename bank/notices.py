@@ -10,6 +10,7 @@ public who asked.  Each notice is stored as mailed: its kind, its date and its r
 
 from __future__ import annotations
 
+from collections import defaultdict
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import date, datetime
@@ -27,6 +28,7 @@ from bank.plan_tables import Plan
 from bank.rules import replacement_rules
 from bank.rules.ruleset import ruleset_by_id
 from ledger import clock
+from ledger.slices import grouped
 
 ROLES = ("tep_member", "watershed_district", "dnr_commissioner", "applicant", "public_requester")
 NOTICES = ("application", "decision")
@@ -245,9 +247,15 @@ def latest_notice(session: Session, plan_id: str, notice: str) -> PlanNotice | N
 
 def recipients_of(session: Session, notice_id: str) -> list[Recipient]:
     """Whom a notice was mailed to, in the order the LGU listed them."""
-    rows = session.execute(
-        select(NoticeRecipient)
-        .where(NoticeRecipient.notice_id == notice_id)
-        .order_by(NoticeRecipient.position)
-    ).scalars()
-    return [Recipient(r.name, r.address, r.role) for r in rows]
+    return recipients_by_notice(session, [notice_id])[notice_id]
+
+
+def recipients_by_notice(
+    session: Session, notice_ids: Sequence[str]
+) -> defaultdict[str, list[Recipient]]:
+    """``recipients_of`` each of ``notice_ids``, by notice id, read at once."""
+    rows = grouped(session, NoticeRecipient.notice_id, notice_ids, NoticeRecipient.position)
+    found: defaultdict[str, list[Recipient]] = defaultdict(list)
+    for notice_id, listed in rows.items():
+        found[notice_id] = [Recipient(r.name, r.address, r.role) for r in listed]
+    return found

@@ -15,14 +15,13 @@ from datetime import date
 
 from sqlalchemy.orm import Session
 
-from bank import guarantees, money, plans, reservations, securities, withdrawals
-from bank.money_tables import Security
-from bank.notice_tables import CopyRequest, NoticeRecipient, PlanNotice
+from bank import guarantees, money, notices, plans, reservations, withdrawals
+from bank.notice_tables import CopyRequest, PlanNotice
 from bank.notices import Recipient
 from bank.plan_record_tables import PlanApplication, PlanExtension, PlanPanel
 from bank.plan_tables import Appeal, Plan
 from bank.reservation_tables import Reservation
-from bank.withdrawal_tables import Withdrawal, WithdrawalAllocation
+from bank.withdrawal_tables import Withdrawal
 from ledger import clock
 from ledger.slices import grouped
 
@@ -53,7 +52,7 @@ def read(session: Session, listed: Sequence[Plan], today: date | None = None) ->
     day = today or clock.today()
     ids = [plan.id for plan in listed]
     lgus, extensions, appeals = plans.listing_facts(session, listed)
-    notices = _latest_notices(session, ids)
+    latest = _latest_notices(session, ids)
     return PlanRows(
         states={
             p.id: plans.state_with(p, lgus[p.lgu_id], extensions[p.id], appeals[p.id], day)
@@ -62,8 +61,8 @@ def read(session: Session, listed: Sequence[Plan], today: date | None = None) ->
         clocks={p.id: plans.clocks_of(p, lgus[p.lgu_id]) for p in listed},
         extensions=extensions,
         appeals=appeals,
-        notices=notices,
-        recipients=_recipients(session, [row.id for row in notices.values()]),
+        notices=latest,
+        recipients=notices.recipients_by_notice(session, [row.id for row in latest.values()]),
         copy_requests=grouped(
             session,
             CopyRequest.plan_id,
@@ -81,7 +80,7 @@ def read(session: Session, listed: Sequence[Plan], today: date | None = None) ->
         reservations=_reservations(session, ids),
         withdrawals=_withdrawals(session, ids),
         in_lieu_received_cents=money.in_lieu_received_of(session, ids),
-        guaranteed_cents=_guaranteed(session, ids),
+        guaranteed_cents=guarantees.guaranteed_cents_of(session, ids),
     )
 
 
@@ -94,17 +93,6 @@ def _latest_notices(session: Session, ids: Sequence[str]) -> dict[tuple[str, str
         for row in rows:
             latest.setdefault((row.plan_id, row.notice), row)
     return latest
-
-
-def _recipients(session: Session, notice_ids: Sequence[str]) -> dict[str, list[Recipient]]:
-    rows = grouped(session, NoticeRecipient.notice_id, notice_ids, NoticeRecipient.position)
-    return defaultdict(
-        list,
-        {
-            notice_id: [Recipient(r.name, r.address, r.role) for r in found]
-            for notice_id, found in rows.items()
-        },
-    )
 
 
 def _reservations(
@@ -132,9 +120,7 @@ def _withdrawals(
     # by id within an instant: withdrawals made in the same instant list in one order
     rows = grouped(session, Withdrawal.plan_id, ids, Withdrawal.created_at, Withdrawal.id)
     made = [withdrawal.id for found in rows.values() for withdrawal in found]
-    allocations = grouped(
-        session, WithdrawalAllocation.withdrawal_id, made, WithdrawalAllocation.id
-    )
+    allocations = withdrawals.allocations_by_withdrawal(session, made)
     return defaultdict(
         list,
         {
@@ -142,14 +128,3 @@ def _withdrawals(
             for plan_id, found in rows.items()
         },
     )
-
-
-def _guaranteed(session: Session, ids: Sequence[str]) -> dict[str, int]:
-    """What each plan's held securities guarantee (``guarantees.guaranteeing_cents``)."""
-    held = grouped(
-        session,
-        Security.plan_id,
-        ids,
-        where=[securities.status_condition("held", clock.today())],
-    )
-    return {plan_id: guarantees.guaranteed_by(found) for plan_id, found in held.items()}

@@ -26,7 +26,7 @@ from bank.reservation_tables import Reservation as Reservation
 from bank.reservation_tables import ReservationLot as ReservationLot
 from ledger import clock
 from ledger.db import Database
-from ledger.slices import slices
+from ledger.slices import grouped, slices
 
 
 @dataclass(frozen=True)
@@ -222,13 +222,7 @@ def shares_of(
 ) -> dict[str, list[ReservationLot]]:
     """``shares`` of each of ``reservation_ids``, read with one query per ``SLICE`` of them."""
     held: dict[str, list[ReservationLot]] = {rid: [] for rid in reservation_ids}
-    for ids in slices(list(held)):
-        for share in session.scalars(
-            select(ReservationLot)
-            .where(ReservationLot.reservation_id.in_(ids))
-            .order_by(ReservationLot.id)
-        ):
-            held[share.reservation_id].append(share)
+    held.update(grouped(session, ReservationLot.reservation_id, list(held), ReservationLot.id))
     return held
 
 

@@ -204,14 +204,6 @@ def status_condition(status: str, today: date) -> ColumnElement[bool]:
     raise ValidationFailed("unknown status", {"status": [f"one of {', '.join(STATUSES)}"]})
 
 
-def held_securities(session: Session, plan_id: str) -> list[Security]:
-    """The plan's securities still held today."""
-    query = select(Security).where(
-        Security.plan_id == plan_id, status_condition("held", clock.today())
-    )
-    return list(session.execute(query).scalars())
-
-
 # --- reading ----------------------------------------------------------------------------------
 
 

@@ -8,7 +8,8 @@ appeal that reverses the approval reverses the withdrawal with a compensating tr
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections import defaultdict
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
@@ -27,6 +28,7 @@ from bank.rules import replacement_rules
 from bank.withdrawal_tables import Withdrawal, WithdrawalAllocation
 from ledger import clock
 from ledger.db import Database
+from ledger.slices import grouped
 
 APPROVALS = frozenset({"approved", "deemed_approved"})
 WITHDRAWABLE_STATUSES = frozenset({"approved", "deemed_approved", "final"})
@@ -292,12 +294,16 @@ def reversed_on_appeal(
 
 def view(session: Session, row: Withdrawal) -> WithdrawalView:
     """A withdrawal with its allocations, as the API shows it."""
-    allocations = session.execute(
-        select(WithdrawalAllocation)
-        .where(WithdrawalAllocation.withdrawal_id == row.id)
-        .order_by(WithdrawalAllocation.id)
-    ).scalars()
-    return view_with(row, allocations)
+    return view_with(row, allocations_by_withdrawal(session, [row.id])[row.id])
+
+
+def allocations_by_withdrawal(
+    session: Session, withdrawal_ids: Sequence[str]
+) -> defaultdict[str, list[WithdrawalAllocation]]:
+    """The allocations of each of ``withdrawal_ids``, in the order made, read at once."""
+    return grouped(
+        session, WithdrawalAllocation.withdrawal_id, withdrawal_ids, WithdrawalAllocation.id
+    )
 
 
 def view_with(row: Withdrawal, allocations: Iterable[WithdrawalAllocation]) -> WithdrawalView:
