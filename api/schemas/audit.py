@@ -6,7 +6,8 @@ from __future__ import annotations
 from marshmallow import Schema, fields, validate
 
 from api.pagination import PageArgs
-from api.schemas.common import CreditClassOut, IsoDate, Timestamp
+from api.schemas.bank import EntryOut
+from api.schemas.common import CreditClassOut, IsoDate, PeriodArgs, Timestamp
 
 
 class JournalArgs(Schema):
@@ -104,20 +105,14 @@ class PageOnly(PageArgs):
     """``?limit=&cursor=``"""
 
 
-class StatementArgs(Schema):
-    from_ = IsoDate(data_key="from", required=True)
-    to = IsoDate(required=True)
+StatementArgs = PeriodArgs
 
 
-class StatementEntryOut(Schema):
-    transaction_id = fields.String()
-    kind = fields.String()
-    lot_id = fields.String()
-    amount_sqft = fields.Integer()
-    balance_after_sqft = fields.Integer()
-    effective_on = fields.Date()
-    recorded_at = Timestamp()
-    memo = fields.String(allow_none=True)
+class StatementEntryOut(EntryOut):
+    """An account's entry on its statement, which lists the entries class by class."""
+
+    class Meta:
+        exclude = ("credit_class",)
 
 
 class StatementClassOut(Schema):

@@ -10,10 +10,14 @@ from marshmallow import Schema, ValidationError, fields, validate, validates_sch
 from api.pagination import PageArgs
 from api.schemas.common import (
     WETLAND_TYPES,
+    County,
     CreditClassOut,
     EventDate,
     IsoDate,
+    Name,
     Quantity,
+    Reason,
+    RecordId,
     ServiceArea,
     StrictInteger,
     Timestamp,
@@ -22,11 +26,9 @@ from api.schemas.common import (
 from bank.parties import LGU_KINDS
 from bank.rules.deposit_rules import CATEGORIES
 
-Name = fields.String(required=True, validate=validate.Length(min=1, max=300))
-
 
 class HolderIn(Schema):
-    name = fields.String(required=True, validate=validate.Length(min=1, max=300))
+    name = Name(required=True)
     email = fields.Email(load_default=None, validate=validate.Length(max=300))
     address = fields.String(load_default=None, validate=validate.Length(max=2000))
 
@@ -40,7 +42,7 @@ class HolderOut(Schema):
 
 
 class LguIn(Schema):
-    name = fields.String(required=True, validate=validate.Length(min=1, max=300))
+    name = Name(required=True)
     kind = fields.String(required=True, validate=validate.OneOf(LGU_KINDS))
     observes_indigenous_peoples_day = fields.Boolean(load_default=False)
     observes_friday_after_thanksgiving = fields.Boolean(load_default=False)
@@ -59,10 +61,10 @@ class CreditAreaIn(Schema):
 
 
 class SiteIn(Schema):
-    name = fields.String(required=True, validate=validate.Length(min=1, max=300))
-    holder_id = fields.String(required=True, validate=validate.Length(max=40))
+    name = Name(required=True)
+    holder_id = RecordId(required=True)
     service_area = ServiceArea(required=True)
-    county = fields.String(required=True, validate=validate.Length(min=1, max=100))
+    county = County(required=True)
     major_watershed = fields.String(load_default=None, validate=validate.Length(max=200))
     credit_areas = fields.List(
         fields.Nested(CreditAreaIn),
@@ -72,7 +74,7 @@ class SiteIn(Schema):
 
 
 class CreditAreaAmendIn(CreditAreaIn):
-    reason = fields.String(required=True, validate=validate.Length(min=1, max=2000))
+    reason = Reason()
 
 
 class CreditAreaOut(Schema):
@@ -105,9 +107,9 @@ class ServiceAreaList(Schema):
 
 
 class AccountIn(Schema):
-    holder_id = fields.String(required=True, validate=validate.Length(max=40))
+    holder_id = RecordId(required=True)
     service_area = ServiceArea(required=True)
-    county = fields.String(required=True, validate=validate.Length(min=1, max=100))
+    county = County(required=True)
     name = fields.String(load_default=None, validate=validate.Length(max=300))
 
 
@@ -181,12 +183,10 @@ ENTRY_FIELDS = list(EntryOut().fields)
 class BankingPlanIn(Schema):
     reference = fields.String(required=True, validate=validate.Length(min=1, max=100))
     approved_on = EventDate(required=True)
-    lgu_id = fields.String(required=True, validate=validate.Length(max=40))
+    lgu_id = RecordId(required=True)
 
 
-class ActionIn(Schema):
-    category = fields.String(required=True, validate=validate.OneOf(sorted(CATEGORIES)))
-    area_sqft = Quantity(required=True)
+class ActionIn(CreditAreaIn):
     credit_sqft = Quantity(required=True)
     qualifying_years = StrictInteger(minimum=0, load_default=None, allow_none=True)
     established_on = IsoDate(load_default=None, allow_none=True)
@@ -197,7 +197,7 @@ class ActionIn(Schema):
 
 
 class DepositIn(Schema):
-    bank_site_id = fields.String(required=True, validate=validate.Length(max=40))
+    bank_site_id = RecordId(required=True)
     effective_on = EventDate(required=True)
     banking_plan = fields.Nested(BankingPlanIn, required=True)
     wetland_type = fields.String(required=True, validate=validate.OneOf(WETLAND_TYPES))
@@ -241,14 +241,14 @@ class DepositOut(Schema):
 
 class DepositReverseIn(Schema):
     effective_on = EventDate(required=True)
-    reason = fields.String(required=True, validate=validate.Length(min=1, max=2000))
+    reason = Reason()
 
 
 class TransferIn(Schema):
-    from_account_id = fields.String(required=True, validate=validate.Length(max=40))
-    to_account_id = fields.String(required=True, validate=validate.Length(max=40))
+    from_account_id = RecordId(required=True)
+    to_account_id = RecordId(required=True)
     credit_class = fields.String(load_default=None, validate=validate.Length(max=20))
-    lot_id = fields.String(load_default=None, validate=validate.Length(max=40))
+    lot_id = RecordId(load_default=None)
     amount_sqft = Quantity(required=True)
     price_per_sqft_cents = Quantity(minimum=0, load_default=None, allow_none=True)
     memo = fields.String(load_default=None, validate=validate.Length(max=2000))
@@ -274,9 +274,9 @@ class TransferOut(Schema):
 
 
 class ReservationIn(Schema):
-    plan_id = fields.String(required=True, validate=validate.Length(max=40))
+    plan_id = RecordId(required=True)
     credit_class = fields.String(load_default=None, validate=validate.Length(max=20))
-    lot_id = fields.String(load_default=None, validate=validate.Length(max=40))
+    lot_id = RecordId(load_default=None)
     amount_sqft = Quantity(required=True)
     expires_on = IsoDate(required=True)
 
@@ -302,11 +302,6 @@ class ReservationOut(Schema):
 # --- the board's lists and corrections of parties; closing accounts ---------------------------
 
 
-def Reason() -> fields.String:  # noqa: N802
-    """Why the board makes a correction (required)."""
-    return fields.String(required=True, validate=validate.Length(min=1, max=2000))
-
-
 class _Edit(Schema):
     """A correction: the fields to change (at least one) and why."""
 
@@ -317,20 +312,20 @@ class _Edit(Schema):
 
 
 class HolderEditIn(_Edit):
-    name = fields.String(validate=validate.Length(min=1, max=300))
+    name = Name()
     email = fields.Email(allow_none=True, validate=validate.Length(max=300))
     address = fields.String(allow_none=True, validate=validate.Length(max=2000))
     reason = Reason()
 
 
 class LguEditIn(_Edit):
-    name = fields.String(validate=validate.Length(min=1, max=300))
+    name = Name()
     reason = Reason()
 
 
 class SiteEditIn(_Edit):
-    name = fields.String(validate=validate.Length(min=1, max=300))
-    county = fields.String(validate=validate.Length(min=1, max=100))
+    name = Name()
+    county = County()
     major_watershed = fields.String(allow_none=True, validate=validate.Length(max=200))
     reason = Reason()
 
@@ -342,7 +337,7 @@ class NameQueryArgs(PageArgs):
 
 
 class SiteQueryArgs(NameQueryArgs):
-    holder_id = fields.String(load_default=None, validate=validate.Length(max=40))
+    holder_id = RecordId(load_default=None)
     service_area = fields.Integer(load_default=None, validate=validate.Range(min=1, max=1000))
 
 
@@ -360,15 +355,12 @@ class ReservedForPlanOut(Schema):
     status = fields.String()
 
 
-class AccountReservationOut(Schema):
-    id = fields.String()
-    account_id = fields.String()
-    credit_class = fields.Nested(CreditClassOut)
-    lot_id = fields.String(allow_none=True)
-    amount_sqft = fields.Integer()
-    expires_on = fields.Date()
-    status = fields.String()
-    created_at = Timestamp()
+class AccountReservationOut(ReservationOut):
+    """A reservation as its account's holder sees it: the plan it is for, not its lots."""
+
+    class Meta:
+        exclude = ("plan_id", "lots")
+
     plan = fields.Nested(ReservedForPlanOut)
 
 

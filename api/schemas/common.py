@@ -120,6 +120,13 @@ def page_schema(item: type[Schema], name: str) -> type[Schema]:
     return type(name, (PageOf,), {"items": fields.List(fields.Nested(item))})
 
 
+class PeriodArgs(Schema):
+    """``?from=&to=``: the days of a statement or a report."""
+
+    from_ = IsoDate(data_key="from", required=True)
+    to = IsoDate(required=True)
+
+
 class ProblemSchema(Schema):
     """RFC 9457 problem details (a domain error adds members of its own, such as
     ``available_sqft``: the document allows them)."""
@@ -155,6 +162,34 @@ class CreditClassOut(Schema):
 def ServiceArea(**kwargs: Any) -> StrictInteger:  # noqa: N802
     """A bank service area number (1..10; the ruleset checks the upper bound)."""
     return StrictInteger(minimum=1, **kwargs)
+
+
+# --- the bounds of the text a request carries --------------------------------------------------
+
+
+def RecordId(**kwargs: Any) -> fields.String:  # noqa: N802
+    """The id of a record the request names: at most 40 characters."""
+    return fields.String(validate=validate.Length(max=40), **kwargs)
+
+
+def Name(**kwargs: Any) -> fields.String:  # noqa: N802
+    """The name of a person, a body or a project: 1..300 characters."""
+    return fields.String(validate=validate.Length(min=1, max=300), **kwargs)
+
+
+def Address(**kwargs: Any) -> fields.String:  # noqa: N802
+    """A mailing address: 1..1000 characters."""
+    return fields.String(validate=validate.Length(min=1, max=1000), **kwargs)
+
+
+def County(**kwargs: Any) -> fields.String:  # noqa: N802
+    """A county's name: 1..100 characters."""
+    return fields.String(validate=validate.Length(min=1, max=100), **kwargs)
+
+
+def Reason(**kwargs: Any) -> fields.String:  # noqa: N802
+    """Why something is done (a correction, a reversal, a release): 1..2000 characters."""
+    return fields.String(required=True, validate=validate.Length(min=1, max=2000), **kwargs)
 
 
 WETLAND_TYPES = [str(n) for n in range(1, 9)]

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from marshmallow import Schema, fields, validate
 
-from api.schemas.common import EventDate, IsoDate, Timestamp
+from api.schemas.common import Address, EventDate, Name, PeriodArgs, Timestamp
 from bank.notices import ROLES
 
 #: how many people one notice may list (the panel, the agencies, the public who asked)
@@ -13,8 +13,8 @@ MAX_RECIPIENTS = 500
 
 
 class RecipientIn(Schema):
-    name = fields.String(required=True, validate=validate.Length(min=1, max=300))
-    address = fields.String(required=True, validate=validate.Length(min=1, max=1000))
+    name = Name(required=True)
+    address = Address(required=True)
     role = fields.String(required=True, validate=validate.OneOf(ROLES))
 
 
@@ -35,8 +35,8 @@ class RecipientOut(Schema):
 
 
 class CopyRequestIn(Schema):
-    name = fields.String(required=True, validate=validate.Length(min=1, max=300))
-    address = fields.String(required=True, validate=validate.Length(min=1, max=1000))
+    name = Name(required=True)
+    address = Address(required=True)
     requested_on = EventDate(required=True)
 
 
@@ -55,9 +55,7 @@ class DrawOut(Schema):
     transaction_id = fields.String()
 
 
-class ComplianceArgs(Schema):
-    from_ = IsoDate(data_key="from", required=True)
-    to = IsoDate(required=True)
+ComplianceArgs = PeriodArgs
 
 
 class ComplianceRow(Schema):

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from marshmallow import Schema, fields, validate
 
-from api.schemas.common import EventDate, Quantity, StrictInteger
+from api.schemas.common import EventDate, Name, Quantity, Reason, StrictInteger
 from bank.plan_panel import MEMBER_KINDS, QUESTIONS, RECOMMENDATIONS
 
 
@@ -45,7 +45,7 @@ class TepReferralIn(Schema):
 
 
 class PanelMemberIn(Schema):
-    name = fields.String(required=True, validate=validate.Length(min=1, max=300))
+    name = Name(required=True)
     represents = fields.String(required=True, validate=validate.OneOf(MEMBER_KINDS))
 
 
@@ -121,7 +121,7 @@ class PlanExtensionOut(Schema):
 class ExtensionIn(Schema):
     notified_on = EventDate(required=True)
     days = StrictInteger(required=True)
-    reason = fields.String(required=True, validate=validate.Length(min=1, max=2000))
+    reason = Reason()
     #: 15.99 subd. 3 (g): with the applicant's written approval or at its request
     applicant_agreed = fields.Boolean(load_default=False)
 

@@ -6,11 +6,16 @@ from marshmallow import Schema, ValidationError, fields, validate, validates_sch
 
 from api.schemas.common import (
     WETLAND_TYPES,
+    Address,
+    County,
     CreditClassOut,
     EventDate,
     IsoDate,
+    Name,
     Quantity,
     Ratio,
+    Reason,
+    RecordId,
     ServiceArea,
     StrictInteger,
     Timestamp,
@@ -23,23 +28,21 @@ from bank.appeals import DENIAL_GROUNDS, PETITIONER_KINDS
 from bank.money_tables import PAYMENT_KINDS, SECURITY_KINDS
 from bank.plans import METHODS
 
-Text = fields.String
-
 
 class ImpactIn(Schema):
     area_sqft = Quantity(required=True)
     wetland_type = fields.String(required=True, validate=validate.OneOf(WETLAND_TYPES))
     service_area = ServiceArea(required=True)
-    county = fields.String(required=True, validate=validate.Length(min=1, max=100))
+    county = County(required=True)
     on_agricultural_land = fields.Boolean(load_default=False)
     #: Subd. 1 (a): an approval for peatland records the carbon balance and the planting
     peatland = fields.Boolean(load_default=False)
 
 
 class PlanIn(Schema):
-    lgu_id = fields.String(load_default=None, validate=validate.Length(max=40))
-    applicant = fields.String(required=True, validate=validate.Length(min=1, max=300))
-    project = fields.String(required=True, validate=validate.Length(min=1, max=300))
+    lgu_id = RecordId(load_default=None)
+    applicant = Name(required=True)
+    project = Name(required=True)
     received_on = EventDate(required=True)
     impact = fields.Nested(ImpactIn, required=True)
     replacement_ratio = Ratio(required=True)
@@ -49,9 +52,7 @@ class PlanIn(Schema):
     #: Subd. 9: security the LGU requires of a petitioner, 1..50,000 cents (the ruleset's cap)
     appeal_security_required_cents = Quantity(load_default=None, allow_none=True)
     #: Subd. 6 and 7: the watershed district whose managers are mailed, if one exists
-    watershed_district = fields.String(
-        load_default=None, allow_none=True, validate=validate.Length(min=1, max=300)
-    )
+    watershed_district = Name(load_default=None, allow_none=True)
     #: where the impact is (the public's copy identifies it, Subd. 6 (a))
     location = fields.String(required=True, validate=validate.Length(min=1, max=1000))
     #: Subd. 3: the security the LGU requires of a project-specific replacement (required then)
@@ -224,7 +225,7 @@ class MailedIn(Schema):
 
 class WithdrawalIn(Schema):
     reservation_ids = fields.List(
-        fields.String(validate=validate.Length(max=40)),
+        RecordId(),
         required=True,
         validate=validate.Length(min=1, max=100),
     )
@@ -237,8 +238,8 @@ class CompletedIn(Schema):
 
 class PetitionIn(Schema):
     petitioner_kind = fields.String(required=True, validate=validate.OneOf(PETITIONER_KINDS))
-    petitioner_name = fields.String(required=True, validate=validate.Length(min=1, max=300))
-    petitioner_address = fields.String(required=True, validate=validate.Length(min=1, max=1000))
+    petitioner_name = Name(required=True)
+    petitioner_address = Address(required=True)
     resident_count = StrictInteger(minimum=0, load_default=None, allow_none=True)
     postmarked_on = EventDate(required=True)
     received_on = EventDate(required=True)
@@ -292,10 +293,10 @@ class AppealSecurityIn(Schema):
 class PaymentIn(Schema):
     kind = fields.String(required=True, validate=validate.OneOf(PAYMENT_KINDS))
     amount_cents = Quantity(required=True)
-    payer = fields.String(required=True, validate=validate.Length(min=1, max=300))
+    payer = Name(required=True)
     received_on = EventDate(required=True)
-    plan_id = fields.String(load_default=None, validate=validate.Length(max=40))
-    appeal_id = fields.String(load_default=None, validate=validate.Length(max=40))
+    plan_id = RecordId(load_default=None)
+    appeal_id = RecordId(load_default=None)
     external_refs = external_refs_in()
 
 
@@ -334,7 +335,7 @@ class PaymentList(Schema):
 
 class SecurityIn(Schema):
     kind = fields.String(required=True, validate=validate.OneOf(SECURITY_KINDS))
-    issuer = fields.String(required=True, validate=validate.Length(min=1, max=300))
+    issuer = Name(required=True)
     amount_cents = Quantity(required=True)
     irrevocable = fields.Boolean(required=True)
     issued_on = EventDate(required=True)
@@ -382,7 +383,7 @@ class SecurityList(Schema):
 
 class ReleaseIn(Schema):
     released_on = EventDate(required=True)
-    reason = fields.String(required=True, validate=validate.Length(min=1, max=2000))
+    reason = Reason()
 
 
 class DrawIn(Schema):
