@@ -6,12 +6,9 @@ from operator import attrgetter, itemgetter
 from typing import Any
 
 from flask.views import MethodView
-from flask_smorest import Blueprint
 
-from api.context import actor, database, request_id, require_board, require_role, ruleset
-from api.idempotency import writes
+from api.context import actor, database, request_id, require_board, ruleset
 from api.pagination import Listing, PageArgs, csv_response, wants_csv
-from api.roles import roles
 from api.schemas.bank import (
     ENTRY_FIELDS,
     AccountIn,
@@ -26,40 +23,34 @@ from api.schemas.bank import (
     LotList,
 )
 from api.schemas.filters import AccountListArgs
+from api.views.blueprint import ApiBlueprint
 from bank import account_close, accounts, balances, deposit_reversal, deposit_views, deposits
 from bank.rules.deposit_rules import ActionRequest
 
-blp = Blueprint("accounts", __name__, url_prefix="/api/v1", description="Bank accounts")
+blp = ApiBlueprint("accounts", __name__, description="Bank accounts")
 
 ACCOUNTS = Listing("/accounts", id_prefix="acct")
 
 
 @blp.route("/accounts")
 class Accounts(MethodView):
-    @writes
-    @roles("board")
-    @blp.arguments(AccountIn)
-    @blp.response(201, AccountOut)
+    @blp.write("board", body=AccountIn, status=201, reply=AccountOut)
     def post(self, data: dict[str, Any]) -> Any:
         """Open a bank account for a holder (board)."""
         return accounts.open_account(database(), ruleset(), require_board(), **data)
 
-    @roles("board", "holder")
-    @blp.arguments(AccountListArgs, location="query")
-    @blp.response(200, AccountPage)
+    @blp.read("board", "holder", query=AccountListArgs, reply=AccountPage)
     def get(self, args: dict[str, Any]) -> Any:
         """Accounts: all for the board, its own for a holder; ``holder_id`` keeps one
         holder's (a holder asking for another's sees none)."""
-        who = require_role("board", "holder")
         after = ACCOUNTS.after(args["cursor"])
-        rows = accounts.list_accounts(database(), who, args["holder_id"], args["limit"], after)
+        rows = accounts.list_accounts(database(), actor(), args["holder_id"], args["limit"], after)
         return ACCOUNTS.page(rows, args["limit"], key=attrgetter("id"))
 
 
 @blp.route("/accounts/<account_id>")
 class AccountById(MethodView):
-    @roles("board", "holder")
-    @blp.response(200, AccountOut)
+    @blp.read("board", "holder", reply=AccountOut)
     def get(self, account_id: str) -> Any:
         """An account with its balances per credit class (board, or its holder)."""
         return accounts.get_account(database(), actor(), account_id)
@@ -67,9 +58,7 @@ class AccountById(MethodView):
 
 @blp.route("/accounts/<account_id>/balances")
 class AccountBalancesAsOf(MethodView):
-    @roles("board", "holder")
-    @blp.arguments(AsOfArgs, location="query")
-    @blp.response(200, BalancesAsOfOut)
+    @blp.read("board", "holder", query=AsOfArgs, reply=BalancesAsOfOut)
     def get(self, args: dict[str, Any], account_id: str) -> Any:
         """Balances at the end of a date (board, or the holder)."""
         return balances.balances_as_of(database(), actor(), account_id, args["as_of"])
@@ -77,8 +66,7 @@ class AccountBalancesAsOf(MethodView):
 
 @blp.route("/accounts/<account_id>/lots")
 class AccountLots(MethodView):
-    @roles("board", "holder")
-    @blp.response(200, LotList)
+    @blp.read("board", "holder", reply=LotList)
     def get(self, account_id: str) -> Any:
         """The lots the account holds, with provenance (board, or the holder)."""
         return {"items": accounts.account_lots(database(), actor(), account_id)}
@@ -86,9 +74,7 @@ class AccountLots(MethodView):
 
 @blp.route("/accounts/<account_id>/entries")
 class AccountEntries(MethodView):
-    @roles("board", "holder")
-    @blp.arguments(PageArgs, location="query")
-    @blp.response(200, EntryPage)
+    @blp.read("board", "holder", query=PageArgs, reply=EntryPage)
     @blp.alt_response(200, description="text/csv of every entry", content_type="text/csv")
     def get(self, args: dict[str, Any], account_id: str) -> Any:
         """Ledger lines, newest first, with the balance after each (JSON pages or CSV)."""
@@ -103,9 +89,7 @@ class AccountEntries(MethodView):
 
 @blp.route("/accounts/<account_id>/freeze")
 class AccountFreeze(MethodView):
-    @writes
-    @roles("board")
-    @blp.response(200, AccountOut)
+    @blp.write("board", status=200, reply=AccountOut)
     def post(self, account_id: str) -> Any:
         """Freeze an account: it accepts deposits but sends nothing out (board)."""
         return accounts.set_status(database(), require_board(), account_id, "frozen")
@@ -113,9 +97,7 @@ class AccountFreeze(MethodView):
 
 @blp.route("/accounts/<account_id>/unfreeze")
 class AccountUnfreeze(MethodView):
-    @writes
-    @roles("board")
-    @blp.response(200, AccountOut)
+    @blp.write("board", status=200, reply=AccountOut)
     def post(self, account_id: str) -> Any:
         """Unfreeze an account (board)."""
         return accounts.set_status(database(), require_board(), account_id, "open")
@@ -123,9 +105,7 @@ class AccountUnfreeze(MethodView):
 
 @blp.route("/accounts/<account_id>/close")
 class AccountClose(MethodView):
-    @writes
-    @roles("board")
-    @blp.response(200, AccountOut)
+    @blp.write("board", status=200, reply=AccountOut)
     def post(self, account_id: str) -> Any:
         """Close an account (board): only one that holds no credits and has no pending
         reservation (``conflict`` otherwise, and when it is closed already).  A closed account
@@ -135,10 +115,7 @@ class AccountClose(MethodView):
 
 @blp.route("/accounts/<account_id>/deposits")
 class AccountDeposits(MethodView):
-    @writes
-    @roles("board")
-    @blp.arguments(DepositIn)
-    @blp.response(201, DepositOut)
+    @blp.write("board", body=DepositIn, status=201, reply=DepositOut)
     def post(self, data: dict[str, Any], account_id: str) -> Any:
         """Deposit credits certified under Subd. 12 (board): all actions or none."""
         board = require_board()
@@ -148,8 +125,7 @@ class AccountDeposits(MethodView):
 
 @blp.route("/deposits/<deposit_id>")
 class DepositById(MethodView):
-    @roles("board", "holder")
-    @blp.response(200, DepositOut)
+    @blp.read("board", "holder", reply=DepositOut)
     def get(self, deposit_id: str) -> Any:
         """A deposit (board, or the holder of its account), with its reversal if any."""
         return deposit_views.show_deposit(database(), actor(), deposit_id)
@@ -157,10 +133,7 @@ class DepositById(MethodView):
 
 @blp.route("/deposits/<deposit_id>/reverse")
 class DepositReverse(MethodView):
-    @writes
-    @roles("board")
-    @blp.arguments(DepositReverseIn)
-    @blp.response(201, DepositOut)
+    @blp.write("board", body=DepositReverseIn, status=201, reply=DepositOut)
     def post(self, data: dict[str, Any], deposit_id: str) -> Any:
         """Reverse a mistaken deposit (board) by a compensating transaction: only while every lot
         it made still holds all its credits unreserved (``conflict`` otherwise, and for a second

@@ -8,11 +8,9 @@ from dataclasses import asdict
 from typing import Any
 
 from flask.views import MethodView
-from flask_smorest import Blueprint
 
 from api.context import actor, database, require_board
 from api.pagination import Listing, csv_response, wants_csv
-from api.roles import roles
 from api.schemas.audit import (
     AsOfOptional,
     AvailabilityOut,
@@ -29,9 +27,10 @@ from api.schemas.audit import (
     VerifyOut,
 )
 from api.schemas.notices import ComplianceArgs, ComplianceOut, ComplianceRow
+from api.views.blueprint import ApiBlueprint
 from bank import audit, compliance, reports
 
-blp = Blueprint("audit", __name__, url_prefix="/api/v1", description="Audit and reports")
+blp = ApiBlueprint("audit", __name__, description="Audit and reports")
 JOURNAL, EVENTS = Listing("/audit/journal"), Listing("/audit/events")
 
 JOURNAL_FIELDS = list(JournalTxOut().fields)
@@ -45,9 +44,7 @@ def _filters(args: dict[str, Any]) -> audit.JournalFilter:
 
 @blp.route("/audit/journal")
 class Journal(MethodView):
-    @roles("board")
-    @blp.arguments(JournalArgs, location="query")
-    @blp.response(200, JournalPage)
+    @blp.read("board", query=JournalArgs, reply=JournalPage)
     @blp.alt_response(200, description="text/csv of every transaction", content_type="text/csv")
     def get(self, args: dict[str, Any]) -> Any:
         """Every transaction in chain order with its entries, actor, keys, times and hashes."""
@@ -62,9 +59,7 @@ class Journal(MethodView):
 
 @blp.route("/audit/trial-balance")
 class TrialBalance(MethodView):
-    @roles("board")
-    @blp.arguments(AsOfOptional, location="query")
-    @blp.response(200, TrialBalanceOut)
+    @blp.read("board", query=AsOfOptional, reply=TrialBalanceOut)
     def get(self, args: dict[str, Any]) -> Any:
         """Per asset: total debits and credits as of a date (default today), and balanced."""
         return audit.trial_balance_as_of(database(), require_board(), args["as_of"])
@@ -72,8 +67,7 @@ class TrialBalance(MethodView):
 
 @blp.route("/audit/verify")
 class Verify(MethodView):
-    @roles("board")
-    @blp.response(200, VerifyOut)
+    @blp.read("board", reply=VerifyOut)
     def get(self) -> Any:
         """Check the hash chain, every stored balance and the registry's seals; name the first
         break.  Checks what was written since the last full pass's checkpoint; runs the full
@@ -83,9 +77,7 @@ class Verify(MethodView):
 
 @blp.route("/audit/events")
 class Events(MethodView):
-    @roles("board")
-    @blp.arguments(PageOnly, location="query")
-    @blp.response(200, EventPage)
+    @blp.read("board", query=PageOnly, reply=EventPage)
     def get(self, args: dict[str, Any]) -> Any:
         """Refused requests (401/403) and token creations and revocations, oldest first."""
         after, limit = EVENTS.after(args["cursor"]), args["limit"]
@@ -95,9 +87,7 @@ class Events(MethodView):
 
 @blp.route("/accounts/<account_id>/statement")
 class Statement(MethodView):
-    @roles("board", "holder")
-    @blp.arguments(StatementArgs, location="query")
-    @blp.response(200, StatementOut)
+    @blp.read("board", "holder", query=StatementArgs, reply=StatementOut)
     @blp.alt_response(200, description="text/csv", content_type="text/csv")
     def get(self, args: dict[str, Any], account_id: str) -> Any:
         """Opening balance, every entry, closing balance, per credit class (holder or board)."""
@@ -137,9 +127,7 @@ class CreditAvailability(MethodView):
 
 @blp.route("/reports/lgu-compliance")
 class LguCompliance(MethodView):
-    @roles("board")
-    @blp.arguments(ComplianceArgs, location="query")
-    @blp.response(200, ComplianceOut)
+    @blp.read("board", query=ComplianceArgs, reply=ComplianceOut)
     @blp.alt_response(200, description="text/csv", content_type="text/csv")
     def get(self, args: dict[str, Any]) -> Any:
         """Per LGU, over the plans received in the period: decided in time, deemed approved,

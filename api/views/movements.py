@@ -5,11 +5,8 @@ from __future__ import annotations
 from typing import Any
 
 from flask.views import MethodView
-from flask_smorest import Blueprint
 
-from api.context import actor, database, request_id, require_role
-from api.idempotency import writes
-from api.roles import roles
+from api.context import actor, database, request_id
 from api.schemas.bank import (
     AccountReservationList,
     ReservationIn,
@@ -17,38 +14,30 @@ from api.schemas.bank import (
     TransferIn,
     TransferOut,
 )
+from api.views.blueprint import ApiBlueprint
 from bank import account_reservations, reservations, transfers
 
-blp = Blueprint("movements", __name__, url_prefix="/api/v1", description="Transfers, reservations")
+blp = ApiBlueprint("movements", __name__, description="Transfers, reservations")
 
 
 @blp.route("/transfers")
 class Transfers(MethodView):
-    @writes
-    @roles("board", "holder")
-    @blp.arguments(TransferIn)
-    @blp.response(201, TransferOut)
+    @blp.write("board", "holder", body=TransferIn, status=201, reply=TransferOut)
     def post(self, data: dict[str, Any]) -> Any:
         """Transfer credits between accounts (board, or the holder of the source account)."""
-        who = require_role("board", "holder")
         request = transfers.TransferRequest(**data)
-        return transfers.transfer(database(), who, request, request_id())
+        return transfers.transfer(database(), actor(), request, request_id())
 
 
 @blp.route("/accounts/<account_id>/reservations")
 class AccountReservations(MethodView):
-    @writes
-    @roles("board", "holder")
-    @blp.arguments(ReservationIn)
-    @blp.response(201, ReservationOut)
+    @blp.write("board", "holder", body=ReservationIn, status=201, reply=ReservationOut)
     def post(self, data: dict[str, Any], account_id: str) -> Any:
         """Reserve credits for a plan (the account's holder, or board)."""
-        who = require_role("board", "holder")
         request = reservations.ReservationRequest(account_id=account_id, **data)
-        return reservations.reserve_for_plan(database(), who, request, request_id())
+        return reservations.reserve_for_plan(database(), actor(), request, request_id())
 
-    @roles("board", "holder")
-    @blp.response(200, AccountReservationList)
+    @blp.read("board", "holder", reply=AccountReservationList)
     def get(self, account_id: str) -> Any:
         """The reservations held against the account (board, or its holder), each with the plan
         it is for: its project, LGU and status."""
@@ -57,8 +46,7 @@ class AccountReservations(MethodView):
 
 @blp.route("/reservations/<reservation_id>")
 class ReservationById(MethodView):
-    @roles("board", "holder", "lgu")
-    @blp.response(200, ReservationOut)
+    @blp.read("board", "holder", "lgu", reply=ReservationOut)
     def get(self, reservation_id: str) -> Any:
         """A reservation (board, the account's holder, or the plan's LGU)."""
         return reservations.show_reservation(database(), actor(), reservation_id)
@@ -66,10 +54,7 @@ class ReservationById(MethodView):
 
 @blp.route("/reservations/<reservation_id>/void")
 class ReservationVoid(MethodView):
-    @writes
-    @roles("board", "holder")
-    @blp.response(200, ReservationOut)
+    @blp.write("board", "holder", status=200, reply=ReservationOut)
     def post(self, reservation_id: str) -> Any:
         """Release a pending reservation (the account's holder, or board)."""
-        who = require_role("board", "holder")
-        return reservations.void(database(), who, reservation_id, request_id())
+        return reservations.void(database(), actor(), reservation_id, request_id())

@@ -11,8 +11,7 @@ from flask import Response, render_template, request
 from flask.views import MethodView
 
 from api import pdf
-from api.context import actor, database, require_role
-from api.idempotency import writes
+from api.context import actor, database
 from api.roles import roles
 from api.schemas.notices import CopyRequestIn, CopyRequestOut, NoticeIn
 from api.schemas.plans import NoticeOut
@@ -26,47 +25,38 @@ def recipients(data: dict[str, Any]) -> list[notices.Recipient]:
     return [notices.Recipient(r["name"], r["address"], r["role"]) for r in data["recipients"]]
 
 
+def _mail(plan_id: str, notice: str, data: dict[str, Any]) -> Any:
+    """Record the plan's ``notice`` as mailed (``NoticeIn``, loaded: the day, the recipients)."""
+    return plan_acts.mail_notice(
+        database(), actor(), plan_id, notice, data["mailed_on"], recipients(data)
+    )
+
+
 @blp.route("/plans/<plan_id>/notices")
 class PlanNotices(MethodView):
-    @writes
-    @roles("board", "lgu")
-    @blp.arguments(NoticeIn)
-    @blp.response(201, NoticeOut)
+    @blp.write("board", "lgu", body=NoticeIn, status=201, reply=NoticeOut)
     def post(self, data: dict[str, Any], plan_id: str) -> Any:
         """Subd. 6 notice of application, to the panel, the commissioner, the watershed
         district (full notices) and the public who asked; late notices are flagged."""
-        who = require_role("board", "lgu")
-        return plan_acts.mail_notice(
-            database(), who, plan_id, "application", data["mailed_on"], recipients(data)
-        )
+        return _mail(plan_id, "application", data)
 
 
 @blp.route("/plans/<plan_id>/decision-notice")
 class PlanDecisionNotice(MethodView):
-    @writes
-    @roles("board", "lgu")
-    @blp.arguments(NoticeIn)
-    @blp.response(201, NoticeOut)
+    @blp.write("board", "lgu", body=NoticeIn, status=201, reply=NoticeOut)
     def post(self, data: dict[str, Any], plan_id: str) -> Any:
         """Subd. 7 notice of decision, to the panel, the applicant, the commissioner, the
         watershed district and the public who asked: opens the appeal window."""
-        who = require_role("board", "lgu")
-        return plan_acts.mail_notice(
-            database(), who, plan_id, "decision", data["mailed_on"], recipients(data)
-        )
+        return _mail(plan_id, "decision", data)
 
 
 @blp.route("/plans/<plan_id>/copy-requests")
 class PlanCopyRequests(MethodView):
-    @writes
-    @roles("board", "lgu")
-    @blp.arguments(CopyRequestIn)
-    @blp.response(201, CopyRequestOut)
+    @blp.write("board", "lgu", body=CopyRequestIn, status=201, reply=CopyRequestOut)
     def post(self, data: dict[str, Any], plan_id: str) -> Any:
         """A member of the public asked for a copy: later notices must be mailed to them."""
-        who = require_role("board", "lgu")
         return plan_acts.request_copy(
-            database(), who, plan_id, data["name"], data["address"], data["requested_on"]
+            database(), actor(), plan_id, data["name"], data["address"], data["requested_on"]
         )
 
 

@@ -7,12 +7,9 @@ from functools import partial
 from typing import Any
 
 from flask.views import MethodView
-from flask_smorest import Blueprint
 
 from api.context import actor, database, require_board, ruleset
-from api.idempotency import writes
 from api.pagination import Listing
-from api.roles import roles
 from api.schemas.bank import (
     CreditAreaAmendIn,
     HolderEditIn,
@@ -31,9 +28,10 @@ from api.schemas.bank import (
     SitePage,
     SiteQueryArgs,
 )
+from api.views.blueprint import ApiBlueprint
 from bank import parties, party_edits, party_lists, site_register
 
-blp = Blueprint("parties", __name__, url_prefix="/api/v1", description="Parties and places")
+blp = ApiBlueprint("parties", __name__, description="Parties and places")
 
 HOLDERS = Listing("/holders", id_prefix="hld")
 LGUS = Listing("/lgus", id_prefix="lgu")
@@ -53,17 +51,12 @@ def _page(listing: Listing, lister: Callable[..., list[Any]], args: dict[str, An
 
 @blp.route("/holders")
 class Holders(MethodView):
-    @writes
-    @roles("board")
-    @blp.arguments(HolderIn)
-    @blp.response(201, HolderOut)
+    @blp.write("board", body=HolderIn, status=201, reply=HolderOut)
     def post(self, data: dict[str, Any]) -> Any:
         """Register an account holder (board)."""
         return parties.create_holder(database(), require_board(), **data)
 
-    @roles("board")
-    @blp.arguments(NameQueryArgs, location="query")
-    @blp.response(200, HolderPage)
+    @blp.read("board", query=NameQueryArgs, reply=HolderPage)
     def get(self, args: dict[str, Any]) -> Any:
         """Holders (board), by id; ``q`` filters on text the name contains."""
         return _page(HOLDERS, party_lists.holders, args)
@@ -71,16 +64,12 @@ class Holders(MethodView):
 
 @blp.route("/holders/<holder_id>")
 class HolderById(MethodView):
-    @roles("board", "holder")
-    @blp.response(200, HolderOut)
+    @blp.read("board", "holder", reply=HolderOut)
     def get(self, holder_id: str) -> Any:
         """A holder (board, or the holder itself)."""
         return parties.show_holder(database(), actor(), holder_id)
 
-    @writes
-    @roles("board")
-    @blp.arguments(HolderEditIn)
-    @blp.response(200, HolderOut)
+    @blp.write("board", body=HolderEditIn, status=200, reply=HolderOut)
     def patch(self, data: dict[str, Any], holder_id: str) -> Any:
         """Correct a holder's name, email or address (board), with a reason, recorded."""
         return party_edits.edit_holder(database(), require_board(), holder_id, **data)
@@ -88,17 +77,12 @@ class HolderById(MethodView):
 
 @blp.route("/lgus")
 class Lgus(MethodView):
-    @writes
-    @roles("board")
-    @blp.arguments(LguIn)
-    @blp.response(201, LguOut)
+    @blp.write("board", body=LguIn, status=201, reply=LguOut)
     def post(self, data: dict[str, Any]) -> Any:
         """Register an LGU with its holiday choices (board)."""
         return parties.create_lgu(database(), require_board(), **data)
 
-    @roles("board")
-    @blp.arguments(NameQueryArgs, location="query")
-    @blp.response(200, LguPage)
+    @blp.read("board", query=NameQueryArgs, reply=LguPage)
     def get(self, args: dict[str, Any]) -> Any:
         """LGUs (board), by id; ``q`` filters on text the name contains."""
         return _page(LGUS, party_lists.lgus, args)
@@ -106,16 +90,12 @@ class Lgus(MethodView):
 
 @blp.route("/lgus/<lgu_id>")
 class LguById(MethodView):
-    @roles("board", "lgu", "holder")
-    @blp.response(200, LguOut)
+    @blp.read("board", "lgu", "holder", reply=LguOut)
     def get(self, lgu_id: str) -> Any:
         """An LGU (public reference data for any token)."""
         return parties.show_lgu(database(), actor(), lgu_id)
 
-    @writes
-    @roles("board")
-    @blp.arguments(LguEditIn)
-    @blp.response(200, LguOut)
+    @blp.write("board", body=LguEditIn, status=200, reply=LguOut)
     def patch(self, data: dict[str, Any], lgu_id: str) -> Any:
         """Correct an LGU's name (board), with a reason, recorded."""
         return party_edits.edit_lgu(database(), require_board(), lgu_id, **data)
@@ -123,18 +103,13 @@ class LguById(MethodView):
 
 @blp.route("/bank-sites")
 class Sites(MethodView):
-    @writes
-    @roles("board")
-    @blp.arguments(SiteIn)
-    @blp.response(201, SiteOut)
+    @blp.write("board", body=SiteIn, status=201, reply=SiteOut)
     def post(self, data: dict[str, Any]) -> Any:
         """Register a bank site (board), with the area of each credited action under its banking
         plan where known (Subd. 12 (c) caps apply to these areas)."""
         return site_register.register_site(database(), ruleset(), require_board(), **data)
 
-    @roles("board")
-    @blp.arguments(SiteQueryArgs, location="query")
-    @blp.response(200, SitePage)
+    @blp.read("board", query=SiteQueryArgs, reply=SitePage)
     def get(self, args: dict[str, Any]) -> Any:
         """Bank sites (board), by id; filters: ``q`` (text the name contains), ``holder_id``,
         ``service_area``."""
@@ -143,16 +118,12 @@ class Sites(MethodView):
 
 @blp.route("/bank-sites/<site_id>")
 class SiteById(MethodView):
-    @roles("board", "holder")
-    @blp.response(200, SiteOut)
+    @blp.read("board", "holder", reply=SiteOut)
     def get(self, site_id: str) -> Any:
         """A bank site (board, or its holder)."""
         return site_register.show_site(database(), ruleset(), actor(), site_id)
 
-    @writes
-    @roles("board")
-    @blp.arguments(SiteEditIn)
-    @blp.response(200, SiteOut)
+    @blp.write("board", body=SiteEditIn, status=200, reply=SiteOut)
     def patch(self, data: dict[str, Any], site_id: str) -> Any:
         """Correct a bank site's name, county or major watershed (board), with a reason,
         recorded; its holder and service area are sealed."""
@@ -161,10 +132,7 @@ class SiteById(MethodView):
 
 @blp.route("/bank-sites/<site_id>/credit-areas")
 class SiteCreditAreas(MethodView):
-    @writes
-    @roles("board")
-    @blp.arguments(CreditAreaAmendIn)
-    @blp.response(200, SiteOut)
+    @blp.write("board", body=CreditAreaAmendIn, status=200, reply=SiteOut)
     def post(self, data: dict[str, Any], site_id: str) -> Any:
         """Amend the registered area of one category (board), with a reason; never below what
         the site has already credited (``conflict``)."""
@@ -173,9 +141,7 @@ class SiteCreditAreas(MethodView):
 
 @blp.route("/bank-sites/<site_id>/freeze")
 class SiteFreeze(MethodView):
-    @writes
-    @roles("board")
-    @blp.response(200, SiteOut)
+    @blp.write("board", status=200, reply=SiteOut)
     def post(self, site_id: str) -> Any:
         """Freeze every credit that came from the site, wherever it now is (board)."""
         return site_register.freeze_site(database(), ruleset(), require_board(), site_id, True)
@@ -183,9 +149,7 @@ class SiteFreeze(MethodView):
 
 @blp.route("/bank-sites/<site_id>/unfreeze")
 class SiteUnfreeze(MethodView):
-    @writes
-    @roles("board")
-    @blp.response(200, SiteOut)
+    @blp.write("board", status=200, reply=SiteOut)
     def post(self, site_id: str) -> Any:
         """Unfreeze the site's credits (board)."""
         return site_register.freeze_site(database(), ruleset(), require_board(), site_id, False)
@@ -193,11 +157,9 @@ class SiteUnfreeze(MethodView):
 
 @blp.route("/service-areas")
 class ServiceAreas(MethodView):
-    @roles("board", "lgu", "holder")
-    @blp.response(200, ServiceAreaList)
+    @blp.read("board", "lgu", "holder", reply=ServiceAreaList)
     def get(self) -> Any:
         """The bank service areas (practice: ten)."""
-        actor()
         count = ruleset().service_area_count
         return {
             "items": [{"number": n, "name": f"Bank Service Area {n}"} for n in range(1, count + 1)]

@@ -10,9 +10,7 @@ from typing import Any
 
 from flask.views import MethodView
 
-from api.context import database, require_role
-from api.idempotency import writes
-from api.roles import roles
+from api.context import actor, database
 from api.schemas.plan_record import (
     DecisionIn,
     ExtensionIn,
@@ -30,29 +28,23 @@ from bank import plan_acts, plan_decisions, plan_extensions, plan_panel
 
 @blp.route("/plans/<plan_id>/extensions")
 class PlanExtensions(MethodView):
-    @writes
-    @roles("board", "lgu")
-    @blp.arguments(ExtensionIn)
-    @blp.response(201, ExtensionOut)
+    @blp.write("board", "lgu", body=ExtensionIn, status=201, reply=ExtensionOut)
     def post(self, data: dict[str, Any], plan_id: str) -> Any:
         """An extension of the decision deadline: the LGU's one of at most 60 days (Minn. Stat.
         15.99 subd. 3 (f)), or any other with ``applicant_agreed`` (g)."""
         request = plan_extensions.ExtensionRequest(**data)
-        return plan_acts.extend(database(), require_role("board", "lgu"), plan_id, request)
+        return plan_acts.extend(database(), actor(), plan_id, request)
 
 
 @blp.route("/plans/<plan_id>/tep-referral")
 class PlanTepReferral(MethodView):
-    @writes
-    @roles("board", "lgu")
-    @blp.arguments(TepReferralIn)
-    @blp.response(201, PanelOut)
+    @blp.write("board", "lgu", body=TepReferralIn, status=201, reply=PanelOut)
     def post(self, data: dict[str, Any], plan_id: str) -> Any:
         """Subd. 2: questions of public value, location, size or type go to the technical
         evaluation panel; the decision then waits for its determination."""
         return plan_acts.refer_to_panel(
             database(),
-            require_role("board", "lgu"),
+            actor(),
             plan_id,
             data["referred_on"],
             data["questions"],
@@ -61,10 +53,7 @@ class PlanTepReferral(MethodView):
 
 @blp.route("/plans/<plan_id>/tep-determination")
 class PlanTepDetermination(MethodView):
-    @writes
-    @roles("board", "lgu")
-    @blp.arguments(TepDeterminationIn)
-    @blp.response(201, PanelOut)
+    @blp.write("board", "lgu", body=TepDeterminationIn, status=201, reply=PanelOut)
     def post(self, data: dict[str, Any], plan_id: str) -> Any:
         """Subd. 2: the panel's determination after its on-site inspection, by its three
         members (board, SWCD, the LGU's appointee), with its recommendation if any."""
@@ -74,21 +63,17 @@ class PlanTepDetermination(MethodView):
             determination=data["determination"],
             recommendation=data["recommendation"],
         )
-        who = require_role("board", "lgu")
-        return plan_acts.record_determination(database(), who, plan_id, determination)
+        return plan_acts.record_determination(database(), actor(), plan_id, determination)
 
 
 @blp.route("/plans/<plan_id>/decision")
 class PlanDecision(MethodView):
-    @writes
-    @roles("board", "lgu")
-    @blp.arguments(DecisionIn)
-    @blp.response(201, PlanOut)
+    @blp.write("board", "lgu", body=DecisionIn, status=201, reply=PlanOut)
     def post(self, data: dict[str, Any], plan_id: str) -> Any:
         """Approve (by the governing body's resolution) or deny (with written reasons) the
         plan's application (Subd. 1, 2, 4)."""
         request = decision_request(data)
-        return plan_acts.decide(database(), require_role("board", "lgu"), plan_id, request)
+        return plan_acts.decide(database(), actor(), plan_id, request)
 
 
 def decision_request(data: dict[str, Any]) -> plan_decisions.DecisionRequest:
@@ -105,16 +90,13 @@ def decision_request(data: dict[str, Any]) -> plan_decisions.DecisionRequest:
 
 @blp.route("/plans/<plan_id>/revisions")
 class PlanRevisions(MethodView):
-    @writes
-    @roles("board", "lgu")
-    @blp.arguments(RevisionIn)
-    @blp.response(201, RevisionOut)
+    @blp.write("board", "lgu", body=RevisionIn, status=201, reply=RevisionOut)
     def post(self, data: dict[str, Any], plan_id: str) -> Any:
         """A revised application; Subd. 6 (c) says whether it is a new application with its own
         timeline (accepted after an approval once it is final)."""
         return plan_acts.revise(
             database(),
-            require_role("board", "lgu"),
+            actor(),
             plan_id,
             data["area_sqft"],
             data["displacement_ft"],

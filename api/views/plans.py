@@ -5,13 +5,10 @@ from __future__ import annotations
 from typing import Any
 
 from flask.views import MethodView
-from flask_smorest import Blueprint
 
 from api import listing_csv
-from api.context import actor, database, request_id, require_board, require_role, ruleset
-from api.idempotency import writes
+from api.context import actor, database, request_id, require_board, ruleset
 from api.pagination import Listing, csv_response, wants_csv
-from api.roles import roles
 from api.schemas.plans import (
     AppealDecisionIn,
     AppealOut,
@@ -27,31 +24,27 @@ from api.schemas.plans import (
     WithdrawalIn,
     WithdrawalOut,
 )
+from api.views.blueprint import ApiBlueprint
 from bank import appeals, listing_filters, plan_cases, plans, withdrawals
 
-blp = Blueprint("plans", __name__, url_prefix="/api/v1", description="Replacement plans, appeals")
+blp = ApiBlueprint("plans", __name__, description="Replacement plans, appeals")
 PLANS = Listing("/plans", id_prefix="plan")
 
 
 @blp.route("/plans")
 class Plans(MethodView):
-    @writes
-    @roles("board", "lgu")
-    @blp.arguments(PlanIn)
-    @blp.response(201, PlanOut)
+    @blp.write("board", "lgu", body=PlanIn, status=201, reply=PlanOut)
     def post(self, data: dict[str, Any]) -> Any:
         """Record a replacement plan application (its LGU; the board names ``lgu_id``)."""
         request = plan_request(data)
-        return plan_cases.record(database(), require_role("board", "lgu"), ruleset(), request)
+        return plan_cases.record(database(), actor(), ruleset(), request)
 
-    @roles("board", "lgu")
-    @blp.arguments(PlanListArgs, location="query")
-    @blp.response(200, PlanPage)
+    @blp.read("board", "lgu", query=PlanListArgs, reply=PlanPage)
     @blp.alt_response(200, description="text/csv of every plan kept", content_type="text/csv")
     def get(self, args: dict[str, Any]) -> Any:
         """Plans (board: all; LGU: its own), optionally by status, applicant or project text,
         date received and an integrator's reference (JSON pages or CSV)."""
-        who = require_role("board", "lgu")
+        who = actor()
         after = PLANS.after(args["cursor"])
         where = listing_filters.plans(
             args["q"], args["received_from"], args["received_to"], args["external_ref"]
@@ -92,8 +85,7 @@ def plan_request(data: dict[str, Any]) -> plans.PlanRequest:
 
 @blp.route("/plans/<plan_id>")
 class PlanById(MethodView):
-    @roles("board", "lgu")
-    @blp.response(200, PlanOut)
+    @blp.read("board", "lgu", reply=PlanOut)
     def get(self, plan_id: str) -> Any:
         """A plan: every deadline, its status, reservations, and whether the impact may proceed."""
         return plan_cases.show(database(), actor(), plan_id)
@@ -101,15 +93,12 @@ class PlanById(MethodView):
 
 @blp.route("/plans/<plan_id>/withdrawals")
 class PlanWithdrawals(MethodView):
-    @writes
-    @roles("board", "lgu")
-    @blp.arguments(WithdrawalIn)
-    @blp.response(201, WithdrawalOut)
+    @blp.write("board", "lgu", body=WithdrawalIn, status=201, reply=WithdrawalOut)
     def post(self, data: dict[str, Any], plan_id: str) -> Any:
         """Withdraw the reserved credits for an approved plan: one ledger transaction."""
         return withdrawals.withdraw(
             database(),
-            require_role("board", "lgu"),
+            actor(),
             plan_id,
             data["reservation_ids"],
             request_id(),
@@ -119,34 +108,25 @@ class PlanWithdrawals(MethodView):
 
 @blp.route("/plans/<plan_id>/replacement-completed")
 class PlanReplacementCompleted(MethodView):
-    @writes
-    @roles("board", "lgu")
-    @blp.arguments(CompletedIn)
-    @blp.response(201, PlanOut)
+    @blp.write("board", "lgu", body=CompletedIn, status=201, reply=PlanOut)
     def post(self, data: dict[str, Any], plan_id: str) -> Any:
         """Project-specific replacement recorded complete (Subd. 3)."""
-        who = require_role("board", "lgu")
-        return plan_cases.complete_replacement(database(), who, plan_id, data["completed_on"])
+        return plan_cases.complete_replacement(database(), actor(), plan_id, data["completed_on"])
 
 
 @blp.route("/plans/<plan_id>/appeal-security")
 class PlanAppealSecurity(MethodView):
-    @writes
-    @roles("board", "lgu")
-    @blp.arguments(AppealSecurityIn)
-    @blp.response(201, PlanOut)
+    @blp.write("board", "lgu", body=AppealSecurityIn, status=201, reply=PlanOut)
     def post(self, data: dict[str, Any], plan_id: str) -> Any:
         """Subd. 9: the security the LGU requires of a petitioner (before any petition)."""
-        who = require_role("board", "lgu")
-        return plan_cases.require_appeal_security(database(), who, plan_id, data["amount_cents"])
+        return plan_cases.require_appeal_security(
+            database(), actor(), plan_id, data["amount_cents"]
+        )
 
 
 @blp.route("/plans/<plan_id>/appeals")
 class PlanAppeals(MethodView):
-    @writes
-    @roles("board")
-    @blp.arguments(PetitionIn)
-    @blp.response(201, AppealOut)
+    @blp.write("board", body=PetitionIn, status=201, reply=AppealOut)
     def post(self, data: dict[str, Any], plan_id: str) -> Any:
         """Record a petition the board received (board)."""
         request = appeals.PetitionRequest(**data)
@@ -155,8 +135,7 @@ class PlanAppeals(MethodView):
 
 @blp.route("/appeals/<appeal_id>")
 class AppealById(MethodView):
-    @roles("board", "lgu")
-    @blp.response(200, AppealOut)
+    @blp.read("board", "lgu", reply=AppealOut)
     def get(self, appeal_id: str) -> Any:
         """An appeal (board, or the plan's LGU)."""
         return appeals.show(database(), actor(), appeal_id)
@@ -164,10 +143,7 @@ class AppealById(MethodView):
 
 @blp.route("/appeals/<appeal_id>/petition")
 class AppealPetition(MethodView):
-    @writes
-    @roles("board")
-    @blp.arguments(PetitionDecisionIn)
-    @blp.response(201, AppealOut)
+    @blp.write("board", body=PetitionDecisionIn, status=201, reply=AppealOut)
     def post(self, data: dict[str, Any], appeal_id: str) -> Any:
         """The board grants the petition (its fee paid, any security required posted) or
         denies it on the grounds Subd. 9 names."""
@@ -185,10 +161,7 @@ class AppealPetition(MethodView):
 
 @blp.route("/appeals/<appeal_id>/decision")
 class AppealDecision(MethodView):
-    @writes
-    @roles("board")
-    @blp.arguments(AppealDecisionIn)
-    @blp.response(201, AppealOut)
+    @blp.write("board", body=AppealDecisionIn, status=201, reply=AppealOut)
     def post(self, data: dict[str, Any], appeal_id: str) -> Any:
         """The board's decision on the merits: upheld, or reversed."""
         return appeals.decide_appeal(
@@ -204,10 +177,7 @@ class AppealDecision(MethodView):
 
 @blp.route("/appeals/<appeal_id>/service")
 class AppealService(MethodView):
-    @writes
-    @roles("board")
-    @blp.arguments(ServiceIn)
-    @blp.response(201, AppealOut)
+    @blp.write("board", body=ServiceIn, status=201, reply=AppealOut)
     def post(self, data: dict[str, Any], appeal_id: str) -> Any:
         """The day the board's decision was served by mail on the parties (once)."""
         return appeals.record_service(database(), require_board(), appeal_id, data["served_on"])

@@ -6,16 +6,15 @@ from typing import Any
 
 from flask import request
 from flask.views import MethodView
-from flask_smorest import Blueprint
 from marshmallow import Schema, fields, validate
 from sqlalchemy import text
 
 from api.context import actor, database, request_id, require_board
-from api.idempotency import writes
 from api.roles import roles
+from api.views.blueprint import ApiBlueprint
 from bank import access, tokens
 
-blp = Blueprint("service", __name__, url_prefix="/api/v1", description="Service and tokens")
+blp = ApiBlueprint("service", __name__, description="Service and tokens")
 
 
 class HealthOut(Schema):
@@ -61,8 +60,7 @@ class Health(MethodView):
 
 @blp.route("/me")
 class Me(MethodView):
-    @roles("board", "lgu", "holder")
-    @blp.response(200, MeOut)
+    @blp.read("board", "lgu", "holder", reply=MeOut)
     def get(self) -> dict[str, Any]:
         """The caller's role and the LGU or holder its token acts for."""
         who = actor()
@@ -77,10 +75,7 @@ class Me(MethodView):
 
 @blp.route("/tokens")
 class Tokens(MethodView):
-    @writes
-    @roles("board")
-    @blp.arguments(TokenIn)
-    @blp.response(201, TokenOut)
+    @blp.write("board", body=TokenIn, status=201, reply=TokenOut)
     def post(self, data: dict[str, Any]) -> Any:
         """Create a token (board).  The secret is in this response only."""
         return tokens.create(database(), require_board(), _request(), **data)
