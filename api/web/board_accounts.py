@@ -9,15 +9,16 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from flask import Response, request, url_for
+from flask import Response, url_for
 from marshmallow import Schema
 
 from api.context import database, ruleset
 from api.schemas.bank import AccountIn
 from api.web import forms
 from api.web.blueprint import web
-from api.web.board_forms import board_only, service_area
-from api.web.forms import Field, Form, Item, Refused
+from api.web.board_forms import BOARD, board_only, service_area
+from api.web.forms import Field, Form
+from api.web.record_forms import NewRecord
 from bank import account_close, accounts
 from bank.access import Actor
 from ledger.db import Database
@@ -61,39 +62,27 @@ def load() -> None:
     """The routes are declared below, on import; this makes the import explicit."""
 
 
-def _new_form() -> Form:
-    items: tuple[Item, ...] = (
+def _open(who: Actor, data: dict[str, Any]) -> str:
+    opened = accounts.open_account(database(), ruleset(), who, **data)
+    return forms.done("web.account", OPENED, account_id=opened.id)
+
+
+NewRecord(
+    "/accounts/new",
+    ("account_new", "account_open"),
+    (BOARD,),
+    "Open a bank account",
+    lambda who: (
         Field("holder_id", "Holder id", required=True, hint="The holder the account is for."),
         service_area(),
         Field("county", "County", required=True),
         Field("name", "Account name"),
-    )
-    return Form(url_for("web.account_open"), items, "Open the account")
-
-
-def _new_page(form: Form, status: int = 200) -> Response:
-    return forms.page("form_page.html", status, heading="Open a bank account", form=form)
-
-
-@web.get("/accounts/new")
-@board_only
-def account_new(who: Actor) -> Response:
-    form = _new_form()
-    form.values = {"holder_id": request.args.get("holder_id", "")}
-    return _new_page(form)
-
-
-@web.post("/accounts/new")
-@board_only
-def account_open(who: Actor) -> Any:
-    def act(data: dict[str, Any]) -> str:
-        opened = accounts.open_account(database(), ruleset(), who, **data)
-        return forms.done("web.account", OPENED, account_id=opened.id)
-
-    def again(why: Refused) -> Response:
-        return _new_page(forms.refused(_new_form(), why), why.status)
-
-    return forms.submit(who, _new_form(), AccountIn(), act, again)
+    ),
+    "Open the account",
+    AccountIn,
+    _open,
+    prefill=("holder_id",),
+).declare()
 
 
 # --- freeze, unfreeze, close --------------------------------------------------------------------
@@ -132,8 +121,7 @@ def account_act(who: Actor, account_id: str, act: str) -> Any:
         call(database(), who, account_id)
         return forms.done("web.account", done, account_id=account_id)
 
-    def again(why: Refused) -> Response:
-        form = forms.refused(_act_form(account_id, act), why)
-        return _act_page(who, account_id, act, form, why.status)
+    def again(form: Form, status: int) -> Response:
+        return _act_page(who, account_id, act, form, status)
 
-    return forms.submit(who, _act_form(account_id, act), Schema(), run, again)
+    return forms.post(who, lambda: _act_form(account_id, act), Schema(), run, again)

@@ -7,16 +7,19 @@ the API's input schema, through ``api.web.forms``; every form comes back to this
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from functools import partial
 from typing import Any
 
 from flask import Response, url_for
+from marshmallow import Schema
 
 from api.context import database, request_id
 from api.schemas.plans import AppealDecisionIn, PetitionDecisionIn, PetitionIn, ServiceIn
 from api.web import forms
 from api.web.blueprint import web
 from api.web.board_forms import board_only, calling, labelled
-from api.web.forms import Field, Form, Item, Refused
+from api.web.forms import Field, Form, Item
 from bank import appeals, plan_cases
 from bank.access import Actor
 from bank.appeal_views import AppealView
@@ -130,68 +133,59 @@ def appeal_file(who: Actor, plan_id: str) -> Any:
         calling(appeals.file, database(), who, plan_id, appeals.PetitionRequest(**data))
         return forms.done("web.appeals_page", FILED, ANCHOR, plan_id=plan_id)
 
-    def again(why: Refused) -> Response:
-        refused = ("", "file", forms.refused(_petition_form(plan_id), why))
-        return _page(who, plan_id, why.status, refused)
+    def again(form: Form, status: int) -> Response:
+        return _page(who, plan_id, status, ("", "file", form))
 
-    return forms.submit(who, _petition_form(plan_id), PetitionIn(), act, again)
-
-
-@web.post("/plans/<plan_id>/appeals/<appeal_id>/petition")
-@board_only
-def appeal_petition(who: Actor, plan_id: str, appeal_id: str) -> Any:
-    form = _grant_form(plan_id, appeal_id)
-
-    def act(data: dict[str, Any]) -> str:
-        decision = appeals.PetitionDecision(
-            granted=data["granted"],
-            decided_on=data["decided_on"],
-            reason=data["reason"],
-            grounds=tuple(data["grounds"] or ()),
-            factors_considered=data["factors_considered"],
-        )
-        calling(appeals.decide_petition, database(), who, appeal_id, decision, request_id())
-        return forms.done("web.appeals_page", PETITION_DECIDED, ANCHOR, plan_id=plan_id)
-
-    def again(why: Refused) -> Response:
-        refused = (appeal_id, "petition", forms.refused(_grant_form(plan_id, appeal_id), why))
-        return _page(who, plan_id, why.status, refused)
-
-    return forms.submit(who, form, PetitionDecisionIn(), act, again)
+    return forms.post(who, partial(_petition_form, plan_id), PetitionIn(), act, again)
 
 
-@web.post("/plans/<plan_id>/appeals/<appeal_id>/decision")
-@board_only
-def appeal_decision(who: Actor, plan_id: str, appeal_id: str) -> Any:
-    def act(data: dict[str, Any]) -> str:
-        calling(
-            appeals.decide_appeal,
-            database(),
-            who,
-            appeal_id,
-            data["outcome"],
-            data["decided_on"],
-            data["served_on"],
-            request_id(),
-        )
-        return forms.done("web.appeals_page", APPEAL_DECIDED, ANCHOR, plan_id=plan_id)
+def _on_appeal(
+    what: str,
+    form: Callable[[str, str], Form],
+    schema: type[Schema],
+    run: Callable[[Actor, str, dict[str, Any]], object],
+    confirm: str,
+) -> None:
+    """The form that records ``what`` on an appeal, posted to its own address: ``run`` calls
+    the use case; refused, the page again with the form as it was sent."""
 
-    def again(why: Refused) -> Response:
-        refused = (appeal_id, "decision", forms.refused(_decision_form(plan_id, appeal_id), why))
-        return _page(who, plan_id, why.status, refused)
+    @board_only
+    def post(who: Actor, plan_id: str, appeal_id: str) -> Any:
+        def act(data: dict[str, Any]) -> str:
+            calling(run, who, appeal_id, data)
+            return forms.done("web.appeals_page", confirm, ANCHOR, plan_id=plan_id)
 
-    return forms.submit(who, _decision_form(plan_id, appeal_id), AppealDecisionIn(), act, again)
+        def again(refused: Form, status: int) -> Response:
+            return _page(who, plan_id, status, (appeal_id, what, refused))
+
+        return forms.post(who, partial(form, plan_id, appeal_id), schema(), act, again)
+
+    path = f"/plans/<plan_id>/appeals/<appeal_id>/{what}"
+    web.add_url_rule(path, f"appeal_{what}", post, methods=["POST"])
 
 
-@web.post("/plans/<plan_id>/appeals/<appeal_id>/service")
-@board_only
-def appeal_service(who: Actor, plan_id: str, appeal_id: str) -> Any:
-    def act(data: dict[str, Any]) -> str:
-        calling(appeals.record_service, database(), who, appeal_id, data["served_on"])
-        return forms.done("web.appeals_page", SERVED, ANCHOR, plan_id=plan_id)
+def _decide_petition(who: Actor, appeal_id: str, data: dict[str, Any]) -> object:
+    decision = appeals.PetitionDecision(
+        granted=data["granted"],
+        decided_on=data["decided_on"],
+        reason=data["reason"],
+        grounds=tuple(data["grounds"] or ()),
+        factors_considered=data["factors_considered"],
+    )
+    return appeals.decide_petition(database(), who, appeal_id, decision, request_id())
 
-    def again(why: Refused) -> Response:
-        refused = (appeal_id, "service", forms.refused(_service_form(plan_id, appeal_id), why))
-        return _page(who, plan_id, why.status, refused)
 
-    return forms.submit(who, _service_form(plan_id, appeal_id), ServiceIn(), act, again)
+def _decide_appeal(who: Actor, appeal_id: str, data: dict[str, Any]) -> object:
+    outcome, decided_on, served_on = data["outcome"], data["decided_on"], data["served_on"]
+    return appeals.decide_appeal(
+        database(), who, appeal_id, outcome, decided_on, served_on, request_id()
+    )
+
+
+def _serve(who: Actor, appeal_id: str, data: dict[str, Any]) -> object:
+    return appeals.record_service(database(), who, appeal_id, data["served_on"])
+
+
+_on_appeal("petition", _grant_form, PetitionDecisionIn, _decide_petition, PETITION_DECIDED)
+_on_appeal("decision", _decision_form, AppealDecisionIn, _decide_appeal, APPEAL_DECIDED)
+_on_appeal("service", _service_form, ServiceIn, _serve, SERVED)

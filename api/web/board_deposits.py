@@ -22,8 +22,8 @@ from api.views.accounts import deposit_request
 from api.web import forms
 from api.web.blueprint import web
 from api.web.board_forms import board_only, calling, labelled, name_field
+from api.web.filters import WETLAND_TYPES as TYPE_NAMES
 from api.web.forms import Field, Fieldset, Form, Item, Refused
-from api.web.pages import WETLAND_TYPES as TYPE_NAMES
 from api.web.signin import check_signed_in_post
 from bank import deposit_preview, deposits
 from bank.access import Actor
@@ -155,10 +155,7 @@ def deposit_post(who: Actor) -> Any:
         posted = calling(deposits.post_deposit, database(), ruleset(), who, asked, request_id())
         return forms.done("web.account", DEPOSITED, account_id=posted.account_id)
 
-    def again(why: Refused) -> Response:
-        return _page(forms.refused(_form(), why), why.status)
-
-    return forms.submit(who, _form(), DepositFormIn(), act, again)
+    return forms.post(who, _form, DepositFormIn(), act, _page)
 
 
 def _beside(error: LedgerError) -> Refused:

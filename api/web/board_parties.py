@@ -2,24 +2,30 @@
 ``party_edits``, who and when beside it).
 
 Each calls the ``bank`` use case its API twin calls (``api/views/parties.py``), with the API's
-input schema, through ``api.web.forms``.
+input schema, through ``api.web.forms``.  Holders and LGUs are registered and corrected the same
+way; ``Party`` says what differs.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 from flask import Response, url_for
+from marshmallow import Schema
 
 from api.context import database
 from api.schemas.bank import HolderEditIn, HolderIn, LguEditIn, LguIn
 from api.web import forms
 from api.web.blueprint import web
-from api.web.board_forms import board_only, calling, columns, labelled
-from api.web.forms import Field, Fieldset, Form, Item, Refused
+from api.web.board_forms import BOARD, board_only, calling, columns, labelled
+from api.web.forms import Field, Fieldset, Form, Item
+from api.web.record_forms import NewRecord
 from bank import parties, party_edits
 from bank.access import Actor
 from bank.parties import LGU_KINDS
+from ledger.db import Database
 
 REGISTERED = forms.confirmation("registered", "Registered.")
 CORRECTED = forms.confirmation(
@@ -32,93 +38,127 @@ REASON = Field(
     required=True,
     hint="Kept with the correction in the audit record.",
 )
+NAME = Field("name", "Name", required=True)
 
 
 def load() -> None:
     """The routes are declared below, on import; this makes the import explicit."""
 
 
-def _page(form: Form, heading: str, status: int = 200, **context: Any) -> Response:
-    return forms.page("form_page.html", status, heading=heading, form=form, **context)
+@dataclass(frozen=True)
+class Party:
+    """A kind of party: registered at ``/<key>s/new`` and corrected at
+    ``/<key>s/<<key>_id>/edit``, with the endpoints ``<key>_new``, ``<key>_create``,
+    ``<key>_edit`` and ``<key>_update``."""
+
+    key: str
+    label: str  # as the pages name it: "Register the LGU", "Correct LGU Lyon County"
+    heading: str  # the registration page's
+    fields: tuple[Item, ...]
+    corrected: tuple[Field, ...]  # the fields a correction may change
+    schemas: tuple[type[Schema], type[Schema]]  # the registration's and the correction's
+    create: Callable[..., Any]
+    show: Callable[[Database, Actor, str], Any]
+    edit: Callable[..., Any]
+    intro: Callable[[Any], str]  # the correction page's, for the party as it is
+
+    def declare(self) -> None:
+        """Declare the party's four routes."""
+        key = self.key
+        NewRecord(
+            f"/{key}s/new",
+            (f"{key}_new", f"{key}_create"),
+            (BOARD,),
+            self.heading,
+            self._fields,
+            f"Register the {self.label}",
+            self.schemas[0],
+            self._created,
+        ).declare()
+        path = f"/{key}s/<{key}_id>/edit"
+        web.add_url_rule(path, f"{key}_edit", board_only(self._correction), methods=["GET"])
+        web.add_url_rule(path, f"{key}_update", board_only(self._correct), methods=["POST"])
+
+    def _fields(self, who: Actor) -> tuple[Item, ...]:
+        return self.fields
+
+    def _created(self, who: Actor, data: dict[str, Any]) -> str:
+        created = self.create(database(), who, **data)
+        return self._edit_page(REGISTERED, created.id)
+
+    def _edit_page(self, confirmed: str, party_id: str) -> str:
+        return forms.done(f"web.{self.key}_edit", confirmed, **self._ids(party_id))
+
+    def _form(self, party_id: str) -> Form:
+        action = url_for(f"web.{self.key}_update", **self._ids(party_id))
+        return Form(action, (*self.corrected, REASON), "Save the correction")
+
+    def _ids(self, party_id: str) -> dict[str, Any]:
+        """The party's id as its pages' addresses name it (``holder_id=``)."""
+        return {f"{self.key}_id": party_id}
+
+    def _page(self, party: Any, form: Form, status: int = 200) -> Response:
+        heading = f"Correct {self.label} {party.name}"
+        return forms.page(
+            "form_page.html", status, heading=heading, form=form, intro=self.intro(party)
+        )
+
+    def _correction(self, who: Actor, **ids: str) -> Response:
+        party_id = ids[f"{self.key}_id"]
+        party = self.show(database(), who, party_id)
+        form = self._form(party_id)
+        form.values = columns(party, *(f.name for f in self.corrected))
+        return self._page(party, form)
+
+    def _correct(self, who: Actor, **ids: str) -> Any:
+        party_id = ids[f"{self.key}_id"]
+        # the form always sends every field: an optional one left blank clears it
+        cleared = {f.name: None for f in self.corrected if not f.required}
+
+        def act(data: dict[str, Any]) -> str:
+            calling(self.edit, database(), who, party_id, **{**cleared, **data})
+            return self._edit_page(CORRECTED, party_id)
+
+        def again(form: Form, status: int) -> Response:
+            return self._page(self.show(database(), who, party_id), form, status)
+
+        return forms.post(who, lambda: self._form(party_id), self.schemas[1](), act, again)
 
 
 # --- holders ------------------------------------------------------------------------------------
 
-HOLDER_FIELDS: tuple[Item, ...] = (
-    Field("name", "Name", required=True),
+HOLDER_FIELDS: tuple[Field, ...] = (
+    NAME,
     Field("email", "Email"),
     Field("address", "Address", "textarea"),
 )
 
 
-def _new_holder() -> Form:
-    return Form(url_for("web.holder_create"), HOLDER_FIELDS, "Register the holder")
-
-
-@web.get("/holders/new")
-@board_only
-def holder_new(who: Actor) -> Response:
-    return _page(_new_holder(), "Register an account holder")
-
-
-@web.post("/holders/new")
-@board_only
-def holder_create(who: Actor) -> Any:
-    def act(data: dict[str, Any]) -> str:
-        held = parties.create_holder(database(), who, **data)
-        return forms.done("web.holder_edit", REGISTERED, holder_id=held.id)
-
-    def again(why: Refused) -> Response:
-        return _page(forms.refused(_new_holder(), why), "Register an account holder", why.status)
-
-    return forms.submit(who, _new_holder(), HolderIn(), act, again)
-
-
-def _holder_form(holder_id: str) -> Form:
-    action = url_for("web.holder_update", holder_id=holder_id)
-    return Form(action, (*HOLDER_FIELDS, REASON), "Save the correction")
-
-
-def _holder_page(holder: parties.Holder, form: Form, status: int = 200) -> Response:
-    intro = (
+def _holder_intro(holder: parties.Holder) -> str:
+    return (
         f"Holder {holder.id}. Its bank sites and accounts are registered under this id; a "
         "correction is recorded with who made it, when and why."
     )
-    return _page(form, f"Correct holder {holder.name}", status, intro=intro)
 
 
-@web.get("/holders/<holder_id>/edit")
-@board_only
-def holder_edit(who: Actor, holder_id: str) -> Response:
-    held = parties.show_holder(database(), who, holder_id)
-    form = _holder_form(holder_id)
-    form.values = columns(held, "name", "email", "address")
-    return _holder_page(held, form)
-
-
-@web.post("/holders/<holder_id>/edit")
-@board_only
-def holder_update(who: Actor, holder_id: str) -> Any:
-    def act(data: dict[str, Any]) -> str:
-        calling(party_edits.edit_holder, database(), who, holder_id, **_cleared(data))
-        return forms.done("web.holder_edit", CORRECTED, holder_id=holder_id)
-
-    def again(why: Refused) -> Response:
-        shown = parties.show_holder(database(), who, holder_id)
-        return _holder_page(shown, forms.refused(_holder_form(holder_id), why), why.status)
-
-    return forms.submit(who, _holder_form(holder_id), HolderEditIn(), act, again)
-
-
-def _cleared(data: dict[str, Any]) -> dict[str, Any]:
-    """A correction's optional text left blank clears it (the form always sends every field)."""
-    return {"email": None, "address": None, **data}
+Party(
+    "holder",
+    "holder",
+    "Register an account holder",
+    fields=HOLDER_FIELDS,
+    corrected=HOLDER_FIELDS,
+    schemas=(HolderIn, HolderEditIn),
+    create=parties.create_holder,
+    show=parties.show_holder,
+    edit=party_edits.edit_holder,
+    intro=_holder_intro,
+).declare()
 
 
 # --- LGUs ---------------------------------------------------------------------------------------
 
 LGU_FIELDS: tuple[Item, ...] = (
-    Field("name", "Name", required=True),
+    NAME,
     Field("kind", "Kind", "select", True, labelled(LGU_KINDS)),
     Fieldset(
         "Optional holidays the LGU observes",
@@ -133,36 +173,7 @@ LGU_FIELDS: tuple[Item, ...] = (
 )
 
 
-def _new_lgu() -> Form:
-    return Form(url_for("web.lgu_create"), LGU_FIELDS, "Register the LGU")
-
-
-@web.get("/lgus/new")
-@board_only
-def lgu_new(who: Actor) -> Response:
-    return _page(_new_lgu(), "Register a local government unit")
-
-
-@web.post("/lgus/new")
-@board_only
-def lgu_create(who: Actor) -> Any:
-    def act(data: dict[str, Any]) -> str:
-        lgu = parties.create_lgu(database(), who, **data)
-        return forms.done("web.lgu_edit", REGISTERED, lgu_id=lgu.id)
-
-    def again(why: Refused) -> Response:
-        heading = "Register a local government unit"
-        return _page(forms.refused(_new_lgu(), why), heading, why.status)
-
-    return forms.submit(who, _new_lgu(), LguIn(), act, again)
-
-
-def _lgu_form(lgu_id: str) -> Form:
-    fields = (Field("name", "Name", required=True), REASON)
-    return Form(url_for("web.lgu_update", lgu_id=lgu_id), fields, "Save the correction")
-
-
-def _lgu_page(lgu: parties.Lgu, form: Form, status: int = 200) -> Response:
+def _lgu_intro(lgu: parties.Lgu) -> str:
     holidays = [
         name
         for name, kept in (
@@ -171,32 +182,22 @@ def _lgu_page(lgu: parties.Lgu, form: Form, status: int = 200) -> Response:
         )
         if kept
     ]
-    intro = (
+    return (
         f"LGU {lgu.id}, a {lgu.kind.replace('_', ' ')}; it observes "
         f"{' and '.join(holidays) or 'neither optional holiday'}. Only its name may be "
         "corrected; a correction is recorded with who made it, when and why."
     )
-    return _page(form, f"Correct LGU {lgu.name}", status, intro=intro)
 
 
-@web.get("/lgus/<lgu_id>/edit")
-@board_only
-def lgu_edit(who: Actor, lgu_id: str) -> Response:
-    lgu = parties.show_lgu(database(), who, lgu_id)
-    form = _lgu_form(lgu_id)
-    form.values = columns(lgu, "name")
-    return _lgu_page(lgu, form)
-
-
-@web.post("/lgus/<lgu_id>/edit")
-@board_only
-def lgu_update(who: Actor, lgu_id: str) -> Any:
-    def act(data: dict[str, Any]) -> str:
-        calling(party_edits.edit_lgu, database(), who, lgu_id, **data)
-        return forms.done("web.lgu_edit", CORRECTED, lgu_id=lgu_id)
-
-    def again(why: Refused) -> Response:
-        shown = parties.show_lgu(database(), who, lgu_id)
-        return _lgu_page(shown, forms.refused(_lgu_form(lgu_id), why), why.status)
-
-    return forms.submit(who, _lgu_form(lgu_id), LguEditIn(), act, again)
+Party(
+    "lgu",
+    "LGU",
+    "Register a local government unit",
+    fields=LGU_FIELDS,
+    corrected=(NAME,),
+    schemas=(LguIn, LguEditIn),
+    create=parties.create_lgu,
+    show=parties.show_lgu,
+    edit=party_edits.edit_lgu,
+    intro=_lgu_intro,
+).declare()

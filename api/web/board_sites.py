@@ -8,17 +8,20 @@ with the API's input schema, through ``api.web.forms``.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from functools import partial
 from typing import Any
 
-from flask import Response, request, url_for
+from flask import Response, url_for
 from marshmallow import Schema
 
 from api.context import database, ruleset
 from api.schemas.bank import CreditAreaAmendIn, SiteEditIn, SiteIn
 from api.web import forms
 from api.web.blueprint import web
-from api.web.board_forms import board_only, calling, columns, labelled, service_area
-from api.web.forms import Field, Fieldset, Form, Item, Refused
+from api.web.board_forms import BOARD, board_only, calling, columns, labelled, service_area
+from api.web.forms import Field, Fieldset, Form, Item
+from api.web.record_forms import NewRecord
 from bank import site_register
 from bank.access import Actor
 from bank.rules.deposit_rules import CATEGORIES
@@ -42,7 +45,7 @@ def load() -> None:
 # --- register a site ----------------------------------------------------------------------------
 
 
-def _new_site() -> Form:
+def _new_site(who: Actor) -> tuple[Item, ...]:
     rows = tuple(
         Fieldset(
             f"Credited action {row + 1}",
@@ -55,7 +58,7 @@ def _new_site() -> Form:
         )
         for row in range(len(CATEGORIES))
     )
-    items: tuple[Item, ...] = (
+    return (
         Field("name", "Name", required=True),
         Field("holder_id", "Holder id", required=True, hint="The holder whose site it is."),
         service_area(),
@@ -63,40 +66,27 @@ def _new_site() -> Form:
         Field("major_watershed", "Major watershed"),
         *rows,
     )
-    return Form(url_for("web.site_create"), items, "Register the site")
 
 
-def _new_page(form: Form, status: int = 200) -> Response:
-    return forms.page(
-        "form_page.html",
-        status,
-        heading="Register a bank site",
-        intro="With the area of each credited action under the site's approved banking plan, "
-        "where known: Subd. 12 (c) caps what the site may yield on these areas. A category "
-        "left out registers with the first deposit that credits it.",
-        form=form,
-    )
+def _register(who: Actor, data: dict[str, Any]) -> str:
+    site = calling(site_register.register_site, database(), ruleset(), who, **data)
+    return forms.done("web.site_edit", REGISTERED, site_id=site.id)
 
 
-@web.get("/bank-sites/new")
-@board_only
-def site_new(who: Actor) -> Response:
-    form = _new_site()
-    form.values = {"holder_id": request.args.get("holder_id", "")}
-    return _new_page(form)
-
-
-@web.post("/bank-sites/new")
-@board_only
-def site_create(who: Actor) -> Any:
-    def act(data: dict[str, Any]) -> str:
-        site = calling(site_register.register_site, database(), ruleset(), who, **data)
-        return forms.done("web.site_edit", REGISTERED, site_id=site.id)
-
-    def again(why: Refused) -> Response:
-        return _new_page(forms.refused(_new_site(), why), why.status)
-
-    return forms.submit(who, _new_site(), SiteIn(), act, again)
+NewRecord(
+    "/bank-sites/new",
+    ("site_new", "site_create"),
+    (BOARD,),
+    "Register a bank site",
+    _new_site,
+    "Register the site",
+    SiteIn,
+    _register,
+    intro="With the area of each credited action under the site's approved banking plan, "
+    "where known: Subd. 12 (c) caps what the site may yield on these areas. A category "
+    "left out registers with the first deposit that credits it.",
+    prefill=("holder_id",),
+).declare()
 
 
 # --- a site: its register, corrections, amendments, freezing ------------------------------------
@@ -121,10 +111,11 @@ def _amend_form(site_id: str) -> Form:
     return Form(url_for("web.site_amend", site_id=site_id), items, "Amend the register")
 
 
-def _freeze_form(site: site_register.SiteView) -> Form:
-    endpoint = "web.site_unfreeze" if site.frozen else "web.site_freeze"
-    label = "Unfreeze the site's credits" if site.frozen else "Freeze the site's credits"
-    return Form(url_for(endpoint, site_id=site.id), (), label)
+def _freeze_form(site_id: str, freeze: bool) -> Form:
+    """The form that freezes the site's credits, or (not ``freeze``) unfreezes them."""
+    endpoint = "web.site_freeze" if freeze else "web.site_unfreeze"
+    label = "Freeze the site's credits" if freeze else "Unfreeze the site's credits"
+    return Form(url_for(endpoint, site_id=site_id), (), label)
 
 
 def _site_page(who: Actor, site_id: str, status: int = 200, **refused: Form) -> Response:
@@ -140,7 +131,7 @@ def _site_page(who: Actor, site_id: str, status: int = 200, **refused: Form) -> 
         restricted=CATEGORIES,
         edit=edit,
         amend=refused.get("amend") or _amend_form(site_id),
-        freeze=refused.get("freeze") or _freeze_form(site),
+        freeze=refused.get("freeze") or _freeze_form(site.id, not site.frozen),
     )
 
 
@@ -150,56 +141,53 @@ def site_edit(who: Actor, site_id: str) -> Response:
     return _site_page(who, site_id)
 
 
-@web.post("/bank-sites/<site_id>/edit")
-@board_only
-def site_update(who: Actor, site_id: str) -> Any:
-    def act(data: dict[str, Any]) -> str:
-        changes = {"major_watershed": None, **data}  # left blank: cleared
-        calling(site_register.edit_site, database(), ruleset(), who, site_id, **changes)
-        return forms.done("web.site_edit", CORRECTED, site_id=site_id)
+def _on_site(
+    path: str,
+    endpoint: str,
+    slot: str,
+    form: Callable[[str], Form],
+    schema: type[Schema],
+    run: Callable[[Actor, str, dict[str, Any]], object],
+    confirm: str,
+) -> None:
+    """The site page's ``slot`` form, posted to ``/bank-sites/<site_id>/<path>``: ``run``
+    calls the use case; refused, the page again with the form as it was sent."""
 
-    def again(why: Refused) -> Response:
-        return _site_page(who, site_id, why.status, edit=forms.refused(_edit_form(site_id), why))
+    @board_only
+    def post(who: Actor, site_id: str) -> Any:
+        def act(data: dict[str, Any]) -> str:
+            run(who, site_id, data)
+            return forms.done("web.site_edit", confirm, site_id=site_id)
 
-    return forms.submit(who, _edit_form(site_id), SiteEditIn(), act, again)
+        def again(refused: Form, status: int) -> Response:
+            return _site_page(who, site_id, status, **{slot: refused})
 
+        return forms.post(who, partial(form, site_id), schema(), act, again)
 
-@web.post("/bank-sites/<site_id>/credit-areas")
-@board_only
-def site_amend(who: Actor, site_id: str) -> Any:
-    def act(data: dict[str, Any]) -> str:
-        calling(site_register.amend, database(), ruleset(), who, site_id, **data)
-        return forms.done("web.site_edit", AMENDED, site_id=site_id)
-
-    def again(why: Refused) -> Response:
-        amend = forms.refused(_amend_form(site_id), why)
-        return _site_page(who, site_id, why.status, amend=amend)
-
-    return forms.submit(who, _amend_form(site_id), CreditAreaAmendIn(), act, again)
+    web.add_url_rule(f"/bank-sites/<site_id>/{path}", endpoint, post, methods=["POST"])
 
 
-@web.post("/bank-sites/<site_id>/freeze")
-@board_only
-def site_freeze(who: Actor, site_id: str) -> Any:
-    return _freezing(who, site_id, True)
+def _correct(who: Actor, site_id: str, data: dict[str, Any]) -> object:
+    changes = {"major_watershed": None, **data}  # left blank: cleared
+    return calling(site_register.edit_site, database(), ruleset(), who, site_id, **changes)
 
 
-@web.post("/bank-sites/<site_id>/unfreeze")
-@board_only
-def site_unfreeze(who: Actor, site_id: str) -> Any:
-    return _freezing(who, site_id, False)
+def _amend(who: Actor, site_id: str, data: dict[str, Any]) -> object:
+    return calling(site_register.amend, database(), ruleset(), who, site_id, **data)
 
 
-def _freezing(who: Actor, site_id: str, frozen: bool) -> Any:
-    endpoint = "web.site_freeze" if frozen else "web.site_unfreeze"
-    label = "Freeze the site's credits" if frozen else "Unfreeze the site's credits"
-    form = Form(url_for(endpoint, site_id=site_id), (), label)
+def _on_freezing(path: str, frozen: bool, confirm: str) -> None:
+    """Freezing (or unfreezing) the site's credits: a form of no fields, in the ``freeze``
+    slot."""
 
-    def act(_data: dict[str, Any]) -> str:
-        site_register.freeze_site(database(), ruleset(), who, site_id, frozen)
-        return forms.done("web.site_edit", FROZEN if frozen else UNFROZEN, site_id=site_id)
+    def run(who: Actor, site_id: str, _data: dict[str, Any]) -> object:
+        return site_register.freeze_site(database(), ruleset(), who, site_id, frozen)
 
-    def again(why: Refused) -> Response:
-        return _site_page(who, site_id, why.status, freeze=forms.refused(form, why))
+    form = partial(_freeze_form, freeze=frozen)
+    _on_site(path, f"site_{path}", "freeze", form, Schema, run, confirm)
 
-    return forms.submit(who, form, Schema(), act, again)
+
+_on_site("edit", "site_update", "edit", _edit_form, SiteEditIn, _correct, CORRECTED)
+_on_site("credit-areas", "site_amend", "amend", _amend_form, CreditAreaAmendIn, _amend, AMENDED)
+_on_freezing("freeze", True, FROZEN)
+_on_freezing("unfreeze", False, UNFROZEN)

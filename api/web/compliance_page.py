@@ -9,8 +9,7 @@ from api.pagination import csv_response
 from api.schemas.notices import ComplianceRow
 from api.web.blueprint import web
 from api.web.errors import error_page
-from api.web.pages import _period as period
-from api.web.pages import page
+from api.web.pages import page, period
 from api.web.signin import signed_in_actor
 from bank import compliance
 from ledger import clock

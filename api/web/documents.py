@@ -8,17 +8,13 @@ as the notices are (``api.pdf``).  The data comes from one ``bank.documents`` us
 
 from __future__ import annotations
 
-from datetime import date
-
 from flask import Response, request
-from marshmallow import ValidationError
 
 from api import pdf
 from api.context import database
-from api.schemas.common import LAST_DATE, IsoDate
 from api.web.blueprint import web
 from api.web.filters import day, label, moment, sqft
-from api.web.pages import WETLAND_TYPES, page
+from api.web.pages import page, period
 from api.web.signin import signed_in_actor
 from bank import documents
 from ledger import clock
@@ -48,7 +44,6 @@ def withdrawal_certificate(plan_id: str, withdrawal_id: str) -> Response:
         "withdrawal_certificate.html",
         cert=found,
         today=clock.today(),
-        wetland_types=WETLAND_TYPES,
     )
 
 
@@ -120,16 +115,14 @@ def decision_words(decided: documents.CertifiedDecision) -> str:
 
 # --- /accounts/{id}/statement -----------------------------------------------------------------
 
-#: the statement's ``?start=`` and ``?end=``, read as the API reads every date
-_DAY = IsoDate()
-
 
 @web.route("/accounts/<account_id>/statement")
 def account_statement(account_id: str) -> Response:
     """The account's statement for ``?start=&end=`` (the account's holder and the board),
     printable; by default this calendar year to date."""
     who = signed_in_actor()
-    start, end, problem = _period()
+    # ``?start=&end=``, or ``?from=&to=`` as the account page names them
+    start, end, problem = period(("start", "from"), ("end", "to"))
     found = documents.account_statement(
         database(), who, account_id, start, end, entries=problem is None
     )
@@ -141,22 +134,4 @@ def account_statement(account_id: str) -> Response:
         end=end,
         period_problem=problem,
         today=clock.today(),
-        wetland_types=WETLAND_TYPES,
     )
-
-
-def _period() -> tuple[date, date, str | None]:
-    """``?start=&end=`` (``?from=&to=`` as the account page writes them), by default this
-    calendar year to date, and what is wrong with them."""
-    today = clock.today()
-    default_start = today.replace(month=1, day=1)
-    args = request.args
-    try:
-        start = _DAY.deserialize(args.get("start") or args.get("from") or default_start.isoformat())
-        end = _DAY.deserialize(args.get("end") or args.get("to") or today.isoformat())
-    except ValidationError:
-        last = LAST_DATE.isoformat()
-        return default_start, today, f"Dates must be written YYYY-MM-DD, {last} at the latest."
-    if end < start:
-        return start, end, "The period ends before it starts."
-    return start, end, None

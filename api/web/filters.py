@@ -1,4 +1,4 @@
-"""How the pages print numbers, dates and times."""
+"""How the pages print numbers, dates, times and the wetland types' names."""
 
 from __future__ import annotations
 
@@ -11,6 +11,17 @@ from flask import Blueprint
 from ledger import clock
 
 SQFT_PER_ACRE = 43_560
+#: the names of the wetland types (Circular 39), which every page may show
+WETLAND_TYPES = {
+    "1": "Seasonally flooded basin",
+    "2": "Wet meadow",
+    "3": "Shallow marsh",
+    "4": "Deep marsh",
+    "5": "Shallow open water",
+    "6": "Shrub swamp",
+    "7": "Wooded swamp",
+    "8": "Bog",
+}
 
 
 def sqft(value: int | None) -> str:
@@ -82,3 +93,4 @@ def register(blueprint: Blueprint) -> None:
     }
     for name, function in filters.items():
         blueprint.add_app_template_filter(function, name)
+    blueprint.app_context_processor(lambda: {"wetland_types": WETLAND_TYPES})

@@ -251,6 +251,18 @@ def submit(
     return redirect(location, 303)
 
 
+def post(
+    who: Actor,
+    form: Callable[[], Form],
+    schema: Schema,
+    act: Callable[[dict[str, Any]], str],
+    show: Callable[[Form, int], Response],
+) -> Any:
+    """``submit`` the form ``form`` makes; refused, ``show`` a fresh one as it was sent, with
+    why, at the refusal's status."""
+    return submit(who, form(), schema, act, lambda why: show(refused(form(), why), why.status))
+
+
 class _KeyReused(BankError):
     code = "idempotency_conflict"
 

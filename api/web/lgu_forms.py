@@ -28,7 +28,8 @@ from api.views.plan_record import decision_request
 from api.views.plans import plan_request
 from api.web import forms, lgu_fields
 from api.web.blueprint import web
-from api.web.forms import Form, Item, Refused
+from api.web.forms import Form, Item
+from api.web.record_forms import NewRecord
 from bank import (
     plan_acts,
     plan_cases,
@@ -52,41 +53,22 @@ def load() -> None:
 RECORDED = forms.confirmation("plan_recorded", "The plan was recorded.")
 
 
-def _plan_form(who: Actor) -> Form:
-    items = lgu_fields.new_plan(who.is_board)
-    return Form(url_for("web.new_plan"), items, "Record the plan")
+def _record(who: Actor, data: dict[str, Any]) -> str:
+    plan = plan_cases.record(database(), who, ruleset(), plan_request(data))
+    return forms.done("web.plan", RECORDED, plan_id=plan.id)
 
 
-def _plan_page(form: Form, status: int = 200) -> Response:
-    return forms.page(
-        "form_page.html",
-        status,
-        heading="Record a replacement plan application",
-        intro="The application as received (Subd. 6); its deadlines are computed from it.",
-        back=None,
-        form=form,
-    )
-
-
-@web.route("/plans/new", methods=["GET"])
-@forms.signed_in(*ROLES)
-def new_plan_form(who: Actor) -> Response:
-    return _plan_page(_plan_form(who))
-
-
-@web.route("/plans/new", methods=["POST"], endpoint="new_plan")
-@forms.signed_in(*ROLES)
-def new_plan(who: Actor) -> Any:
-    form = _plan_form(who)
-
-    def act(data: dict[str, Any]) -> str:
-        plan = plan_cases.record(database(), who, ruleset(), plan_request(data))
-        return forms.done("web.plan", RECORDED, plan_id=plan.id)
-
-    def again(why: Refused) -> Response:
-        return _plan_page(forms.refused(_plan_form(who), why), why.status)
-
-    return forms.submit(who, form, PlanIn(), act, again)
+NewRecord(
+    "/plans/new",
+    ("new_plan_form", "new_plan"),
+    ROLES,
+    "Record a replacement plan application",
+    lambda who: lgu_fields.new_plan(who.is_board),
+    "Record the plan",
+    PlanIn,
+    _record,
+    intro="The application as received (Subd. 6); its deadlines are computed from it.",
+).declare()
 
 
 # --- the acts on a plan -----------------------------------------------------------------------
@@ -138,12 +120,11 @@ def _register(act: PlanAct) -> None:
             act.run(who, plan_id, data)
             return forms.done(act.leads_to, act.confirm, act.anchor, plan_id=plan_id)
 
-        def again(why: Refused) -> Response:
+        def again(form: Form, status: int) -> Response:
             shown = plan_cases.show(database(), who, plan_id)
-            form = forms.refused(Form(action, items, act.submit), why)
-            return _act_page(act, who, shown, form, why.status)
+            return _act_page(act, who, shown, form, status)
 
-        return forms.submit(who, Form(action, items, act.submit), act.schema(), run, again)
+        return forms.post(who, lambda: Form(action, items, act.submit), act.schema(), run, again)
 
     web.add_url_rule(path, f"{act.endpoint}_form", show, methods=["GET"])
     web.add_url_rule(path, act.endpoint, post, methods=["POST"])
@@ -163,15 +144,26 @@ def _act_page(
     )
 
 
-def _mail(decision: bool) -> Callable[[Actor, str, dict[str, Any]], object]:
+def _notice(decision: bool, heading: str, intro: str, confirm: str) -> PlanAct:
+    """Mailing the notice of application (Subd. 6) or, ``decision``, of decision (Subd. 7)."""
     notice = "decision" if decision else "application"
 
-    def run(who: Actor, plan_id: str, data: dict[str, Any]) -> object:
+    def mail(who: Actor, plan_id: str, data: dict[str, Any]) -> object:
         return plan_acts.mail_notice(
             database(), who, plan_id, notice, data["mailed_on"], recipients(data)
         )
 
-    return run
+    return PlanAct(
+        f"notice-of-{notice}",
+        heading,
+        intro,
+        "Record the notice",
+        NoticeIn,
+        lambda plan: lgu_fields.notice(plan, decision=decision),
+        mail,
+        confirm,
+        "timeline-heading",
+    )
 
 
 def _determination(who: Actor, plan_id: str, data: dict[str, Any]) -> object:
@@ -185,17 +177,12 @@ def _determination(who: Actor, plan_id: str, data: dict[str, Any]) -> object:
 
 
 ACTS = (
-    PlanAct(
-        "notice-of-application",
+    _notice(
+        False,
         "Mail the notice of application",
         "Subd. 6: to the panel, the commissioner, the watershed district and the members of "
         "the public who asked for a copy.",
-        "Record the notice",
-        NoticeIn,
-        lambda plan: lgu_fields.notice(plan, decision=False),
-        _mail(decision=False),
         forms.confirmation("notice_mailed", "The notice of application was recorded."),
-        "timeline-heading",
     ),
     PlanAct(
         "extension",
@@ -249,17 +236,12 @@ ACTS = (
         forms.confirmation("decided", "The decision was recorded."),
         "decision-record",
     ),
-    PlanAct(
-        "notice-of-decision",
+    _notice(
+        True,
         "Mail the notice of decision",
         "Subd. 7: to the panel, the applicant, the commissioner, the watershed district and "
         "the members of the public who asked; it opens the appeal window.",
-        "Record the notice",
-        NoticeIn,
-        lambda plan: lgu_fields.notice(plan, decision=True),
-        _mail(decision=True),
         forms.confirmation("decision_notice_mailed", "The notice of decision was recorded."),
-        "timeline-heading",
     ),
     PlanAct(
         "revision",

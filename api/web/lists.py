@@ -9,6 +9,7 @@ a list a role may not see at all is 403.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from typing import Any
 
 from flask import Response, request, url_for
@@ -19,9 +20,11 @@ from api.web.errors import error_page
 from api.web.pages import page
 from api.web.signin import signed_in_actor
 from bank import page_lists, party_lists
+from bank.access import Actor
 from bank.homes import EXPIRING_DAYS
 from bank.securities import STATUSES as SECURITY_STATUSES
 from ledger import clock
+from ledger.db import Database
 
 PAGE_ROWS, MOST_ROWS = 50, 200
 PLAN_STATUSES = (
@@ -118,36 +121,31 @@ def plans() -> Response:
     )
 
 
-@web.route("/holders")
-def holders() -> Response:
-    """Holders (board)."""
-    who = signed_in_actor()
-    args = _args()
-    rows = party_lists.holders(database(), who, args["q"], args["after"], args["limit"])
-    listed = _listed(rows, args["limit"], "web.holders", q=args["q"])
-    return page("holders.html", q=args["q"], **listed)
+#: a list the board searches by name alone (``q``): what it finds with the query's arguments
+Search = Callable[[Database, Actor, str | None, str | None, int], list[Any]]
 
 
-@web.route("/lgus")
-def lgus() -> Response:
-    """Local government units (board)."""
-    who = signed_in_actor()
-    args = _args()
-    rows = party_lists.lgus(database(), who, args["q"], args["after"], args["limit"])
-    listed = _listed(rows, args["limit"], "web.lgus", q=args["q"])
-    return page("lgus.html", q=args["q"], **listed)
+def _searched(path: str, endpoint: str, search: Search) -> None:
+    """The page at ``path`` listing what ``search`` finds, shown by ``<endpoint>.html``."""
+
+    def view() -> Response:
+        who = signed_in_actor()
+        args = _args()
+        rows = search(database(), who, args["q"], args["after"], args["limit"])
+        listed = _listed(rows, args["limit"], f"web.{endpoint}", q=args["q"])
+        return page(f"{endpoint}.html", q=args["q"], **listed)
+
+    web.add_url_rule(path, endpoint, view)
 
 
-@web.route("/bank-sites")
-def bank_sites() -> Response:
-    """Bank sites with their credit registers (board)."""
-    who = signed_in_actor()
-    args = _args()
-    rows = party_lists.sites(
-        database(), who, args["q"], args["after"], args["limit"], ruleset=ruleset()
-    )
-    listed = _listed(rows, args["limit"], "web.bank_sites", q=args["q"])
-    return page("bank_sites.html", q=args["q"], **listed)
+def _sites(db: Database, who: Actor, q: str | None, after: str | None, limit: int) -> list[Any]:
+    """Bank sites with their credit registers."""
+    return party_lists.sites(db, who, q, after, limit, ruleset=ruleset())
+
+
+_searched("/holders", "holders", party_lists.holders)
+_searched("/lgus", "lgus", party_lists.lgus)
+_searched("/bank-sites", "bank_sites", _sites)
 
 
 @web.route("/securities")

@@ -36,17 +36,6 @@ HOMES = {
 #: the audit page's journal: the newest transactions
 JOURNAL_ROWS = 25
 
-WETLAND_TYPES = {
-    "1": "Seasonally flooded basin",
-    "2": "Wet meadow",
-    "3": "Shallow marsh",
-    "4": "Deep marsh",
-    "5": "Shallow open water",
-    "6": "Shrub swamp",
-    "7": "Wooded swamp",
-    "8": "Bog",
-}
-
 
 def load() -> None:
     """The routes are declared below, on import; this makes the import explicit."""
@@ -111,7 +100,6 @@ def credit_availability() -> Response:
         areas=sorted(areas.items()),
         totals=dict(totals),
         chart=bars,
-        wetland_types=WETLAND_TYPES,
     )
 
 
@@ -122,7 +110,7 @@ def credit_availability() -> Response:
 def account(account_id: str) -> Response:
     """Balances per credit class, lots with provenance, and a statement for a chosen period."""
     who = signed_in_actor()
-    start, end, problem = _period()
+    start, end, problem = period()
     found = record_pages.account_page(
         database(), who, account_id, None if problem else (start, end)
     )
@@ -138,7 +126,6 @@ def account(account_id: str) -> Response:
         start=start,
         end=end,
         period_problem=problem,
-        wetland_types=WETLAND_TYPES,
     )
 
 
@@ -146,7 +133,7 @@ def account(account_id: str) -> Response:
 def statement_csv(account_id: str) -> Response:
     """The statement the account page shows, as the API's CSV."""
     who = signed_in_actor()
-    start, end, problem = _period()
+    start, end, problem = period()
     if problem:
         return error_page(422, problem)
     number, classes = record_pages.numbered_statement(database(), who, account_id, start, end)
@@ -159,23 +146,30 @@ def statement_csv(account_id: str) -> Response:
     return response
 
 
-#: the statement's ``?from=`` and ``?to=``, read as the API reads every date
+#: a period's first and last days, read as the API reads every date
 _DAY = IsoDate()
 
 
-def _period() -> tuple[date, date, str | None]:
-    """``?from=&to=`` (default: this calendar year to date), and what is wrong with them."""
+def period(
+    start_names: tuple[str, ...] = ("from",), end_names: tuple[str, ...] = ("to",)
+) -> tuple[date, date, str | None]:
+    """The period the query names (``?from=&to=``, or the first of ``start_names`` and of
+    ``end_names`` given), by default this calendar year to date, and what is wrong with it."""
     today = clock.today()
     default_start = today.replace(month=1, day=1)
     try:
-        start = _DAY.deserialize(request.args.get("from") or default_start.isoformat())
-        end = _DAY.deserialize(request.args.get("to") or today.isoformat())
+        start = _DAY.deserialize(_given(start_names) or default_start.isoformat())
+        end = _DAY.deserialize(_given(end_names) or today.isoformat())
     except ValidationError:
         last = LAST_DATE.isoformat()
         return default_start, today, f"Dates must be written YYYY-MM-DD, {last} at the latest."
     if end < start:
         return start, end, "The period ends before it starts."
     return start, end, None
+
+
+def _given(names: tuple[str, ...]) -> str | None:
+    return next((request.args[name] for name in names if request.args.get(name)), None)
 
 
 # --- /plans/{id} ------------------------------------------------------------------------------
@@ -203,7 +197,6 @@ def plan(plan_id: str) -> Response:
         lot_labels=found.lot_labels,
         steps=plan_view.timeline(body, today),
         today=today,
-        wetland_types=WETLAND_TYPES,
     )
 
 
