@@ -36,6 +36,15 @@ class Backlog:
     queued: int
     oldest_age_seconds: float
 
+    def check(self, max_age_seconds: float) -> dict[str, Any]:
+        """What readiness finds of sealing: ok while nothing has waited longer than the limit."""
+        return {
+            "ok": self.oldest_age_seconds <= max_age_seconds,
+            "queued": self.queued,
+            "oldest_age_seconds": self.oldest_age_seconds,
+            "max_age_seconds": max_age_seconds,
+        }
+
 
 def sealing_backlog(connection: Connection) -> Backlog:
     """How many transactions are sealed, how many wait, and how long the oldest has waited.
@@ -75,12 +84,7 @@ def checks(max_seal_age: float) -> tuple[bool, dict[str, Any]]:
     if backlog is None:
         found["schema"]["detail"] = f"the schema is behind: {UPGRADE_HINT}"
         return False, found
-    found["sealing"] = {
-        "ok": backlog.oldest_age_seconds <= max_seal_age,
-        "queued": backlog.queued,
-        "oldest_age_seconds": backlog.oldest_age_seconds,
-        "max_age_seconds": max_seal_age,
-    }
+    found["sealing"] = backlog.check(max_seal_age)
     return all(check["ok"] for check in found.values()), found
 
 

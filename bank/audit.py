@@ -105,6 +105,11 @@ class LastFullPass:
     seq: int
     transactions: int
 
+    @classmethod
+    def of(cls, found: checkpoint.Checkpoint) -> LastFullPass:
+        """The full pass that recorded checkpoint ``found``."""
+        return cls(found.ran_at, found.seq, found.transactions)
+
 
 @dataclass(frozen=True)
 class VerifyAnswer:
@@ -130,7 +135,7 @@ def verify_ledger(db: Database, actor: Actor) -> VerifyAnswer:
         transactions_checked=report.transactions_checked,
         accounts_checked=report.accounts_checked,
         first_broken=broken.as_dict() if broken else None,
-        last_full_pass=LastFullPass(last.ran_at, last.seq, last.transactions) if last else None,
+        last_full_pass=LastFullPass.of(last) if last else None,
     )
 
 

@@ -40,6 +40,17 @@ class DemoTokens:
     lgu: str
     holder: str
 
+    @classmethod
+    def create(cls, session: Session) -> DemoTokens:
+        """A new token for each role, the LGU's and the holder's scoped to the demo's own."""
+        holder_id, lgu_id = _demo_ids(session)
+        _row, board = access.create_token(session, role="board", name="demo board")
+        _row, lgu = access.create_token(session, role="lgu", name="demo lgu", lgu_id=lgu_id)
+        _row, holder = access.create_token(
+            session, role="holder", name="demo holder", holder_id=holder_id
+        )
+        return cls(board=board, lgu=lgu, holder=holder)
+
 
 def load(db: Database) -> DemoTokens:
     """Load the demo data unless it is there already; return a new token for each role."""
@@ -49,13 +60,7 @@ def load(db: Database) -> DemoTokens:
         ).scalar_one_or_none()
         if holder is None:
             _load_data(db)
-        holder_id, lgu_id = _demo_ids(session)
-        _row, board = access.create_token(session, role="board", name="demo board")
-        _row, lgu = access.create_token(session, role="lgu", name="demo lgu", lgu_id=lgu_id)
-        _row, owner = access.create_token(
-            session, role="holder", name="demo holder", holder_id=holder_id
-        )
-    return DemoTokens(board=board, lgu=lgu, holder=owner)
+        return DemoTokens.create(session)
 
 
 @dataclass(frozen=True)

@@ -110,6 +110,14 @@ class Picked:
     children: dict[str, credits.Lot]
 
 
+@dataclass(frozen=True, kw_only=True)
+class CreditSource:
+    """What a request draws credits from: a credit class or one lot (``check_one_source``)."""
+
+    credit_class: str | None = None
+    lot_id: str | None = None
+
+
 def check_one_source(credit_class: str | None, lot_id: str | None) -> None:
     """Credits are drawn by class or from one lot: exactly one of them is named."""
     if (credit_class is None) == (lot_id is None):

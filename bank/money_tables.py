@@ -8,9 +8,10 @@ from __future__ import annotations
 
 from datetime import date, datetime
 
-from sqlalchemy import JSON, BigInteger, Boolean, Date, DateTime, ForeignKey, String, Text, text
+from sqlalchemy import JSON, BigInteger, Boolean, Date, String, Text, text
 from sqlalchemy.orm import Mapped, mapped_column
 
+from bank.columns import actor_label, moment, part_of, public_id, refers
 from ledger.schema import Base
 
 PAYMENT_KINDS = ("in_lieu", "processing_fee", "appeal_filing_fee", "appeal_security")
@@ -30,22 +31,20 @@ class Payment(Referenced, Base):
 
     __tablename__ = "payments"
 
-    id: Mapped[str] = mapped_column(String(40), primary_key=True)
+    id: Mapped[str] = public_id()
     kind: Mapped[str] = mapped_column(String(30))
     amount_cents: Mapped[int] = mapped_column(BigInteger)
     payer: Mapped[str] = mapped_column(String(300))
     received_on: Mapped[date] = mapped_column(Date)
-    plan_id: Mapped[str | None] = mapped_column(ForeignKey("plans.id"), index=True)
-    appeal_id: Mapped[str | None] = mapped_column(ForeignKey("appeals.id"), index=True)
-    lgu_id: Mapped[str | None] = mapped_column(ForeignKey("lgus.id"))
-    transaction_id: Mapped[int] = mapped_column(ForeignKey("ledger_transactions.id"))
+    plan_id: Mapped[str | None] = refers("plans.id", index=True)
+    appeal_id: Mapped[str | None] = refers("appeals.id", index=True)
+    lgu_id: Mapped[str | None] = refers("lgus.id")
+    transaction_id: Mapped[int] = refers("ledger_transactions.id")
     status: Mapped[str] = mapped_column(String(10))
-    compensation_transaction_id: Mapped[int | None] = mapped_column(
-        ForeignKey("ledger_transactions.id")
-    )
+    compensation_transaction_id: Mapped[int | None] = refers("ledger_transactions.id")
     ruleset: Mapped[str] = mapped_column(String(60))
-    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
-    actor: Mapped[str] = mapped_column(String(300))
+    created_at: Mapped[datetime] = moment()
+    actor: Mapped[str] = actor_label()
 
 
 class Security(Referenced, Base):
@@ -53,20 +52,20 @@ class Security(Referenced, Base):
 
     __tablename__ = "securities"
 
-    id: Mapped[str] = mapped_column(String(40), primary_key=True)
-    plan_id: Mapped[str] = mapped_column(ForeignKey("plans.id"), index=True)
+    id: Mapped[str] = public_id()
+    plan_id: Mapped[str] = refers("plans.id", index=True)
     kind: Mapped[str] = mapped_column(String(20))
     issuer: Mapped[str] = mapped_column(String(300))
     amount_cents: Mapped[int] = mapped_column(BigInteger)
     irrevocable: Mapped[bool] = mapped_column(Boolean)
     issued_on: Mapped[date] = mapped_column(Date)
     expires_on: Mapped[date] = mapped_column(Date, index=True)
-    pending_transaction_id: Mapped[int] = mapped_column(ForeignKey("ledger_transactions.id"))
+    pending_transaction_id: Mapped[int] = refers("ledger_transactions.id")
     released_on: Mapped[date | None] = mapped_column(Date)
     release_reason: Mapped[str | None] = mapped_column(Text)
     drawn_on: Mapped[date | None] = mapped_column(Date)
     drawn_cents: Mapped[int | None] = mapped_column(BigInteger)
-    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
+    created_at: Mapped[datetime] = moment()
 
 
 class SecurityDraw(Base):
@@ -74,11 +73,11 @@ class SecurityDraw(Base):
 
     __tablename__ = "security_draws"
 
-    id: Mapped[str] = mapped_column(String(40), primary_key=True)
-    security_id: Mapped[str] = mapped_column(ForeignKey("securities.id"), index=True)
+    id: Mapped[str] = public_id()
+    security_id: Mapped[str] = part_of("securities.id")
     drawn_on: Mapped[date] = mapped_column(Date)
     amount_cents: Mapped[int] = mapped_column(BigInteger)
-    transaction_id: Mapped[int] = mapped_column(ForeignKey("ledger_transactions.id"))
+    transaction_id: Mapped[int] = refers("ledger_transactions.id")
     #: the pending transfer holding the rest; null once nothing is left
-    held_transaction_id: Mapped[int | None] = mapped_column(ForeignKey("ledger_transactions.id"))
-    recorded_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
+    held_transaction_id: Mapped[int | None] = refers("ledger_transactions.id")
+    recorded_at: Mapped[datetime] = moment()

@@ -9,7 +9,7 @@ they extend: a revision counting as a new application starts without any.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import date
 
 from sqlalchemy.orm import Session
@@ -22,8 +22,9 @@ from bank.rules import timeline
 
 
 @dataclass(frozen=True)
-class ExtensionRequest:
-    """``POST /plans/{id}/extensions``"""
+class Extension:
+    """An extension as asked for (``POST /plans/{id}/extensions``) and as recorded: the LGU's
+    own (f) unless ``applicant_agreed`` (g)."""
 
     notified_on: date
     days: int
@@ -31,15 +32,15 @@ class ExtensionRequest:
     applicant_agreed: bool = False
 
 
+#: what ``POST /plans/{id}/extensions`` asks for
+ExtensionRequest = Extension
+
+
 @dataclass(frozen=True)
-class ExtensionView:
+class ExtensionView(Extension):
     """An extension as recorded, with the decision deadline it sets."""
 
-    notified_on: date
-    days: int
-    reason: str
-    applicant_agreed: bool
-    decision_due: date
+    decision_due: date = field(kw_only=True)
 
 
 def record_extension(session: Session, plan: Plan, request: ExtensionRequest) -> ExtensionView:
@@ -61,4 +62,6 @@ def record_extension(session: Session, plan: Plan, request: ExtensionRequest) ->
         applicant_agreed=request.applicant_agreed,
     )
     due = plans.state(session, plan).deadlines.decision_due
-    return ExtensionView(row.notified_on, row.days, row.reason, row.applicant_agreed, due)
+    return ExtensionView(
+        row.notified_on, row.days, row.reason, row.applicant_agreed, decision_due=due
+    )

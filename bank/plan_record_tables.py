@@ -14,8 +14,6 @@ from sqlalchemy import (
     BigInteger,
     Boolean,
     Date,
-    DateTime,
-    ForeignKey,
     Integer,
     String,
     Text,
@@ -23,15 +21,16 @@ from sqlalchemy import (
 )
 from sqlalchemy.orm import Mapped, mapped_column
 
+from bank.columns import moment, part_of, public_id, refers, sqft
 from ledger.schema import Base
 
 
 class PlanFact:
     """The columns of a fact recorded on a plan."""
 
-    id: Mapped[str] = mapped_column(String(40), primary_key=True)
-    plan_id: Mapped[str] = mapped_column(ForeignKey("plans.id"), index=True)
-    recorded_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
+    id: Mapped[str] = public_id()
+    plan_id: Mapped[str] = part_of("plans.id")
+    recorded_at: Mapped[datetime] = moment()
 
 
 class ApplicationRecord:
@@ -90,7 +89,7 @@ class PlanPanel(PlanFact, Base):
     determination: Mapped[str | None] = mapped_column(Text)
     #: ``approve``, ``deny`` or null (the panel "may recommend")
     recommendation: Mapped[str | None] = mapped_column(String(10))
-    determined_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+    determined_at: Mapped[datetime | None] = moment()
 
 
 class PlanApplication(ApplicationRecord, Base):
@@ -100,13 +99,13 @@ class PlanApplication(ApplicationRecord, Base):
     __tablename__ = "plan_applications"
     __table_args__ = (UniqueConstraint("plan_id", "number"),)
 
-    id: Mapped[str] = mapped_column(String(40), primary_key=True)
-    plan_id: Mapped[str] = mapped_column(ForeignKey("plans.id"), index=True)
+    id: Mapped[str] = public_id()
+    plan_id: Mapped[str] = part_of("plans.id")
     number: Mapped[int] = mapped_column(Integer)
     received_on: Mapped[date] = mapped_column(Date)
-    impact_area_sqft: Mapped[int] = mapped_column(BigInteger)
+    impact_area_sqft: Mapped[int] = sqft()
     #: its outcome when superseded (``approved`` or ``deemed_approved``, after any appeal)
     outcome: Mapped[str | None] = mapped_column(String(20))
     #: the revision that superseded it, and the day that revision was received
-    revision_id: Mapped[str] = mapped_column(ForeignKey("plan_revisions.id"))
+    revision_id: Mapped[str] = refers("plan_revisions.id")
     superseded_on: Mapped[date] = mapped_column(Date)

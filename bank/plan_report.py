@@ -21,6 +21,7 @@ from bank import (
     withdrawals,
 )
 from bank.plan_decisions import PlanDecision, decision_with
+from bank.plan_extensions import Extension
 from bank.plan_panel import PanelView
 from bank.plan_revisions import ApplicationView, application_view
 from bank.plan_rows import PlanRows
@@ -46,16 +47,6 @@ class Impact:
     county: str
     on_agricultural_land: bool
     peatland: bool
-
-
-@dataclass(frozen=True)
-class ExtensionShown:
-    """An extension of the decision deadline as the plan shows it."""
-
-    notified_on: date
-    days: int
-    reason: str
-    applicant_agreed: bool
 
 
 @dataclass(frozen=True)
@@ -89,7 +80,7 @@ class PlanReport:
     decision_notice: notices.NoticeView | None
     copy_requests: list[notices.CopyAsked]
     application_number: int
-    extensions: list[ExtensionShown]
+    extensions: list[Extension]
     tep: PanelView | None
     decision: PlanDecision | None
     applications: list[ApplicationView]
@@ -292,7 +283,7 @@ def _record(plan: Plan, rows: PlanRows) -> dict[str, Any]:
     return {
         "application_number": current,
         "extensions": [
-            ExtensionShown(e.notified_on, e.days, e.reason, e.applicant_agreed)
+            Extension(e.notified_on, e.days, e.reason, e.applicant_agreed)
             for e in rows.extensions[plan.id]
             if e.application_number == current
         ],

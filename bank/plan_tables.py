@@ -10,8 +10,6 @@ from sqlalchemy import (
     BigInteger,
     Boolean,
     Date,
-    DateTime,
-    ForeignKey,
     Integer,
     String,
     Text,
@@ -19,6 +17,7 @@ from sqlalchemy import (
 )
 from sqlalchemy.orm import Mapped, mapped_column
 
+from bank.columns import moment, part_of, public_id, refers, sqft
 from bank.plan_record_tables import ApplicationRecord, PlanFact
 from ledger.schema import Base
 
@@ -29,14 +28,14 @@ class Plan(ApplicationRecord, Base):
 
     __tablename__ = "plans"
 
-    id: Mapped[str] = mapped_column(String(40), primary_key=True)
-    lgu_id: Mapped[str] = mapped_column(ForeignKey("lgus.id"), index=True)
+    id: Mapped[str] = public_id()
+    lgu_id: Mapped[str] = refers("lgus.id", index=True)
     applicant: Mapped[str] = mapped_column(String(300))
     project: Mapped[str] = mapped_column(String(300))
     #: the receipt of the application as last received as new (Subd. 6 (c) restarts it)
     received_on: Mapped[date] = mapped_column(Date)
     first_received_on: Mapped[date] = mapped_column(Date)
-    impact_area_sqft: Mapped[int] = mapped_column(BigInteger)
+    impact_area_sqft: Mapped[int] = sqft()
     impact_wetland_type: Mapped[str] = mapped_column(String(2))
     impact_service_area: Mapped[int] = mapped_column(Integer)
     impact_county: Mapped[str] = mapped_column(String(100))
@@ -62,7 +61,7 @@ class Plan(ApplicationRecord, Base):
     location: Mapped[str | None] = mapped_column(String(1000))
     #: Subd. 3: the security the LGU finds acceptable for a project-specific replacement
     security_required_cents: Mapped[int | None] = mapped_column(BigInteger)
-    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
+    created_at: Mapped[datetime] = moment()
     #: bumped by every change, so concurrent changes to one plan serialize on its row
     version: Mapped[int] = mapped_column(BigInteger, default=0)
     #: the integrator's own references (``bank.external_refs``); not sealed
@@ -76,8 +75,8 @@ class PlanRevision(PlanFact, Base):
 
     __tablename__ = "plan_revisions"
 
-    area_sqft: Mapped[int] = mapped_column(BigInteger)
-    previous_area_sqft: Mapped[int] = mapped_column(BigInteger)
+    area_sqft: Mapped[int] = sqft()
+    previous_area_sqft: Mapped[int] = sqft()
     displacement_ft: Mapped[int] = mapped_column(BigInteger)
     received_on: Mapped[date] = mapped_column(Date)
     counts_as_new_application: Mapped[bool] = mapped_column(Boolean)
@@ -88,8 +87,8 @@ class Appeal(Base):
 
     __tablename__ = "appeals"
 
-    id: Mapped[str] = mapped_column(String(40), primary_key=True)
-    plan_id: Mapped[str] = mapped_column(ForeignKey("plans.id"), index=True)
+    id: Mapped[str] = public_id()
+    plan_id: Mapped[str] = part_of("plans.id")
     petitioner_kind: Mapped[str] = mapped_column(String(20))
     #: the application of the plan whose decision it appeals (``Plan.application_number``)
     application_number: Mapped[int] = mapped_column(Integer, default=1)
@@ -114,4 +113,4 @@ class Appeal(Base):
     decided_on: Mapped[date | None] = mapped_column(Date)
     #: the day the decision was served by mail on the parties (starts judicial review)
     served_on: Mapped[date | None] = mapped_column(Date)
-    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
+    created_at: Mapped[datetime] = moment()

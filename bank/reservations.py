@@ -20,7 +20,7 @@ from bank import credits, parties, plans, policy
 from bank.access import Actor
 from bank.errors import Conflict, NotEligible, NotFound, ValidationFailed, found
 from bank.ids import new_id
-from bank.lot_picking import check_can_send, confirm_can_send, pick_lots
+from bank.lot_picking import CreditSource, check_can_send, confirm_can_send, pick_lots
 from bank.plan_tables import Plan
 from bank.reservation_tables import Reservation as Reservation
 from bank.reservation_tables import ReservationLot as ReservationLot
@@ -30,15 +30,13 @@ from ledger.slices import grouped, slices
 
 
 @dataclass(frozen=True)
-class ReservationRequest:
-    """``POST /accounts/{id}/reservations``"""
+class ReservationRequest(CreditSource):
+    """``POST /accounts/{id}/reservations``: by ``credit_class`` or by ``lot_id`` (exactly one)."""
 
     account_id: str
     plan_id: str
     amount_sqft: int
     expires_on: date
-    credit_class: str | None = None
-    lot_id: str | None = None
 
 
 @dataclass(frozen=True)
@@ -203,13 +201,8 @@ def show_reservation(db: Database, actor: Actor, reservation_id: str) -> Reserva
 
 def shares(session: Session, reservation_id: str) -> list[ReservationLot]:
     """The per-lot pending transfers of a reservation, in lot order."""
-    return list(
-        session.execute(
-            select(ReservationLot)
-            .where(ReservationLot.reservation_id == reservation_id)
-            .order_by(ReservationLot.id)
-        ).scalars()
-    )
+    of_reservation = select(ReservationLot).where(ReservationLot.reservation_id == reservation_id)
+    return list(session.scalars(of_reservation.order_by(ReservationLot.id)))
 
 
 def status_of(session: Session, reservation: Reservation, now: datetime | None = None) -> str:
@@ -274,13 +267,8 @@ def visible_reservation(
 
 def plan_reservations(session: Session, plan_id: str) -> list[Reservation]:
     """Every reservation made for a plan, oldest first."""
-    return list(
-        session.execute(
-            select(Reservation)
-            .where(Reservation.plan_id == plan_id)
-            .order_by(Reservation.created_at, Reservation.id)
-        ).scalars()
-    )
+    of_plan = select(Reservation).where(Reservation.plan_id == plan_id)
+    return list(session.scalars(of_plan.order_by(Reservation.created_at, Reservation.id)))
 
 
 def reservation_view(session: Session, reservation: Reservation) -> ReservationView:

@@ -222,13 +222,8 @@ def visible_security(
 
 def draws_of(session: Session, security_id: str) -> list[SecurityDraw]:
     """A security's draws in the order they were posted."""
-    return list(
-        session.execute(
-            select(SecurityDraw)
-            .where(SecurityDraw.security_id == security_id)
-            .order_by(SecurityDraw.transaction_id)
-        ).scalars()
-    )
+    of_security = select(SecurityDraw).where(SecurityDraw.security_id == security_id)
+    return list(session.scalars(of_security.order_by(SecurityDraw.transaction_id)))
 
 
 def view(session: Session, security: Security) -> SecurityView:

@@ -23,6 +23,7 @@ from bank.errors import Conflict, NotFound, ValidationFailed, found
 from bank.ids import new_id
 from bank.lot_picking import (
     Candidate,
+    CreditSource,
     check_one_source,
     check_sender_status,
     check_sites,
@@ -36,14 +37,12 @@ from ledger.db import Database
 
 
 @dataclass(frozen=True)
-class TransferRequest:
+class TransferRequest(CreditSource):
     """``POST /transfers``: by ``credit_class`` or by ``lot_id`` (exactly one)."""
 
     from_account_id: str
     to_account_id: str
     amount_sqft: int
-    credit_class: str | None = None
-    lot_id: str | None = None
     price_per_sqft_cents: int | None = None
     memo: str | None = None
 

@@ -105,13 +105,8 @@ def posted_part(entries: Sequence[LedgerEntry], amount: int | None) -> list[Line
 
 def entries_of(session: Session, transaction_id: int) -> list[LedgerEntry]:
     """A transaction's entries in the order they were written."""
-    return list(
-        session.execute(
-            select(LedgerEntry)
-            .where(LedgerEntry.transaction_id == transaction_id)
-            .order_by(LedgerEntry.id)
-        ).scalars()
-    )
+    of_transaction = select(LedgerEntry).where(LedgerEntry.transaction_id == transaction_id)
+    return list(session.scalars(of_transaction.order_by(LedgerEntry.id)))
 
 
 def is_expired(expires_at: datetime | None, now: datetime) -> bool:

@@ -23,7 +23,7 @@ from datetime import date, timedelta
 from functools import lru_cache
 from types import MappingProxyType
 
-from bank.rules.ruleset import FixedHoliday, HolidayCalendar, Ruleset, WeekdayHoliday
+from bank.rules.ruleset import FixedHoliday, Holiday, HolidayCalendar, Ruleset, WeekdayHoliday
 
 SATURDAY, SUNDAY = 5, 6
 _ONE_DAY = timedelta(days=1)
@@ -140,7 +140,7 @@ def _observed_holidays(
     )
 
 
-def in_force(holiday: FixedHoliday | WeekdayHoliday, year: int) -> bool:
+def in_force(holiday: Holiday, year: int) -> bool:
     """Whether ``holiday`` is a legal holiday in ``year``: each carries the year it took effect
     (Juneteenth from 2023), and a deadline in an earlier year does not skip it."""
     return holiday.since is None or year >= holiday.since

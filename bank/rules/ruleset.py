@@ -12,26 +12,28 @@ from datetime import date
 
 
 @dataclass(frozen=True)
-class FixedHoliday:
-    """A holiday on a fixed month and day (observed Friday/Monday when on a weekend), a legal
-    holiday from the year ``since`` on (every year when ``None``)."""
+class Holiday:
+    """A legal holiday in ``month``, from the year ``since`` on (every year when ``None``)."""
 
     name: str
     month: int
-    day: int
-    since: int | None = None
+    since: int | None = field(default=None, kw_only=True)
 
 
 @dataclass(frozen=True)
-class WeekdayHoliday:
-    """A holiday on the ``nth`` given weekday (Mon=0) of a month; ``nth=-1`` is the last one."""
+class FixedHoliday(Holiday):
+    """A holiday on a fixed day of its month (observed Friday/Monday when on a weekend)."""
 
-    name: str
-    month: int
+    day: int
+
+
+@dataclass(frozen=True)
+class WeekdayHoliday(Holiday):
+    """A holiday on the ``nth`` given weekday (Mon=0) of its month; ``nth=-1`` is the last one."""
+
     weekday: int
     nth: int
     days_after: int = 0  # the Friday after Thanksgiving is the 4th Thursday + 1
-    since: int | None = None  # the first year it is a legal holiday (every year when None)
 
 
 @dataclass(frozen=True)

@@ -17,6 +17,7 @@ one kind of exception whichever way a statement was sent.
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 from collections.abc import Mapping, Sequence
@@ -204,9 +205,6 @@ class PostgresqlStore:
     hashes_in_database = True
     ddl: Ddl = PostgresqlDdl()
 
-    def __init__(self) -> None:
-        self._texts: dict[Statement, tuple[str, ...]] = {}
-
     def engine_options(
         self, options: Mapping[str, Any], *, prepared_statements: bool
     ) -> dict[str, Any]:
@@ -277,12 +275,7 @@ class PostgresqlStore:
         self, bind: Session | Connection, statement: Statement, params: Mapping[str, Any]
     ) -> list[Row]:
         connection = bind.connection() if isinstance(bind, Session) else bind
-        texts = self._texts.get(statement)
-        if texts is None:
-            texts = self._texts[statement] = tuple(
-                _psycopg_text(text) for text in statement.texts(self.name)
-            )
-        for text in texts:
+        for text in _psycopg_texts(statement, self.name):
             cursor = execute(connection, text, params)
         return [] if cursor.description is None else cursor.fetchall()
 
@@ -321,6 +314,12 @@ class PostgresqlStore:
     def server_settings(self, connection: Connection, names: Sequence[str]) -> dict[str, str]:
         rows = execute(connection, _SETTINGS_SQL, (list(names),)).fetchall()
         return {str(name): str(value) for name, value in rows}
+
+
+@functools.cache
+def _psycopg_texts(statement: Statement, store: str) -> tuple[str, ...]:
+    """A ``Statement``'s texts in psycopg's terms, made once per statement."""
+    return tuple(_psycopg_text(text) for text in statement.texts(store))
 
 
 def _psycopg_text(sql: str) -> str:

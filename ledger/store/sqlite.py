@@ -9,6 +9,7 @@ a trigger checks that it balances (``ledger.store.sqlite_ddl``).
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Mapping, Sequence
 from datetime import datetime
@@ -155,9 +156,6 @@ class SqliteStore:
     hashes_in_database = False
     ddl: Ddl = SqliteDdl()
 
-    def __init__(self) -> None:
-        self._clauses: dict[Statement, tuple[Executable, ...]] = {}
-
     def engine_options(
         self, options: Mapping[str, Any], *, prepared_statements: bool
     ) -> dict[str, Any]:
@@ -234,10 +232,7 @@ class SqliteStore:
     def run(
         self, bind: Session | Connection, statement: Statement, params: Mapping[str, Any]
     ) -> list[Row]:
-        clauses = self._clauses.get(statement)
-        if clauses is None:
-            clauses = self._clauses[statement] = _clauses(statement, self.name)
-        for clause in clauses:
+        for clause in _clauses(statement, self.name):
             result = cast(CursorResult[Any], bind.execute(clause, params))
         return list(result.all()) if result.returns_rows else []
 
@@ -299,9 +294,10 @@ def _on_begin(connection: Any) -> None:
     connection.exec_driver_sql("BEGIN IMMEDIATE")
 
 
+@functools.cache
 def _clauses(statement: Statement, store: str) -> tuple[Executable, ...]:
-    """A ``Statement``'s texts as SQLAlchemy clauses: row locks left out, parameters and the
-    last text's result columns typed as ``statement.types`` says."""
+    """A ``Statement``'s texts as SQLAlchemy clauses, made once per statement: row locks left
+    out, parameters and the last text's result columns typed as ``statement.types`` says."""
     texts = list(statement.texts(store))
     clauses: list[Executable] = []
     for index, sql in enumerate(texts):
