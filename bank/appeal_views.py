@@ -39,6 +39,7 @@ class AppealView:
 
     id: str
     plan_id: str
+    #: the plan's application whose decision it appeals (a revision may start another)
     application_number: int
     petitioner_kind: str
     petitioner_name: str | None

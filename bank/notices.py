@@ -165,6 +165,8 @@ class NoticeView:
     mailed_on: date
     due: date | None
     late: bool
+    #: ``full`` or ``summary`` as mailed; None (and no recipients) on a notice recorded before
+    #: the service stored them
     kind: str | None
     recipients: tuple[Recipient, ...] | None
 

@@ -79,6 +79,7 @@ class PlanReport:
     notice: notices.NoticeView | None
     decision_notice: notices.NoticeView | None
     copy_requests: list[notices.CopyAsked]
+    #: the application the dates belong to: 1, plus one per revision counting as new
     application_number: int
     extensions: list[Extension]
     tep: PanelView | None

@@ -68,6 +68,7 @@ class SecurityView:
     release_reason: str | None
     drawn_on: date | None
     drawn_cents: int | None
+    #: what is left of it: a security drawn in part stays held for the rest
     undrawn_cents: int
     draws: tuple[DrawView, ...]
     transaction_id: str

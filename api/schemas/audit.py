@@ -6,8 +6,10 @@ from __future__ import annotations
 from marshmallow import Schema, fields, validate
 
 from api.pagination import PageArgs
-from api.schemas.bank import EntryOut
-from api.schemas.common import CreditClassOut, IsoDate, PeriodArgs, Timestamp
+from api.schemas.common import IsoDate, PeriodArgs, Timestamp
+from api.schemas.replies import reply_schema
+from bank.audit import AssetTotals, LastFullPass, TrialBalance, VerifyAnswer
+from bank.reports import Availability, Statement, StatementClass, StatementEntry
 
 
 class JournalArgs(Schema):
@@ -58,33 +60,14 @@ class AsOfOptional(Schema):
     as_of = IsoDate(load_default=None)
 
 
-class AssetRow(Schema):
-    asset = fields.String()
-    unit = fields.String()
-    debits = fields.Integer()
-    credits = fields.Integer()
-    balanced = fields.Boolean()
-
-
-class TrialBalanceOut(Schema):
-    as_of = fields.Date()
-    balanced = fields.Boolean()
-    assets = fields.List(fields.Nested(AssetRow))
-
-
-class LastFullPassOut(Schema):
-    at = Timestamp()
-    seq = fields.Integer()
-    transactions = fields.Integer()
-
-
-class VerifyOut(Schema):
-    ok = fields.Boolean()
-    mode = fields.String(validate=validate.OneOf(["full", "since_checkpoint"]))
-    transactions_checked = fields.Integer()
-    accounts_checked = fields.Integer()
-    first_broken = fields.Dict(allow_none=True)
-    last_full_pass = fields.Nested(LastFullPassOut, allow_none=True)
+AssetRow = reply_schema(AssetTotals, "AssetRow")
+TrialBalanceOut = reply_schema(TrialBalance, "TrialBalanceOut")
+LastFullPassOut = reply_schema(LastFullPass, "LastFullPassOut")
+VerifyOut = reply_schema(
+    VerifyAnswer,
+    "VerifyOut",
+    mode=fields.String(validate=validate.OneOf(["full", "since_checkpoint"])),
+)
 
 
 class EventOut(Schema):
@@ -108,25 +91,9 @@ class PageOnly(PageArgs):
 StatementArgs = PeriodArgs
 
 
-class StatementEntryOut(EntryOut):
-    """An account's entry on its statement, which lists the entries class by class."""
-
-    class Meta:
-        exclude = ("credit_class",)
-
-
-class StatementClassOut(Schema):
-    credit_class = fields.Nested(CreditClassOut)
-    opening_sqft = fields.Integer()
-    entries = fields.List(fields.Nested(StatementEntryOut))
-    closing_sqft = fields.Integer()
-
-
-class StatementOut(Schema):
-    account_id = fields.String()
-    from_ = fields.Date(data_key="from")
-    to = fields.Date()
-    classes = fields.List(fields.Nested(StatementClassOut))
+StatementEntryOut = reply_schema(StatementEntry, "StatementEntryOut")
+StatementClassOut = reply_schema(StatementClass, "StatementClassOut")
+StatementOut = reply_schema(Statement, "StatementOut")
 
 
 class AvailabilityRow(Schema):
@@ -136,6 +103,6 @@ class AvailabilityRow(Schema):
     available_sqft = fields.Integer()
 
 
-class AvailabilityOut(Schema):
-    as_of = fields.Date()
-    items = fields.List(fields.Nested(AvailabilityRow))
+AvailabilityOut = reply_schema(
+    Availability, "AvailabilityOut", items=fields.List(fields.Nested(AvailabilityRow))
+)

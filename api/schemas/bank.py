@@ -11,7 +11,6 @@ from api.pagination import PageArgs
 from api.schemas.common import (
     WETLAND_TYPES,
     County,
-    CreditClassOut,
     EventDate,
     IsoDate,
     Name,
@@ -23,8 +22,18 @@ from api.schemas.common import (
     Timestamp,
     page_schema,
 )
+from api.schemas.replies import register, reply_schema
+from bank.account_reservations import AccountReservation, AccountReservations, ReservedFor
+from bank.accounts import AccountView
+from bank.balances import BalancesAsOf, ClassBalance
+from bank.credits import LotView
+from bank.deposit_views import DepositCredit, DepositView, ReversalView
 from bank.parties import LGU_KINDS
+from bank.reservation_tables import ReservationLot
+from bank.reservations import ReservationView
 from bank.rules.deposit_rules import CATEGORIES
+from bank.site_register import CreditAreaLine, SiteView
+from bank.transfers import TransferLotView, TransferView
 
 
 class HolderIn(Schema):
@@ -77,24 +86,8 @@ class CreditAreaAmendIn(CreditAreaIn):
     reason = Reason()
 
 
-class CreditAreaOut(Schema):
-    category = fields.String()
-    area_sqft = fields.Integer()
-    cap_sqft = fields.Integer()
-    credited_sqft = fields.Integer()
-    remaining_sqft = fields.Integer()
-
-
-class SiteOut(Schema):
-    id = fields.String()
-    name = fields.String()
-    holder_id = fields.String()
-    service_area = fields.Integer()
-    county = fields.String()
-    major_watershed = fields.String(allow_none=True)
-    frozen = fields.Boolean()
-    created_at = Timestamp()
-    credit_areas = fields.List(fields.Nested(CreditAreaOut))
+CreditAreaOut = reply_schema(CreditAreaLine, "CreditAreaOut")
+SiteOut = reply_schema(SiteView, "SiteOut")
 
 
 class ServiceAreaOut(Schema):
@@ -113,24 +106,8 @@ class AccountIn(Schema):
     name = fields.String(load_default=None, validate=validate.Length(max=300))
 
 
-class BalanceOut(Schema):
-    credit_class = fields.Nested(CreditClassOut)
-    posted_sqft = fields.Integer()
-    reserved_sqft = fields.Integer()
-    frozen_sqft = fields.Integer()
-    available_sqft = fields.Integer()
-
-
-class AccountOut(Schema):
-    id = fields.String()
-    number = fields.String()
-    holder_id = fields.String()
-    service_area = fields.Integer()
-    county = fields.String()
-    name = fields.String(allow_none=True)
-    status = fields.String()
-    created_at = Timestamp()
-    balances = fields.List(fields.Nested(BalanceOut))
+BalanceOut = reply_schema(ClassBalance, "BalanceOut")
+AccountOut = reply_schema(AccountView, "AccountOut")
 
 
 AccountPage = page_schema(AccountOut, "AccountPage")
@@ -140,23 +117,12 @@ class AsOfArgs(Schema):
     as_of = IsoDate(required=True)
 
 
-class BalancesAsOfOut(Schema):
-    as_of = fields.Date()
-    balances = fields.List(fields.Nested(BalanceOut))
-
-
-class LotOut(Schema):
-    id = fields.String()
-    label = fields.String()
-    credit_class = fields.String()
-    bank_site_id = fields.String()
-    deposit_id = fields.String()
-    parent_lot_id = fields.String(allow_none=True)
-    federally_approved = fields.Boolean()
-    posted_sqft = fields.Integer()
-    reserved_sqft = fields.Integer()
-    frozen = fields.Boolean()
-    available_sqft = fields.Integer()
+# a past day's balance in the shape of today's, less ``frozen_sqft`` (a PastClassBalance has
+# none, so the reply leaves it out)
+BalancesAsOfOut = reply_schema(
+    BalancesAsOf, "BalancesAsOfOut", balances=fields.List(fields.Nested(BalanceOut))
+)
+LotOut = reply_schema(LotView, "LotOut")
 
 
 class LotList(Schema):
@@ -211,32 +177,9 @@ class DepositIn(Schema):
     )
 
 
-class DepositCreditOut(Schema):
-    category = fields.String()
-    area_sqft = fields.Integer()
-    credit_sqft = fields.Integer()
-    cap_sqft = fields.Integer()
-    restricted = fields.Boolean()
-    credit_class = fields.Nested(CreditClassOut)
-    lot_id = fields.String()
-
-
-class DepositReversalOut(Schema):
-    transaction_id = fields.String()
-    effective_on = fields.Date()
-    reason = fields.String()
-
-
-class DepositOut(Schema):
-    id = fields.String()
-    account_id = fields.String()
-    bank_site_id = fields.String()
-    transaction_id = fields.String()
-    effective_on = fields.Date()
-    ruleset = fields.String()
-    credits = fields.List(fields.Nested(DepositCreditOut))
-    total_credit_sqft = fields.Integer()
-    reversal = fields.Nested(DepositReversalOut, allow_none=True)
+DepositCreditOut = reply_schema(DepositCredit, "DepositCreditOut")
+DepositReversalOut = reply_schema(ReversalView, "DepositReversalOut")
+DepositOut = reply_schema(DepositView, "DepositOut")
 
 
 class DepositReverseIn(Schema):
@@ -254,23 +197,8 @@ class TransferIn(Schema):
     memo = fields.String(load_default=None, validate=validate.Length(max=2000))
 
 
-class TransferLotOut(Schema):
-    from_lot_id = fields.String()
-    to_lot_id = fields.String()
-    amount_sqft = fields.Integer()
-
-
-class TransferOut(Schema):
-    id = fields.String()
-    transaction_id = fields.String()
-    from_account_id = fields.String()
-    to_account_id = fields.String()
-    credit_class = fields.Nested(CreditClassOut)
-    amount_sqft = fields.Integer()
-    price_per_sqft_cents = fields.Integer(allow_none=True)
-    memo = fields.String(allow_none=True)
-    recorded_at = Timestamp()
-    lots = fields.List(fields.Nested(TransferLotOut))
+TransferLotOut = reply_schema(TransferLotView, "TransferLotOut")
+TransferOut = reply_schema(TransferView, "TransferOut")
 
 
 class ReservationIn(Schema):
@@ -282,21 +210,15 @@ class ReservationIn(Schema):
 
 
 class ReservationLotOut(Schema):
+    """A lot's share of a reservation: two columns of the row (its pending transfer stays in
+    the ledger)."""
+
     lot_id = fields.String()
     amount_sqft = fields.Integer()
 
 
-class ReservationOut(Schema):
-    id = fields.String()
-    account_id = fields.String()
-    plan_id = fields.String()
-    credit_class = fields.Nested(CreditClassOut)
-    lot_id = fields.String(allow_none=True)
-    amount_sqft = fields.Integer()
-    expires_on = fields.Date()
-    status = fields.String()
-    created_at = Timestamp()
-    lots = fields.List(fields.Nested(ReservationLotOut))
+register(ReservationLot, ReservationLotOut)
+ReservationOut = reply_schema(ReservationView, "ReservationOut")
 
 
 # --- the board's lists and corrections of parties; closing accounts ---------------------------
@@ -346,23 +268,10 @@ LguPage = page_schema(LguOut, "LguPage")
 SitePage = page_schema(SiteOut, "SitePage")
 
 
-class ReservedForPlanOut(Schema):
-    """The plan a reservation is for, as the account's holder may see it."""
-
-    id = fields.String()
-    project = fields.String()
-    lgu_name = fields.String()
-    status = fields.String()
-
-
-class AccountReservationOut(ReservationOut):
-    """A reservation as its account's holder sees it: the plan it is for, not its lots."""
-
-    class Meta:
-        exclude = ("plan_id", "lots")
-
-    plan = fields.Nested(ReservedForPlanOut)
-
-
-class AccountReservationList(Schema):
-    items = fields.List(fields.Nested(AccountReservationOut))
+ReservedForPlanOut = reply_schema(ReservedFor, "ReservedForPlanOut")
+# a reservation as its account's holder sees it: the plan it is for, not its lots
+AccountReservationOut = reply_schema(
+    AccountReservation, "AccountReservationOut", exclude=("plan_id", "lots")
+)
+register(AccountReservation, AccountReservationOut)
+AccountReservationList = reply_schema(AccountReservations, "AccountReservationList")

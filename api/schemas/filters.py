@@ -39,10 +39,6 @@ def external_refs_in() -> ExternalRefs:
     return ExternalRefs(load_default=dict)
 
 
-def external_refs_out() -> fields.Dict:
-    return fields.Dict(keys=fields.String(), values=fields.String())
-
-
 class ExternalRefFilter(fields.String):
     """``?external_ref=permit:WCA-2026-118``: the records whose reference ``permit`` is exactly
     ``WCA-2026-118``; loaded as ``(key, value)``."""

@@ -5,8 +5,11 @@ from __future__ import annotations
 
 from marshmallow import Schema, fields, validate
 
-from api.schemas.common import Address, EventDate, Name, PeriodArgs, Timestamp
-from bank.notices import ROLES
+from api.schemas.common import Address, EventDate, Name, PeriodArgs
+from api.schemas.replies import reply_schema
+from bank.compliance import ComplianceReport
+from bank.notices import ROLES, CopyAsked, Recipient
+from bank.securities import DrawView
 
 #: how many people one notice may list (the panel, the agencies, the public who asked)
 MAX_RECIPIENTS = 500
@@ -28,10 +31,7 @@ class NoticeIn(Schema):
     )
 
 
-class RecipientOut(Schema):
-    name = fields.String()
-    address = fields.String()
-    role = fields.String()
+RecipientOut = reply_schema(Recipient, "RecipientOut")
 
 
 class CopyRequestIn(Schema):
@@ -40,19 +40,8 @@ class CopyRequestIn(Schema):
     requested_on = EventDate(required=True)
 
 
-class CopyRequestOut(Schema):
-    id = fields.String()
-    plan_id = fields.String()
-    name = fields.String()
-    address = fields.String()
-    requested_on = fields.Date()
-    recorded_at = Timestamp()
-
-
-class DrawOut(Schema):
-    drawn_on = fields.Date()
-    amount_cents = fields.Integer()
-    transaction_id = fields.String()
+CopyRequestOut = reply_schema(CopyAsked, "CopyRequestOut")
+DrawOut = reply_schema(DrawView, "DrawOut")
 
 
 ComplianceArgs = PeriodArgs
@@ -71,8 +60,6 @@ class ComplianceRow(Schema):
     reversed_on_appeal = fields.Integer()
 
 
-class ComplianceOut(Schema):
-    from_ = fields.Date(data_key="from")
-    to = fields.Date()
-    as_of = fields.Date()
-    items = fields.List(fields.Nested(ComplianceRow))
+ComplianceOut = reply_schema(
+    ComplianceReport, "ComplianceOut", items=fields.List(fields.Nested(ComplianceRow))
+)

@@ -6,7 +6,18 @@ from __future__ import annotations
 from marshmallow import Schema, fields, validate
 
 from api.schemas.common import EventDate, Name, Quantity, Reason, StrictInteger
-from bank.plan_panel import MEMBER_KINDS, QUESTIONS, RECOMMENDATIONS
+from api.schemas.replies import reply_schema
+from bank.plan_decisions import Decision, PeatlandRecord, PlanDecision, Resolution
+from bank.plan_extensions import Extension, ExtensionView
+from bank.plan_panel import (
+    MEMBER_KINDS,
+    QUESTIONS,
+    RECOMMENDATIONS,
+    Determination,
+    PanelMember,
+    PanelView,
+)
+from bank.plan_revisions import ApplicationView, RevisionView
 
 
 class ResolutionIn(Schema):
@@ -25,14 +36,8 @@ class PeatlandDecisionIn(Schema):
     )
 
 
-class ResolutionOut(Schema):
-    number = fields.String()
-    adopted_on = fields.Date()
-
-
-class PeatlandDecisionOut(Schema):
-    carbon_balance_considered = fields.Boolean()
-    trees_or_shrubs = fields.String(allow_none=True)
+ResolutionOut = reply_schema(Resolution, "ResolutionOut")
+PeatlandDecisionOut = reply_schema(PeatlandRecord, "PeatlandDecisionOut")
 
 
 class TepReferralIn(Schema):
@@ -61,61 +66,15 @@ class TepDeterminationIn(Schema):
     )
 
 
-class PanelMemberOut(Schema):
-    name = fields.String()
-    represents = fields.String()
-
-
-class DeterminationOut(Schema):
-    inspected_on = fields.Date()
-    members = fields.List(fields.Nested(PanelMemberOut))
-    determination = fields.String()
-    recommendation = fields.String(allow_none=True)
-
-
-class PanelOut(Schema):
-    application_number = fields.Integer()
-    referred_on = fields.Date()
-    questions = fields.List(fields.String())
-    determination = fields.Nested(DeterminationOut, allow_none=True)
-
-
-class EarlierDecisionOut(Schema):
-    """A decision and its record (``bank.plan_decisions.Decision``)."""
-
-    outcome = fields.String()
-    decided_on = fields.Date()
-    resolution = fields.Nested(ResolutionOut, allow_none=True)
-    reasons = fields.String(allow_none=True)
-    tep_recommendation = fields.String(allow_none=True)
-    peatland = fields.Nested(PeatlandDecisionOut, allow_none=True)
-
-
-class PlanDecisionOut(EarlierDecisionOut):
-    """The current application's decision, with the panel's determination it includes."""
-
-    tep_determination = fields.Nested(DeterminationOut, allow_none=True)
-
-
-class ApplicationOut(Schema):
-    """An earlier application a revision counting as new superseded (Subd. 6 (c))."""
-
-    number = fields.Integer()
-    received_on = fields.Date()
-    area_sqft = fields.Integer()
-    notice_mailed_on = fields.Date(allow_none=True)
-    outcome = fields.String(allow_none=True)
-    decision = fields.Nested(EarlierDecisionOut, allow_none=True)
-    decision_notice_mailed_on = fields.Date(allow_none=True)
-    superseded_on = fields.Date()
-    revision_id = fields.String()
-
-
-class PlanExtensionOut(Schema):
-    notified_on = fields.Date()
-    days = fields.Integer()
-    reason = fields.String()
-    applicant_agreed = fields.Boolean()
+PanelMemberOut = reply_schema(PanelMember, "PanelMemberOut")
+DeterminationOut = reply_schema(Determination, "DeterminationOut")
+PanelOut = reply_schema(PanelView, "PanelOut")
+# a decision's outcome is stored with its date, so a decision (dated) always has one, though
+# the column it is read from may be null
+EarlierDecisionOut = reply_schema(Decision, "EarlierDecisionOut", outcome=fields.String())
+PlanDecisionOut = reply_schema(PlanDecision, "PlanDecisionOut", outcome=fields.String())
+ApplicationOut = reply_schema(ApplicationView, "ApplicationOut")
+PlanExtensionOut = reply_schema(Extension, "PlanExtensionOut")
 
 
 class ExtensionIn(Schema):
@@ -126,10 +85,7 @@ class ExtensionIn(Schema):
     applicant_agreed = fields.Boolean(load_default=False)
 
 
-class ExtensionOut(PlanExtensionOut):
-    """An extension as recorded, with the decision deadline it sets."""
-
-    decision_due = fields.Date()
+ExtensionOut = reply_schema(ExtensionView, "ExtensionOut")
 
 
 class DecisionIn(Schema):
@@ -150,12 +106,4 @@ class RevisionIn(Schema):
     received_on = EventDate(required=True)
 
 
-class RevisionOut(Schema):
-    id = fields.String()
-    counts_as_new_application = fields.Boolean()
-    area_sqft = fields.Integer()
-    previous_area_sqft = fields.Integer()
-    displacement_ft = fields.Integer()
-    received_on = fields.Date()
-    plan_received_on = fields.Date()
-    application_number = fields.Integer()
+RevisionOut = reply_schema(RevisionView, "RevisionOut")

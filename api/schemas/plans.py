@@ -4,11 +4,14 @@ from __future__ import annotations
 
 from marshmallow import Schema, ValidationError, fields, validate, validates_schema
 
+# derive the replies that those below nest: recipients, copy requests, draws; a plan's panel,
+# decision, extensions and earlier applications
+import api.schemas.notices  # noqa: F401
+import api.schemas.plan_record  # noqa: F401
 from api.schemas.common import (
     WETLAND_TYPES,
     Address,
     County,
-    CreditClassOut,
     EventDate,
     IsoDate,
     Name,
@@ -18,15 +21,21 @@ from api.schemas.common import (
     RecordId,
     ServiceArea,
     StrictInteger,
-    Timestamp,
     page_schema,
 )
-from api.schemas.filters import ExternalRefFilter, external_refs_in, external_refs_out
-from api.schemas.notices import CopyRequestOut, DrawOut, RecipientOut
-from api.schemas.plan_record import ApplicationOut, PanelOut, PlanDecisionOut, PlanExtensionOut
+from api.schemas.filters import ExternalRefFilter, external_refs_in
+from api.schemas.replies import reply_schema
+from bank.appeal_views import AppealDecisionView, AppealView, PetitionView
 from bank.appeals import DENIAL_GROUNDS, PETITIONER_KINDS
+from bank.money import PaymentView
 from bank.money_tables import PAYMENT_KINDS, SECURITY_KINDS
+from bank.notices import NoticeView
+from bank.plan_report import Blocker, PlanReport
 from bank.plans import METHODS
+from bank.reservations import ReservationView
+from bank.rules.timeline import Deadlines
+from bank.securities import SecurityView
+from bank.withdrawals import AllocationView, WithdrawalView
 
 
 class ImpactIn(Schema):
@@ -60,136 +69,29 @@ class PlanIn(Schema):
     external_refs = external_refs_in()
 
 
-class DeadlinesOut(Schema):
-    notice_due = fields.Date()
-    comment_period_ends = fields.Date(allow_none=True)
-    decision_due = fields.Date()
-    decision_notice_due = fields.Date(allow_none=True)
-    appeal_window_ends = fields.Date(allow_none=True)
-
-
-class NoticeOut(Schema):
-    mailed_on = fields.Date()
-    due = fields.Date(allow_none=True)
-    late = fields.Boolean()
-    #: ``full`` or ``summary`` as mailed; null (and no recipients) on a notice recorded before
-    #: the service stored them
-    kind = fields.String(allow_none=True)
-    recipients = fields.List(fields.Nested(RecipientOut), allow_none=True)
-
-
-class BlockerOut(Schema):
-    code = fields.String()
-    detail = fields.String()
-
-
-class PlanReservationOut(Schema):
-    id = fields.String()
-    account_id = fields.String()
-    credit_class = fields.Nested(CreditClassOut)
-    amount_sqft = fields.Integer()
-    status = fields.String()
-    expires_on = fields.Date()
-
-
-class AllocationOut(Schema):
-    reservation_id = fields.String()
-    lot_id = fields.String()
-    credit_class = fields.String()
-    amount_sqft = fields.Integer()
-    portion = fields.String()
-
-
-class WithdrawalOut(Schema):
-    id = fields.String()
-    plan_id = fields.String()
-    transaction_id = fields.String()
-    reversal_transaction_id = fields.String(allow_none=True)
-    withdrawn_sqft = fields.Integer()
-    created_at = Timestamp()
-    allocations = fields.List(fields.Nested(AllocationOut))
-    external_refs = external_refs_out()
-
-
-class PetitionOut(Schema):
-    granted = fields.Boolean()
-    decided_on = fields.Date()
-    reason = fields.String(allow_none=True)
-    late = fields.Boolean()
-
-
-class AppealDecisionOut(Schema):
-    outcome = fields.String()
-    decided_on = fields.Date()
-    late = fields.Boolean()
-
-
-class AppealOut(Schema):
-    id = fields.String()
-    plan_id = fields.String()
-    #: the plan's application whose decision it appeals (a revision may start another)
-    application_number = fields.Integer()
-    petitioner_kind = fields.String()
-    petitioner_name = fields.String(allow_none=True)
-    petitioner_address = fields.String(allow_none=True)
-    resident_count = fields.Integer(allow_none=True)
-    postmarked_on = fields.Date()
-    received_on = fields.Date()
-    filing_fee_cents = fields.Integer()
-    security_cents = fields.Integer(allow_none=True)
-    security_required_cents = fields.Integer(allow_none=True)
-    ruleset = fields.String()
-    grant_decision_due = fields.Date()
-    petition = fields.Nested(PetitionOut, allow_none=True)
-    grounds = fields.List(fields.String())
-    factors_considered = fields.String(allow_none=True)
-    decision_due = fields.Date(allow_none=True)
-    decision = fields.Nested(AppealDecisionOut, allow_none=True)
-    served_on = fields.Date(allow_none=True)
-    judicial_review_ends = fields.Date(allow_none=True)
-    status = fields.String()
-
-
-class PlanOut(Schema):
-    id = fields.String()
-    lgu_id = fields.String()
-    applicant = fields.String()
-    project = fields.String()
-    received_on = fields.Date()
-    first_received_on = fields.Date()
-    impact = fields.Nested(ImpactIn)
-    replacement_ratio = fields.String()
-    method = fields.String()
-    replacement_outside_service_area = fields.Boolean()
-    in_lieu_amount_due_cents = fields.Integer(allow_none=True)
-    appeal_security_required_cents = fields.Integer(allow_none=True)
-    watershed_district = fields.String(allow_none=True)
-    location = fields.String(allow_none=True)
-    security_required_cents = fields.Integer(allow_none=True)
-    ruleset = fields.String()
-    status = fields.String()
-    outcome = fields.String(allow_none=True)
-    reversed_on_appeal = fields.Boolean()
-    notice_kind = fields.String()
-    deadlines = fields.Nested(DeadlinesOut)
-    notice = fields.Nested(NoticeOut, allow_none=True)
-    #: the application the dates belong to: 1, plus one per revision counting as new
-    application_number = fields.Integer()
-    extensions = fields.List(fields.Nested(PlanExtensionOut))
-    tep = fields.Nested(PanelOut, allow_none=True)
-    decision = fields.Nested(PlanDecisionOut, allow_none=True)
-    decision_notice = fields.Nested(NoticeOut, allow_none=True)
-    copy_requests = fields.List(fields.Nested(CopyRequestOut))
-    replacement_completed_on = fields.Date(allow_none=True)
-    required_credit_sqft = fields.Integer()
-    required_unrestricted_sqft = fields.Integer()
-    reservations = fields.List(fields.Nested(PlanReservationOut))
-    withdrawals = fields.List(fields.Nested(WithdrawalOut))
-    appeals = fields.List(fields.Nested(AppealOut))
-    applications = fields.List(fields.Nested(ApplicationOut))
-    impact_may_proceed = fields.Boolean()
-    impact_blockers = fields.List(fields.Nested(BlockerOut))
-    external_refs = external_refs_out()
+# the notice kind is shown once, beside the deadlines
+DeadlinesOut = reply_schema(Deadlines, "DeadlinesOut", exclude=("notice_kind",))
+NoticeOut = reply_schema(NoticeView, "NoticeOut")
+BlockerOut = reply_schema(Blocker, "BlockerOut")
+# a reservation as its plan lists it: not the plan itself, nor the lot asked for, when it was
+# made, or each lot's share
+PlanReservationOut = reply_schema(
+    ReservationView, "PlanReservationOut", exclude=("plan_id", "lot_id", "created_at", "lots")
+)
+AllocationOut = reply_schema(AllocationView, "AllocationOut")
+WithdrawalOut = reply_schema(WithdrawalView, "WithdrawalOut")
+# a petition's (an appeal's) decision is stored with its date, so a decision always has one,
+# though the column it is read from may be null
+PetitionOut = reply_schema(PetitionView, "PetitionOut", decided_on=fields.Date())
+AppealDecisionOut = reply_schema(AppealDecisionView, "AppealDecisionOut", decided_on=fields.Date())
+AppealOut = reply_schema(AppealView, "AppealOut")
+PlanOut = reply_schema(
+    PlanReport,
+    "PlanOut",
+    impact=fields.Nested(ImpactIn),
+    deadlines=fields.Nested(DeadlinesOut),
+    reservations=fields.List(fields.Nested(PlanReservationOut)),
+)
 
 
 PlanPage = page_schema(PlanOut, "PlanPage")
@@ -300,20 +202,7 @@ class PaymentIn(Schema):
     external_refs = external_refs_in()
 
 
-class PaymentOut(Schema):
-    id = fields.String()
-    kind = fields.String()
-    amount_cents = fields.Integer()
-    payer = fields.String()
-    received_on = fields.Date()
-    plan_id = fields.String(allow_none=True)
-    appeal_id = fields.String(allow_none=True)
-    transaction_id = fields.String()
-    status = fields.String()
-    compensation_transaction_id = fields.String(allow_none=True)
-    ruleset = fields.String()
-    created_at = Timestamp()
-    external_refs = external_refs_out()
+PaymentOut = reply_schema(PaymentView, "PaymentOut")
 
 
 PAYMENT_STATUSES = ("received", "refunded", "returned")
@@ -343,25 +232,7 @@ class SecurityIn(Schema):
     external_refs = external_refs_in()
 
 
-class SecurityOut(Schema):
-    id = fields.String()
-    plan_id = fields.String()
-    kind = fields.String()
-    issuer = fields.String()
-    amount_cents = fields.Integer()
-    irrevocable = fields.Boolean()
-    issued_on = fields.Date()
-    expires_on = fields.Date()
-    status = fields.String()
-    released_on = fields.Date(allow_none=True)
-    release_reason = fields.String(allow_none=True)
-    drawn_on = fields.Date(allow_none=True)
-    drawn_cents = fields.Integer(allow_none=True)
-    #: what is left of it: a security drawn in part stays held for the rest
-    undrawn_cents = fields.Integer()
-    draws = fields.List(fields.Nested(DrawOut))
-    transaction_id = fields.String()
-    external_refs = external_refs_out()
+SecurityOut = reply_schema(SecurityView, "SecurityOut")
 
 
 class SecurityListArgs(Schema):
