@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from marshmallow import Schema, ValidationError, fields, validate, validates_schema
 
 # derive the replies that those below nest: recipients, copy requests, draws; a plan's panel,
@@ -26,7 +28,7 @@ from api.schemas.common import (
 from api.schemas.filters import ExternalRefFilter, external_refs_in
 from api.schemas.replies import reply_schema
 from bank.appeal_views import AppealDecisionView, AppealView, PetitionView
-from bank.appeals import DENIAL_GROUNDS, PETITIONER_KINDS
+from bank.appeals import DENIAL_GROUNDS, PETITIONER_KINDS, PetitionDecision
 from bank.money import PaymentView
 from bank.money_tables import PAYMENT_KINDS, SECURITY_KINDS
 from bank.notices import NoticeView
@@ -172,6 +174,17 @@ class PetitionDecisionIn(Schema):
             )
         if data.get("granted") is True and grounds:
             raise ValidationError("a granted petition has no grounds for denial", "grounds")
+
+    @staticmethod
+    def decision(data: dict[str, Any]) -> PetitionDecision:
+        """The use case's request from what this schema loaded (the API's body, the page's form)."""
+        return PetitionDecision(
+            granted=data["granted"],
+            decided_on=data["decided_on"],
+            reason=data["reason"],
+            grounds=tuple(data["grounds"] or ()),
+            factors_considered=data["factors_considered"],
+        )
 
 
 class AppealDecisionIn(Schema):

@@ -147,13 +147,7 @@ class AppealPetition(MethodView):
     def post(self, data: dict[str, Any], appeal_id: str) -> Any:
         """The board grants the petition (its fee paid, any security required posted) or
         denies it on the grounds Subd. 9 names."""
-        decision = appeals.PetitionDecision(
-            granted=data["granted"],
-            decided_on=data["decided_on"],
-            reason=data["reason"],
-            grounds=tuple(data["grounds"] or ()),
-            factors_considered=data["factors_considered"],
-        )
+        decision = PetitionDecisionIn.decision(data)
         return appeals.decide_petition(
             database(), require_board(), appeal_id, decision, request_id()
         )

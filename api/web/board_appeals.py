@@ -165,13 +165,7 @@ def _on_appeal(
 
 
 def _decide_petition(who: Actor, appeal_id: str, data: dict[str, Any]) -> object:
-    decision = appeals.PetitionDecision(
-        granted=data["granted"],
-        decided_on=data["decided_on"],
-        reason=data["reason"],
-        grounds=tuple(data["grounds"] or ()),
-        factors_considered=data["factors_considered"],
-    )
+    decision = PetitionDecisionIn.decision(data)
     return appeals.decide_petition(database(), who, appeal_id, decision, request_id())
 
 
