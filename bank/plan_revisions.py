@@ -160,16 +160,6 @@ class ApplicationView:
     revision_id: str
 
 
-def applications_of(session: Session, plan_id: str) -> list[ApplicationView]:
-    """The plan's earlier applications, oldest first."""
-    rows = session.execute(
-        select(PlanApplication)
-        .where(PlanApplication.plan_id == plan_id)
-        .order_by(PlanApplication.number)
-    ).scalars()
-    return [application_view(row) for row in rows]
-
-
 def application_view(row: PlanApplication) -> ApplicationView:
     """An earlier application as the plan shows it."""
     return ApplicationView(

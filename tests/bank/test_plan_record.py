@@ -13,7 +13,7 @@ import pytest
 from freezegun import freeze_time
 from sqlalchemy import func, select
 
-from bank import notice_document, notices, parties, plan_acts, plan_panel, plan_revisions, plans
+from bank import notice_document, notices, parties, plan_acts, plan_panel, plan_report, plans
 from bank.access import SYSTEM, Actor
 from bank.errors import BankError, Conflict, NotFound, ValidationFailed
 from bank.notice_tables import CopyRequest, PlanNotice
@@ -163,8 +163,8 @@ def test_a_revision_ten_percent_larger_is_a_new_application(db: Database) -> Non
     assert revision.counts_as_new_application and revision.previous_area_sqft == 9_000
     assert (revision.application_number, revision.plan_received_on) == (2, NEXT)
     with db.transaction() as session:
-        report_plan = plans.visible_plan(session, lgu, plan_id)
-        earlier = plan_revisions.applications_of(session, report_plan.id)
+        report = plan_report.report(session, plans.visible_plan(session, lgu, plan_id))
+    earlier = report.applications
     assert [(a.number, a.area_sqft, a.decision) for a in earlier] == [(1, 9_500, None)]
 
 
