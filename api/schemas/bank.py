@@ -25,7 +25,7 @@ from api.schemas.common import (
 from api.schemas.replies import register, reply_schema
 from bank.account_reservations import AccountReservation, AccountReservations, ReservedFor
 from bank.accounts import AccountView
-from bank.balances import BalancesAsOf, ClassBalance
+from bank.balances import BalancesAsOf, ClassBalance, PastClassBalance
 from bank.credits import LotView
 from bank.deposit_views import DepositCredit, DepositView, ReversalView
 from bank.parties import LGU_KINDS
@@ -117,11 +117,9 @@ class AsOfArgs(Schema):
     as_of = IsoDate(required=True)
 
 
-# a past day's balance in the shape of today's, less ``frozen_sqft`` (a PastClassBalance has
-# none, so the reply leaves it out)
-BalancesAsOfOut = reply_schema(
-    BalancesAsOf, "BalancesAsOfOut", balances=fields.List(fields.Nested(BalanceOut))
-)
+# a past day's balance: posted and reserved as of that day's end (freezes are not dated)
+PastBalanceOut = reply_schema(PastClassBalance, "PastBalanceOut")
+BalancesAsOfOut = reply_schema(BalancesAsOf, "BalancesAsOfOut")
 LotOut = reply_schema(LotView, "LotOut")
 
 
