@@ -77,20 +77,20 @@ class PlanReport:
     #: every deadline (its ``notice_kind`` is shown once, above)
     deadlines: timeline.Deadlines
     notice: notices.NoticeView | None
-    decision_notice: notices.NoticeView | None
-    copy_requests: list[notices.CopyAsked]
     #: the application the dates belong to: 1, plus one per revision counting as new
     application_number: int
     extensions: list[Extension]
     tep: PanelView | None
     decision: PlanDecision | None
-    applications: list[ApplicationView]
+    decision_notice: notices.NoticeView | None
+    copy_requests: list[notices.CopyAsked]
     replacement_completed_on: date | None
     required_credit_sqft: int
     required_unrestricted_sqft: int
     reservations: list[reservations.ReservationView]
     withdrawals: list[withdrawals.WithdrawalView]
     appeals: list[appeal_views.AppealView]
+    applications: list[ApplicationView]
     impact_may_proceed: bool
     impact_blockers: list[Blocker]
     external_refs: dict[str, str]

@@ -55,8 +55,8 @@ class WithdrawalView:
     reversal_transaction_id: str | None
     withdrawn_sqft: int
     created_at: datetime
-    external_refs: dict[str, str]
     allocations: list[AllocationView]
+    external_refs: dict[str, str]
 
 
 def withdraw(
