@@ -68,19 +68,19 @@ def _open(who: Actor, data: dict[str, Any]) -> str:
 
 
 NewRecord(
-    "/accounts/new",
-    ("account_new", "account_open"),
-    (BOARD,),
-    "Open a bank account",
-    lambda who: (
+    path="/accounts/new",
+    endpoints=("account_new", "account_open"),
+    roles=(BOARD,),
+    heading="Open a bank account",
+    items=lambda who: (
         Field("holder_id", "Holder id", required=True, hint="The holder the account is for."),
         service_area(),
         Field("county", "County", required=True),
         Field("name", "Account name"),
     ),
-    "Open the account",
-    AccountIn,
-    _open,
+    submit="Open the account",
+    schema=AccountIn,
+    record=_open,
     prefill=("holder_id",),
 ).declare()
 

@@ -45,7 +45,7 @@ def load() -> None:
     """The routes are declared below, on import; this makes the import explicit."""
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Party:
     """A kind of party: registered at ``/<key>s/new`` and corrected at
     ``/<key>s/<<key>_id>/edit``, with the endpoints ``<key>_new``, ``<key>_create``,
@@ -66,14 +66,14 @@ class Party:
         """Declare the party's four routes."""
         key = self.key
         NewRecord(
-            f"/{key}s/new",
-            (f"{key}_new", f"{key}_create"),
-            (BOARD,),
-            self.heading,
-            self._fields,
-            f"Register the {self.label}",
-            self.schemas[0],
-            self._created,
+            path=f"/{key}s/new",
+            endpoints=(f"{key}_new", f"{key}_create"),
+            roles=(BOARD,),
+            heading=self.heading,
+            items=self._fields,
+            submit=f"Register the {self.label}",
+            schema=self.schemas[0],
+            record=self._created,
         ).declare()
         path = f"/{key}s/<{key}_id>/edit"
         web.add_url_rule(path, f"{key}_edit", board_only(self._correction), methods=["GET"])
@@ -142,9 +142,9 @@ def _holder_intro(holder: parties.Holder) -> str:
 
 
 Party(
-    "holder",
-    "holder",
-    "Register an account holder",
+    key="holder",
+    label="holder",
+    heading="Register an account holder",
     fields=HOLDER_FIELDS,
     corrected=HOLDER_FIELDS,
     schemas=(HolderIn, HolderEditIn),
@@ -190,9 +190,9 @@ def _lgu_intro(lgu: parties.Lgu) -> str:
 
 
 Party(
-    "lgu",
-    "LGU",
-    "Register a local government unit",
+    key="lgu",
+    label="LGU",
+    heading="Register a local government unit",
     fields=LGU_FIELDS,
     corrected=(NAME,),
     schemas=(LguIn, LguEditIn),

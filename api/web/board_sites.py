@@ -74,14 +74,14 @@ def _register(who: Actor, data: dict[str, Any]) -> str:
 
 
 NewRecord(
-    "/bank-sites/new",
-    ("site_new", "site_create"),
-    (BOARD,),
-    "Register a bank site",
-    _new_site,
-    "Register the site",
-    SiteIn,
-    _register,
+    path="/bank-sites/new",
+    endpoints=("site_new", "site_create"),
+    roles=(BOARD,),
+    heading="Register a bank site",
+    items=_new_site,
+    submit="Register the site",
+    schema=SiteIn,
+    record=_register,
     intro="With the area of each credited action under the site's approved banking plan, "
     "where known: Subd. 12 (c) caps what the site may yield on these areas. A category "
     "left out registers with the first deposit that credits it.",

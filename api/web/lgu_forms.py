@@ -59,14 +59,14 @@ def _record(who: Actor, data: dict[str, Any]) -> str:
 
 
 NewRecord(
-    "/plans/new",
-    ("new_plan_form", "new_plan"),
-    ROLES,
-    "Record a replacement plan application",
-    lambda who: lgu_fields.new_plan(who.is_board),
-    "Record the plan",
-    PlanIn,
-    _record,
+    path="/plans/new",
+    endpoints=("new_plan_form", "new_plan"),
+    roles=ROLES,
+    heading="Record a replacement plan application",
+    items=lambda who: lgu_fields.new_plan(who.is_board),
+    submit="Record the plan",
+    schema=PlanIn,
+    record=_record,
     intro="The application as received (Subd. 6); its deadlines are computed from it.",
 ).declare()
 

@@ -20,7 +20,7 @@ from api.web.forms import Form, Item
 from bank.access import Actor
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class NewRecord:
     """Such a page: its address, who may use it, its texts, its fields and the API's schema
     for them, and ``record``, which calls the use case and names the page to go to."""
