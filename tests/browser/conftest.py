@@ -1,7 +1,8 @@
 """Browser tests: Debian's headless Chromium, driven by Playwright, against a live server.
 
 One server per database backend (SQLite file and PostgreSQL), seeded through the API with a small
-bank; each test gets a fresh browser context (no cookies), so every sign-in is its own.
+bank; each test that signs in gets a fresh browser context (no cookies), so every sign-in is
+its own (the accessibility check keeps one signed-in tab per role and width for its pages).
 Screenshots go to ``tests/artifacts/`` (ignored by git).
 """
 

@@ -168,8 +168,9 @@ def addresses(world: World) -> dict[str, str]:
 
 @pytest.fixture(scope="module")
 def tabs(browser: Any, world: World, sessions: dict[str, Any]) -> Iterator[dict[Any, Any]]:
-    """One tab per role and width, kept for the module: a page is a plain GET, so the next one
-    is opened in the same tab (a browser context and a tab cost more than most page loads)."""
+    """One tab per role and width, kept for the module (so for one database's ``world``, signed
+    in with its ``sessions``): a page is a plain GET, so the next one is opened in the same tab
+    (a browser context and a tab cost more than most page loads)."""
     opened: dict[Any, Any] = {}
     yield opened
     for context, _tab in opened.values():
@@ -202,11 +203,17 @@ def visit(
         key = (spec.role, viewport["width"])
         if key not in tabs:
             tabs[key] = new_tab(spec.role, viewport)
-        _context, tab = tabs[key]
+        context, tab = tabs[key]
         path = spec.path.format(**addresses)
-        response = tab.goto(world.base + path)
+        try:
+            response = tab.goto(world.base + path)
+            tab.wait_for_selector(spec.ready)
+        except Exception:
+            # a tab that failed to load a page is not trusted with the next one
+            del tabs[key]
+            context.close()
+            raise
         assert response is not None and response.status == spec.status, (path, response)
-        tab.wait_for_selector(spec.ready)
         return tab
 
     return open_page
