@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass
-from datetime import date, datetime, timedelta
+from datetime import date, timedelta
 from typing import Any
 
 from sqlalchemy import ColumnElement, or_, select
@@ -20,6 +20,7 @@ from sqlalchemy.orm import Session
 
 from bank import balances, keyset, parties, plans, policy, reservations
 from bank.access import Actor
+from bank.audit import LastFullPass
 from bank.money_tables import Security
 from bank.party_tables import BankAccount, Lgu
 from bank.plan_tables import Plan
@@ -132,13 +133,6 @@ class LguHome:
 
 
 @dataclass(frozen=True)
-class LastFullPass:
-    ran_at: datetime
-    seq: int
-    transactions: int
-
-
-@dataclass(frozen=True)
 class Dashboard:
     due_this_week: list[PlanLine]
     expiring: list[SecurityLine]
@@ -247,8 +241,7 @@ def dashboard(db: Database, actor: Actor, today: date) -> Dashboard:
         due = due_within(session, actor, today, THIS_WEEK_DAYS)
         expiring = expiring_securities(session, actor, today, EXPIRING_DAYS, None, SHORTCUTS)
         found = checkpoint.latest(session.connection())
-        last = LastFullPass(found.ran_at, found.seq, found.transactions) if found else None
-        return Dashboard(due, expiring, last)
+        return Dashboard(due, expiring, LastFullPass.of(found) if found else None)
 
 
 # --- plans and their deadlines ----------------------------------------------------------------
