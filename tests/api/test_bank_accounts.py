@@ -307,6 +307,31 @@ def test_balances_as_of_a_date_made_on_different_days_with_a_frozen_clock(api, k
     assert body["balances"][0]["reserved_sqft"] == 0
 
 
+def test_a_past_days_rows_are_documented_as_sent_without_a_frozen_figure(api, kit):
+    """A past day's row carries posted, reserved and available (freezes carry no date); the
+    OpenAPI document describes exactly the keys it sends, and today's rows add frozen_sqft."""
+    owner, banker = kit.holder(), kit.lgu()
+    site_id = kit.site(owner["id"])
+    account_id = kit.account(owner["id"])
+    kit.wetland_deposit(account_id, site_id, banker["id"], 4_000, effective_on="2026-05-20")
+    (row,) = ok(api.get(f"/accounts/{account_id}/balances?as_of=2026-05-21"), 200)["balances"]
+    spec = ok(api.get("/openapi.json", token=""), 200)
+    schemas = spec["components"]["schemas"]
+    past = schemas["BalancesAsOfOut"]["properties"]["balances"]["items"]["$ref"].split("/")[-1]
+    assert (
+        set(row)
+        == set(schemas[past]["properties"])
+        == {
+            "credit_class",
+            "posted_sqft",
+            "reserved_sqft",
+            "available_sqft",
+        }
+    )
+    today = ok(api.get(f"/accounts/{account_id}"), 200)["balances"][0]
+    assert set(today) == set(schemas["BalanceOut"]["properties"]) == set(row) | {"frozen_sqft"}
+
+
 def test_balances_as_of_needs_a_valid_date(api, kit):
     account_id = kit.account(kit.holder()["id"])
     problem(api.get(f"/accounts/{account_id}/balances"), 422, "validation_error")
