@@ -200,27 +200,48 @@ def pick_candidates(
     of a source account whose status was checked; with the locked balance rows, for the write
     (``ledger.transfer``'s ``held``).
 
-    ``SOURCES`` locked the lots and their receiving children (ascending id, the global lock
-    order); the choice is made from those locked rows when no reservation is open on any of
-    them, else from the balances as ``ledger.lock`` reads them (net of reservations past their
-    expiry).
+    ``SOURCES`` locked the oldest lots that looked enough, and their receiving children
+    (ascending id, the global lock order).  When those, locked, still hold the amount, the
+    choice is theirs: oldest first, it would draw on nothing else.  Otherwise (drawn on
+    meanwhile, or not enough at all) every candidate is locked and the choice made from them
+    all.  Either way it is made from locked rows, as they hold when no reservation is open on
+    any of them, else as ``ledger.lock`` reads them (net of reservations past their expiry).
     """
     lots = [row[6:17] for row in rows if row[6] is not None]
     if lot_id is not None and not lots:
         raise NotFound(f"no lot {lot_id} in account {rows[0][1]}")
-    lock_ids = {row[1] for row in lots} | {row[10] for row in lots if row[10] is not None}
     held = held_rows([row[17:25] for row in rows] + [row[25:33] for row in rows])
-    if not lock_ids <= held.keys():
-        held = lock_balances(session, lock_ids)
+    drawn = [lot for lot in lots if lot[1] in held]
+    if drawn and _lock_ids(drawn) <= held.keys():
+        candidates = _candidates(session, drawn, held)
+        if sum(item.available_sqft for item in candidates) >= amount_sqft:
+            return _take(candidates, amount_sqft), held
+    # more than the locked lots hold, or fewer lots locked than drawn on: lock them all (a
+    # lock taken out of the global order, on a lot another write drew on meanwhile, may
+    # deadlock; the unit of work is retried then)
+    held.update(lock_balances(session, _lock_ids(lots)))
+    return _take(_candidates(session, lots, held), amount_sqft), held
+
+
+def _lock_ids(lots: Sequence[Sequence[Any]]) -> set[int]:
+    """The balance rows drawing on ``lots`` locks: theirs, and their receiving children's."""
+    return {row[1] for row in lots} | {row[10] for row in lots if row[10] is not None}
+
+
+def _candidates(
+    session: Session, lots: Sequence[Sequence[Any]], held: dict[int, AccountRow]
+) -> list[Candidate]:
+    """``lots`` (``SOURCES``' lot columns), oldest first, with their locked balances."""
+    lock_ids = {row[1] for row in lots}
     balances = {
         a: (row.credits_posted - row.debits_posted, 0)
         for a, row in held.items()
-        if not row.debits_pending and not row.credits_pending
+        if a in lock_ids and not row.debits_pending and not row.credits_pending
     }
     if not lock_ids <= balances.keys():
         locked = ledger.lock(session, lock_ids)
         balances = {a: (b.posted, b.reserved_debits) for a, b in locked.items()}
-    candidates = [
+    return [
         Candidate(
             lot,
             account,
@@ -233,7 +254,6 @@ def pick_candidates(
         )
         for lot, account, site, deposit, frozen, *_, child, child_account in lots
     ]
-    return _take(candidates, amount_sqft), held
 
 
 class _Drawable(Protocol):

@@ -46,14 +46,19 @@ class TransferLot(Base):
 # request more than the database spends): the two accounts, and the source's candidate lots
 # (those of ``:credit_class``, or lot ``:lot_id``), oldest first, each with its site's frozen
 # flag, its credit class, and the lot already descending from it in the receiving account (at
-# most one: unique); and each such lot's and child's balance row, locked as the ledger's write
-# locks it (``ledger.locks.held_cte``, ascending account id, the global lock order), so the
-# choice is made from locked balances.  The rows are locked only if the caller may send from
-# the source to the target (``:board``, or the source's holder ``:holder_id``; source open,
-# target another account not closed; a credit class or a lot named, not both): a request
-# refused before the choice holds nothing.  One row when there are no candidates, its lot
-# columns NULL; the accounts' columns NULL for an account that does not exist.  Labels are
-# issued in order per account: they break ties between lots made at once.
+# most one: unique).  Only the lots the transfer will draw on are locked: the oldest ones whose
+# credits, read without a lock, reach ``:amount_sqft`` (``drawn``), with their children in the
+# receiving account; their balance rows are locked as the ledger's write locks them
+# (``ledger.locks.held_cte``, ascending account id, the global lock order) and come back beside
+# them, so the choice is made from locked balances (``lot_picking.pick_candidates`` locks the
+# others too when those no longer reach the amount).  A transfer from an account of many lots
+# so locks the one or two it takes, not all of them, and two transfers that share no lot they
+# draw on do not wait for each other.  The rows are locked only if the caller may send from the
+# source to the target (``:board``, or the source's holder ``:holder_id``; source open, target
+# another account not closed; a credit class or a lot named, not both): a request refused before
+# the choice holds nothing.  One row when there are no candidates, its lot columns NULL; the
+# accounts' columns NULL for an account that does not exist.  Labels are issued in order per
+# account: they break ties between lots made at once.
 _MAY_SEND = """EXISTS (
         SELECT 1 FROM bank_accounts AS s JOIN bank_accounts AS t ON t.id = :to_account_id
         WHERE s.id = :from_account_id AND s.status = 'open' AND t.status <> 'closed'
@@ -75,9 +80,21 @@ WITH c AS (
         ON child.parent_lot_id = lot.id AND child.account_id = :to_account_id
     WHERE lot.account_id = :from_account_id
       AND (lot.credit_class = :credit_class OR lot.id = :lot_id)
+), drawn AS (
+    SELECT ledger_account_id, child_account_id FROM (
+        SELECT c.ledger_account_id, c.child_account_id,
+               sum(CASE WHEN c.frozen THEN 0 ELSE (
+                   SELECT sum(b.credits_posted - b.debits_posted - b.debits_pending)
+                   FROM ledger_balances AS b WHERE b.account_id = c.ledger_account_id) END)
+               OVER (ORDER BY c.created_at, length(c.label), c.label
+                     ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING) AS before
+        FROM c
+    ) AS running
+    WHERE coalesce(before, 0) < :amount_sqft
 ), {
         locks.held_cte(
-            "SELECT ledger_account_id FROM c UNION SELECT child_account_id FROM c", _MAY_SEND
+            "SELECT ledger_account_id FROM drawn UNION SELECT child_account_id FROM drawn",
+            _MAY_SEND,
         )
     }
 SELECT s.id, s.number, s.holder_id, s.status, t.id, t.status,

@@ -179,6 +179,7 @@ def make_transfer(
         "to_account_id": request.to_account_id,
         "credit_class": request.credit_class,
         "lot_id": request.lot_id,
+        "amount_sqft": request.amount_sqft,
         "board": actor.is_board,
         "holder_id": actor.holder_id,
     }
