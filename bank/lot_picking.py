@@ -190,37 +190,53 @@ class Candidate:
         return 0 if self.frozen else self.posted_sqft - self.reserved_sqft
 
 
+CandidatesPicked = tuple[list[tuple[Candidate, int]], dict[int, AccountRow]]
+
+
 def pick_candidates(
-    session: Session,
-    rows: Sequence[Sequence[Any]],
-    lot_id: str | None,
-    amount_sqft: int,
-) -> tuple[list[tuple[Candidate, int]], dict[int, AccountRow]]:
+    session: Session, rows: Sequence[Sequence[Any]], lot_id: str | None, amount_sqft: int
+) -> CandidatesPicked | None:
     """``pick_lots`` on the candidate lots ``rows`` (as ``transfer_tables.SOURCES`` gives them)
     of a source account whose status was checked; with the locked balance rows, for the write
-    (``ledger.transfer``'s ``held``).
+    (``ledger.transfer``'s ``held``).  ``None`` when ``rows`` are the oldest candidates only and,
+    locked, no longer hold the amount: ``pick_every`` then chooses from them all.
 
-    ``SOURCES`` locked the oldest lots that looked enough, and their receiving children
-    (ascending id, the global lock order).  When those, locked, still hold the amount, the
-    choice is theirs: oldest first, it would draw on nothing else.  Otherwise (drawn on
-    meanwhile, or not enough at all) every candidate is locked and the choice made from them
-    all.  Either way it is made from locked rows, as they hold when no reservation is open on
-    any of them, else as ``ledger.lock`` reads them (net of reservations past their expiry).
+    ``SOURCES`` locked the lots and their receiving children (ascending id, the global lock
+    order).  When the oldest, locked, hold the amount, the choice is theirs: oldest first, it
+    would draw on nothing else.
     """
+    candidates, held = _locked(session, rows, lot_id)
+    if len(candidates) < rows[0][33] and _available(candidates) < amount_sqft:
+        return None
+    return _take(candidates, amount_sqft), held
+
+
+def pick_every(
+    session: Session, rows: Sequence[Sequence[Any]], lot_id: str | None, amount_sqft: int
+) -> CandidatesPicked:
+    """``pick_candidates`` on every candidate lot (``SOURCES`` without ``:reach_sqft``)."""
+    candidates, held = _locked(session, rows, lot_id)
+    return _take(candidates, amount_sqft), held
+
+
+def _locked(
+    session: Session, rows: Sequence[Sequence[Any]], lot_id: str | None
+) -> tuple[list[Candidate], dict[int, AccountRow]]:
+    """The candidates in ``rows``, oldest first, with the balance rows ``SOURCES`` locked: as
+    they hold when no reservation is open on any of them, else as ``ledger.lock`` reads them
+    (net of reservations past their expiry)."""
     lots = [row[6:17] for row in rows if row[6] is not None]
     if lot_id is not None and not lots:
         raise NotFound(f"no lot {lot_id} in account {rows[0][1]}")
     held = held_rows([row[17:25] for row in rows] + [row[25:33] for row in rows])
-    drawn = [lot for lot in lots if lot[1] in held]
-    if drawn and _lock_ids(drawn) <= held.keys():
-        candidates = _candidates(session, drawn, held)
-        if sum(item.available_sqft for item in candidates) >= amount_sqft:
-            return _take(candidates, amount_sqft), held
-    # more than the locked lots hold, or fewer lots locked than drawn on: lock them all (a
-    # lock taken out of the global order, on a lot another write drew on meanwhile, may
-    # deadlock; the unit of work is retried then)
-    held.update(lock_balances(session, _lock_ids(lots)))
-    return _take(_candidates(session, lots, held), amount_sqft), held
+    lock_ids = _lock_ids(lots)
+    if not lock_ids <= held.keys():
+        held.update(lock_balances(session, lock_ids))
+    return _candidates(session, lots, held), held
+
+
+def _available(items: Sequence[Candidate]) -> int:
+    return sum(item.available_sqft for item in items)
 
 
 def _lock_ids(lots: Sequence[Sequence[Any]]) -> set[int]:

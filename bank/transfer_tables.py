@@ -44,21 +44,21 @@ class TransferLot(Base):
 
 # What a transfer decides from, in one round trip and as plain rows (ORM objects would cost the
 # request more than the database spends): the two accounts, and the source's candidate lots
-# (those of ``:credit_class``, or lot ``:lot_id``), oldest first, each with its site's frozen
-# flag, its credit class, and the lot already descending from it in the receiving account (at
-# most one: unique).  Only the lots the transfer will draw on are locked: the oldest ones whose
-# credits, read without a lock, reach ``:amount_sqft`` (``drawn``), with their children in the
-# receiving account; their balance rows are locked as the ledger's write locks them
-# (``ledger.locks.held_cte``, ascending account id, the global lock order) and come back beside
-# them, so the choice is made from locked balances (``lot_picking.pick_candidates`` locks the
-# others too when those no longer reach the amount).  A transfer from an account of many lots
-# so locks the one or two it takes, not all of them, and two transfers that share no lot they
-# draw on do not wait for each other.  The rows are locked only if the caller may send from the
-# source to the target (``:board``, or the source's holder ``:holder_id``; source open, target
-# another account not closed; a credit class or a lot named, not both): a request refused before
-# the choice holds nothing.  One row when there are no candidates, its lot columns NULL; the
-# accounts' columns NULL for an account that does not exist.  Labels are issued in order per
-# account: they break ties between lots made at once.
+# (those of ``:credit_class``, or lot ``:lot_id``) it will draw on, oldest first, each with its
+# site's frozen flag, its credit class, the lot already descending from it in the receiving
+# account (at most one: unique), and both lots' balance rows, locked as the ledger's write locks
+# them (``ledger.locks.held_cte``, ascending account id, the global lock order), so the choice is
+# made from locked balances; and, last, how many candidates there are.  The lots drawn on are
+# the oldest ones whose credits, read without a lock, reach ``:reach_sqft`` (``drawn``; all of
+# them when it is NULL): a transfer from an account of many lots reads and locks the one or two
+# it takes, and two transfers that share no lot they draw on do not wait for each other.  (When
+# those, once locked, no longer hold the amount, ``transfers.make_transfer`` asks again for all
+# of them.)  The rows are locked only if the caller may send from the source to the target
+# (``:board``, or the source's holder ``:holder_id``; source open, target another account not
+# closed; a credit class or a lot named, not both): a request refused before the choice holds
+# nothing.  One row when there are no candidates, its lot columns NULL; the accounts' columns
+# NULL for an account that does not exist.  Labels are issued in order per account: they break
+# ties between lots made at once.
 _MAY_SEND = """EXISTS (
         SELECT 1 FROM bank_accounts AS s JOIN bank_accounts AS t ON t.id = :to_account_id
         WHERE s.id = :from_account_id AND s.status = 'open' AND t.status <> 'closed'
@@ -81,8 +81,8 @@ WITH c AS (
     WHERE lot.account_id = :from_account_id
       AND (lot.credit_class = :credit_class OR lot.id = :lot_id)
 ), drawn AS (
-    SELECT ledger_account_id, child_account_id FROM (
-        SELECT c.ledger_account_id, c.child_account_id,
+    SELECT id, ledger_account_id, child_account_id FROM (
+        SELECT c.id, c.ledger_account_id, c.child_account_id,
                sum(CASE WHEN c.frozen THEN 0 ELSE (
                    SELECT sum(b.credits_posted - b.debits_posted - b.debits_pending)
                    FROM ledger_balances AS b WHERE b.account_id = c.ledger_account_id) END)
@@ -90,7 +90,7 @@ WITH c AS (
                      ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING) AS before
         FROM c
     ) AS running
-    WHERE coalesce(before, 0) < :amount_sqft
+    WHERE CAST(:reach_sqft AS BIGINT) IS NULL OR coalesce(before, 0) < :reach_sqft
 ), {
         locks.held_cte(
             "SELECT ledger_account_id FROM drawn UNION SELECT child_account_id FROM drawn",
@@ -100,11 +100,11 @@ WITH c AS (
 SELECT s.id, s.number, s.holder_id, s.status, t.id, t.status,
        c.id, c.ledger_account_id, c.bank_site_id, c.deposit_id, c.frozen,
        c.code, c.service_area, c.wetland_type, c.restricted, c.child_id, c.child_account_id,
-       {_HELD}, {_CHILD_HELD}
+       {_HELD}, {_CHILD_HELD}, (SELECT count(*) FROM c)
 FROM (SELECT 1 AS one) AS base
 LEFT JOIN bank_accounts AS s ON s.id = :from_account_id
 LEFT JOIN bank_accounts AS t ON t.id = :to_account_id
-LEFT JOIN c ON 1 = 1
+LEFT JOIN c ON c.id IN (SELECT id FROM drawn)
 LEFT JOIN held AS h ON h.account_id = c.ledger_account_id
 LEFT JOIN held AS hc ON hc.account_id = c.child_account_id
 WHERE (SELECT count(*) FROM held) >= 0

@@ -28,6 +28,7 @@ from bank.lot_picking import (
     check_sender_status,
     check_sites,
     pick_candidates,
+    pick_every,
 )
 from bank.transfer_tables import SOURCES
 from bank.transfer_tables import Transfer as Transfer
@@ -179,13 +180,20 @@ def make_transfer(
         "to_account_id": request.to_account_id,
         "credit_class": request.credit_class,
         "lot_id": request.lot_id,
-        "amount_sqft": request.amount_sqft,
+        "reach_sqft": request.amount_sqft,
         "board": actor.is_board,
         "holder_id": actor.holder_id,
     }
     rows = store.of(session).run(session, SOURCES, params)
     source_id, number, _status, target_id = _check_accounts(actor, request, rows[0])
-    picks, held = pick_candidates(session, rows, request.lot_id, request.amount_sqft)
+    picked = pick_candidates(session, rows, request.lot_id, request.amount_sqft)
+    if picked is None:
+        # the oldest lots, once locked, no longer hold the amount (drawn on meanwhile): lock
+        # them all and choose again.  That lock is out of the global order; it can deadlock
+        # only with another write that drew on the same lots, and the unit of work is retried
+        rows = store.of(session).run(session, SOURCES, dict(params, reach_sqft=None))
+        picked = pick_every(session, rows, request.lot_id, request.amount_sqft)
+    picks, held = picked
     # _take refused if there were no candidates
     code, service_area, wetland_type, restricted = rows[0][11:15]
     klass = credits.CreditClass(
