@@ -49,9 +49,10 @@ class TransferLot(Base):
 # account (at most one: unique), and both lots' balance rows, locked as the ledger's write locks
 # them (``ledger.locks.held_cte``, ascending account id, the global lock order), so the choice is
 # made from locked balances; and, last, how many candidates there are.  The lots drawn on are
-# the oldest ones whose credits, read without a lock, reach ``:reach_sqft`` (``drawn``; all of
-# them when it is NULL): a transfer from an account of many lots reads and locks the one or two
-# it takes, and two transfers that share no lot they draw on do not wait for each other.  (When
+# the oldest ones whose credits, read without a lock, reach ``:reach_sqft`` (``ranked`` puts
+# them in order with the credits before each; all of them when it is NULL): a transfer from an
+# account of many lots ranks them all but joins, locks and sends back the one or two it takes,
+# and two transfers that share no lot they draw on do not wait for each other.  (When
 # those, once locked, no longer hold the amount, ``transfers.make_transfer`` asks again for all
 # of them.)  The rows are locked only if the caller may send from the source to the target
 # (``:board``, or the source's holder ``:holder_id``; source open, target another account not
@@ -68,43 +69,42 @@ _HELD = ", ".join(f"h.{column}" for column in locks.HELD_COLUMNS)
 _CHILD_HELD = ", ".join(f"hc.{column}" for column in locks.HELD_COLUMNS)
 SOURCES = store.Statement(
     sql=f"""
-WITH c AS (
-    SELECT lot.id, lot.ledger_account_id, lot.bank_site_id, lot.deposit_id, site.frozen,
-           k.code, k.service_area, k.wetland_type, k.restricted,
-           child.id AS child_id, child.ledger_account_id AS child_account_id,
-           lot.created_at, lot.label
+WITH ranked AS (
+    SELECT lot.id, lot.ledger_account_id, lot.bank_site_id, lot.deposit_id, lot.credit_class,
+           site.frozen, lot.created_at, lot.label,
+           sum(CASE WHEN site.frozen THEN 0 ELSE (
+               SELECT sum(b.credits_posted - b.debits_posted - b.debits_pending)
+               FROM ledger_balances AS b WHERE b.account_id = lot.ledger_account_id) END)
+           OVER (ORDER BY lot.created_at, length(lot.label), lot.label
+                 ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING) AS before
     FROM lots AS lot
     JOIN bank_sites AS site ON site.id = lot.bank_site_id
-    JOIN credit_classes AS k ON k.code = lot.credit_class
-    LEFT JOIN lots AS child
-        ON child.parent_lot_id = lot.id AND child.account_id = :to_account_id
     WHERE lot.account_id = :from_account_id
       AND (lot.credit_class = :credit_class OR lot.id = :lot_id)
-), drawn AS (
-    SELECT id, ledger_account_id, child_account_id FROM (
-        SELECT c.id, c.ledger_account_id, c.child_account_id,
-               sum(CASE WHEN c.frozen THEN 0 ELSE (
-                   SELECT sum(b.credits_posted - b.debits_posted - b.debits_pending)
-                   FROM ledger_balances AS b WHERE b.account_id = c.ledger_account_id) END)
-               OVER (ORDER BY c.created_at, length(c.label), c.label
-                     ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING) AS before
-        FROM c
-    ) AS running
-    WHERE CAST(:reach_sqft AS BIGINT) IS NULL OR coalesce(before, 0) < :reach_sqft
+), c AS (
+    SELECT r.id, r.ledger_account_id, r.bank_site_id, r.deposit_id, r.frozen,
+           k.code, k.service_area, k.wetland_type, k.restricted,
+           child.id AS child_id, child.ledger_account_id AS child_account_id,
+           r.created_at, r.label
+    FROM ranked AS r
+    JOIN credit_classes AS k ON k.code = r.credit_class
+    LEFT JOIN lots AS child
+        ON child.parent_lot_id = r.id AND child.account_id = :to_account_id
+    WHERE CAST(:reach_sqft AS BIGINT) IS NULL OR coalesce(r.before, 0) < :reach_sqft
 ), {
         locks.held_cte(
-            "SELECT ledger_account_id FROM drawn UNION SELECT child_account_id FROM drawn",
+            "SELECT ledger_account_id FROM c UNION SELECT child_account_id FROM c",
             _MAY_SEND,
         )
     }
 SELECT s.id, s.number, s.holder_id, s.status, t.id, t.status,
        c.id, c.ledger_account_id, c.bank_site_id, c.deposit_id, c.frozen,
        c.code, c.service_area, c.wetland_type, c.restricted, c.child_id, c.child_account_id,
-       {_HELD}, {_CHILD_HELD}, (SELECT count(*) FROM c)
+       {_HELD}, {_CHILD_HELD}, (SELECT count(*) FROM ranked)
 FROM (SELECT 1 AS one) AS base
 LEFT JOIN bank_accounts AS s ON s.id = :from_account_id
 LEFT JOIN bank_accounts AS t ON t.id = :to_account_id
-LEFT JOIN c ON c.id IN (SELECT id FROM drawn)
+LEFT JOIN c ON 1 = 1
 LEFT JOIN held AS h ON h.account_id = c.ledger_account_id
 LEFT JOIN held AS hc ON hc.account_id = c.child_account_id
 WHERE (SELECT count(*) FROM held) >= 0
