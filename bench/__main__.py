@@ -19,7 +19,7 @@ from datetime import date
 from pathlib import Path
 from typing import Any
 
-from bench import bulk, peers, pgbench, posting
+from bench import bulk, lots, peers, pgbench, posting
 from bench.common import (
     Result,
     analyze_like_autovacuum,
@@ -43,6 +43,7 @@ def main() -> None:
     # quick: 2 s windows, so that the whole run stays near two minutes
     seconds = 2.0 if args.quick else 10.0
     sizes = (1_000, 10_000, 100_000) if args.quick else (1_000, 100_000, 1_000_000)
+    many_lots = 200  # quick too: with 50 lots the old statement, locking all, measured 1.23
     out: list[str] = [
         f"machine: {os.cpu_count()} cores, {platform.python_implementation()} "
         f"{platform.python_version()}, {_pg_version()}; run {date.today()}"
@@ -59,6 +60,7 @@ def main() -> None:
         out.append("")
         _migrate(url)
         _posting(url, seconds, out, checks)
+        lots.measure(url, many_lots, out, checks)
         _reads_verify_export(url, sizes, out, checks)
     finally:
         drop_database(url)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import http.client
+import json
 import os
 import socket
 import subprocess
@@ -83,6 +84,31 @@ class Server:
             assert response.status == 200, response.status
             latencies.append((time.perf_counter() - t) * 1000)
         return Result(path, count, time.perf_counter() - started, latencies)
+
+    def time_transfers(
+        self, token: str, credit_class: str, moves: list[tuple[str, str]]
+    ) -> list[float]:
+        """Latencies in ms of ``POST /transfers`` of 1 sq ft for each (source, target), in
+        turn over one keep-alive connection."""
+        conn = http.client.HTTPConnection("127.0.0.1", self.port, timeout=30)
+        headers = {"Authorization": f"Bearer {token}", "Content-Type": "application/json"}
+        latencies = []
+        for source, target in moves:
+            body = {
+                "from_account_id": source,
+                "to_account_id": target,
+                "credit_class": credit_class,
+                "amount_sqft": 1,
+            }
+            started = time.perf_counter()
+            conn.request("POST", "/api/v1/transfers", body=json.dumps(body), headers=headers)
+            response = conn.getresponse()
+            response.read()
+            if response.status != 201:
+                raise RuntimeError(f"POST /transfers answered {response.status}")
+            latencies.append((time.perf_counter() - started) * 1000)
+        conn.close()
+        return latencies
 
 
 @dataclass
