@@ -25,6 +25,7 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any, cast
 
 import psycopg
+from psycopg import pq
 from sqlalchemy import URL, Connection, Engine, Table
 from sqlalchemy.dialects import postgresql
 from sqlalchemy.exc import DBAPIError
@@ -37,6 +38,8 @@ from ledger.chain import SEALER_LOCK_KEY
 from ledger.lines import Line, deltas, later_posted
 from ledger.store import Ddl, Links, Row, Statement
 from ledger.store.postgresql_ddl import PostgresqlDdl
+
+_TUPLES_OK = pq.ExecStatus.TUPLES_OK
 
 if TYPE_CHECKING:
     from ledger.verify_links import Segment
@@ -277,7 +280,10 @@ class PostgresqlStore:
         connection = bind.connection() if isinstance(bind, Session) else bind
         for text in _psycopg_texts(statement, self.name):
             cursor = execute(connection, text, params)
-        return [] if cursor.description is None else cursor.fetchall()
+        # whether rows came back, from the result's status: ``cursor.description`` would build
+        # an object per column first (25 us of client CPU for a transfer's 34-column SOURCES)
+        result = cursor.pgresult
+        return cursor.fetchall() if result and result.status == _TUPLES_OK else []
 
     def insert(self, table: Table) -> Any:
         return postgresql.insert(table)
