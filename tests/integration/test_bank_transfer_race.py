@@ -5,7 +5,7 @@ and one that finds them drained by the time it holds them draws on the next."""
 from __future__ import annotations
 
 import threading
-import time
+from dataclasses import dataclass
 
 import pytest
 from sqlalchemy import func, select
@@ -14,6 +14,7 @@ from bank import credits, transfers
 from bank.access import SYSTEM
 from bank.parties import BankAccount
 from bench.server import make_bank
+from ledger.db import Database
 
 
 @pytest.fixture(autouse=True)
@@ -22,8 +23,53 @@ def _postgresql_only(backend: str) -> None:
         pytest.skip("SQLite serializes every writer")
 
 
-def _request(source: str, target: str, code: str) -> transfers.TransferRequest:
-    return transfers.TransferRequest(source, target, 5, credit_class=code)
+def _request(source: str, target: str, code: str, amount: int = 5) -> transfers.TransferRequest:
+    return transfers.TransferRequest(source, target, amount, credit_class=code)
+
+
+@dataclass
+class _Race:
+    """What two transfers gave (a ``TransferView`` or the error raised), and whether the second
+    finished while the first still held its locks."""
+
+    first: object
+    second: object
+    second_done_while_first_held: bool
+
+
+def _race(
+    db: Database, first: transfers.TransferRequest, second: transfers.TransferRequest
+) -> _Race:
+    """``first`` made and held uncommitted; ``second`` started meanwhile (retried as a unit of
+    work); ``first`` committed two seconds later, or as soon as ``second`` is done."""
+    holding, release = threading.Event(), threading.Event()
+    outcome: dict[str, object] = {}
+
+    def run_first() -> None:
+        with db.transaction() as session:
+            outcome["first"] = transfers.make_transfer(session, SYSTEM, first, None)
+            holding.set()
+            release.wait(10)
+
+    def run_second() -> None:
+        holding.wait(10)
+        try:
+            outcome["second"] = db.run(
+                lambda session: transfers.make_transfer(session, SYSTEM, second, None)
+            )
+        except Exception as error:  # reported to the test
+            outcome["second"] = error
+
+    threads = [threading.Thread(target=run_first), threading.Thread(target=run_second)]
+    for thread in threads:
+        thread.start()
+    holding.wait(10)
+    threads[1].join(2)  # a second transfer that waits for the first's locks is still waiting
+    done_while_held = not threads[1].is_alive()
+    release.set()
+    for thread in threads:
+        thread.join(30)
+    return _Race(outcome["first"], outcome["second"], done_while_held)
 
 
 def test_a_transfer_waiting_on_the_lot_reuses_the_receiving_lot_the_first_one_created(
@@ -31,36 +77,10 @@ def test_a_transfer_waiting_on_the_lot_reuses_the_receiving_lot_the_first_one_cr
 ):
     bank = make_bank(database_url, accounts=2)
     source, target = bank.accounts
-    created, release = threading.Event(), threading.Event()
-    outcome: dict[str, object] = {}
-
-    def first() -> None:
-        with db.transaction() as session:
-            outcome["first"] = transfers.make_transfer(
-                session, SYSTEM, _request(source, target, bank.credit_class), None
-            )
-            created.set()
-            release.wait(10)  # hold the source lot's lock, the new child lot uncommitted
-
-    def second() -> None:
-        created.wait(10)
-        try:
-            outcome["second"] = db.run(
-                lambda session: transfers.make_transfer(
-                    session, SYSTEM, _request(source, target, bank.credit_class), None
-                )
-            )
-        except Exception as error:  # reported below
-            outcome["second"] = error
-
-    threads = [threading.Thread(target=first), threading.Thread(target=second)]
-    for thread in threads:
-        thread.start()
-    time.sleep(0.5)  # the second transfer is now waiting for the source lot's lock
-    release.set()
-    for thread in threads:
-        thread.join(30)
-    first, second = outcome["first"], outcome["second"]
+    request = _request(source, target, bank.credit_class)
+    race = _race(db, request, request)
+    assert not race.second_done_while_first_held  # it waited for the source lot's lock
+    first, second = race.first, race.second
     assert isinstance(second, transfers.TransferView), second
     assert isinstance(first, transfers.TransferView)
     assert first.lots[0].to_lot_id == second.lots[0].to_lot_id
@@ -69,6 +89,12 @@ def test_a_transfer_waiting_on_the_lot_reuses_the_receiving_lot_the_first_one_cr
             select(func.count()).where(credits.Lot.account_id == target)
         ).scalar_one()
     assert children == 2  # its own deposited lot and the one receiving lot
+
+
+def _lots_left(db: Database, account_id: str) -> dict[str, int]:
+    with db.transaction() as session:
+        account = session.get(BankAccount, account_id)
+        return {held.lot.id: held.available_sqft for held in credits.lots_of(session, account)}
 
 
 def test_a_transfer_that_finds_the_oldest_lot_drained_while_it_waited_draws_on_the_next(
@@ -80,64 +106,20 @@ def test_a_transfer_that_finds_the_oldest_lot_drained_while_it_waited_draws_on_t
     source, giver, target = bank.accounts
     code = bank.credit_class
     # the source's second lot, newer than its deposited one: 100 sq ft from another account
-    db.run(
-        lambda session: transfers.make_transfer(
-            session, SYSTEM, transfers.TransferRequest(giver, source, 100, credit_class=code), None
-        )
-    )
+    transfers.transfer(db, SYSTEM, _request(giver, source, code, 100), None)
     with db.transaction() as session:
         deposited, received = credits.lots_of(session, session.get(BankAccount, source))
     assert deposited.lot.parent_lot_id is None and received.lot.parent_lot_id is not None
-    drained, release = threading.Event(), threading.Event()
-    outcome: dict[str, object] = {}
-
-    def first() -> None:  # the whole deposited lot, held uncommitted
-        with db.transaction() as session:
-            outcome["first"] = transfers.make_transfer(
-                session,
-                SYSTEM,
-                transfers.TransferRequest(source, target, 10**9, credit_class=code),
-                None,
-            )
-            drained.set()
-            release.wait(10)
-
-    def second() -> None:
-        drained.wait(10)
-        try:
-            outcome["second"] = db.run(
-                lambda session: transfers.make_transfer(
-                    session,
-                    SYSTEM,
-                    transfers.TransferRequest(source, target, 50, credit_class=code),
-                    None,
-                )
-            )
-        except Exception as error:  # reported below
-            outcome["second"] = error
-
-    threads = [threading.Thread(target=first), threading.Thread(target=second)]
-    for thread in threads:
-        thread.start()
-    time.sleep(0.5)  # the second transfer now waits for the deposited lot's lock
-    release.set()
-    for thread in threads:
-        thread.join(30)
-    first_done, second_done = outcome["first"], outcome["second"]
-    assert isinstance(first_done, transfers.TransferView)
-    assert isinstance(second_done, transfers.TransferView), second_done
-    assert [(lot.from_lot_id, lot.amount_sqft) for lot in first_done.lots] == [
-        (deposited.lot.id, 10**9)
-    ]
-    assert [(lot.from_lot_id, lot.amount_sqft) for lot in second_done.lots] == [
-        (received.lot.id, 50)
-    ]
-    with db.transaction() as session:
-        left = {
-            held.lot.id: held.available_sqft
-            for held in credits.lots_of(session, session.get(BankAccount, source))
-        }
-    assert left == {deposited.lot.id: 0, received.lot.id: 50}
+    # the first takes the whole deposited lot; the second, waiting for it, asks for 50
+    race = _race(db, _request(source, target, code, 10**9), _request(source, target, code, 50))
+    assert isinstance(race.first, transfers.TransferView), race.first
+    assert isinstance(race.second, transfers.TransferView), race.second
+    assert not race.second_done_while_first_held
+    drawn = [(lot.from_lot_id, lot.amount_sqft) for lot in race.first.lots]
+    assert drawn == [(deposited.lot.id, 10**9)]
+    drawn = [(lot.from_lot_id, lot.amount_sqft) for lot in race.second.lots]
+    assert drawn == [(received.lot.id, 50)]
+    assert _lots_left(db, source) == {deposited.lot.id: 0, received.lot.id: 50}
 
 
 def test_a_transfer_locks_only_the_lots_it_draws_on(db, database_url):
@@ -148,47 +130,8 @@ def test_a_transfer_locks_only_the_lots_it_draws_on(db, database_url):
     code = bank.credit_class
     # the holder's second lot descends from the giver's: a transfer from the giver to the
     # holder adds to it (and locks it)
-    db.run(
-        lambda session: transfers.make_transfer(
-            session, SYSTEM, transfers.TransferRequest(giver, holder, 100, credit_class=code), None
-        )
-    )
-    holding, release = threading.Event(), threading.Event()
-    outcome: dict[str, object] = {}
-
-    def first() -> None:  # from the holder's oldest lot, held uncommitted
-        with db.transaction() as session:
-            outcome["first"] = transfers.make_transfer(
-                session,
-                SYSTEM,
-                transfers.TransferRequest(holder, target, 5, credit_class=code),
-                None,
-            )
-            holding.set()
-            release.wait(10)
-
-    def second() -> None:
-        holding.wait(10)
-        try:
-            outcome["second"] = db.run(
-                lambda session: transfers.make_transfer(
-                    session,
-                    SYSTEM,
-                    transfers.TransferRequest(giver, holder, 7, credit_class=code),
-                    None,
-                )
-            )
-        except Exception as error:  # reported below
-            outcome["second"] = error
-
-    threads = [threading.Thread(target=first), threading.Thread(target=second)]
-    for thread in threads:
-        thread.start()
-    threads[1].join(5)  # the first still holds its lock
-    finished_while_held = not threads[1].is_alive()
-    release.set()
-    for thread in threads:
-        thread.join(30)
-    assert isinstance(outcome["first"], transfers.TransferView), outcome["first"]
-    assert isinstance(outcome["second"], transfers.TransferView), outcome["second"]
-    assert finished_while_held
+    transfers.transfer(db, SYSTEM, _request(giver, holder, code, 100), None)
+    race = _race(db, _request(holder, target, code), _request(giver, holder, code, 7))
+    assert isinstance(race.first, transfers.TransferView), race.first
+    assert isinstance(race.second, transfers.TransferView), race.second
+    assert race.second_done_while_first_held
