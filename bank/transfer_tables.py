@@ -50,16 +50,19 @@ class TransferLot(Base):
 # them (``ledger.locks.held_cte``, ascending account id, the global lock order), so the choice is
 # made from locked balances; and, last, how many candidates there are.  The lots drawn on are
 # the oldest ones whose credits, read without a lock, reach ``:reach_sqft`` (``ranked`` puts
-# them in order with the credits before each; all of them when it is NULL): a transfer from an
-# account of many lots ranks them all but joins, locks and sends back the one or two it takes,
-# and two transfers that share no lot they draw on do not wait for each other.  (When
-# those, once locked, no longer hold the amount, ``transfers.make_transfer`` asks again for all
-# of them.)  The rows are locked only if the caller may send from the source to the target
-# (``:board``, or the source's holder ``:holder_id``; source open, target another account not
-# closed; a credit class or a lot named, not both): a request refused before the choice holds
-# nothing.  One row when there are no candidates, its lot columns NULL; the accounts' columns
-# NULL for an account that does not exist.  Labels are issued in order per account: they break
-# ties between lots made at once.
+# them in order with the credits before each; all of them when it is NULL), leaving out those
+# that looked idle (a frozen site's, or emptied with nothing reserved: a lot a reservation holds
+# may hold more than it shows, its reservation past expiry); a transfer from an account of many
+# lots ranks them all but joins, locks and sends back the one or two it takes, and two transfers
+# that share no lot they draw on do not wait for each other.  (A lot left out as emptied that a
+# write credits meanwhile is as if this transfer came first.)  When those, once locked, no
+# longer hold the amount, ``transfers.make_transfer`` asks again for all of them, out of the
+# global lock order (see there).  The rows are locked only if the caller may send from the
+# source to the target (``:board``, or the source's holder ``:holder_id``; source open, target
+# another account not closed; a credit class or a lot named, not both): a request refused before
+# the choice holds nothing.  One row when there are no candidates, its lot columns NULL; the
+# accounts' columns NULL for an account that does not exist.  Labels are issued in order per
+# account: they break ties between lots made at once.
 _MAY_SEND = """EXISTS (
         SELECT 1 FROM bank_accounts AS s JOIN bank_accounts AS t ON t.id = :to_account_id
         WHERE s.id = :from_account_id AND s.status = 'open' AND t.status <> 'closed'
@@ -72,13 +75,16 @@ SOURCES = store.Statement(
 WITH ranked AS (
     SELECT lot.id, lot.ledger_account_id, lot.bank_site_id, lot.deposit_id, lot.credit_class,
            site.frozen, lot.created_at, lot.label,
-           sum(CASE WHEN site.frozen THEN 0 ELSE (
-               SELECT sum(b.credits_posted - b.debits_posted - b.debits_pending)
-               FROM ledger_balances AS b WHERE b.account_id = lot.ledger_account_id) END)
+           CASE WHEN site.frozen THEN 1
+                WHEN b.credits_posted - b.debits_posted <= 0 AND b.debits_pending = 0 THEN 1
+                ELSE 0 END AS idle,
+           sum(CASE WHEN site.frozen THEN 0
+                    ELSE b.credits_posted - b.debits_posted - b.debits_pending END)
            OVER (ORDER BY lot.created_at, length(lot.label), lot.label
                  ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING) AS before
     FROM lots AS lot
     JOIN bank_sites AS site ON site.id = lot.bank_site_id
+    LEFT JOIN ledger_balances AS b ON b.account_id = lot.ledger_account_id
     WHERE lot.account_id = :from_account_id
       AND (lot.credit_class = :credit_class OR lot.id = :lot_id)
 ), c AS (
@@ -90,7 +96,8 @@ WITH ranked AS (
     JOIN credit_classes AS k ON k.code = r.credit_class
     LEFT JOIN lots AS child
         ON child.parent_lot_id = r.id AND child.account_id = :to_account_id
-    WHERE CAST(:reach_sqft AS BIGINT) IS NULL OR coalesce(r.before, 0) < :reach_sqft
+    WHERE CAST(:reach_sqft AS BIGINT) IS NULL
+       OR (coalesce(r.before, 0) < :reach_sqft AND (r.idle = 0 OR r.id = :lot_id))
 ), {
         locks.held_cte(
             "SELECT ledger_account_id FROM c UNION SELECT child_account_id FROM c",

@@ -165,9 +165,8 @@ def transfer(
     db: Database, actor: Actor, request: TransferRequest, request_id: str | None
 ) -> TransferView:
     """Move credits (board, or the holder of the source account), as one ledger transaction, in a
-    unit of work of its own or the caller's."""
-    with db.transaction() as session:
-        return make_transfer(session, actor, request, request_id)
+    unit of work of its own (retried after a deadlock: ``make_transfer``) or the caller's."""
+    return db.run(make_transfer, actor, request, request_id)
 
 
 def make_transfer(
@@ -189,8 +188,11 @@ def make_transfer(
     picked = pick_candidates(session, rows, request.lot_id, request.amount_sqft)
     if picked is None:
         # the oldest lots, once locked, no longer hold the amount (drawn on meanwhile): lock
-        # them all and choose again.  That lock is out of the global order; it can deadlock
-        # only with another write that drew on the same lots, and the unit of work is retried
+        # them all and choose again.  Those locks come after the first ones, out of the global
+        # order: a write that locks, in order, one of the lots not held yet and then one held
+        # (a transfer back from the receiving account, say) can deadlock with this one.
+        # PostgreSQL then refuses one of the two, and its unit of work is retried
+        # (``Database.run``, as the API's and the pages' writes and ``transfer`` run it)
         rows = store.of(session).run(session, SOURCES, dict(params, reach_sqft=None))
         picked = pick_every(session, rows, request.lot_id, request.amount_sqft)
     picks, held = picked

@@ -1,0 +1,68 @@
+"""What a transfer's first statement (``bank.transfer_tables.SOURCES``) reads back: the oldest
+lots that reach the amount, leaving out emptied ones, and every candidate when asked for all."""
+
+from __future__ import annotations
+
+import pytest
+
+from bank import credits, transfers
+from bank.access import SYSTEM
+from bank.errors import InsufficientCredits
+from bank.parties import BankAccount
+from bank.transfer_tables import SOURCES
+from bench.server import make_bank
+from ledger import store
+from ledger.db import Database
+
+
+def _drawn(
+    db: Database, source: str, target: str, code: str, reach: int | None
+) -> tuple[list[str], int]:
+    """The lot ids ``SOURCES`` sends back, and the number of candidates it counts."""
+    params = {
+        "from_account_id": source,
+        "to_account_id": target,
+        "credit_class": code,
+        "lot_id": None,
+        "reach_sqft": reach,
+        "board": True,
+        "holder_id": None,
+    }
+    with db.transaction() as session:
+        rows = store.of(session).run(session, SOURCES, params)
+    return [row[6] for row in rows if row[6] is not None], rows[0][33]
+
+
+def test_the_first_statement_reads_the_oldest_lots_that_reach_the_amount_past_emptied_ones(
+    db, database_url
+):
+    bank = make_bank(database_url, accounts=4)
+    holder, first_giver, second_giver, target = bank.accounts
+    code = bank.credit_class
+    for giver in (first_giver, second_giver):  # two newer lots, 100 sq ft each
+        transfers.transfer(
+            db, SYSTEM, transfers.TransferRequest(giver, holder, 100, credit_class=code), None
+        )
+    with db.transaction() as session:
+        deposited, older, newer = (
+            held.lot.id for held in credits.lots_of(session, session.get(BankAccount, holder))
+        )
+    assert _drawn(db, holder, target, code, 5) == ([deposited], 3)
+    assert _drawn(db, holder, target, code, 10**9 + 50) == ([deposited, older], 3)
+    assert _drawn(db, holder, target, code, None) == ([deposited, older, newer], 3)
+    # the deposited lot emptied: it is left out, the next one is enough
+    transfers.transfer(
+        db, SYSTEM, transfers.TransferRequest(holder, target, 10**9, credit_class=code), None
+    )
+    assert _drawn(db, holder, target, code, 5) == ([older], 3)
+    assert _drawn(db, holder, target, code, 150) == ([older, newer], 3)
+    assert _drawn(db, holder, target, code, None) == ([deposited, older, newer], 3)
+    # and a transfer still draws oldest first, across lots
+    done = transfers.transfer(
+        db, SYSTEM, transfers.TransferRequest(holder, target, 150, credit_class=code), None
+    )
+    assert [(lot.from_lot_id, lot.amount_sqft) for lot in done.lots] == [(older, 100), (newer, 50)]
+    # an emptied lot named by id is still found: the transfer is refused for want of credits
+    request = transfers.TransferRequest(holder, target, 1, lot_id=deposited)
+    with pytest.raises(InsufficientCredits):
+        transfers.transfer(db, SYSTEM, request, None)
