@@ -161,12 +161,19 @@ def _quoted(columns: Sequence[str]) -> str:
     return ", ".join(f"'{c}'" for c in columns)
 
 
+#: ``jsonb_build_object`` takes at most 100 arguments, a name and a value per column; PostgreSQL
+#: would refuse a wider seal only when a row is inserted
+MAX_SEALED_COLUMNS = 50
+
+
 def seal_row_function(name: str, id_column: str, columns: Sequence[str]) -> str:
     """A table's own AFTER INSERT seal function: the content ``ledger_sealed_content`` gives
     (``to_jsonb`` of the row, keeping ``columns``), built from the new row's columns by name.
     The generic ``ledger_seal_row`` made the whole row's JSON twice and filtered its keys on
     every insert, several times the cost.  Its trigger keeps the id and sealed columns as its
     arguments, as the generic one's did, so the catalog still says what a table seals."""
+    if len(columns) > MAX_SEALED_COLUMNS:
+        raise ValueError(f"{name}: at most {MAX_SEALED_COLUMNS} sealed columns")
     content = ", ".join(f"'{column}', NEW.{column}" for column in columns)
     return f"""CREATE OR REPLACE FUNCTION {name}_seal_row() RETURNS trigger
     LANGUAGE plpgsql SET timezone = 'UTC' AS $$

@@ -36,7 +36,7 @@ _SEAL_TRIGGERS = sa.text(
     FROM pg_trigger AS t
     JOIN pg_class AS c ON c.oid = t.tgrelid
     JOIN pg_proc AS p ON p.oid = t.tgfoid
-    WHERE NOT t.tgisinternal AND t.tgname = c.relname || '_seal'
+    WHERE NOT t.tgisinternal AND pg_table_is_visible(c.oid) AND t.tgname = c.relname || '_seal'
       AND p.proname = coalesce(CAST(:function AS TEXT), c.relname || '_seal_row')
     ORDER BY c.relname"""
 )
