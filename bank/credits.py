@@ -230,7 +230,8 @@ def lots_of(
     credit_class: str | None = None,
     now: datetime | None = None,
 ) -> list[LotBalance]:
-    """The account's lots, oldest first, with balances (``pick_lots`` locks them instead)."""
+    """The account's lots, oldest first, with balances read without a lock (a draw locks those
+    it takes: ``bank.lot_picking``)."""
     rows = lot_rows(session, account, credit_class)
     ids = [lot.ledger_account_id for lot, _ in rows]
     return with_balances(account, rows, ledger.balances(session, ids, now))

@@ -1,7 +1,8 @@
 """Drawing credits out of an account: whether it may send, which of its lots to draw on, and
 the write's last word before it moves them (DOMAIN.md §1, §7).
 
-Transfers, reservations and withdrawals all draw this way.  By credit class, the oldest unfrozen
+Transfers and reservations (and so withdrawals) draw this way, from the rows of the statement
+they begin with (``bank.draw_sources``).  By credit class, the oldest unfrozen
 lots with credits available go first; by lot, that lot.
 """
 
@@ -12,27 +13,13 @@ from dataclasses import dataclass
 from typing import Any, Protocol, TypeVar
 
 from sqlalchemy import bindparam, select
-from sqlalchemy.orm import Session, aliased
+from sqlalchemy.orm import Session
 
 import ledger
-from bank import credits, parties
+from bank import parties
 from bank.errors import AccountFrozen, Conflict, InsufficientCredits, NotFound, ValidationFailed
 from ledger.account_cache import AccountRow
 from ledger.locks import held_rows, lock_balances
-
-# The statements, built once: built per call, their cache keys cost SQLAlchemy more than the
-# database spends on them.
-_CHILD = aliased(credits.Lot, name="child")
-# a source account's lots of a class, oldest first, each with its site's frozen flag, the class,
-# and the lot already descending from it in the receiving account (at most one: unique)
-_CANDIDATES = (
-    credits.LOTS_OF_CLASS.add_columns(credits.CreditClass, _CHILD)
-    .join(credits.CreditClass, credits.CreditClass.code == credits.Lot.credit_class)
-    .outerjoin(
-        _CHILD,
-        (_CHILD.parent_lot_id == credits.Lot.id) & (_CHILD.account_id == bindparam("receiving")),
-    )
-)
 
 
 def check_can_send(account: parties.BankAccount) -> None:
@@ -100,16 +87,6 @@ def confirm_can_send(
     check_sites([site_id for site_id, frozen in found if frozen])
 
 
-@dataclass(frozen=True)
-class Picked:
-    """The lots chosen for a draw, what to take from each, their credit class, and (for a
-    transfer) the receiving account's lots already descending from them, by parent lot id."""
-
-    picks: list[tuple[credits.LotBalance, int]]
-    klass: credits.CreditClass
-    children: dict[str, credits.Lot]
-
-
 @dataclass(frozen=True, kw_only=True)
 class CreditSource:
     """What a request draws credits from: a credit class or one lot (``check_one_source``)."""
@@ -127,53 +104,10 @@ def check_one_source(credit_class: str | None, lot_id: str | None) -> None:
         )
 
 
-def pick_lots(
-    session: Session,
-    account: parties.BankAccount,
-    credit_class: str | None,
-    lot_id: str | None,
-    amount_sqft: int,
-    receiving: parties.BankAccount | None = None,
-) -> Picked:
-    """Choose the lots to draw ``amount_sqft`` from, and lock them.
-
-    By lot: that lot.  By class: the oldest lots first, skipping frozen ones.  Refuses with
-    ``account_frozen`` when only frozen credits would cover it, else ``insufficient_credits``.
-    The candidate lots are read in one statement with their class and, for a transfer, the
-    ``receiving`` account's lots descending from them.  All of those lots are locked in ONE
-    statement in ascending id, the global lock order, so two transfers in opposite directions
-    cannot deadlock; the choice is made from the locked balances, so no concurrent writer can
-    change it before this transaction ends.
-    """
-    check_one_source(credit_class, lot_id)
-    if lot_id is not None:
-        lot = session.get(credits.Lot, lot_id)
-        if lot is None or lot.account_id != account.id:
-            raise NotFound(f"no lot {lot_id} in account {account.number}")
-        credit_class = lot.credit_class
-    rows = session.execute(
-        _CANDIDATES,
-        {
-            "account_id": account.id,
-            "credit_class": credit_class,
-            "receiving": receiving.id if receiving is not None else None,
-        },
-    ).all()
-    if lot_id is not None:
-        rows = [row for row in rows if row[0].id == lot_id]
-    children = {lot.id: child for lot, _, _, child in rows if child is not None}
-    lock_ids = [lot.ledger_account_id for lot, *_ in rows]
-    lock_ids += [child.ledger_account_id for child in children.values()]
-    locked = ledger.lock(session, lock_ids)
-    lots = [(lot, bool(frozen)) for lot, frozen, _, _ in rows]
-    picks = _take(credits.with_balances(account, lots, locked), amount_sqft)
-    return Picked(picks, rows[0][2], children)  # _take refused if there were no rows
-
-
 @dataclass(frozen=True, slots=True)
 class Candidate:
-    """A lot a transfer may draw on, as ``transfer_tables.SOURCES`` reads it, with what it
-    holds once locked, and the receiving account's lot already descending from it (if any)."""
+    """A lot a draw may take from, as ``draw_sources``' statement reads it, with what it holds
+    once locked, and the receiving account's lot already descending from it (if any)."""
 
     lot_id: str
     ledger_account_id: int
@@ -196,14 +130,18 @@ CandidatesPicked = tuple[list[tuple[Candidate, int]], dict[int, AccountRow]]
 def pick_candidates(
     session: Session, rows: Sequence[Sequence[Any]], lot_id: str | None, amount_sqft: int
 ) -> CandidatesPicked | None:
-    """``pick_lots`` on the candidate lots ``rows`` (as ``transfer_tables.SOURCES`` gives them)
-    of a source account whose status was checked; with the locked balance rows, for the write
-    (``ledger.transfer``'s ``held``).  ``None`` when ``rows`` are the oldest candidates only and,
-    locked, no longer hold the amount: ``pick_every`` then chooses from them all.
+    """The lots to draw ``amount_sqft`` from, among the candidate ``rows`` (as
+    ``draw_sources``' statement gives them) of a source account whose status was checked, and
+    what to take from each, with the locked balance rows, for the write (``ledger.transfer``'s
+    ``held``).  By lot: that lot.  By class: the oldest first, skipping frozen ones.  Refuses
+    with ``account_frozen`` when only frozen credits would cover it, else
+    ``insufficient_credits``.  ``None`` when ``rows`` are the oldest candidates only and, locked,
+    no longer hold the amount: ``pick_every`` then chooses from them all.
 
-    ``SOURCES`` locked the lots and their receiving children (ascending id, the global lock
-    order).  When the oldest, locked, hold the amount, the choice is theirs: oldest first, it
-    would draw on nothing else.
+    The statement locked the lots and their receiving children (ascending id, the global lock
+    order), so the choice is made from locked balances and no concurrent writer can change it
+    before this transaction ends.  When the oldest, locked, hold the amount, the choice is
+    theirs: oldest first, it would draw on nothing else.
     """
     candidates, held = _locked(session, rows, lot_id)
     if len(candidates) < rows[0][33] and _available(candidates) < amount_sqft:
@@ -214,7 +152,7 @@ def pick_candidates(
 def pick_every(
     session: Session, rows: Sequence[Sequence[Any]], lot_id: str | None, amount_sqft: int
 ) -> CandidatesPicked:
-    """``pick_candidates`` on every candidate lot (``SOURCES`` without ``:reach_sqft``)."""
+    """``pick_candidates`` on every candidate lot (the statement without ``:reach_sqft``)."""
     candidates, held = _locked(session, rows, lot_id)
     return _take(candidates, amount_sqft), held
 
@@ -222,7 +160,7 @@ def pick_every(
 def _locked(
     session: Session, rows: Sequence[Sequence[Any]], lot_id: str | None
 ) -> tuple[list[Candidate], dict[int, AccountRow]]:
-    """The candidates in ``rows``, oldest first, with the balance rows ``SOURCES`` locked: as
+    """The candidates in ``rows``, oldest first, with the balance rows the statement locked: as
     they hold when no reservation is open on any of them, else as ``ledger.lock`` reads them
     (net of reservations past their expiry)."""
     lots = [row[6:17] for row in rows if row[6] is not None]
@@ -247,7 +185,7 @@ def _lock_ids(lots: Sequence[Sequence[Any]]) -> set[int]:
 def _candidates(
     session: Session, lots: Sequence[Sequence[Any]], held: dict[int, AccountRow]
 ) -> list[Candidate]:
-    """``lots`` (``SOURCES``' lot columns), oldest first, with their locked balances."""
+    """``lots`` (the statement's lot columns), oldest first, with their locked balances."""
     lock_ids = {row[1] for row in lots}
     balances = {
         a: (row.credits_posted - row.debits_posted, 0)

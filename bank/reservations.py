@@ -18,13 +18,22 @@ from sqlalchemy.orm import Session
 import ledger
 from bank import credits, parties, plans, policy
 from bank.access import Actor
+from bank.draw_sources import RESERVATION_SOURCES
 from bank.errors import Conflict, NotEligible, NotFound, ValidationFailed, found
 from bank.ids import new_id
-from bank.lot_picking import CreditSource, check_can_send, confirm_can_send, pick_lots
+from bank.lot_picking import (
+    Candidate,
+    CreditSource,
+    check_can_send,
+    check_one_source,
+    confirm_can_send,
+    pick_candidates,
+    pick_every,
+)
 from bank.plan_tables import Plan
 from bank.reservation_tables import Reservation as Reservation
 from bank.reservation_tables import ReservationLot as ReservationLot
-from ledger import clock
+from ledger import clock, store
 from ledger.db import Database
 from ledger.slices import grouped, slices
 
@@ -63,10 +72,14 @@ def reserve_for_plan(
     db: Database, actor: Actor, request: ReservationRequest, request_id: str | None
 ) -> ReservationView:
     """Reserve credits for a plan (the account's holder, or the board), in a unit of work of its
-    own or the caller's: as ``reserve``, with the plan's outcome as of today."""
-    with db.transaction() as session:
+    own or the caller's (retried after a deadlock): as ``reserve``, with the plan's outcome as of
+    today."""
+
+    def unit(session: Session) -> ReservationView:
         outcome = plans.current_outcome(session, request.plan_id)
         return reserve(session, actor, request, outcome, request_id)
+
+    return db.run(unit)
 
 
 def reserve(
@@ -87,8 +100,8 @@ def reserve(
     if plan_outcome in CLOSED_OUTCOMES:
         raise Conflict("the plan was denied: nothing can be reserved for it")
     check_can_send(account)
-    picked = pick_lots(session, account, request.credit_class, request.lot_id, request.amount_sqft)
-    picks, klass = picked.picks, picked.klass
+    picks, code = _draw(session, actor, request)
+    klass = found(session.get(credits.CreditClass, code), f"no credit class {code}")
     _check_service_area(plan, klass)
     reservation = Reservation(
         id=new_id("res"),
@@ -105,15 +118,44 @@ def reserve(
     session.flush()
     _hold(session, reservation, klass, picks, actor, request_id)
     # last, after the lots' locks and the inserts' key checks, any of which may have waited
-    confirm_can_send(session, [account.id], {item.lot.bank_site_id for item, _ in picks})
+    confirm_can_send(session, [account.id], {item.bank_site_id for item, _ in picks})
     return reservation_view(session, reservation)
+
+
+def _draw(
+    session: Session, actor: Actor, request: ReservationRequest
+) -> tuple[list[tuple[Candidate, int]], str]:
+    """The lots the reservation holds credits in, what it takes from each, and their credit
+    class: the oldest unfrozen ones of the class, or the lot named; only those are locked.
+
+    When the oldest lots, once locked, no longer hold the amount (drawn on while this waited
+    for them), every candidate is locked and the choice made again: out of the global lock
+    order, so that second pass can deadlock with another draw (``transfers.make_transfer``),
+    and the unit of work is retried (``reserve_for_plan`` runs in ``Database.run``)."""
+    check_one_source(request.credit_class, request.lot_id)
+    params = {
+        "from_account_id": request.account_id,
+        "to_account_id": None,
+        "credit_class": request.credit_class,
+        "lot_id": request.lot_id,
+        "reach_sqft": request.amount_sqft,
+        "board": actor.is_board,
+        "holder_id": actor.holder_id,
+    }
+    rows = store.of(session).run(session, RESERVATION_SOURCES, params)
+    picked = pick_candidates(session, rows, request.lot_id, request.amount_sqft)
+    if picked is None:
+        rows = store.of(session).run(session, RESERVATION_SOURCES, dict(params, reach_sqft=None))
+        picked = pick_every(session, rows, request.lot_id, request.amount_sqft)
+    picks, _held = picked
+    return picks, rows[0][11]  # _take refused if there were no candidates
 
 
 def _hold(
     session: Session,
     reservation: Reservation,
     klass: credits.CreditClass,
-    picks: list[tuple[credits.LotBalance, int]],
+    picks: list[tuple[Candidate, int]],
     actor: Actor,
     request_id: str | None,
 ) -> None:
@@ -123,9 +165,9 @@ def _hold(
         held = ledger.reserve(
             session,
             "reservation",
-            [ledger.Leg(item.lot.ledger_account_id, klass.withdrawn_account_id, amount)],
+            [ledger.Leg(item.ledger_account_id, klass.withdrawn_account_id, amount)],
             ledger.Meta(
-                f"reservation:{reservation.id}:{item.lot.id}",
+                f"reservation:{reservation.id}:{item.lot_id}",
                 clock.today(),
                 memo=f"reserved for plan {reservation.plan_id}",
                 actor=actor.label,
@@ -136,7 +178,7 @@ def _hold(
         session.add(
             ReservationLot(
                 reservation_id=reservation.id,
-                lot_id=item.lot.id,
+                lot_id=item.lot_id,
                 amount_sqft=amount,
                 pending_transaction_id=held.transaction_id,
             )

@@ -19,6 +19,7 @@ from sqlalchemy.orm import Session
 import ledger
 from bank import access, credits, parties, policy
 from bank.access import Actor
+from bank.draw_sources import SOURCES
 from bank.errors import Conflict, NotFound, ValidationFailed, found
 from bank.ids import new_id
 from bank.lot_picking import (
@@ -30,7 +31,6 @@ from bank.lot_picking import (
     pick_candidates,
     pick_every,
 )
-from bank.transfer_tables import SOURCES
 from bank.transfer_tables import Transfer as Transfer
 from bank.transfer_tables import TransferLot as TransferLot
 from ledger import clock, store

@@ -1,6 +1,6 @@
 """Transfers out of an account that holds many lots, beside transfers between accounts that hold
 one to three, through one server: a transfer locks and reads back only the oldest lots that reach
-its amount (``bank/transfer_tables.py`` ``SOURCES``), so its time should grow little with the
+its amount (``bank/draw_sources.py`` ``SOURCES``), so its time should grow little with the
 lots its account holds.  The two kinds alternate, ``ROUNDS`` batches of ``BATCH`` each, after one
 unmeasured pass over every pair (the first transfer into an account makes its receiving lot)."""
 

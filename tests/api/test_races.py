@@ -334,3 +334,99 @@ def start_voids(
         return results
 
     return finish
+
+
+def holder_with_two_lots(kit: Kit) -> dict[str, Any]:
+    """A funded account (10,000 sq ft deposited) with a newer second lot of the same class,
+    100 sq ft transferred from another holder's account (``giver``)."""
+    funded = kit.funded_account(day=DAY, service_area=5, unrestricted=10_000)
+    giver = kit.funded_account(day=DAY, service_area=5, unrestricted=1_000)
+    code = funded["unrestricted_class"]
+    assert giver["unrestricted_class"] == code
+    ok(
+        kit.api.post(
+            "/transfers",
+            {
+                "from_account_id": giver["id"],
+                "to_account_id": funded["id"],
+                "credit_class": code,
+                "amount_sqft": 100,
+            },
+        )
+    )
+    deposited, received = kit.lots(funded["id"])  # oldest first
+    assert received["parent_lot_id"] is not None
+    return {**funded, "giver": giver, "deposited": deposited["id"], "received": received["id"]}
+
+
+def reservation_for(kit: Kit, funded: dict[str, Any], amount: int) -> Any:
+    plan = kit.approved_plan(kit.lgu(), DAY, area_sqft=2_500, ratio="2")
+    return reservations.ReservationRequest(
+        funded["id"],
+        plan["id"],
+        amount,
+        date(2027, 12, 31),
+        credit_class=funded["unrestricted_class"],
+    )
+
+
+def test_a_reservation_locks_only_the_lots_it_draws_on(kit, app, backend):
+    """While a reservation holds the lot it draws on, a transfer into its account that adds to
+    the account's other lot goes through: the reservation did not lock that lot."""
+    if backend != "postgresql":
+        pytest.skip("SQLite has one writer at a time: nothing waits on a lot")
+    with on(DAY):
+        funded = holder_with_two_lots(kit)
+        request = reservation_for(kit, funded, 500)
+        more = transfers.TransferRequest(
+            funded["giver"]["id"], funded["id"], 7, credit_class=funded["unrestricted_class"]
+        )
+        out = held_then(
+            database(app),
+            lambda session: reservations.reserve(session, SYSTEM, request, None, None),
+            lambda session: transfers.make_transfer(session, SYSTEM, more, None),
+        )
+        assert isinstance(out["first"], reservations.ReservationView), out["first"]
+        assert isinstance(out["then"], transfers.TransferView), out["then"]
+        assert out["then_done_before_commit"]
+        assert [(lot.lot_id, lot.amount_sqft) for lot in out["first"].lots] == [
+            (funded["deposited"], 500)
+        ]
+        assert kit.available_by_lot(funded["id"]) == {
+            funded["deposited"]: 9_500,
+            funded["received"]: 107,
+        }
+
+
+def test_a_reservation_that_finds_the_oldest_lot_drained_while_it_waited_draws_on_the_next(
+    kit, app, backend
+):
+    """The reservation locks the oldest lot that looked enough; drained by the time the lock is
+    granted, it holds the next one rather than refusing."""
+    if backend != "postgresql":
+        pytest.skip("SQLite has one writer at a time: nothing waits on a lot")
+    with on(DAY):
+        funded = holder_with_two_lots(kit)
+        target = kit.account(funded["holder"]["id"], 5)
+        drain = transfers.TransferRequest(
+            funded["id"], target, 10_000, credit_class=funded["unrestricted_class"]
+        )
+        request = reservation_for(kit, funded, 50)
+        out = held_then(
+            database(app),
+            lambda session: transfers.make_transfer(session, SYSTEM, drain, None),
+            lambda session: reservations.reserve(session, SYSTEM, request, None, None),
+        )
+        assert isinstance(out["first"], transfers.TransferView), out["first"]
+        assert isinstance(out["then"], reservations.ReservationView), out["then"]
+        assert not out["then_done_before_commit"]
+        assert [(lot.from_lot_id, lot.amount_sqft) for lot in out["first"].lots] == [
+            (funded["deposited"], 10_000)
+        ]
+        assert [(lot.lot_id, lot.amount_sqft) for lot in out["then"].lots] == [
+            (funded["received"], 50)
+        ]
+        assert kit.available_by_lot(funded["id"]) == {
+            funded["deposited"]: 0,
+            funded["received"]: 50,
+        }

@@ -1,4 +1,4 @@
-"""What a transfer's first statement (``bank.transfer_tables.SOURCES``) reads back: the oldest
+"""What a transfer's first statement (``bank.draw_sources.SOURCES``) reads back: the oldest
 lots that reach the amount, leaving out emptied ones, and every candidate when asked for all."""
 
 from __future__ import annotations
@@ -7,9 +7,9 @@ import pytest
 
 from bank import credits, transfers
 from bank.access import SYSTEM
+from bank.draw_sources import SOURCES
 from bank.errors import InsufficientCredits
 from bank.parties import BankAccount
-from bank.transfer_tables import SOURCES
 from bench.server import make_bank
 from ledger import store
 from ledger.db import Database
