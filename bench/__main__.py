@@ -117,7 +117,9 @@ def _posting(url: str, seconds: float, out: list[str], checks: list[tuple[str, b
         ("baseline SQL", posting.baseline_worker, (url, accounts, False)),
         ("engine", posting.engine_worker, (url, ids, False, "transfer")),
     )
-    bank = make_bank(url, accounts=8)
+    # HTTP transfers among as many accounts as every other kind: the same chance that two
+    # concurrent transfers share an account, and so wait for each other's locks
+    bank = make_bank(url, accounts=accounts)
 
     def http(workers: int) -> Result:
         with Server(url, workers) as server:
