@@ -95,13 +95,17 @@ class CreditSource:
     lot_id: str | None = None
 
 
-def check_one_source(credit_class: str | None, lot_id: str | None) -> None:
-    """Credits are drawn by class or from one lot: exactly one of them is named."""
+def check_draw(credit_class: str | None, lot_id: str | None, amount_sqft: int) -> None:
+    """Credits are drawn by class or from one lot (exactly one of them named), a whole positive
+    number of square feet: the API's and the pages' schemas refuse anything else first, and a
+    caller in process hears the same."""
     if (credit_class is None) == (lot_id is None):
         raise ValidationFailed(
             "name either a credit class or a lot",
             {"credit_class": ["give credit_class or lot_id, not both"]},
         )
+    if amount_sqft < 1:
+        raise ValidationFailed("draw at least 1 sq ft", {"amount_sqft": ["must be at least 1"]})
 
 
 @dataclass(frozen=True, slots=True)

@@ -25,7 +25,7 @@ from bank.lot_picking import (
     Candidate,
     CreditSource,
     check_can_send,
-    check_one_source,
+    check_draw,
     confirm_can_send,
     pick_candidates,
     pick_every,
@@ -132,7 +132,7 @@ def _draw(
     for them), every candidate is locked and the choice made again: out of the global lock
     order, so that second pass can deadlock with another draw (``transfers.make_transfer``),
     and the unit of work is retried (``reserve_for_plan`` runs in ``Database.run``)."""
-    check_one_source(request.credit_class, request.lot_id)
+    check_draw(request.credit_class, request.lot_id, request.amount_sqft)
     params = {
         "from_account_id": request.account_id,
         "to_account_id": None,

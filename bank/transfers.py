@@ -25,7 +25,7 @@ from bank.ids import new_id
 from bank.lot_picking import (
     Candidate,
     CreditSource,
-    check_one_source,
+    check_draw,
     check_sender_status,
     check_sites,
     pick_candidates,
@@ -173,7 +173,7 @@ def make_transfer(
     session: Session, actor: Actor, request: TransferRequest, request_id: str | None
 ) -> TransferView:
     """``transfer`` in the caller's unit of work."""
-    check_one_source(request.credit_class, request.lot_id)  # before any statement
+    check_draw(request.credit_class, request.lot_id, request.amount_sqft)  # before any statement
     params = {
         "from_account_id": request.from_account_id,
         "to_account_id": request.to_account_id,

@@ -25,7 +25,14 @@ from bank import (
     transfers,
 )
 from bank.access import SYSTEM
-from bank.errors import AccountFrozen, BankError, Conflict, InsufficientCredits, NotFound
+from bank.errors import (
+    AccountFrozen,
+    BankError,
+    Conflict,
+    InsufficientCredits,
+    NotFound,
+    ValidationFailed,
+)
 from bank.plan_tables import Plan
 from bank.reservation_tables import Reservation
 from bank.transfer_tables import Transfer
@@ -153,6 +160,7 @@ def test_a_holder_transfers_credits_out_of_its_own_account(db: Database, bank: B
         ("more than available", InsufficientCredits, "insufficient_credits"),
         ("frozen account", AccountFrozen, "account_frozen"),
         ("another holder's account", NotFound, "not_found"),
+        ("nothing at all", ValidationFailed, "validation_error"),
     ],
 )
 def test_a_refused_transfer_moves_nothing(
@@ -163,6 +171,8 @@ def test_a_refused_transfer_moves_nothing(
         amount = 10_001
     elif refusal == "frozen account":
         freeze(db, bank.funded)
+    elif refusal == "nothing at all":
+        amount = 0
     else:
         who = holder_actor(bank.stranger_id)
     with pytest.raises(error) as refused:
@@ -236,6 +246,7 @@ def test_a_reservation_expires_at_the_end_of_its_day(db: Database, bank: Bank) -
         ("frozen account", AccountFrozen, "account_frozen"),
         ("another holder's account", NotFound, "not_found"),
         ("denied plan", Conflict, "conflict"),
+        ("nothing at all", ValidationFailed, "validation_error"),
     ],
 )
 def test_a_refused_reservation_holds_nothing(
@@ -248,6 +259,8 @@ def test_a_refused_reservation_holds_nothing(
         freeze(db, bank.funded)
     elif refusal == "another holder's account":
         who = holder_actor(bank.stranger_id)
+    elif refusal == "nothing at all":
+        amount = 0
     else:
         _deny(db, bank.plan_id)
     with pytest.raises(error) as refused:
