@@ -215,6 +215,11 @@ class PostgresqlStore:
         if "poolclass" not in chosen:
             chosen.setdefault("pool_size", 10)
             chosen.setdefault("max_overflow", 20)
+            # the connection checked in last goes out first: a process that runs one unit of
+            # work at a time keeps using one connection (one server backend, its caches warm)
+            # instead of rotating through every connection its busiest moment opened; those
+            # wait idle, and are pinged before their next use (``ledger.db``)
+            chosen.setdefault("pool_use_lifo", True)
         if not prepared_statements:
             # psycopg's ``prepare_threshold=None``, which ``execute`` below follows too: a
             # pooler in transaction mode (PgBouncer before 1.21) hands each transaction

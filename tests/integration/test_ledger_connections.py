@@ -1,4 +1,5 @@
-"""Pooled connections on PostgreSQL: one the server closed while it sat idle is replaced, unseen."""
+"""Pooled connections on PostgreSQL: one the server closed while it sat idle is replaced, unseen;
+one unit of work after another uses the same connection."""
 
 from __future__ import annotations
 
@@ -69,3 +70,19 @@ def test_a_connection_lost_in_steady_use_fails_one_write_which_nothing_records_a
     assert lost.value.connection_invalidated
     move(one_connection, issuer, a, 11)
     assert balance(one_connection, a).posted == 16
+
+
+def test_units_of_work_one_after_another_reuse_the_connection_used_last(database_url):
+    """The pool hands out the connection checked in last: after a moment that needed three, a
+    process running one unit of work at a time keeps to one server backend."""
+    database = Database.from_url(database_url, pool_size=3, max_overflow=0)
+    try:
+        held = [database.engine.connect() for _ in range(3)]
+        opened = {int(c.execute(text("SELECT pg_backend_pid()")).scalar_one()) for c in held}
+        for connection in held:
+            connection.close()
+        used = [_backend_pid(database) for _ in range(6)]
+        assert len(opened) == 3
+        assert len(set(used)) == 1, used
+    finally:
+        database.dispose()
