@@ -3,6 +3,8 @@ reservation's (``bank.reservations``); ``bank.lot_picking`` chooses from its row
 
 from __future__ import annotations
 
+from sqlalchemy import DateTime
+
 from ledger import locks, store
 
 # What a draw decides from, in one round trip and as plain rows (ORM objects would cost the
@@ -15,16 +17,18 @@ from ledger import locks, store
 # from locked balances; and, last, how many candidates there are.  The lots drawn on are the
 # oldest ones whose credits, read without a lock, reach ``:reach_sqft`` (``ranked`` puts them in
 # order with the credits before each; all of them when it is NULL), leaving out those that looked
-# idle (a frozen site's, or emptied with nothing reserved: a lot a reservation holds may hold more
-# than it shows, its reservation past expiry); a draw from an account of many lots ranks them all
-# but joins, locks and sends back the one or two it takes, and two draws that share no lot do not
-# wait for each other.  (A lot left out as emptied that a write credits meanwhile is as if this
-# draw came first.)  When those, once locked, no longer hold the amount, the caller asks again
-# for all of them, out of the global lock order (``transfers.make_transfer`` says why that may
-# deadlock).  The rows are locked only if the caller may draw (``_MAY_SEND``, ``_MAY_RESERVE``):
-# a request refused before the choice holds nothing.  One row when there are no candidates, its
-# lot columns NULL; the accounts' columns NULL for an account that does not exist.  Labels are
-# issued in order per account: they break ties between lots made at once.
+# idle: a frozen site's, or one with nothing available, its credits spent or held by reservations
+# not expired at ``:now`` (one past its expiry holds nothing, as the ledger's balance read counts
+# it; only a lot with reservations open looks them up).  A draw from an account of many lots
+# ranks them all but joins, locks and sends back the one or two it takes, and two draws that
+# share no lot do not wait for each other.  (A lot left out as idle that a write credits or
+# releases meanwhile is as if this draw came first.)  When those, once locked, no longer hold the
+# amount, the caller asks again for all of them, out of the global lock order
+# (``transfers.make_transfer`` says why that may deadlock).  The rows are locked only if the
+# caller may draw (``_MAY_SEND``, ``_MAY_RESERVE``): a request refused before the choice holds
+# nothing.  One row when there are no candidates, its lot columns NULL; the accounts' columns
+# NULL for an account that does not exist.  Labels are issued in order per account: they break
+# ties between lots made at once.
 #
 # A transfer's: the caller is the board or the source's holder (``:board``, ``:holder_id``), the
 # source is open, the target another account not closed, and a credit class or a lot is named,
@@ -48,21 +52,27 @@ _CHILD_HELD = ", ".join(f"hc.{column}" for column in locks.HELD_COLUMNS)
 def _sources(may_draw: str) -> store.Statement:
     return store.Statement(
         sql=f"""
-WITH ranked AS (
+WITH candidates AS (
     SELECT lot.id, lot.ledger_account_id, lot.bank_site_id, lot.deposit_id, lot.credit_class,
            site.frozen, lot.created_at, lot.label,
-           CASE WHEN site.frozen THEN 1
-                WHEN b.credits_posted - b.debits_posted <= 0 AND b.debits_pending = 0 THEN 1
-                ELSE 0 END AS idle,
-           sum(CASE WHEN site.frozen THEN 0
-                    ELSE b.credits_posted - b.debits_posted - b.debits_pending END)
-           OVER (ORDER BY lot.created_at, length(lot.label), lot.label
-                 ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING) AS before
+           b.credits_posted - b.debits_posted - b.debits_pending
+           + CASE WHEN b.debits_pending > 0
+                  THEN coalesce((SELECT sum(p.debits) FROM ledger_open_pending AS p
+                                 WHERE p.account_id = lot.ledger_account_id
+                                   AND p.expires_at <= :now), 0)
+                  ELSE 0 END AS available
     FROM lots AS lot
     JOIN bank_sites AS site ON site.id = lot.bank_site_id
     LEFT JOIN ledger_balances AS b ON b.account_id = lot.ledger_account_id
     WHERE lot.account_id = :from_account_id
       AND (lot.credit_class = :credit_class OR lot.id = :lot_id)
+), ranked AS (
+    SELECT r.*,
+           CASE WHEN r.frozen OR r.available <= 0 THEN 1 ELSE 0 END AS idle,
+           sum(CASE WHEN r.frozen THEN 0 ELSE r.available END)
+           OVER (ORDER BY r.created_at, length(r.label), r.label
+                 ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING) AS before
+    FROM candidates AS r
 ), c AS (
     SELECT r.id, r.ledger_account_id, r.bank_site_id, r.deposit_id, r.frozen,
            k.code, k.service_area, k.wetland_type, k.restricted,
@@ -92,7 +102,8 @@ LEFT JOIN held AS h ON h.account_id = c.ledger_account_id
 LEFT JOIN held AS hc ON hc.account_id = c.child_account_id
 WHERE (SELECT count(*) FROM held) >= 0
 ORDER BY c.created_at, length(c.label), c.label
-"""
+""",
+        types={"now": DateTime(timezone=True)},
     )
 
 

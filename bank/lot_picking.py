@@ -89,7 +89,7 @@ def confirm_can_send(
 
 @dataclass(frozen=True, kw_only=True)
 class CreditSource:
-    """What a request draws credits from: a credit class or one lot (``check_one_source``)."""
+    """What a request draws credits from: a credit class or one lot (``check_draw``)."""
 
     credit_class: str | None = None
     lot_id: str | None = None

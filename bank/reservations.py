@@ -90,7 +90,9 @@ def reserve(
     request_id: str | None,
 ) -> ReservationView:
     """Reserve credits for a plan (the account's holder, or the board) in the caller's unit of
-    work; nothing for a plan whose ``plan_outcome`` is closed.  Available drops at once."""
+    work; nothing for a plan whose ``plan_outcome`` is closed.  Available drops at once.  A unit
+    of work that may run beside other writes runs in ``Database.run``: choosing the lots may
+    deadlock (``_draw``), and the unit is then retried."""
     account = parties.visible_account(session, actor, request.account_id)
     plan = session.get(Plan, request.plan_id)
     if plan is None:
@@ -139,6 +141,7 @@ def _draw(
         "credit_class": request.credit_class,
         "lot_id": request.lot_id,
         "reach_sqft": request.amount_sqft,
+        "now": clock.utcnow(),
         "board": actor.is_board,
         "holder_id": actor.holder_id,
     }

@@ -180,6 +180,7 @@ def make_transfer(
         "credit_class": request.credit_class,
         "lot_id": request.lot_id,
         "reach_sqft": request.amount_sqft,
+        "now": clock.utcnow(),
         "board": actor.is_board,
         "holder_id": actor.holder_id,
     }

@@ -1,22 +1,31 @@
 """What a transfer's first statement (``bank.draw_sources.SOURCES``) reads back: the oldest
-lots that reach the amount, leaving out emptied ones, and every candidate when asked for all."""
+lots that reach the amount, leaving out emptied ones and those reservations hold in full (until
+they expire), and every candidate when asked for all."""
 
 from __future__ import annotations
 
+from datetime import datetime, timedelta
+
 import pytest
 
+import ledger
 from bank import credits, transfers
 from bank.access import SYSTEM
 from bank.draw_sources import SOURCES
 from bank.errors import InsufficientCredits
 from bank.parties import BankAccount
 from bench.server import make_bank
-from ledger import store
+from ledger import clock, store
 from ledger.db import Database
 
 
 def _drawn(
-    db: Database, source: str, target: str, code: str, reach: int | None
+    db: Database,
+    source: str,
+    target: str,
+    code: str,
+    reach: int | None,
+    now: datetime | None = None,
 ) -> tuple[list[str], int]:
     """The lot ids ``SOURCES`` sends back, and the number of candidates it counts."""
     params = {
@@ -25,6 +34,7 @@ def _drawn(
         "credit_class": code,
         "lot_id": None,
         "reach_sqft": reach,
+        "now": now or clock.utcnow(),
         "board": True,
         "holder_id": None,
     }
@@ -66,3 +76,33 @@ def test_the_first_statement_reads_the_oldest_lots_that_reach_the_amount_past_em
     request = transfers.TransferRequest(holder, target, 1, lot_id=deposited)
     with pytest.raises(InsufficientCredits):
         transfers.transfer(db, SYSTEM, request, None)
+
+
+def test_a_lot_held_in_full_by_a_reservation_is_left_out_until_the_reservation_expires(
+    db, database_url
+):
+    bank = make_bank(database_url, accounts=3)
+    holder, giver, target = bank.accounts
+    code = bank.credit_class
+    transfers.transfer(
+        db, SYSTEM, transfers.TransferRequest(giver, holder, 100, credit_class=code), None
+    )
+    expiry = clock.utcnow() + timedelta(days=2)
+    with db.transaction() as session:
+        deposited, received = credits.lots_of(session, session.get(BankAccount, holder))
+        klass = session.get(credits.CreditClass, code)
+        assert klass is not None
+        # every credit of the deposited lot held, as a reservation holds them
+        leg = ledger.Leg(deposited.lot.ledger_account_id, klass.withdrawn_account_id, 10**9)
+        meta = ledger.Meta("test:hold-the-deposited-lot", clock.today())
+        ledger.reserve(session, "reservation", [leg], meta, expires_at=expiry)
+    assert _drawn(db, holder, target, code, 5) == ([received.lot.id], 2)
+    assert _drawn(db, holder, target, code, 150) == ([received.lot.id], 2)
+    # past its expiry the reservation holds nothing: the deposited lot is the oldest again
+    later = expiry + timedelta(seconds=1)
+    assert _drawn(db, holder, target, code, 5, later) == ([deposited.lot.id], 2)
+    # and the transfer draws on the lot with credits left
+    done = transfers.transfer(
+        db, SYSTEM, transfers.TransferRequest(holder, target, 60, credit_class=code), None
+    )
+    assert [(lot.from_lot_id, lot.amount_sqft) for lot in done.lots] == [(received.lot.id, 60)]
