@@ -110,6 +110,36 @@ class Server:
         conn.close()
         return latencies
 
+    def time_reservations(
+        self, token: str, plan_id: str, credit_class: str, accounts: list[str]
+    ) -> list[float]:
+        """Latencies in ms of ``POST /accounts/{id}/reservations`` of 1 sq ft for ``plan_id``
+        from each account in turn, over one keep-alive connection."""
+        conn = http.client.HTTPConnection("127.0.0.1", self.port, timeout=30)
+        headers = {"Authorization": f"Bearer {token}", "Content-Type": "application/json"}
+        expires_on = (date.today() + timedelta(days=365)).isoformat()
+        body = json.dumps(
+            {
+                "plan_id": plan_id,
+                "credit_class": credit_class,
+                "amount_sqft": 1,
+                "expires_on": expires_on,
+            }
+        )
+        latencies = []
+        for account in accounts:
+            started = time.perf_counter()
+            conn.request(
+                "POST", f"/api/v1/accounts/{account}/reservations", body=body, headers=headers
+            )
+            response = conn.getresponse()
+            response.read()
+            if response.status != 201:
+                raise RuntimeError(f"POST /reservations answered {response.status}")
+            latencies.append((time.perf_counter() - started) * 1000)
+        conn.close()
+        return latencies
+
 
 @dataclass
 class Bank:

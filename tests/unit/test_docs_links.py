@@ -3,7 +3,7 @@
 Every relative link in README.md, docs/*.md and bench/README.md names a file of the repository
 (and a heading of it, for a ``#fragment``), and every document they name in a code span
 (```docs/scaling.md```) exists too; nothing points outside the repository. bench/README.md stays
-short enough to read (at most 165 lines: its prose and one run's results) and keeps the markers
+short enough to read (at most 170 lines: its prose and one run's results) and keeps the markers
 ``python -m bench`` writes its results between. docs/http.md lists every endpoint of the
 authorization matrix.
 """
@@ -103,9 +103,9 @@ def test_no_path_in_a_code_span_leaves_the_repository(document: Path) -> None:
     assert not outside, f"{_name(document)} points outside the repository: {outside}"
 
 
-def test_bench_readme_is_at_most_165_lines_and_keeps_the_results_markers() -> None:
+def test_bench_readme_is_at_most_170_lines_and_keeps_the_results_markers() -> None:
     text = (ROOT / "bench" / "README.md").read_text("utf-8")
-    assert len(text.splitlines()) <= 165
+    assert len(text.splitlines()) <= 170
     assert text.count(BEGIN) == 1 and text.count(END) == 1  # ``python -m bench`` writes between
     assert text.index(BEGIN) < text.index(END)
 
