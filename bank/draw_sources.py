@@ -24,7 +24,7 @@ from ledger import locks, store
 # share no lot do not wait for each other.  (A lot left out as idle that a write credits or
 # releases meanwhile is as if this draw came first.)  When those, once locked, no longer hold the
 # amount, the caller asks again for all of them, out of the global lock order
-# (``transfers.make_transfer`` says why that may deadlock).  The rows are locked only if the
+# (``lot_picking.pick_drawn`` says why that may deadlock).  The rows are locked only if the
 # caller may draw (``_MAY_SEND``, ``_MAY_RESERVE``): a request refused before the choice holds
 # nothing.  One row when there are no candidates, its lot columns NULL; the accounts' columns
 # NULL for an account that does not exist.  Labels are issued in order per account: they break

@@ -17,7 +17,9 @@ from sqlalchemy.orm import Session
 
 import ledger
 from bank import parties
+from bank.access import Actor
 from bank.errors import AccountFrozen, Conflict, InsufficientCredits, NotFound, ValidationFailed
+from ledger import clock, store
 from ledger.account_cache import AccountRow
 from ledger.locks import held_rows, lock_balances
 
@@ -151,6 +153,46 @@ def pick_candidates(
     if len(candidates) < rows[0][33] and _available(candidates) < amount_sqft:
         return None
     return _take(candidates, amount_sqft), held
+
+
+def draw_params(
+    actor: Actor, source_id: str, target_id: str | None, source: CreditSource, amount_sqft: int
+) -> dict[str, Any]:
+    """The parameters of a draw's first statement (``bank.draw_sources``): from ``source_id``
+    (to ``target_id``, a transfer's), by ``actor``, as of now; refused first if the draw names
+    no single source or less than 1 sq ft (``check_draw``)."""
+    check_draw(source.credit_class, source.lot_id, amount_sqft)
+    return {
+        "from_account_id": source_id,
+        "to_account_id": target_id,
+        "credit_class": source.credit_class,
+        "lot_id": source.lot_id,
+        "reach_sqft": amount_sqft,
+        "now": clock.utcnow(),
+        "board": actor.is_board,
+        "holder_id": actor.holder_id,
+    }
+
+
+def pick_drawn(
+    session: Session,
+    statement: store.Statement,
+    params: dict[str, Any],
+    rows: Sequence[Sequence[Any]],
+) -> tuple[Sequence[Sequence[Any]], CandidatesPicked]:
+    """``pick_candidates`` on the first statement's ``rows``; when the oldest lots, once locked,
+    no longer hold the amount (drawn on meanwhile), the statement again for every candidate and
+    ``pick_every``.  Those locks come after the first ones, out of the global order: a write that
+    locks, in order, one of the lots not held yet and then one held (a transfer back from the
+    receiving account, say) can deadlock with this one; PostgreSQL then refuses one of the two,
+    and the caller's unit of work is retried (``Database.run``, as the API's and the pages'
+    writes run it).  Returns the rows chosen from, and the choice."""
+    lot_id, amount = params["lot_id"], params["reach_sqft"]
+    picked = pick_candidates(session, rows, lot_id, amount)
+    if picked is None:
+        rows = store.of(session).run(session, statement, dict(params, reach_sqft=None))
+        picked = pick_every(session, rows, lot_id, amount)
+    return rows, picked
 
 
 def pick_every(

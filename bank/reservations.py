@@ -25,10 +25,9 @@ from bank.lot_picking import (
     Candidate,
     CreditSource,
     check_can_send,
-    check_draw,
     confirm_can_send,
-    pick_candidates,
-    pick_every,
+    draw_params,
+    pick_drawn,
 )
 from bank.plan_tables import Plan
 from bank.reservation_tables import Reservation as Reservation
@@ -128,30 +127,15 @@ def _draw(
     session: Session, actor: Actor, request: ReservationRequest
 ) -> tuple[list[tuple[Candidate, int]], str]:
     """The lots the reservation holds credits in, what it takes from each, and their credit
-    class: the oldest unfrozen ones of the class, or the lot named; only those are locked.
-
-    When the oldest lots, once locked, no longer hold the amount (drawn on while this waited
-    for them), every candidate is locked and the choice made again: out of the global lock
-    order, so that second pass can deadlock with another draw (``transfers.make_transfer``),
-    and the unit of work is retried (``reserve_for_plan`` runs in ``Database.run``)."""
-    check_draw(request.credit_class, request.lot_id, request.amount_sqft)
-    params = {
-        "from_account_id": request.account_id,
-        "to_account_id": None,
-        "credit_class": request.credit_class,
-        "lot_id": request.lot_id,
-        "reach_sqft": request.amount_sqft,
-        "now": clock.utcnow(),
-        "board": actor.is_board,
-        "holder_id": actor.holder_id,
-    }
+    class: the oldest unfrozen ones of the class with credits available, or the lot named; only
+    those are locked, unless they were drawn on while this waited for them: every candidate is
+    then locked and the choice made again, out of the global lock order, and the unit of work
+    may deadlock and be retried (``lot_picking.pick_drawn``; ``reserve_for_plan`` runs in
+    ``Database.run``)."""
+    params = draw_params(actor, request.account_id, None, request, request.amount_sqft)
     rows = store.of(session).run(session, RESERVATION_SOURCES, params)
-    picked = pick_candidates(session, rows, request.lot_id, request.amount_sqft)
-    if picked is None:
-        rows = store.of(session).run(session, RESERVATION_SOURCES, dict(params, reach_sqft=None))
-        picked = pick_every(session, rows, request.lot_id, request.amount_sqft)
-    picks, _held = picked
-    return picks, rows[0][11]  # _take refused if there were no candidates
+    chosen_from, (picks, _held) = pick_drawn(session, RESERVATION_SOURCES, params, rows)
+    return picks, chosen_from[0][11]  # _take refused if there were no candidates
 
 
 def _hold(

@@ -25,11 +25,10 @@ from bank.ids import new_id
 from bank.lot_picking import (
     Candidate,
     CreditSource,
-    check_draw,
     check_sender_status,
     check_sites,
-    pick_candidates,
-    pick_every,
+    draw_params,
+    pick_drawn,
 )
 from bank.transfer_tables import Transfer as Transfer
 from bank.transfer_tables import TransferLot as TransferLot
@@ -165,7 +164,8 @@ def transfer(
     db: Database, actor: Actor, request: TransferRequest, request_id: str | None
 ) -> TransferView:
     """Move credits (board, or the holder of the source account), as one ledger transaction, in a
-    unit of work of its own (retried after a deadlock: ``make_transfer``) or the caller's."""
+    unit of work of its own or the caller's, retried after a deadlock (``lot_picking.pick_drawn``
+    says where one may occur)."""
     return db.run(make_transfer, actor, request, request_id)
 
 
@@ -173,32 +173,14 @@ def make_transfer(
     session: Session, actor: Actor, request: TransferRequest, request_id: str | None
 ) -> TransferView:
     """``transfer`` in the caller's unit of work."""
-    check_draw(request.credit_class, request.lot_id, request.amount_sqft)  # before any statement
-    params = {
-        "from_account_id": request.from_account_id,
-        "to_account_id": request.to_account_id,
-        "credit_class": request.credit_class,
-        "lot_id": request.lot_id,
-        "reach_sqft": request.amount_sqft,
-        "now": clock.utcnow(),
-        "board": actor.is_board,
-        "holder_id": actor.holder_id,
-    }
+    params = draw_params(
+        actor, request.from_account_id, request.to_account_id, request, request.amount_sqft
+    )  # refuses a draw of no single source, or of nothing, before any statement
     rows = store.of(session).run(session, SOURCES, params)
     source_id, number, _status, target_id = _check_accounts(actor, request, rows[0])
-    picked = pick_candidates(session, rows, request.lot_id, request.amount_sqft)
-    if picked is None:
-        # the oldest lots, once locked, no longer hold the amount (drawn on meanwhile): lock
-        # them all and choose again.  Those locks come after the first ones, out of the global
-        # order: a write that locks, in order, one of the lots not held yet and then one held
-        # (a transfer back from the receiving account, say) can deadlock with this one.
-        # PostgreSQL then refuses one of the two, and its unit of work is retried
-        # (``Database.run``, as the API's and the pages' writes and ``transfer`` run it)
-        rows = store.of(session).run(session, SOURCES, dict(params, reach_sqft=None))
-        picked = pick_every(session, rows, request.lot_id, request.amount_sqft)
-    picks, held = picked
+    chosen_from, (picks, held) = pick_drawn(session, SOURCES, params, rows)
     # _take refused if there were no candidates
-    code, service_area, wetland_type, restricted = rows[0][11:15]
+    code, service_area, wetland_type, restricted = chosen_from[0][11:15]
     klass = credits.CreditClass(
         code=code, service_area=service_area, wetland_type=wetland_type, restricted=bool(restricted)
     )

@@ -90,52 +90,47 @@ class Server:
     ) -> list[float]:
         """Latencies in ms of ``POST /transfers`` of 1 sq ft for each (source, target), in
         turn over one keep-alive connection."""
-        conn = http.client.HTTPConnection("127.0.0.1", self.port, timeout=30)
-        headers = {"Authorization": f"Bearer {token}", "Content-Type": "application/json"}
-        latencies = []
-        for source, target in moves:
-            body = {
-                "from_account_id": source,
-                "to_account_id": target,
-                "credit_class": credit_class,
-                "amount_sqft": 1,
-            }
-            started = time.perf_counter()
-            conn.request("POST", "/api/v1/transfers", body=json.dumps(body), headers=headers)
-            response = conn.getresponse()
-            response.read()
-            if response.status != 201:
-                raise RuntimeError(f"POST /transfers answered {response.status}")
-            latencies.append((time.perf_counter() - started) * 1000)
-        conn.close()
-        return latencies
+        posts = [
+            (
+                "/api/v1/transfers",
+                {
+                    "from_account_id": source,
+                    "to_account_id": target,
+                    "credit_class": credit_class,
+                    "amount_sqft": 1,
+                },
+            )
+            for source, target in moves
+        ]
+        return self._time_posts(token, posts)
 
     def time_reservations(
         self, token: str, plan_id: str, credit_class: str, accounts: list[str]
     ) -> list[float]:
         """Latencies in ms of ``POST /accounts/{id}/reservations`` of 1 sq ft for ``plan_id``
         from each account in turn, over one keep-alive connection."""
+        body = {
+            "plan_id": plan_id,
+            "credit_class": credit_class,
+            "amount_sqft": 1,
+            "expires_on": (date.today() + timedelta(days=365)).isoformat(),
+        }
+        posts = [(f"/api/v1/accounts/{account}/reservations", body) for account in accounts]
+        return self._time_posts(token, posts)
+
+    def _time_posts(self, token: str, posts: list[tuple[str, dict[str, object]]]) -> list[float]:
+        """Latencies in ms of each (path, JSON body) posted in turn over one keep-alive
+        connection, each answered 201."""
         conn = http.client.HTTPConnection("127.0.0.1", self.port, timeout=30)
         headers = {"Authorization": f"Bearer {token}", "Content-Type": "application/json"}
-        expires_on = (date.today() + timedelta(days=365)).isoformat()
-        body = json.dumps(
-            {
-                "plan_id": plan_id,
-                "credit_class": credit_class,
-                "amount_sqft": 1,
-                "expires_on": expires_on,
-            }
-        )
         latencies = []
-        for account in accounts:
+        for path, body in posts:
             started = time.perf_counter()
-            conn.request(
-                "POST", f"/api/v1/accounts/{account}/reservations", body=body, headers=headers
-            )
+            conn.request("POST", path, body=json.dumps(body), headers=headers)
             response = conn.getresponse()
             response.read()
             if response.status != 201:
-                raise RuntimeError(f"POST /reservations answered {response.status}")
+                raise RuntimeError(f"POST {path} answered {response.status}")
             latencies.append((time.perf_counter() - started) * 1000)
         conn.close()
         return latencies
