@@ -284,8 +284,9 @@ def _receiving_lot(
     """The receiving account's lot for credits from ``parent``: one per parent lot, so repeated
     transfers from the same lot accumulate in one child (provenance stays exact).
 
-    Looked up again here, after ``pick_candidates`` locked ``parent``: a concurrent transfer from
-    the same lot may have created the child and committed while we waited for that lock.
+    Looked up again here, after the draw locked ``parent`` (``draw_sources.SOURCES``, or
+    ``lot_picking.pick_drawn``'s second pass): a concurrent transfer from the same lot may have
+    created the child and committed while we waited for that lock.
     """
     existing = session.execute(
         _CHILD, {"account_id": target_id, "parent": parent.lot_id}
