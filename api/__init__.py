@@ -20,6 +20,7 @@ from api import (
     problems,
     web,
 )
+from api.application import Application
 from api.config import build_config, embedded_database
 from api.ratelimit import WriteLimiter
 from api.schema_check import SchemaGuard
@@ -30,7 +31,7 @@ from ledger.db import Database
 
 def create_app(config: Mapping[str, Any] | None = None) -> Flask:
     """Build the app: defaults, then the environment, then ``config``.  Connects lazily."""
-    app = Flask(__name__, instance_relative_config=True)
+    app = Application(__name__, instance_relative_config=True)
     app.config.update(build_config(app.instance_path, config))
     app.json.sort_keys = False  # type: ignore[attr-defined]
     logs.configure(app)  # first: its clock times every other hook

@@ -1,5 +1,5 @@
-"""The worker class ``wetbank serve`` runs: gunicorn's gthread worker with a quick shutdown that
-always exits.
+"""The worker and logger classes ``wetbank serve`` runs: gunicorn's gthread worker with a quick
+shutdown that always exits, and gunicorn's logger without its access log.
 
 gunicorn 27's gthread worker answers SIGQUIT and SIGINT (a quick shutdown: Ctrl-C, or the
 master passing on its own SIGINT) by shutting its thread pool down inside the signal handler.
@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from types import FrameType
 
+from gunicorn import glogging
 from gunicorn.workers import base, gthread
 
 
@@ -23,3 +24,14 @@ class ThreadWorker(gthread.ThreadWorker):  # type: ignore[misc]  # gunicorn has 
 
     def handle_quit(self, sig: int, frame: FrameType | None) -> None:
         base.Worker.handle_quit(self, sig, frame)
+
+
+class Logger(glogging.Logger):  # type: ignore[misc]  # gunicorn has no types
+    """gunicorn's logger, with no access log of its own: the app writes one (``api.logs``) that
+    knows the request id and the actor.  Silencing gunicorn's access logger was not enough: with
+    a logging configuration set, gunicorn still built each request's log fields, then dropped
+    them."""
+
+    @property
+    def access_log_enabled(self) -> bool:
+        return False

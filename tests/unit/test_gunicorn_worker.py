@@ -46,3 +46,28 @@ def test_gunicorns_own_gthread_worker_waits_on_the_pools_lock_there() -> None:
     """Why ``wetbank serve`` does not run gunicorn's class as it is; once this fails (gunicorn
     fixed), ``api/gunicorn_worker.py`` can go."""
     assert not exits_while_handing_over_a_connection(gthread.ThreadWorker)
+
+
+def test_the_app_writes_the_only_access_log_and_gunicorn_builds_none() -> None:
+    """With the app's logging configuration set, gunicorn's own logger would build every
+    request's access-log fields (then drop them: its access logger is silenced); the served
+    logger builds none, and returns before reading the request."""
+    from gunicorn import glogging
+
+    from api import gunicorn_config
+    from api.gunicorn_worker import Logger
+
+    cfg = SimpleNamespace(
+        accesslog=None,
+        logconfig=None,
+        logconfig_dict=gunicorn_config.logconfig_dict,
+        logconfig_json=None,
+        syslog=False,
+        disable_redirect_access_to_syslog=False,
+    )
+    theirs, ours = glogging.Logger.__new__(glogging.Logger), Logger.__new__(Logger)
+    theirs.cfg = ours.cfg = cfg
+    assert theirs.access_log_enabled
+    assert not ours.access_log_enabled
+    assert ours.access(None, None, {}, None) is None  # no request to read: nothing read
+    assert gunicorn_config.logger_class == "api.gunicorn_worker.Logger"
