@@ -206,8 +206,10 @@ CATALOGUE: dict[str, ProblemType] = dict(
         _entry(
             "service_unavailable",
             503,
-            "The database is unreachable, or every pooled connection stayed busy, or (for "
-            "`GET /ready`) the process is not ready. Nothing was written.",
+            "The database is unreachable, or every pooled connection stayed busy, or the "
+            "request conflicted with concurrent writes (a deadlock, a serialization failure, a "
+            "busy SQLite file) on every retry, or (for `GET /ready`) the process is not ready. "
+            "Nothing was written.",
             "Wait the seconds `Retry-After` gives. " + _RETRY_SAME_KEY,
         ),
         _entry(

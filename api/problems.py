@@ -13,6 +13,7 @@ from werkzeug.exceptions import HTTPException
 
 from bank.errors import code_of
 from ledger import quantities
+from ledger.db import MAX_ATTEMPTS, is_retryable
 from ledger.errors import LedgerError
 
 log = logging.getLogger("wetbank.api")
@@ -216,6 +217,8 @@ def _database_error(error: DBAPIError) -> Response:
             "validation_error",
             "A quantity is out of range: the amounts involved cannot be stored exactly.",
         )
+    if is_retryable(error):
+        return _contended(error)
     if not (isinstance(error, OperationalError) or error.connection_invalidated):
         return _unexpected(error)
     log.warning(
@@ -228,6 +231,26 @@ def _database_error(error: DBAPIError) -> Response:
         503,
         "service_unavailable",
         "The database is unavailable; retry shortly.",
+        {"Retry-After": "1"},
+    )
+
+
+def _contended(error: DBAPIError) -> Response:
+    """The database answered, but the request's unit of work met a deadlock, a serialization
+    failure or a busy SQLite file on every one of its attempts (``Database.run``): 503, as busy,
+    not as unreachable; each attempt was rolled back, so nothing was written."""
+    log.warning(
+        "request %s %s conflicted with concurrent writes on all %d attempts: %s",
+        request.path,
+        getattr(g, "request_id", ""),
+        MAX_ATTEMPTS,
+        (str(error.orig).strip().splitlines() or [type(error).__name__])[0],
+    )
+    return problem(
+        503,
+        "service_unavailable",
+        "The service is busy: this request conflicted with concurrent writes each time it was "
+        "tried, and nothing was written; retry shortly.",
         {"Retry-After": "1"},
     )
 
