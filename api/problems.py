@@ -225,7 +225,7 @@ def _database_error(error: DBAPIError) -> Response:
         "database unavailable (request %s %s): %s",
         request.path,
         getattr(g, "request_id", ""),
-        (str(error.orig).strip().splitlines() or [type(error).__name__])[0],
+        _first_line(error),
     )
     return problem(
         503,
@@ -244,7 +244,7 @@ def _contended(error: DBAPIError) -> Response:
         request.path,
         getattr(g, "request_id", ""),
         MAX_ATTEMPTS,
-        (str(error.orig).strip().splitlines() or [type(error).__name__])[0],
+        _first_line(error),
     )
     return problem(
         503,
@@ -253,6 +253,11 @@ def _contended(error: DBAPIError) -> Response:
         "tried, and nothing was written; retry shortly.",
         {"Retry-After": "1"},
     )
+
+
+def _first_line(error: DBAPIError) -> str:
+    """The database's own message, first line only (a log line each)."""
+    return (str(error.orig).strip().splitlines() or [type(error).__name__])[0]
 
 
 def _pool_exhausted(_error: PoolTimeout) -> Response:
