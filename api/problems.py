@@ -13,7 +13,7 @@ from werkzeug.exceptions import HTTPException
 
 from bank.errors import code_of
 from ledger import quantities
-from ledger.db import MAX_ATTEMPTS, is_retryable
+from ledger.db import is_retryable
 from ledger.errors import LedgerError
 
 log = logging.getLogger("wetbank.api")
@@ -237,13 +237,13 @@ def _database_error(error: DBAPIError) -> Response:
 
 def _contended(error: DBAPIError) -> Response:
     """The database answered, but the request's unit of work met a deadlock, a serialization
-    failure or a busy SQLite file on every one of its attempts (``Database.run``): 503, as busy,
-    not as unreachable; each attempt was rolled back, so nothing was written."""
+    failure or a busy SQLite file on every attempt it was given (``Database.run`` retries up to
+    ``MAX_ATTEMPTS`` times; a unit outside it gets one): 503, as busy, not as unreachable; each
+    attempt was rolled back, so nothing was written."""
     log.warning(
-        "request %s %s conflicted with concurrent writes on all %d attempts: %s",
+        "request %s %s conflicted with concurrent writes on every attempt, nothing written: %s",
         request.path,
         getattr(g, "request_id", ""),
-        MAX_ATTEMPTS,
         _first_line(error),
     )
     return problem(
