@@ -34,6 +34,7 @@ from bank.reservation_tables import Reservation as Reservation
 from bank.reservation_tables import ReservationLot as ReservationLot
 from ledger import clock, store
 from ledger.db import Database
+from ledger.pending import is_expired
 from ledger.slices import grouped, slices
 
 
@@ -117,10 +118,10 @@ def reserve(
     )
     session.add(reservation)
     session.flush()
-    _hold(session, reservation, klass, picks, actor, request_id)
+    held = _hold(session, reservation, klass, picks, actor, request_id)
     # last, after the lots' locks and the inserts' key checks, any of which may have waited
     confirm_can_send(session, [account.id], {item.bank_site_id for item, _ in picks})
-    return reservation_view(session, reservation)
+    return _made_view(reservation, klass, held)
 
 
 def _draw(
@@ -145,11 +146,12 @@ def _hold(
     picks: list[tuple[Candidate, int]],
     actor: Actor,
     request_id: str | None,
-) -> None:
+) -> list[ReservationLot]:
     """Each lot's share as a pending transfer to the class's withdrawn account, expiring at the
-    end of the reservation's ``expires_on``."""
+    end of the reservation's ``expires_on``; the shares, in ``shares``' order."""
+    held = []
     for item, amount in picks:
-        held = ledger.reserve(
+        pending = ledger.reserve(
             session,
             "reservation",
             [ledger.Leg(item.ledger_account_id, klass.withdrawn_account_id, amount)],
@@ -162,15 +164,38 @@ def _hold(
             ),
             expires_at=clock.end_of_day(reservation.expires_on),
         )
-        session.add(
+        held.append(
             ReservationLot(
                 reservation_id=reservation.id,
                 lot_id=item.lot_id,
                 amount_sqft=amount,
-                pending_transaction_id=held.transaction_id,
+                pending_transaction_id=pending.transaction_id,
             )
         )
+    session.add_all(held)
     session.flush()
+    return sorted(held, key=lambda share: share.id)
+
+
+def _made_view(
+    reservation: Reservation, klass: credits.CreditClass, held: list[ReservationLot]
+) -> ReservationView:
+    """``reservation_view`` of a reservation this unit of work just made, from what it wrote
+    rather than read back: its shares are pending transfers nothing has resolved yet, all
+    expiring when the reservation does, so its status is pending until then."""
+    expired = is_expired(clock.end_of_day(reservation.expires_on), clock.utcnow())
+    return ReservationView(
+        id=reservation.id,
+        account_id=reservation.account_id,
+        plan_id=reservation.plan_id,
+        credit_class=klass,
+        lot_id=reservation.lot_id,
+        amount_sqft=reservation.amount_sqft,
+        expires_on=reservation.expires_on,
+        status="expired" if expired else "pending",
+        created_at=reservation.created_at,
+        lots=tuple(held),
+    )
 
 
 def _check_service_area(plan: Plan, klass: credits.CreditClass) -> None:

@@ -398,6 +398,18 @@ def test_a_reservation_is_pending_and_lowers_available_at_once(api, kit, reservi
     assert ok(api.get(f"/reservations/{body['id']}"), 200) == body
 
 
+def test_what_a_reservation_of_two_lots_answers_is_what_it_recorded(api, kit):
+    # the answer is built from what the request wrote, not read back: it must read the same
+    funded = kit.funded(5_000)
+    kit.wetland_deposit(funded["id"], funded["site_id"], funded["lgu"]["id"], 7_000)
+    plan = kit.board_plan(kit.lgu()["id"])
+    body = kit.reservation_body(plan["id"], "BSA5-T2-U", 8_000, "2099-01-31")
+    made = ok(api.post(f"/accounts/{funded['id']}/reservations", body))
+    assert made["status"] == "pending"
+    assert [lot["amount_sqft"] for lot in made["lots"]] == [5_000, 3_000]
+    assert ok(api.get(f"/reservations/{made['id']}"), 200) == made
+
+
 def test_a_reservation_of_one_lot_draws_only_on_it(api, kit, reserving):
     r = reserving
     lot_b = by_label(kit.lots(r["account_id"]))["B"]
