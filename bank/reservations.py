@@ -8,7 +8,7 @@ end of its ``expires_on`` date, Minnesota time, whether or not anything runs the
 
 from __future__ import annotations
 
-from collections.abc import Collection, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import date, datetime
 
@@ -33,6 +33,7 @@ from bank.plan_tables import Plan
 from bank.reservation_tables import Reservation as Reservation
 from bank.reservation_tables import ReservationLot as ReservationLot
 from ledger import clock, store
+from ledger.account_cache import AccountRow
 from ledger.db import Database
 from ledger.pending import is_expired
 from ledger.slices import grouped, slices
@@ -102,7 +103,7 @@ def reserve(
     if plan_outcome in CLOSED_OUTCOMES:
         raise Conflict("the plan was denied: nothing can be reserved for it")
     check_can_send(account)
-    picks, code = _draw(session, actor, request)
+    picks, code, held_rows = _draw(session, actor, request)
     klass = found(session.get(credits.CreditClass, code), f"no credit class {code}")
     _check_service_area(plan, klass)
     reservation = Reservation(
@@ -118,7 +119,7 @@ def reserve(
     )
     session.add(reservation)
     session.flush()
-    held = _hold(session, reservation, klass, picks, actor, request_id)
+    held = _hold(session, reservation, klass, picks, held_rows, actor, request_id)
     # last, after the lots' locks and the inserts' key checks, any of which may have waited
     confirm_can_send(session, [account.id], {item.bank_site_id for item, _ in picks})
     return _made_view(reservation, klass, held)
@@ -126,17 +127,17 @@ def reserve(
 
 def _draw(
     session: Session, actor: Actor, request: ReservationRequest
-) -> tuple[list[tuple[Candidate, int]], str]:
+) -> tuple[list[tuple[Candidate, int]], str, Mapping[int, AccountRow]]:
     """The lots the reservation holds credits in, what it takes from each, and their credit
     class: the oldest unfrozen ones of the class with credits available, or the lot named; only
     those are locked, unless they were drawn on while this waited for them: every candidate is
     then locked and the choice made again, out of the global lock order, and the unit of work
     may deadlock and be retried (``lot_picking.pick_drawn``; ``reserve_for_plan`` runs in
-    ``Database.run``)."""
+    ``Database.run``); and the lots' balance rows as it locked them."""
     params = draw_params(actor, request.account_id, None, request, request.amount_sqft)
     rows = store.of(session).run(session, RESERVATION_SOURCES, params)
-    chosen_from, (picks, _held) = pick_drawn(session, RESERVATION_SOURCES, params, rows)
-    return picks, chosen_from[0][11]  # _take refused if there were no candidates
+    chosen_from, (picks, held) = pick_drawn(session, RESERVATION_SOURCES, params, rows)
+    return picks, chosen_from[0][11], held  # _take refused if there were no candidates
 
 
 def _hold(
@@ -144,11 +145,14 @@ def _hold(
     reservation: Reservation,
     klass: credits.CreditClass,
     picks: list[tuple[Candidate, int]],
+    locked: Mapping[int, AccountRow],
     actor: Actor,
     request_id: str | None,
 ) -> list[ReservationLot]:
     """Each lot's share as a pending transfer to the class's withdrawn account, expiring at the
-    end of the reservation's ``expires_on``; the shares, in ``shares``' order."""
+    end of the reservation's ``expires_on``; the shares, in ``shares``' order.  ``locked``: the
+    lots' balance rows as the draw locked them (each share writes to its own lot only, so the
+    others' rows stay as locked)."""
     held = []
     for item, amount in picks:
         pending = ledger.reserve(
@@ -163,6 +167,7 @@ def _hold(
                 request_id=request_id,
             ),
             expires_at=clock.end_of_day(reservation.expires_on),
+            held=locked,
         )
         held.append(
             ReservationLot(

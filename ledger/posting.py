@@ -61,8 +61,11 @@ def reserve(
     meta: Meta,
     *,
     expires_at: datetime | None,
+    held: Mapping[int, AccountRow] | None = None,
 ) -> Posted:
-    """A pending transfer: reserves ``legs`` until posted, voided or expired (guarantee 4)."""
+    """A pending transfer: reserves ``legs`` until posted, voided or expired (guarantee 4).
+
+    ``held``: as ``transfer``'s."""
     lines = lines_for(legs, PHASE_PENDING)
     if len({line.account_id for line in lines}) != len(lines):
         # each account appears once, so each release entry is unique per (pending, account)
@@ -74,7 +77,7 @@ def reserve(
         "legs": legs_json(legs),
         "expires_at": expiry.isoformat() if expiry else None,
     }
-    return write(session, kind, lines, meta, request, pending=True, expires_at=expiry)
+    return write(session, kind, lines, meta, request, pending=True, expires_at=expiry, held=held)
 
 
 def post_pending(

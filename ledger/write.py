@@ -17,12 +17,13 @@ refuses is answered with the domain error the refusing constraint means.
 
 from __future__ import annotations
 
+import json
 from collections import defaultdict
 from collections.abc import Iterable, Mapping
 from datetime import datetime, timedelta
 from typing import Any, NoReturn
 
-from sqlalchemy import delete, insert, select
+from sqlalchemy import DateTime, delete, insert, select
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
@@ -56,9 +57,8 @@ def write(
     """Check and write ``lines`` as one transaction of ``kind``, bound to its idempotency key.
 
     ``held``: rows ``locks.lock_balances`` returned earlier in this unit of work, nothing written
-    to their accounts since; when they cover every limited account of ``lines`` and none holds a
-    pending side (so nothing is due to expire), they are the write's locked balances and it
-    locks nothing again.
+    to their accounts since; when they cover every limited account of ``lines``, they are the
+    write's locked balances, and it locks again only after expiring reservations they held.
     """
     bound_to = request_hash(request, meta)
     now = clock.utcnow()
@@ -71,10 +71,11 @@ def write(
         accounts.update(locked)
     if expire_first and any(row.debits_pending or row.credits_pending for row in locked.values()):
         # a replay writes nothing, not even the expiries this request would have triggered
-        earlier = replay(session, meta.idempotency_key, bound_to)
+        earlier, due = _replay_or_due(session, meta.idempotency_key, bound_to, locked, now)
         if earlier:
             return earlier
-        if expire_due(session, locked, now):
+        if due:
+            expire(session, due)
             locked = locks.lock_balances(session, accounts)
     try:
         check_limits(lines, locked)
@@ -119,29 +120,56 @@ def _still_held(
     accounts: dict[int, AccountRow], held: Mapping[int, AccountRow]
 ) -> dict[int, AccountRow] | None:
     """``held``'s rows of the limited ``accounts`` (as ``locks.lock_balances`` would lock them),
-    or ``None`` when one is missing or holds a pending side."""
+    or ``None`` when one is missing.  A row with a pending side serves too: the write looks for
+    reservations past their expiry next, and locks again only after expiring some."""
     locked = {}
     for account_id, row in accounts.items():
         if not row.limited:
             continue
         found = held.get(account_id)
-        if found is None or found.debits_pending or found.credits_pending:
+        if found is None:
             return None
         locked[account_id] = found
     return locked
 
 
-def expire_due(session: Session, account_ids: Iterable[int], now: datetime) -> int:
-    """Expire, with a resolution transaction each, the due pending transfers on these accounts."""
-    open_pending = LedgerOpenPending
-    due_ids = list(
-        session.execute(
-            select(open_pending.transaction_id)
-            .where(open_pending.account_id.in_(list(account_ids)), open_pending.expires_at <= now)
-            .distinct()
-            .order_by(open_pending.transaction_id)
-        ).scalars()
-    )
+# Before a write on accounts that hold reservations: the earlier write under its idempotency key
+# (if any), and the reservations on those accounts whose expiry has passed, in one round trip.
+# The account ids travel as one JSON array (as a list, psycopg would dump them one by one).
+_REPLAY_OR_DUE = store.Statement(
+    postgresql="""
+SELECT id, request_hash, NULL::bigint FROM ledger_transactions WHERE idempotency_key = :key
+UNION ALL
+SELECT DISTINCT NULL::bigint, NULL, transaction_id FROM ledger_open_pending
+WHERE account_id = ANY(ARRAY(SELECT jsonb_array_elements_text(:account_ids::jsonb)::bigint))
+  AND expires_at <= :now
+""",
+    sqlite="""
+SELECT id, request_hash, NULL FROM ledger_transactions WHERE idempotency_key = :key
+UNION ALL
+SELECT DISTINCT NULL, NULL, transaction_id FROM ledger_open_pending
+WHERE account_id IN (SELECT value FROM json_each(:account_ids)) AND expires_at <= :now
+""",
+    types={"now": DateTime(timezone=True)},
+)
+
+
+def _replay_or_due(
+    session: Session, key: str, bound_to: str, account_ids: Iterable[int], now: datetime
+) -> tuple[Posted | None, list[int]]:
+    """``replay``'s answer, and the pending transfers on ``account_ids`` due to expire at
+    ``now`` (ascending)."""
+    params = {"key": key, "account_ids": json.dumps(sorted(account_ids)), "now": now}
+    rows = store.of(session).run(session, _REPLAY_OR_DUE, params)
+    due = sorted(int(row[2]) for row in rows if row[2] is not None)
+    for row in rows:
+        if row[0] is not None:
+            return _replayed(key, bound_to, int(row[0]), row[1]), due
+    return None, due
+
+
+def expire(session: Session, due_ids: Iterable[int]) -> None:
+    """Expire these pending transfers, each with a resolution transaction of its own."""
     for pending_id in due_ids:
         header = pending.pending_header(session, pending_id)
         if header.expires_at is None:
@@ -154,7 +182,6 @@ def expire_due(session: Session, account_ids: Iterable[int], now: datetime) -> i
         meta = Meta(idempotency_key=f"ledger:expire:{pending_id}", effective_on=expired_on)
         request = {"op": "expire", "pending_id": pending_id}
         write(session, "expire", lines, meta, request, expire_first=False)
-    return len(due_ids)
 
 
 def replay(session: Session, key: str, bound_to: str) -> Posted | None:
@@ -167,11 +194,17 @@ def replay(session: Session, key: str, bound_to: str) -> Posted | None:
     ).one_or_none()
     if row is None:
         return None
-    if row.request_hash != bound_to:
+    return _replayed(key, bound_to, row.id, row.request_hash)
+
+
+def _replayed(key: str, bound_to: str, transaction_id: int, request_hash: str) -> Posted:
+    """The earlier write ``transaction_id`` under ``key``, if it was this request (its
+    ``request_hash`` is ``bound_to``); else ``IdempotencyConflict``."""
+    if request_hash != bound_to:
         raise IdempotencyConflict(
             "this idempotency key was used for a different request", idempotency_key=key
         )
-    return Posted(row.id, replayed=True)
+    return Posted(transaction_id, replayed=True)
 
 
 def replay_or_raise(session: Session, key: str, bound_to: str, refusal: LedgerError) -> Posted:

@@ -7,6 +7,8 @@ from __future__ import annotations
 from datetime import datetime, timedelta
 
 import pytest
+from freezegun import freeze_time
+from sqlalchemy import select
 
 import ledger
 from bank import credits, transfers
@@ -17,6 +19,7 @@ from bank.parties import BankAccount
 from bench.server import make_bank
 from ledger import clock, store
 from ledger.db import Database
+from ledger.schema import LedgerTransaction
 
 
 def _drawn(
@@ -106,3 +109,34 @@ def test_a_lot_held_in_full_by_a_reservation_is_left_out_until_the_reservation_e
         db, SYSTEM, transfers.TransferRequest(holder, target, 60, credit_class=code), None
     )
     assert [(lot.from_lot_id, lot.amount_sqft) for lot in done.lots] == [(received.lot.id, 60)]
+
+
+def test_a_transfer_takes_what_a_reservation_held_once_the_reservation_has_expired(
+    db, database_url
+):
+    # the draw locks the lot's balance row with the reservation still on it; the write finds the
+    # reservation past its expiry, records the expiry, reads the row again, then moves credits
+    bank = make_bank(database_url, accounts=2)
+    source, target = bank.accounts
+    code = bank.credit_class
+    expiry = clock.utcnow() + timedelta(days=2)
+    with db.transaction() as session:
+        (deposited,) = credits.lots_of(session, session.get(BankAccount, source))
+        klass = session.get(credits.CreditClass, code)
+        assert klass is not None
+        leg = ledger.Leg(deposited.lot.ledger_account_id, klass.withdrawn_account_id, 10**9 - 100)
+        meta = ledger.Meta("test:hold-all-but-100", clock.today())
+        hold = ledger.reserve(session, "reservation", [leg], meta, expires_at=expiry)
+    request = transfers.TransferRequest(source, target, 150, credit_class=code)
+    with pytest.raises(InsufficientCredits):
+        transfers.transfer(db, SYSTEM, request, None)
+    with freeze_time(expiry + timedelta(seconds=1)):
+        done = transfers.transfer(db, SYSTEM, request, None)
+        with db.transaction() as session:
+            assert ledger.pending_state(session, hold.transaction_id) == "expired"
+            expiries = session.execute(
+                select(LedgerTransaction.id).where(LedgerTransaction.kind == "expire")
+            ).all()
+            assert len(expiries) == 1 and expiries[0][0] < int(done.transaction_id)
+            lot_account = deposited.lot.ledger_account_id
+            assert ledger.balances(session, [lot_account])[lot_account].posted == 10**9 - 150
