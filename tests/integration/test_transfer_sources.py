@@ -134,9 +134,10 @@ def test_a_transfer_takes_what_a_reservation_held_once_the_reservation_has_expir
         done = transfers.transfer(db, SYSTEM, request, None)
         with db.transaction() as session:
             assert ledger.pending_state(session, hold.transaction_id) == "expired"
-            expiries = session.execute(
-                select(LedgerTransaction.id).where(LedgerTransaction.kind == "expire")
-            ).all()
-            assert len(expiries) == 1 and expiries[0][0] < int(done.transaction_id)
+            key = f"ledger:expire:{hold.transaction_id}"
+            expiry_id = session.execute(
+                select(LedgerTransaction.id).where(LedgerTransaction.idempotency_key == key)
+            ).scalar_one()
+            assert expiry_id < int(done.transaction_id)
             lot_account = deposited.lot.ledger_account_id
             assert ledger.balances(session, [lot_account])[lot_account].posted == 10**9 - 150
