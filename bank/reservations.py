@@ -8,15 +8,16 @@ end of its ``expires_on`` date, Minnesota time, whether or not anything runs the
 
 from __future__ import annotations
 
+import json
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import date, datetime
 
-from sqlalchemy import bindparam, select
+from sqlalchemy import JSON, Date, DateTime, bindparam, select
 from sqlalchemy.orm import Session
 
 import ledger
-from bank import credits, parties, plans, policy
+from bank import access, credits, parties, plans, policy
 from bank.access import Actor
 from bank.draw_sources import RESERVATION_SOURCES
 from bank.errors import Conflict, NotEligible, NotFound, ValidationFailed, found
@@ -25,7 +26,8 @@ from bank.lot_picking import (
     Candidate,
     CreditSource,
     check_can_send,
-    confirm_can_send,
+    check_sender_status,
+    check_sites,
     draw_params,
     pick_drawn,
 )
@@ -77,6 +79,9 @@ def reserve_for_plan(
     today."""
 
     def unit(session: Session) -> ReservationView:
+        # held here, the plan stays in the session for ``reserve`` (which holds no plan of its
+        # own) to find without reading it again: the session keeps only objects in use
+        _plan = session.get(Plan, request.plan_id)
         outcome = plans.current_outcome(session, request.plan_id)
         return reserve(session, actor, request, outcome, request_id)
 
@@ -117,11 +122,9 @@ def reserve(
         created_at=clock.utcnow(),
         actor=actor.label,
     )
-    session.add(reservation)
-    session.flush()
     held = _hold(session, reservation, klass, picks, held_rows, actor, request_id)
-    # last, after the lots' locks and the inserts' key checks, any of which may have waited
-    confirm_can_send(session, [account.id], {item.bank_site_id for item, _ in picks})
+    sites = {item.bank_site_id for item, _ in picks}
+    _record(session, reservation, held, account.number, sites, actor)
     return _made_view(reservation, klass, held)
 
 
@@ -177,9 +180,120 @@ def _hold(
                 pending_transaction_id=pending.transaction_id,
             )
         )
-    session.add_all(held)
-    session.flush()
-    return sorted(held, key=lambda share: share.id)
+    return held
+
+
+# The reservation and its shares in one statement, as a transfer's record is
+# (``bank.transfers._RECORD_TRANSFER``), and the reservation's last word too
+# (``lot_picking.confirm_can_send``, ``access.confirm_token``): it locks the account, the sites
+# of the lots drawn on and the caller's token FOR KEY SHARE, inserts only if the account is
+# still open, no such site frozen and the token not revoked, and answers with what it found and
+# the shares' ids, in the order given.  SQLite, whose one writer holds the whole database, runs
+# the same checks and inserts as three statements.
+_RECORD_RESERVATION = store.Statement(
+    postgresql="""
+WITH account AS (
+    SELECT status FROM bank_accounts WHERE id = :account_id FOR KEY SHARE
+), sites AS (
+    SELECT id, frozen FROM bank_sites
+    WHERE id = ANY(ARRAY(SELECT jsonb_array_elements_text(:site_ids::jsonb)))
+    ORDER BY id
+    FOR KEY SHARE
+), token AS (
+    SELECT revoked_at FROM api_tokens WHERE id = :token_id FOR KEY SHARE
+), checked AS (
+    SELECT (SELECT status FROM account) AS status,
+           (SELECT array_agg(id ORDER BY id) FILTER (WHERE frozen) FROM sites) AS frozen_sites,
+           (SELECT count(revoked_at) FROM token) AS revoked
+), made AS (
+    INSERT INTO reservations (id, account_id, plan_id, credit_class, lot_id, amount_sqft,
+        expires_on, created_at, actor)
+    SELECT :id, :account_id, :plan_id, :credit_class, :lot_id, :amount_sqft, :expires_on,
+        :created_at, :actor
+    FROM checked
+    WHERE status = 'open' AND frozen_sites IS NULL AND revoked = 0
+    RETURNING id
+), shares AS (
+    INSERT INTO reservation_lots (reservation_id, lot_id, amount_sqft, pending_transaction_id)
+    SELECT made.id, share->>0, (share->>1)::bigint, (share->>2)::bigint
+    FROM made CROSS JOIN jsonb_array_elements(:shares::jsonb) WITH ORDINALITY AS l(share, n)
+    ORDER BY l.n
+    RETURNING id
+)
+SELECT status, frozen_sites, revoked, (SELECT array_agg(id ORDER BY id) FROM shares) FROM checked
+""",
+    sqlite=(
+        """
+INSERT INTO reservations (id, account_id, plan_id, credit_class, lot_id, amount_sqft,
+    expires_on, created_at, actor)
+SELECT :id, :account_id, :plan_id, :credit_class, :lot_id, :amount_sqft, :expires_on,
+    :created_at, :actor
+WHERE (SELECT status FROM bank_accounts WHERE id = :account_id) = 'open'
+  AND NOT EXISTS (SELECT 1 FROM bank_sites
+                  WHERE frozen AND id IN (SELECT value FROM json_each(:site_ids)))
+  AND NOT EXISTS (SELECT 1 FROM api_tokens WHERE id = :token_id AND revoked_at IS NOT NULL)
+""",
+        """
+INSERT INTO reservation_lots (reservation_id, lot_id, amount_sqft, pending_transaction_id)
+SELECT reservations.id, json_extract(share.value, '$[0]'), json_extract(share.value, '$[1]'),
+    json_extract(share.value, '$[2]')
+FROM reservations JOIN json_each(:shares) AS share
+WHERE reservations.id = :id
+ORDER BY share.key
+""",
+        """
+SELECT (SELECT status FROM bank_accounts WHERE id = :account_id) AS status,
+       (SELECT json_group_array(id) FROM (
+            SELECT id FROM bank_sites
+            WHERE frozen AND id IN (SELECT value FROM json_each(:site_ids)) ORDER BY id)
+       ) AS frozen_sites,
+       (SELECT count(revoked_at) FROM api_tokens WHERE id = :token_id) AS revoked,
+       (SELECT json_group_array(id) FROM (
+            SELECT id FROM reservation_lots WHERE reservation_id = :id ORDER BY id)
+       ) AS share_ids
+""",
+    ),
+    types={"created_at": DateTime(timezone=True), "expires_on": Date()},
+    columns={"frozen_sites": JSON(), "share_ids": JSON()},
+)
+
+
+def _record(
+    session: Session,
+    reservation: Reservation,
+    held: list[ReservationLot],
+    number: str,
+    sites: set[str],
+    actor: Actor,
+) -> None:
+    """Insert the reservation and its shares (given their ids, in ``held``'s order), once the
+    account and the ``sites`` drawn on are confirmed as they were, after every lock the
+    reservation may have waited for."""
+    params = {
+        "id": reservation.id,
+        "account_id": reservation.account_id,
+        "plan_id": reservation.plan_id,
+        "credit_class": reservation.credit_class,
+        "lot_id": reservation.lot_id,
+        "amount_sqft": reservation.amount_sqft,
+        "expires_on": reservation.expires_on,
+        "created_at": reservation.created_at,
+        "actor": reservation.actor,
+        "shares": json.dumps(
+            [[share.lot_id, share.amount_sqft, share.pending_transaction_id] for share in held]
+        ),
+        "site_ids": json.dumps(sorted(sites)),
+        "token_id": actor.token_id,
+    }
+    (found_row,) = store.of(session).run(session, _RECORD_RESERVATION, params)
+    status, frozen_sites, revoked, share_ids = found_row
+    if revoked:
+        raise access.TokenRevoked("the bearer token was revoked")
+    access.token_confirmed(session, actor.token_id)
+    check_sender_status(status, number, reservation.account_id)
+    check_sites(frozen_sites or [])
+    for share, share_id in zip(held, share_ids, strict=True):
+        share.id = share_id
 
 
 def _made_view(
