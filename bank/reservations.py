@@ -153,9 +153,10 @@ def _hold(
     request_id: str | None,
 ) -> list[ReservationLot]:
     """Each lot's share as a pending transfer to the class's withdrawn account, expiring at the
-    end of the reservation's ``expires_on``; the shares, in ``shares``' order.  ``locked``: the
-    lots' balance rows as the draw locked them (each share writes to its own lot only, so the
-    others' rows stay as locked)."""
+    end of the reservation's ``expires_on``; the shares, in the order drawn (``_record`` inserts
+    them in that order, so their ids follow it, as ``shares`` reads them).  ``locked``: the lots'
+    balance rows as the draw locked them (each share writes to its own lot only, so the others'
+    rows stay as locked)."""
     held = []
     for item, amount in picks:
         pending = ledger.reserve(
