@@ -17,7 +17,7 @@ from sqlalchemy import JSON, Date, DateTime, bindparam, select
 from sqlalchemy.orm import Session
 
 import ledger
-from bank import access, credits, parties, plans, policy
+from bank import credits, last_word, parties, plans, policy
 from bank.access import Actor
 from bank.draw_sources import RESERVATION_SOURCES
 from bank.errors import Conflict, NotEligible, NotFound, ValidationFailed, found
@@ -27,7 +27,6 @@ from bank.lot_picking import (
     CreditSource,
     check_can_send,
     check_sender_status,
-    check_sites,
     draw_params,
     pick_drawn,
 )
@@ -186,26 +185,18 @@ def _hold(
 
 # The reservation and its shares in one statement, as a transfer's record is
 # (``bank.transfers._RECORD_TRANSFER``), and the reservation's last word too
-# (``lot_picking.confirm_can_send``, ``access.confirm_token``): it locks the account, the sites
-# of the lots drawn on and the caller's token FOR KEY SHARE, inserts only if the account is
-# still open, no such site frozen and the token not revoked, and answers with what it found and
-# the shares' ids, in the order given.  SQLite, whose one writer holds the whole database, runs
-# the same checks and inserts as three statements.
+# (``bank.last_word``): it locks the account FOR KEY SHARE, as it does the sites and the token,
+# inserts only if the account is still open, no such site frozen and the token not revoked, and
+# answers with what it found and the shares' ids, in the order given.  SQLite runs the same
+# checks and inserts as three statements.
 _RECORD_RESERVATION = store.Statement(
-    postgresql="""
+    postgresql=f"""
 WITH account AS (
     SELECT status FROM bank_accounts WHERE id = :account_id FOR KEY SHARE
-), sites AS (
-    SELECT id, frozen FROM bank_sites
-    WHERE id = ANY(ARRAY(SELECT jsonb_array_elements_text(:site_ids::jsonb)))
-    ORDER BY id
-    FOR KEY SHARE
-), token AS (
-    SELECT revoked_at FROM api_tokens WHERE id = :token_id FOR KEY SHARE
-), checked AS (
+), {last_word.SITES_AND_TOKEN}, checked AS (
     SELECT (SELECT status FROM account) AS status,
-           (SELECT array_agg(id ORDER BY id) FILTER (WHERE frozen) FROM sites) AS frozen_sites,
-           (SELECT count(revoked_at) FROM token) AS revoked
+           {last_word.FROZEN_SITES} AS frozen_sites,
+           {last_word.REVOKED} AS revoked
 ), made AS (
     INSERT INTO reservations (id, account_id, plan_id, credit_class, lot_id, amount_sqft,
         expires_on, created_at, actor)
@@ -224,15 +215,13 @@ WITH account AS (
 SELECT status, frozen_sites, revoked, (SELECT array_agg(id ORDER BY id) FROM shares) FROM checked
 """,
     sqlite=(
-        """
+        f"""
 INSERT INTO reservations (id, account_id, plan_id, credit_class, lot_id, amount_sqft,
     expires_on, created_at, actor)
 SELECT :id, :account_id, :plan_id, :credit_class, :lot_id, :amount_sqft, :expires_on,
     :created_at, :actor
 WHERE (SELECT status FROM bank_accounts WHERE id = :account_id) = 'open'
-  AND NOT EXISTS (SELECT 1 FROM bank_sites
-                  WHERE frozen AND id IN (SELECT value FROM json_each(:site_ids)))
-  AND NOT EXISTS (SELECT 1 FROM api_tokens WHERE id = :token_id AND revoked_at IS NOT NULL)
+  AND {last_word.NOT_FROZEN_NOR_REVOKED}
 """,
         """
 INSERT INTO reservation_lots (reservation_id, lot_id, amount_sqft, pending_transaction_id)
@@ -242,13 +231,10 @@ FROM reservations JOIN json_each(:shares) AS share
 WHERE reservations.id = :id
 ORDER BY share.key
 """,
-        """
+        f"""
 SELECT (SELECT status FROM bank_accounts WHERE id = :account_id) AS status,
-       (SELECT json_group_array(id) FROM (
-            SELECT id FROM bank_sites
-            WHERE frozen AND id IN (SELECT value FROM json_each(:site_ids)) ORDER BY id)
-       ) AS frozen_sites,
-       (SELECT count(revoked_at) FROM api_tokens WHERE id = :token_id) AS revoked,
+       {last_word.FROZEN_SITES_SQLITE} AS frozen_sites,
+       {last_word.REVOKED_SQLITE} AS revoked,
        (SELECT json_group_array(id) FROM (
             SELECT id FROM reservation_lots WHERE reservation_id = :id ORDER BY id)
        ) AS share_ids
@@ -288,11 +274,8 @@ def _record(
     }
     (found_row,) = store.of(session).run(session, _RECORD_RESERVATION, params)
     status, frozen_sites, revoked, share_ids = found_row
-    if revoked:
-        raise access.TokenRevoked("the bearer token was revoked")
-    access.token_confirmed(session, actor.token_id)
+    last_word.confirm(session, actor, frozen_sites, revoked)
     check_sender_status(status, number, reservation.account_id)
-    check_sites(frozen_sites or [])
     for share, share_id in zip(held, share_ids, strict=True):
         share.id = share_id
 
@@ -304,6 +287,15 @@ def _made_view(
     rather than read back: its shares are pending transfers nothing has resolved yet, all
     expiring when the reservation does, so its status is pending until then."""
     expired = is_expired(clock.end_of_day(reservation.expires_on), clock.utcnow())
+    return _view(reservation, klass, "expired" if expired else "pending", held)
+
+
+def _view(
+    reservation: Reservation,
+    klass: credits.CreditClass,
+    status: str,
+    held: Sequence[ReservationLot],
+) -> ReservationView:
     return ReservationView(
         id=reservation.id,
         account_id=reservation.account_id,
@@ -312,7 +304,7 @@ def _made_view(
         lot_id=reservation.lot_id,
         amount_sqft=reservation.amount_sqft,
         expires_on=reservation.expires_on,
-        status="expired" if expired else "pending",
+        status=status,
         created_at=reservation.created_at,
         lots=tuple(held),
     )
@@ -468,18 +460,5 @@ def reservation_views(session: Session, listed: Sequence[Reservation]) -> list[R
         klass = classes.get(reservation.credit_class)
         if klass is None:  # a reservation's class (foreign key)
             raise NotFound(f"no credit class {reservation.credit_class}")
-        views.append(
-            ReservationView(
-                id=reservation.id,
-                account_id=reservation.account_id,
-                plan_id=reservation.plan_id,
-                credit_class=klass,
-                lot_id=reservation.lot_id,
-                amount_sqft=reservation.amount_sqft,
-                expires_on=reservation.expires_on,
-                status=status[reservation.id],
-                created_at=reservation.created_at,
-                lots=tuple(held_by[reservation.id]),
-            )
-        )
+        views.append(_view(reservation, klass, status[reservation.id], held_by[reservation.id]))
     return views

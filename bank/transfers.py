@@ -17,7 +17,7 @@ from sqlalchemy import JSON, DateTime, bindparam, select
 from sqlalchemy.orm import Session
 
 import ledger
-from bank import access, credits, parties, policy
+from bank import credits, last_word, parties, policy
 from bank.access import Actor
 from bank.draw_sources import SOURCES
 from bank.errors import Conflict, NotFound, ValidationFailed, found
@@ -26,7 +26,6 @@ from bank.lot_picking import (
     Candidate,
     CreditSource,
     check_sender_status,
-    check_sites,
     draw_params,
     pick_drawn,
 )
@@ -81,33 +80,23 @@ _CHILD = select(credits.Lot).where(
 )
 # The transfer and its lots in one statement: two Core inserts would cost the request more client
 # CPU than anything else it runs after the ledger's write.  The lots and the sites travel as JSON.
-# It is the transfer's last word too (``lot_picking.confirm_can_send``,
-# ``access.confirm_token``): it locks the two accounts, the sites of the lots drawn on and the
-# caller's token FOR KEY SHARE, and inserts only if the source is still open, the target not
-# closed, no such site frozen and the token not revoked; it answers with what it found.  (A
-# locking read that waited for a freeze or a revocation returns the row as that left it.)  The
-# checks' rows are aggregated, so every one of them is read, and so locked.  SQLite, whose one
-# writer holds the whole database, runs the same checks and inserts as three statements (it has
-# no INSERT inside WITH).
+# It is the transfer's last word too (``bank.last_word``): it locks the two accounts FOR KEY
+# SHARE, as it does the sites and the token, and inserts only if the source is still open, the
+# target not closed, no such site frozen and the token not revoked; it answers with what it
+# found.  SQLite runs the same checks and inserts as three statements (it has no INSERT inside
+# WITH).
 _RECORD_TRANSFER = store.Statement(
-    postgresql="""
+    postgresql=f"""
 WITH accounts AS (
     SELECT id, status FROM bank_accounts
     WHERE id IN (:from_account_id, :to_account_id)
     ORDER BY id
     FOR KEY SHARE
-), sites AS (
-    SELECT id, frozen FROM bank_sites
-    WHERE id = ANY(ARRAY(SELECT jsonb_array_elements_text(:site_ids::jsonb)))
-    ORDER BY id
-    FOR KEY SHARE
-), token AS (
-    SELECT revoked_at FROM api_tokens WHERE id = :token_id FOR KEY SHARE
-), checked AS (
+), {last_word.SITES_AND_TOKEN}, checked AS (
     SELECT (SELECT status FROM accounts WHERE id = :from_account_id) AS source_status,
            (SELECT status FROM accounts WHERE id = :to_account_id) AS target_status,
-           (SELECT array_agg(id ORDER BY id) FILTER (WHERE frozen) FROM sites) AS frozen_sites,
-           (SELECT count(revoked_at) FROM token) AS revoked
+           {last_word.FROZEN_SITES} AS frozen_sites,
+           {last_word.REVOKED} AS revoked
 ), made AS (
     INSERT INTO transfers (id, from_account_id, to_account_id, credit_class, amount_sqft,
         price_per_sqft_cents, memo, transaction_id, recorded_at, actor)
@@ -126,16 +115,14 @@ WITH accounts AS (
 SELECT source_status, target_status, frozen_sites, revoked FROM checked
 """,
     sqlite=(
-        """
+        f"""
 INSERT INTO transfers (id, from_account_id, to_account_id, credit_class, amount_sqft,
     price_per_sqft_cents, memo, transaction_id, recorded_at, actor)
 SELECT :id, :from_account_id, :to_account_id, :credit_class, :amount_sqft,
     :price_per_sqft_cents, :memo, :transaction_id, :recorded_at, :actor
 WHERE (SELECT status FROM bank_accounts WHERE id = :from_account_id) = 'open'
   AND (SELECT status FROM bank_accounts WHERE id = :to_account_id) <> 'closed'
-  AND NOT EXISTS (SELECT 1 FROM bank_sites
-                  WHERE frozen AND id IN (SELECT value FROM json_each(:site_ids)))
-  AND NOT EXISTS (SELECT 1 FROM api_tokens WHERE id = :token_id AND revoked_at IS NOT NULL)
+  AND {last_word.NOT_FROZEN_NOR_REVOKED}
 """,
         """
 INSERT INTO transfer_lots (transfer_id, from_lot_id, to_lot_id, amount_sqft)
@@ -145,14 +132,11 @@ FROM transfers JOIN json_each(:lots) AS lot
 WHERE transfers.id = :id
 ORDER BY lot.key
 """,
-        """
+        f"""
 SELECT (SELECT status FROM bank_accounts WHERE id = :from_account_id) AS source_status,
        (SELECT status FROM bank_accounts WHERE id = :to_account_id) AS target_status,
-       (SELECT json_group_array(id) FROM (
-            SELECT id FROM bank_sites
-            WHERE frozen AND id IN (SELECT value FROM json_each(:site_ids)) ORDER BY id)
-       ) AS frozen_sites,
-       (SELECT count(revoked_at) FROM api_tokens WHERE id = :token_id) AS revoked
+       {last_word.FROZEN_SITES_SQLITE} AS frozen_sites,
+       {last_word.REVOKED_SQLITE} AS revoked
 """,
     ),
     types={"recorded_at": DateTime(timezone=True)},
@@ -269,13 +253,10 @@ def _record(
     }
     (found,) = store.of(session).run(session, _RECORD_TRANSFER, params)
     source_status, target_status, frozen_sites, revoked = found
-    if revoked:
-        raise access.TokenRevoked("the bearer token was revoked")
-    access.token_confirmed(session, actor.token_id)
+    last_word.confirm(session, actor, frozen_sites, revoked)
     check_sender_status(source_status, source_number, done.from_account_id)
     if target_status == "closed":
         raise Conflict("a closed account receives nothing")
-    check_sites(frozen_sites or [])
 
 
 def _receiving_lot(
