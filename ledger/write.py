@@ -23,7 +23,7 @@ from collections.abc import Iterable, Mapping
 from datetime import datetime, timedelta
 from typing import Any, NoReturn
 
-from sqlalchemy import DateTime, delete, insert, select
+from sqlalchemy import DateTime, delete, select
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
@@ -283,6 +283,26 @@ def raise_refusal(error: IntegrityError) -> NoReturn:
     raise error
 
 
+# A new pending transfer's rows of ``ledger_open_pending`` (one per account: its debits and
+# credits there) in one statement: a Core insert of several rows costs the writer more than
+# the database spends on it.  The rows travel as one JSON array, [account, debits, credits].
+_OPEN_PENDING = store.Statement(
+    postgresql="""
+INSERT INTO ledger_open_pending (transaction_id, account_id, debits, credits, expires_at)
+SELECT CAST(:transaction_id AS bigint), (r->>0)::bigint, (r->>1)::bigint, (r->>2)::bigint,
+    CAST(:expires_at AS timestamptz)
+FROM jsonb_array_elements(:rows::jsonb) AS r
+""",
+    sqlite="""
+INSERT INTO ledger_open_pending (transaction_id, account_id, debits, credits, expires_at)
+SELECT :transaction_id, json_extract(r.value, '$[0]'), json_extract(r.value, '$[1]'),
+    json_extract(r.value, '$[2]'), :expires_at
+FROM json_each(:rows) AS r
+""",
+    types={"expires_at": DateTime(timezone=True)},
+)
+
+
 def _track_pending(
     session: Session,
     tx_id: int,
@@ -299,17 +319,10 @@ def _track_pending(
         )
     if not is_pending:
         return
-    per_account: dict[int, dict[str, Any]] = {}
+    per_account: dict[int, list[int]] = {}
     for line in lines:
-        row = per_account.setdefault(
-            line.account_id,
-            {
-                "transaction_id": tx_id,
-                "account_id": line.account_id,
-                "debits": 0,
-                "credits": 0,
-                "expires_at": expires_at,
-            },
-        )
-        row["credits" if line.amount > 0 else "debits"] += abs(line.amount)
-    session.execute(insert(LedgerOpenPending), list(per_account.values()))
+        sides = per_account.setdefault(line.account_id, [0, 0])
+        sides[1 if line.amount > 0 else 0] += abs(line.amount)
+    rows = [[account_id, debits, credits] for account_id, (debits, credits) in per_account.items()]
+    params = {"transaction_id": tx_id, "rows": json.dumps(rows), "expires_at": expires_at}
+    store.of(session).run(session, _OPEN_PENDING, params)
