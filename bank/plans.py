@@ -14,7 +14,7 @@ from datetime import date
 from fractions import Fraction
 from typing import Any
 
-from sqlalchemy import ColumnElement, select, update
+from sqlalchemy import ColumnElement, bindparam, select, update
 from sqlalchemy.orm import Session
 
 from bank import guarantees, keyset, parties, policy
@@ -145,27 +145,33 @@ def list_plans(
     return list(session.execute(query).scalars())
 
 
+# A plan's facts, read for its state wherever one is shown or checked (a reservation asks for
+# its plan's outcome): built once, as built per call their cache keys cost SQLAlchemy more than
+# the database spends on them.
+_APPEALS = (
+    select(Appeal)
+    .where(Appeal.plan_id == bindparam("plan_id"))
+    .order_by(Appeal.created_at, Appeal.id)
+)
+_EXTENSIONS = (
+    select(PlanExtension)
+    .where(
+        PlanExtension.plan_id == bindparam("plan_id"),
+        PlanExtension.application_number == bindparam("application_number"),
+    )
+    .order_by(PlanExtension.recorded_at, PlanExtension.id)
+)
+
+
 def appeals_of(session: Session, plan_id: str) -> list[Appeal]:
     """A plan's appeals, in order received."""
-    return list(
-        session.execute(
-            select(Appeal).where(Appeal.plan_id == plan_id).order_by(Appeal.created_at, Appeal.id)
-        ).scalars()
-    )
+    return list(session.execute(_APPEALS, {"plan_id": plan_id}).scalars())
 
 
 def extensions_of(session: Session, plan: Plan) -> list[PlanExtension]:
     """The extensions of the plan's current application's decision deadline, in order sent."""
-    return list(
-        session.execute(
-            select(PlanExtension)
-            .where(
-                PlanExtension.plan_id == plan.id,
-                PlanExtension.application_number == plan.application_number,
-            )
-            .order_by(PlanExtension.recorded_at, PlanExtension.id)
-        ).scalars()
-    )
+    params = {"plan_id": plan.id, "application_number": plan.application_number}
+    return list(session.execute(_EXTENSIONS, params).scalars())
 
 
 @dataclass(frozen=True)
