@@ -221,17 +221,10 @@ def _database_error(error: DBAPIError) -> Response:
         return _contended(error)
     if not (isinstance(error, OperationalError) or error.connection_invalidated):
         return _unexpected(error)
-    log.warning(
+    return _unavailable(
+        error,
         "database unavailable (request %s %s): %s",
-        request.path,
-        getattr(g, "request_id", ""),
-        _first_line(error),
-    )
-    return problem(
-        503,
-        "service_unavailable",
         "The database is unavailable; retry shortly.",
-        {"Retry-After": "1"},
     )
 
 
@@ -240,19 +233,19 @@ def _contended(error: DBAPIError) -> Response:
     failure or a busy SQLite file on every attempt it was given (``Database.run`` retries up to
     ``MAX_ATTEMPTS`` times; a unit outside it gets one): 503, as busy, not as unreachable; each
     attempt was rolled back, so nothing was written."""
-    log.warning(
+    return _unavailable(
+        error,
         "request %s %s conflicted with concurrent writes on every attempt, nothing written: %s",
-        request.path,
-        getattr(g, "request_id", ""),
-        _first_line(error),
-    )
-    return problem(
-        503,
-        "service_unavailable",
         "The service is busy: this request conflicted with concurrent writes each time it was "
         "tried, and nothing was written; retry shortly.",
-        {"Retry-After": "1"},
     )
+
+
+def _unavailable(error: DBAPIError, log_line: str, detail: str) -> Response:
+    """503 ``service_unavailable`` with ``Retry-After: 1``, logged as ``log_line`` (its three
+    ``%s``: the path, the request id and the error's first line)."""
+    log.warning(log_line, request.path, getattr(g, "request_id", ""), _first_line(error))
+    return problem(503, "service_unavailable", detail, {"Retry-After": "1"})
 
 
 def _first_line(error: DBAPIError) -> str:

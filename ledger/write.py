@@ -75,7 +75,7 @@ def write(
         if earlier:
             return earlier
         if due:
-            expire(session, due)
+            _expire(session, due)
             locked = locks.lock_balances(session, accounts)
     try:
         check_limits(lines, locked)
@@ -168,7 +168,7 @@ def _replay_or_due(
     return None, due
 
 
-def expire(session: Session, due_ids: Iterable[int]) -> None:
+def _expire(session: Session, due_ids: Iterable[int]) -> None:
     """Expire these pending transfers, each with a resolution transaction of its own."""
     for pending_id in due_ids:
         header = pending.pending_header(session, pending_id)
