@@ -18,7 +18,7 @@ site ids, and ``:token_id``.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from sqlalchemy.orm import Session
 
@@ -47,12 +47,19 @@ REVOKED_SQLITE = "(SELECT count(revoked_at) FROM api_tokens WHERE id = :token_id
 
 
 def confirm(
-    session: Session, actor: Actor, frozen_sites: Sequence[str] | None, revoked: int
+    session: Session,
+    actor: Actor,
+    frozen_sites: Sequence[str] | None,
+    revoked: int,
+    check_accounts: Callable[[], None],
 ) -> None:
-    """Refuse as the record's answer says (a revoked token: ``TokenRevoked``; a frozen site:
-    ``AccountFrozen``); else record that the unit of work has confirmed its token, so that the
-    API's own last check (``access.confirm_token``) is not run again."""
+    """Refuse as the record's answer says, in the order a request meets the same checks first:
+    a revoked token (``TokenRevoked``), then the accounts (``check_accounts``, the caller's, on
+    the statuses its statement read), then a frozen site (``AccountFrozen``).  Else record that
+    the unit of work has confirmed its token, so that the API's own last check
+    (``access.confirm_token``) is not run again."""
     if revoked:
         raise access.TokenRevoked("the bearer token was revoked")
     access.token_confirmed(session, actor.token_id)
+    check_accounts()
     check_sites(list(frozen_sites or []))

@@ -274,8 +274,13 @@ def _record(
     }
     (found_row,) = store.of(session).run(session, _RECORD_RESERVATION, params)
     status, frozen_sites, revoked, share_ids = found_row
-    last_word.confirm(session, actor, frozen_sites, revoked)
-    check_sender_status(status, number, reservation.account_id)
+    last_word.confirm(
+        session,
+        actor,
+        frozen_sites,
+        revoked,
+        lambda: check_sender_status(status, number, reservation.account_id),
+    )
     for share, share_id in zip(held, share_ids, strict=True):
         share.id = share_id
 

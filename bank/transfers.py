@@ -253,10 +253,13 @@ def _record(
     }
     (found,) = store.of(session).run(session, _RECORD_TRANSFER, params)
     source_status, target_status, frozen_sites, revoked = found
-    last_word.confirm(session, actor, frozen_sites, revoked)
-    check_sender_status(source_status, source_number, done.from_account_id)
-    if target_status == "closed":
-        raise Conflict("a closed account receives nothing")
+
+    def check_accounts() -> None:
+        check_sender_status(source_status, source_number, done.from_account_id)
+        if target_status == "closed":
+            raise Conflict("a closed account receives nothing")
+
+    last_word.confirm(session, actor, frozen_sites, revoked, check_accounts)
 
 
 def _receiving_lot(

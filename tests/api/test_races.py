@@ -283,6 +283,114 @@ def test_a_transfer_waiting_on_a_busy_lot_when_the_account_is_frozen_does_not_co
         assert (count(app, Transfer), posted(kit, funded)) == before
 
 
+def sent_while_the_lot_is_busy(
+    app: Flask,
+    backend: str,
+    lot_id: str,
+    path: str,
+    body: dict[str, Any],
+    token: str,
+    meanwhile: Callable[[], None],
+) -> Any:
+    """The answer to ``POST path`` sent while another transaction holds ``lot_id``, after
+    ``meanwhile`` ran as the request waited for the lot (its draw read what was before)."""
+    answered: list[Any] = []
+
+    def send() -> None:
+        headers = {"Authorization": f"Bearer {token}"}
+        answered.append(app.test_client().post(f"/api/v1{path}", json=body, headers=headers))
+
+    sender = threading.Thread(target=send)
+    with busy_lot(app, backend, lot_id) as wait_for_a_waiter:
+        sender.start()
+        wait_for_a_waiter()
+        meanwhile()
+        assert sender.is_alive()  # the request still waits for the lot
+    sender.join(30)
+    return answered[0]
+
+
+def test_a_transfer_refused_at_its_last_word_names_the_accounts_before_the_sites(kit, app, backend):
+    """The target closed and the source's site frozen while the transfer waited: it is refused
+    for the closed account, as it would be had both been so before it started (the accounts are
+    checked before the lots are drawn on); nothing is written.  The target already has its
+    receiving lot, emptied, so that the transfer's record statement is the first to see the
+    close."""
+    if backend != "postgresql":
+        pytest.skip("SQLite has one writer at a time: nothing waits on a lot")
+    with on(DAY):
+        funded = kit.funded_account(day=DAY, service_area=5, unrestricted=10_000)
+        target = kit.account(funded["holder"]["id"], 5)
+        (lot_id,) = kit.lots_by_id(funded["id"])
+        body = {
+            "from_account_id": funded["id"],
+            "to_account_id": target,
+            "credit_class": funded["unrestricted_class"],
+            "amount_sqft": 1_000,
+        }
+        back = dict(body, from_account_id=target, to_account_id=funded["id"])
+        for there_and_back in (body, back):
+            ok(kit.api.post("/transfers", there_and_back, token=funded["holder"]["token"]), 201)
+        before = count(app, Transfer), posted(kit, funded)
+
+        def close_the_target_and_freeze_the_site() -> None:
+            ok(kit.api.post(f"/accounts/{target}/close"), 200)
+            ok(kit.api.post(f"/bank-sites/{funded['site_id']}/freeze"), 200)
+
+        answer = sent_while_the_lot_is_busy(
+            app,
+            backend,
+            lot_id,
+            "/transfers",
+            body,
+            funded["holder"]["token"],
+            close_the_target_and_freeze_the_site,
+        )
+        assert problem(answer, 409, "conflict")["detail"] == "a closed account receives nothing"
+        assert (count(app, Transfer), posted(kit, funded)) == before
+        # and the same request now, both refusals standing, hears the same
+        again = kit.api.post("/transfers", body, token=funded["holder"]["token"])
+        assert problem(again, 409, "conflict")["detail"] == "a closed account receives nothing"
+
+
+def test_a_reservation_refused_at_its_last_word_names_the_account_before_the_sites(
+    kit, app, backend
+):
+    """The account and its lot's site frozen while the reservation waited: refused for the
+    account, as a reservation from a frozen account is; nothing is reserved."""
+    if backend != "postgresql":
+        pytest.skip("SQLite has one writer at a time: nothing waits on a lot")
+    with on(DAY):
+        lgu = kit.lgu()
+        funded = kit.funded_account(day=DAY, service_area=5, unrestricted=10_000)
+        plan = kit.approved_plan(lgu, DAY, area_sqft=2_500, ratio="2")
+        (lot_id,) = kit.lots_by_id(funded["id"])
+        body = {
+            "plan_id": plan["id"],
+            "credit_class": funded["unrestricted_class"],
+            "amount_sqft": 5_000,
+            "expires_on": "2027-12-31",
+        }
+
+        def freeze_the_account_and_the_site() -> None:
+            ok(kit.api.post(f"/accounts/{funded['id']}/freeze"), 200)
+            ok(kit.api.post(f"/bank-sites/{funded['site_id']}/freeze"), 200)
+
+        answer = sent_while_the_lot_is_busy(
+            app,
+            backend,
+            lot_id,
+            f"/accounts/{funded['id']}/reservations",
+            body,
+            kit.api.token,
+            freeze_the_account_and_the_site,
+        )
+        refused = problem(answer, 422, "account_frozen")
+        assert refused.get("account_id") == funded["id"], refused
+        assert "bank_site_ids" not in refused
+        assert kit.balances(funded["id"])[funded["unrestricted_class"]]["reserved_sqft"] == 0
+
+
 def posted(kit: Kit, funded: dict[str, Any]) -> int:
     return int(kit.balances(funded["id"])[funded["unrestricted_class"]]["posted_sqft"])
 
