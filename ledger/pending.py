@@ -73,9 +73,9 @@ def pending_entries(session: Session, pending_id: int) -> list[LedgerEntry]:
     return [e for e in entries_of(session, pending_id) if e.phase == PHASE_PENDING]
 
 
-def check_open(session: Session, pending_id: int) -> None:
-    """Refuse unless the pending transfer still reserves (not resolved, not expired)."""
-    state = pending_state(session, pending_id)
+def check_open(session: Session, pending_id: int, now: datetime | None = None) -> None:
+    """Refuse unless the pending transfer still reserves at ``now`` (not resolved, not expired)."""
+    state = pending_state(session, pending_id, now)
     if state == "expired":
         raise PendingExpired(f"pending transfer {pending_id} expired", pending_id=pending_id)
     if state != "pending":

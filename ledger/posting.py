@@ -110,18 +110,22 @@ def resolve_pending(
     # a concurrent resolver of the same pending transfer commits first; we then see it resolved
     # (an account with no limit takes no lock above, so the header is what serializes us)
     locks.lock_headers(session, entries)
+    # one instant for the check and the write: were the write to read the clock again, a
+    # pending transfer that expired in between would be expired by the write's own due expiries
+    # and then released a second time, which the balance row's CHECK refuses as an error
+    now = clock.utcnow()
     lines: list[Line] = []
     for pending_id, resolution, amount in items:
         if resolution not in ("posted", "voided"):
             raise LedgerError(f"unknown resolution {resolution}")
         try:
-            check_open(session, pending_id)
+            check_open(session, pending_id, now)
         except AlreadyResolved as refusal:
             return replay_or_raise(session, meta.idempotency_key, bound_to, refusal)
         lines += release(entries[pending_id], pending_id, resolution)
         if resolution == "posted":
             lines += posted_part(entries[pending_id], amount)
-    return write(session, kind, lines, meta, request)
+    return write(session, kind, lines, meta, request, now=now)
 
 
 def reverse(session: Session, transaction_id: int, meta: Meta, *, kind: str = "reversal") -> Posted:

@@ -53,15 +53,18 @@ def write(
     reverses_id: int | None = None,
     expire_first: bool = True,
     held: Mapping[int, AccountRow] | None = None,
+    now: datetime | None = None,
 ) -> Posted:
     """Check and write ``lines`` as one transaction of ``kind``, bound to its idempotency key.
 
     ``held``: rows ``locks.lock_balances`` returned earlier in this unit of work, nothing written
     to their accounts since; when they cover every limited account of ``lines``, they are the
     write's locked balances, and it locks again only after expiring reservations they held.
+    ``now``: the instant the write is recorded at and expires reservations as of (the clock's,
+    unless the caller judged the lines at an instant of its own).
     """
     bound_to = request_hash(request, meta)
-    now = clock.utcnow()
+    now = now or clock.utcnow()
     accounts = accounts_for(session, {line.account_id for line in lines})
     check_balanced(lines, accounts)
     locked = _still_held(accounts, held) if held is not None else None
@@ -82,13 +85,8 @@ def write(
     except InsufficientFunds as refusal:
         # not refused against the balances a replay or its twin already changed
         return replay_or_raise(session, meta.idempotency_key, bound_to, refusal)
-    header = {
-        "kind": kind,
-        "pending": pending,
-        "expires_at": expires_at,
-        "reverses_id": reverses_id,
-        **_recorded(meta, bound_to, now),
-    }
+    header = dict(_recorded(meta, bound_to, now), kind=kind, pending=pending)
+    header.update(expires_at=expires_at, reverses_id=reverses_id)
     try:
         tx_id = store.of(session).write(session, header, lines, accounts)
     except IntegrityError as error:

@@ -27,11 +27,13 @@ from ledger import (
     clock,
     pending_state,
     post_pending,
+    posting,
     reserve,
     reverse,
     transfer,
     void_pending,
 )
+from ledger.schema import LedgerTransaction
 from ledger.sealer import seal_all
 from tests.integration.ledger_kit import (
     DAY,
@@ -525,6 +527,36 @@ def test_an_expired_pending_transfer_reserves_nothing_and_cannot_be_posted(db, b
         assert _state(db, hold.transaction_id) == "expired"
         with pytest.raises(PendingExpired):
             db.run(lambda s: post_pending(s, hold.transaction_id, meta()))
+
+
+@pytest.mark.parametrize("resolution", ["posted", "voided"])
+def test_a_resolution_checked_before_the_expiry_is_written_as_of_that_check(
+    db, book, monkeypatch, resolution
+):
+    """The clock passes the expiry between the check that the pending transfer is open and the
+    write: the write keeps the check's instant, so it neither expires the transfer itself nor
+    then refuses the resolution as already resolved."""
+    _asset, _issuer, a, b = book
+    with freeze_time(EXPIRY - timedelta(hours=1)) as frozen:
+        hold = _reserve(db, a, b, 40, expires_at=EXPIRY)
+        frozen.move_to(EXPIRY - timedelta(microseconds=1))
+        checked = posting.check_open
+
+        def check_then_let_time_pass(*args: object) -> None:
+            checked(*args)
+            frozen.move_to(EXPIRY + timedelta(seconds=1))
+
+        monkeypatch.setattr(posting, "check_open", check_then_let_time_pass)
+        resolve = post_pending if resolution == "posted" else void_pending
+        done = db.run(lambda s: resolve(s, hold.transaction_id, meta()))
+        assert _state(db, hold.transaction_id) == resolution
+        got = balance_map(db, [a, b])
+        moved = 40 if resolution == "posted" else 0
+        assert (got[a].posted, got[a].available, got[b].posted) == (100 - moved, 100 - moved, moved)
+        with db.transaction() as session:
+            header = session.get(LedgerTransaction, done.transaction_id)
+            assert header is not None
+            assert clock.as_utc(header.recorded_at) == EXPIRY - timedelta(microseconds=1)
 
 
 def test_an_expired_pending_transfer_between_unlimited_accounts_reserves_nothing(db):
