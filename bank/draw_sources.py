@@ -14,21 +14,27 @@ from ledger import locks, store
 # frozen flag, its credit class, the lot already descending from it in the receiving account (at
 # most one: unique), and both lots' balance rows, locked as the ledger's write locks them
 # (``ledger.locks.held_cte``, ascending account id, the global lock order), so the choice is made
-# from locked balances; and, last, how many candidates there are.  The lots drawn on are the
-# oldest ones whose credits, read without a lock, reach ``:reach_sqft`` (``ranked`` puts them in
-# order with the credits before each; all of them when it is NULL), leaving out those that looked
-# idle: a frozen site's, or one with nothing available, its credits spent or held by reservations
-# not expired at ``:now`` (one past its expiry holds nothing, as the ledger's balance read counts
-# it; only a lot with reservations open looks them up).  A draw from an account of many lots
-# ranks them all but joins, locks and sends back the one or two it takes, and two draws that
-# share no lot do not wait for each other.  (A lot left out as idle that a write credits or
-# releases meanwhile is as if this draw came first.)  When those, once locked, no longer hold the
-# amount, the caller asks again for all of them, out of the global lock order
-# (``lot_picking.pick_drawn`` says why that may deadlock).  The rows are locked only if the
-# caller may draw (``_MAY_SEND``, ``_MAY_RESERVE``): a request refused before the choice holds
-# nothing.  One row when there are no candidates, its lot columns NULL; the accounts' columns
-# NULL for an account that does not exist.  Labels are issued in order per account: they break
-# ties between lots made at once.
+# from locked balances; and, last, how many candidates could give credits: those that did not
+# look idle, and a frozen site's with credits (so that a refusal can say the credits are frozen).
+# The lots drawn on are the oldest ones whose credits, read without a lock, reach
+# ``:reach_sqft`` (``ranked`` puts them in order with the credits before each; all of them when
+# it is NULL), leaving out those that looked idle: a frozen site's, or one with nothing
+# available, its credits spent or held by reservations not expired at ``:now`` (one past its
+# expiry holds nothing, as the ledger's balance read counts it; only a lot with reservations open
+# looks them up).  A draw from an account of many lots ranks them all but joins, locks and sends
+# back the one or two it takes, and two draws that share no lot do not wait for each other.  A
+# lot left out as idle is drawn on as the statement's snapshot saw it: one that a write credits
+# or releases meanwhile is as if this draw came first, even when that write also changed a lot
+# the draw then locks and sees as the write left it (a void releasing two lots, say); the credits
+# taken are always available when written, only which lot gives them can differ from the
+# oldest-first choice of either order.  When the lots drawn on, once locked, no longer hold the
+# amount and some that could give credits were left out, the caller asks again for all of them,
+# out of the global lock order (``lot_picking.pick_drawn`` says why that may deadlock); a
+# refusal from an account whose other lots are idle takes no further lock.  The rows are locked
+# only if the caller may draw (``_MAY_SEND``, ``_MAY_RESERVE``): a request refused before the
+# choice holds nothing.  One row when there are no candidates, its lot columns NULL; the
+# accounts' columns NULL for an account that does not exist.  Labels are issued in order per
+# account: they break ties between lots made at once.
 #
 # A transfer's: the caller is the board or the source's holder (``:board``, ``:holder_id``), the
 # source is open, the target another account not closed, and a credit class or a lot is named,
@@ -93,7 +99,8 @@ WITH candidates AS (
 SELECT s.id, s.number, s.holder_id, s.status, t.id, t.status,
        c.id, c.ledger_account_id, c.bank_site_id, c.deposit_id, c.frozen,
        c.code, c.service_area, c.wetland_type, c.restricted, c.child_id, c.child_account_id,
-       {_HELD}, {_CHILD_HELD}, (SELECT count(*) FROM ranked)
+       {_HELD}, {_CHILD_HELD},
+       (SELECT count(*) FROM ranked WHERE ranked.frozen OR ranked.available > 0)
 FROM (SELECT 1 AS one) AS base
 LEFT JOIN bank_accounts AS s ON s.id = :from_account_id
 LEFT JOIN bank_accounts AS t ON t.id = :to_account_id

@@ -141,8 +141,9 @@ def pick_candidates(
     what to take from each, with the locked balance rows, for the write (``ledger.transfer``'s
     ``held``).  By lot: that lot.  By class: the oldest first, skipping frozen ones.  Refuses
     with ``account_frozen`` when only frozen credits would cover it, else
-    ``insufficient_credits``.  ``None`` when ``rows`` are the oldest candidates only and, locked,
-    no longer hold the amount: ``pick_every`` then chooses from them all.
+    ``insufficient_credits``.  ``None`` when ``rows`` are the oldest candidates only, others
+    could give credits (``draw_sources``' count: neither emptied nor held in full when read),
+    and, locked, they no longer hold the amount: ``pick_every`` then chooses from them all.
 
     The statement locked the lots and their receiving children (ascending id, the global lock
     order), so the choice is made from locked balances and no concurrent writer can change it

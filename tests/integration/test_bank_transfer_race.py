@@ -12,6 +12,7 @@ from sqlalchemy import func, select
 
 from bank import credits, transfers
 from bank.access import SYSTEM
+from bank.errors import InsufficientCredits
 from bank.parties import BankAccount
 from bench.server import make_bank
 from ledger.db import Database
@@ -134,4 +135,26 @@ def test_a_transfer_locks_only_the_lots_it_draws_on(db, database_url):
     race = _race(db, _request(holder, target, code), _request(giver, holder, code, 7))
     assert isinstance(race.first, transfers.TransferView), race.first
     assert isinstance(race.second, transfers.TransferView), race.second
+    assert race.second_done_while_first_held
+
+
+def test_a_refused_transfer_does_not_wait_for_an_emptied_lot(db, database_url):
+    """A transfer the account cannot cover is refused from the lots that could give credits,
+    without locking the account's emptied lot, which another transfer is crediting meanwhile: as
+    if it came first (the credits arriving would not cover it anyway)."""
+    bank = make_bank(database_url, accounts=3)
+    holder, giver, target = bank.accounts
+    code = bank.credit_class
+    transfers.transfer(db, SYSTEM, _request(giver, holder, code, 100), None)
+    with db.transaction() as session:
+        account = session.get(BankAccount, holder)
+        assert account is not None
+        received = [lot.lot for lot in credits.lots_of(session, account) if lot.lot.parent_lot_id]
+    (emptied,) = received
+    spend = transfers.TransferRequest(holder, target, 100, lot_id=emptied.id)
+    transfers.transfer(db, SYSTEM, spend, None)
+    too_much = _request(holder, target, code, 10**9 + 100)
+    race = _race(db, _request(giver, holder, code, 7), too_much)
+    assert isinstance(race.first, transfers.TransferView), race.first
+    assert isinstance(race.second, InsufficientCredits), race.second
     assert race.second_done_while_first_held

@@ -30,7 +30,8 @@ def _drawn(
     reach: int | None,
     now: datetime | None = None,
 ) -> tuple[list[str], int]:
-    """The lot ids ``SOURCES`` sends back, and the number of candidates it counts."""
+    """The lot ids ``SOURCES`` sends back, and the number of candidates it counts as able to give
+    credits."""
     params = {
         "from_account_id": source,
         "to_account_id": target,
@@ -63,13 +64,14 @@ def test_the_first_statement_reads_the_oldest_lots_that_reach_the_amount_past_em
     assert _drawn(db, holder, target, code, 5) == ([deposited], 3)
     assert _drawn(db, holder, target, code, 10**9 + 50) == ([deposited, older], 3)
     assert _drawn(db, holder, target, code, None) == ([deposited, older, newer], 3)
-    # the deposited lot emptied: it is left out, the next one is enough
+    # the deposited lot emptied: it is left out, the next one is enough; nor is it counted among
+    # the lots that could give credits (a draw they cannot cover is refused without it)
     transfers.transfer(
         db, SYSTEM, transfers.TransferRequest(holder, target, 10**9, credit_class=code), None
     )
-    assert _drawn(db, holder, target, code, 5) == ([older], 3)
-    assert _drawn(db, holder, target, code, 150) == ([older, newer], 3)
-    assert _drawn(db, holder, target, code, None) == ([deposited, older, newer], 3)
+    assert _drawn(db, holder, target, code, 5) == ([older], 2)
+    assert _drawn(db, holder, target, code, 150) == ([older, newer], 2)
+    assert _drawn(db, holder, target, code, None) == ([deposited, older, newer], 2)
     # and a transfer still draws oldest first, across lots
     done = transfers.transfer(
         db, SYSTEM, transfers.TransferRequest(holder, target, 150, credit_class=code), None
@@ -99,8 +101,8 @@ def test_a_lot_held_in_full_by_a_reservation_is_left_out_until_the_reservation_e
         leg = ledger.Leg(deposited.lot.ledger_account_id, klass.withdrawn_account_id, 10**9)
         meta = ledger.Meta("test:hold-the-deposited-lot", clock.today())
         ledger.reserve(session, "reservation", [leg], meta, expires_at=expiry)
-    assert _drawn(db, holder, target, code, 5) == ([received.lot.id], 2)
-    assert _drawn(db, holder, target, code, 150) == ([received.lot.id], 2)
+    assert _drawn(db, holder, target, code, 5) == ([received.lot.id], 1)
+    assert _drawn(db, holder, target, code, 150) == ([received.lot.id], 1)
     # past its expiry the reservation holds nothing: the deposited lot is the oldest again
     later = expiry + timedelta(seconds=1)
     assert _drawn(db, holder, target, code, 5, later) == ([deposited.lot.id], 2)
