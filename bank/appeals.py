@@ -143,7 +143,8 @@ def decide_petition(
 
     Granting needs the $200 filing fee paid (``invalid_fee``) and, when the LGU required
     security, at least that much posted (``security_required``); denying needs one or more of
-    the grounds Subd. 9 names.
+    the grounds Subd. 9 names, and ``security_not_posted`` only when the LGU required security
+    and less is posted (``validation_error``).
     """
 
     def decide(session: Session, appeal: Appeal, plan: Plan) -> None:
@@ -153,6 +154,8 @@ def decide_petition(
             raise Conflict("the petition was already decided")
         if decision.granted:
             _check_paid(session, plan, appeal)
+        elif "security_not_posted" in grounds:
+            _check_security_unposted(session, plan, appeal)
         appeal.petition_granted, appeal.petition_decided_on = decision.granted, decision.decided_on
         appeal.petition_reason = decision.reason
         appeal.petition_grounds = ",".join(grounds) if grounds else None
@@ -218,6 +221,24 @@ def _check_paid(session: Session, plan: Plan, appeal: Appeal) -> None:
                 required_cents=required,
                 posted_cents=posted,
             )
+
+
+def _check_security_unposted(session: Session, plan: Plan, appeal: Appeal) -> None:
+    """Subd. 9 lets the board deny a petition because "the petitioner has not posted a letter of
+    credit, cashier's check, or cash if required by the local government unit": the ground holds
+    only when the LGU required security and less than that is posted."""
+    required = plan.appeal_security_required_cents
+    if required is None:
+        raise ValidationFailed(
+            "Subd. 9: the LGU required no appeal security, so none is missing",
+            {"grounds": ["security_not_posted: no security was required"]},
+        )
+    posted = money.appeal_security_posted_cents(session, appeal.id)
+    if posted >= required:
+        raise ValidationFailed(
+            f"Subd. 9: the {required} cents of appeal security the LGU requires are posted",
+            {"grounds": ["security_not_posted: the required security is posted"]},
+        )
 
 
 def decide_appeal(

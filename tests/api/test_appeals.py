@@ -840,6 +840,57 @@ def test_without_a_security_requirement_a_paid_petition_is_granted(kit):
     ok(grant(kit, appeal, "2026-09-25"))
 
 
+def _noticed_decision_requiring_security(kit: Kit, lgu: dict, cents: int) -> dict:
+    """``noticed_decision``'s plan, the LGU requiring ``cents`` of appeal security."""
+    with on("2026-09-01"):
+        plan = kit.plan(
+            lgu, received_on="2026-09-01", area_sqft=9_000, appeal_security_required_cents=cents
+        )
+        body = decision_body("approved", "2026-09-01")
+        ok(kit.api.post(f"/plans/{plan['id']}/decision", body, token=lgu["token"]))
+    with on("2026-09-04"):
+        path = f"/plans/{plan['id']}/decision-notice"
+        ok(kit.api.post(path, mailing("2026-09-04"), token=lgu["token"]))
+    return plan
+
+
+def test_security_not_posted_denies_a_petition_only_when_the_lgu_required_more_than_is_posted(
+    kit,
+):
+    """Subd. 9: "... or that the petitioner has not posted a letter of credit, cashier's check,
+    or cash if required by the local government unit"."""
+    lgu = kit.lgu()
+    # no security required: the ground cannot hold, alone or beside another
+    appeal = ok(petition(kit, noticed_decision(kit, lgu)))
+    for grounds in (["security_not_posted"], ["meritless", "security_not_posted"]):
+        refused = problem(
+            grant(kit, appeal, "2026-09-25", granted=False, grounds=grounds),
+            422,
+            "validation_error",
+        )
+        assert list(refused["errors"]) == ["grounds"]
+    with on("2026-09-25"):
+        assert ok(kit.api.get(f"/appeals/{appeal['id']}"), 200)["petition"] is None
+    # required and posted in full: it cannot hold either; another ground can
+    plan = _noticed_decision_requiring_security(kit, lgu, 30_000)
+    appeal = ok(petition(kit, plan))
+    posted = ok(pay(kit, appeal, "appeal_security", 30_000, "2026-09-24"))
+    refused = grant(kit, appeal, "2026-09-25", granted=False, grounds=["security_not_posted"])
+    assert list(problem(refused, 422, "validation_error")["errors"]) == ["grounds"]
+    denied = ok(grant(kit, appeal, "2026-09-25", granted=False, grounds=["trivial"]))
+    assert denied["grounds"] == ["trivial"]
+    with on("2026-09-25"):
+        # kept when the petition is denied
+        assert ok(kit.api.get(f"/payments/{posted['id']}"), 200)["status"] == "received"
+    # required and short: the ground holds
+    plan = _noticed_decision_requiring_security(kit, lgu, 30_000)
+    appeal = ok(petition(kit, plan))
+    ok(pay(kit, appeal, "appeal_security", 29_999, "2026-09-24"))
+    denied = ok(grant(kit, appeal, "2026-09-25", granted=False, grounds=["security_not_posted"]))
+    assert denied["grounds"] == ["security_not_posted"]
+    assert denied["petition"]["granted"] is False
+
+
 def test_the_lgu_or_the_board_requires_appeal_security_before_any_petition(kit):
     lgu, stranger = kit.lgu(), kit.lgu()
     plan = noticed_decision(kit, lgu)
