@@ -236,9 +236,10 @@ def check_extension(
     facts: PlanFacts,
     extension: ExtensionFacts,
 ) -> None:
-    """15.99 subd. 3 (f): the LGU's one extension of at most 60 days; (g): any further or longer
-    one with the applicant's written approval or at its request.  Each is sent before the
-    decision deadline as it then stands."""
+    """15.99 subd. 3 (f): the LGU's one extension of at most 60 days, sent "before the end of the
+    initial time limit" (the first 60 days, whatever the applicant agreed to since); (g): any
+    further or longer one with the applicant's written approval or at its request, sent before
+    the decision deadline as it then stands."""
     days, notified_on = extension.days, extension.notified_on
     if days < 1:
         raise ValidationFailed("an extension is of 1 day or more", {"days": ["out of range"]})
@@ -263,6 +264,15 @@ def check_extension(
         )
     if facts.decided_on is not None:
         raise Conflict("the plan was already decided")
+    if not extension.applicant_agreed:
+        initial = lgu.add_days(facts.received_on, ruleset.decision_days)
+        if notified_on > initial:
+            raise DeadlinePassed(
+                "15.99 subd. 3 (f): the LGU's own extension is sent before the end of the "
+                f"initial {ruleset.decision_days} days, {initial.isoformat()}",
+                deadline="initial_decision_due",
+                due=initial.isoformat(),
+            )
     _check_by_decision_due(ruleset, lgu, facts, notified_on, "the extension had to be sent by {}")
 
 

@@ -403,6 +403,32 @@ def test_an_extension_sent_after_decision_due_2026_08_17_is_deadline_passed(
         assert ok(response, status)["decision_due"] == "2026-10-15"
 
 
+def test_after_an_agreed_extension_the_lgus_own_is_still_sent_within_the_first_60_days(kit):
+    """15.99 subd. 3 (f): the LGU extends "before the end of the initial time limit". The
+    applicant agreed to 30 more days (decision due 09-15); the LGU's own extension sent on
+    08-20, after the first 60 days ended (Monday 08-17), is refused and changes nothing: the plan
+    is deemed approved from 09-16."""
+    lgu = kit.lgu()
+    plan = story_3_plan(kit, lgu)
+    with on("2026-08-10"):
+        agreed = {
+            "notified_on": "2026-08-10",
+            "days": 30,
+            "reason": "the applicant asked for time to revise",
+            "applicant_agreed": True,
+        }
+        path = f"/plans/{plan['id']}/extensions"
+        assert ok(kit.api.post(path, agreed, token=lgu["token"]))["decision_due"] == "2026-09-15"
+    with on("2026-08-20"):
+        refused = problem(extend(kit, plan, lgu, "2026-08-20", 60), 422, "deadline_passed")
+        assert (refused["deadline"], refused["due"]) == ("initial_decision_due", "2026-08-17")
+        shown = kit.get_plan(plan["id"])
+    assert shown["deadlines"]["decision_due"] == "2026-09-15"
+    assert [e["days"] for e in shown["extensions"]] == [30]
+    with on("2026-09-16"):
+        assert kit.get_plan(plan["id"])["status"] == "deemed_approved"
+
+
 def test_a_second_extension_without_the_applicants_agreement_is_a_conflict(kit):
     lgu = kit.lgu()
     plan = story_3_plan(kit, lgu)

@@ -588,7 +588,28 @@ def test_an_agreed_extension_is_sent_before_the_decision_due_as_it_then_stands()
 
 def test_the_lgus_own_extension_may_follow_one_the_applicant_agreed_to() -> None:
     agreed_first = replace(CONTESTED_NOTICED, extensions=(ExtensionFacts(d(8, 10), 10, True),))
-    extend(agreed_first, d(8, 20), 60)
+    extend(agreed_first, d(8, 14), 60)
+
+
+@pytest.mark.parametrize(
+    ("sent", "accepted"),
+    [(d(8, 17), True), (d(8, 18), False), (d(8, 27), False)],
+    ids=["last-day-of-the-first-60", "the-day-after", "the-day-the-agreed-deadline-ends"],
+)
+def test_the_lgus_own_extension_is_sent_before_the_first_60_days_end(
+    sent: date, accepted: bool
+) -> None:
+    """15.99 subd. 3 (f): "before the end of the initial time limit". The first 60 days from
+    2026-06-17 end Sunday 08-16, rolled to Monday 08-17; the applicant's 10 more days since
+    (due 08-27) do not give the LGU's own extension more time."""
+    agreed_first = replace(CONTESTED_NOTICED, extensions=(ExtensionFacts(d(8, 10), 10, True),))
+    if accepted:
+        extend(agreed_first, sent, 60)
+        return
+    with pytest.raises(DeadlinePassed) as caught:
+        extend(agreed_first, sent, 60)
+    assert caught.value.code == "deadline_passed"
+    assert caught.value.fields == {"deadline": "initial_decision_due", "due": "2026-08-17"}
 
 
 def test_extensions_add_up_to_one_period_counted_from_receipt() -> None:
