@@ -70,7 +70,7 @@ def lgu_compliance(session: Session, start: date, end: date, today: date) -> lis
     state_of = plans.states(session, rows, today)
     counts: dict[str, dict[str, int]] = defaultdict(lambda: dict.fromkeys(COUNTS, 0))
     for plan in rows:
-        for name, hit in plan_counts(session, plan, state_of[plan.id], today).items():
+        for name, hit in plan_counts(plan, state_of[plan.id], today).items():
             counts[plan.lgu_id][name] += int(hit)
     names = {
         lgu.id: lgu.name
@@ -85,16 +85,11 @@ def lgu_compliance(session: Session, start: date, end: date, today: date) -> lis
     return sorted(items, key=lambda item: (item["lgu_name"], item["lgu_id"]))
 
 
-def plan_counts(
-    session: Session, plan: Plan, state: plans.PlanState, today: date
-) -> dict[str, bool]:
+def plan_counts(plan: Plan, state: plans.PlanState, today: date) -> dict[str, bool]:
     """What one plan adds to its LGU's row, given its ``state`` as of ``today``."""
     due = state.deadlines
     deemed = plan.decided_on is None and today > due.decision_due
-    notice_due = due.decision_notice_due
-    if deemed:
-        c = plans.clocks(session, plan)
-        notice_due = c.lgu.add_days(due.decision_due, c.ruleset.decision_notice_days)
+    notice_due = due.decision_notice_due  # a deemed approval's too (``timeline.deadlines``)
     noticed, mailed = plan.notice_mailed_on, plan.decision_notice_mailed_on
     return {
         "plans_received": True,

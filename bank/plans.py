@@ -306,7 +306,7 @@ def _state_from(c: Clocks, f: timeline.PlanFacts, day: date) -> PlanState:
         status=timeline.status(c.ruleset, c.lgu, c.board, f, day),
         outcome=timeline.outcome(c.ruleset, c.lgu, c.board, f, day),
         reversed_on_appeal=timeline.reversed_on_appeal(f),
-        deadlines=timeline.deadlines(c.ruleset, c.lgu, c.board, f),
+        deadlines=timeline.deadlines(c.ruleset, c.lgu, c.board, f, day),
     )
 
 

@@ -75,20 +75,33 @@ class Deadlines:
     appeal_window_ends: date | None
 
 
-def deadlines(ruleset: Ruleset, lgu: Calendar, board: Calendar, facts: PlanFacts) -> Deadlines:
-    """Subd. 6 notice, Subd. 8 comment period, 15.99 decision, Subd. 7 notice, Subd. 9 window.
+def deadlines(
+    ruleset: Ruleset, lgu: Calendar, board: Calendar, facts: PlanFacts, today: date | None = None
+) -> Deadlines:
+    """Subd. 6 notice, Subd. 8 comment period, 15.99 decision, Subd. 7 notice, Subd. 9 window,
+    as of ``today`` (which only says whether an undecided plan is deemed approved yet).
 
-    ``appeal_window_ends`` is null until a notice of the decision is mailed (Subd. 9 runs the
-    window from the postmark of the Subd. 7 mailing), for a deemed approval too.
+    Subd. 7's notice is due "within ten days of the approval or denial": of the decision, or of
+    a deemed approval's last day to decide (``decision_due``), once the plan is deemed approved
+    (or its notice of that was mailed).  ``appeal_window_ends`` is null until a notice of the
+    decision is mailed (Subd. 9 runs the window from the postmark of the Subd. 7 mailing), for a
+    deemed approval too.
     """
+    due = decision_due(ruleset, lgu, facts)
+    decided_or_deemed = facts.decided_on or (
+        due
+        if facts.decision_notice_mailed_on is not None
+        or (today is not None and _deemed(ruleset, lgu, facts, today))
+        else None
+    )
     return Deadlines(
         notice_kind=notice_kind(ruleset, facts.impact_area_sqft),
         notice_due=lgu.add_days(facts.received_on, ruleset.notice_days),
         comment_period_ends=comment_period_ends(ruleset, lgu, facts),
-        decision_due=decision_due(ruleset, lgu, facts),
+        decision_due=due,
         decision_notice_due=(
-            lgu.add_days(facts.decided_on, ruleset.decision_notice_days)
-            if facts.decided_on
+            lgu.add_days(decided_or_deemed, ruleset.decision_notice_days)
+            if decided_or_deemed
             else None
         ),
         appeal_window_ends=appeal_window_ends(ruleset, board, facts),

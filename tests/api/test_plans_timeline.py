@@ -489,6 +489,30 @@ def test_a_notice_of_decision_after_2026_08_03_is_recorded_and_flagged_late(kit,
 
 
 @pytest.mark.parametrize(
+    ("mailed_on", "late"),
+    [("2026-08-27", False), ("2026-08-28", True)],
+)
+def test_a_notice_of_a_deemed_approval_is_due_10_days_after_decision_due(kit, mailed_on, late):
+    """Subd. 7: "within ten days of the approval": a deemed approval's notice is due ten days
+    after the last day to decide (Monday 2026-08-17), Thursday 2026-08-27, once the plan is
+    deemed approved; the plan flags a later one, as the compliance report counts it."""
+    lgu = kit.lgu()
+    plan = story_3_plan(kit, lgu)
+    with on("2026-08-17"):
+        assert kit.get_plan(plan["id"])["deadlines"]["decision_notice_due"] is None
+    with on("2026-08-18"):
+        assert kit.get_plan(plan["id"])["deadlines"]["decision_notice_due"] == "2026-08-27"
+    with on(mailed_on):
+        notice = ok(mail_decision_notice(kit, plan, lgu, mailed_on))
+        shown = kit.get_plan(plan["id"])
+        report = ok(kit.api.get("/reports/lgu-compliance?from=2026-06-01&to=2026-06-30"), 200)
+    assert (notice["due"], notice["late"]) == ("2026-08-27", late)
+    assert shown["decision_notice"]["late"] is late
+    (row,) = [item for item in report["items"] if item["lgu_id"] == lgu["id"]]
+    assert row["decision_notices_late"] == int(late)
+
+
+@pytest.mark.parametrize(
     ("today", "status"),
     [
         ("2026-09-18", "approved"),

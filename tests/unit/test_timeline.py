@@ -530,6 +530,23 @@ def test_a_decision_other_than_approved_or_denied_is_a_validation_error() -> Non
         decide(CONTESTED_NOTICED, d(8, 1), "deemed_approved")
 
 
+@pytest.mark.parametrize(
+    ("today", "due"),
+    [(d(8, 17), None), (d(8, 18), d(8, 27)), (d(11, 2), d(8, 27))],
+    ids=["the-last-day-to-decide", "deemed-approved", "months-later"],
+)
+def test_a_deemed_approvals_notice_is_due_ten_days_after_the_last_day_to_decide(
+    today: date, due: date | None
+) -> None:
+    # decision due Monday 2026-08-17; deemed approved from 08-18; the notice due Thursday 08-27
+    assert deadlines(SEED, LGU, BOARD, CONTESTED_NOTICED, today).decision_notice_due == due
+
+
+def test_a_mailed_notice_of_a_deemed_approval_has_its_due_date_whatever_the_day() -> None:
+    mailed = replace(CONTESTED_NOTICED, decision_notice_mailed_on=d(8, 28))
+    assert deadlines_of(mailed).decision_notice_due == d(8, 27)
+
+
 # --- the 15.99 extension ------------------------------------------------------------------------
 
 
