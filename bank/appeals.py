@@ -175,11 +175,17 @@ def _decide(
     appeal_id: str,
     decide: Callable[[Session, Appeal, Plan], None],
 ) -> AppealView:
-    """Run a board decision on an appeal with its plan locked; answer the appeal as it stands."""
+    """Run a board decision on an appeal with its plan locked; answer the appeal as it stands.
+
+    The appeal is read again once the plan is locked: a decision on it that committed while
+    this one waited for the lock is then seen (two at once: the second is ``conflict``)."""
     policy.require_board(board, "decide appeals")
     with db.transaction() as session:
-        appeal = get_appeal(session, appeal_id)
-        plan = plans.visible_plan(session, board, appeal.plan_id, lock=True)
+        plan_id = get_appeal(session, appeal_id).plan_id
+        plan = plans.visible_plan(session, board, plan_id, lock=True)
+        appeal = found(
+            session.get(Appeal, appeal_id, populate_existing=True), f"no appeal {appeal_id}"
+        )
         decide(session, appeal, plan)
         return view(session, appeal)
 

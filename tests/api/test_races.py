@@ -22,13 +22,15 @@ import pytest
 from flask import Flask
 from sqlalchemy import func, select, text
 
-from bank import access, parties, reservations, transfers
+from bank import access, appeals, parties, reservations, transfers
 from bank.access import SYSTEM
+from bank.errors import Conflict
 from bank.transfers import Transfer
 from bank.withdrawals import Withdrawal
 from ledger.db import Database
 from tests.api.conftest import Api
 from tests.api.kit import Kit, ok, on, problem
+from tests.api.test_appeals import granted_appeal
 
 DAY = "2026-06-08"
 
@@ -393,6 +395,58 @@ def test_a_reservation_refused_at_its_last_word_names_the_account_before_the_sit
 
 def posted(kit: Kit, funded: dict[str, Any]) -> int:
     return int(kit.balances(funded["id"])[funded["unrestricted_class"]]["posted_sqft"])
+
+
+def test_two_decisions_on_one_appeal_at_once_the_second_is_a_conflict(kit, app):
+    """The board reverses a plan on appeal while a second decision on the same appeal (upheld)
+    waits for the plan: the second sees the first and is refused; the reversal stands."""
+    db = database(app)
+    lgu = kit.lgu()
+    _plan, appeal = granted_appeal(kit, lgu)
+    day = date(2026, 10, 20)
+
+    def decide(outcome: str) -> Callable[[Any], Any]:
+        return lambda _session: appeals.decide_appeal(
+            db, SYSTEM, appeal["id"], outcome, day, None, None
+        )
+
+    with on("2026-10-20"):
+        out = held_then(db, decide("plan_reversed"), decide("plan_upheld"))
+        shown = ok(kit.api.get(f"/appeals/{appeal['id']}"), 200)
+    assert out["first"].decision.outcome == "plan_reversed", out["first"]
+    assert isinstance(out["then"], Conflict), out["then"]
+    assert not out["then_done_before_commit"]
+    assert shown["decision"]["outcome"] == "plan_reversed"
+
+
+def test_a_reservation_for_a_plan_being_reversed_on_appeal_waits_and_is_refused(kit, app):
+    """A holder reserves credits for a plan while the board's reversal of it on appeal is being
+    written: the reservation waits for the plan and is refused as for a denied plan, rather than
+    slipping in after the reversal voided the plan's reservations; available is unchanged."""
+    db = database(app)
+    lgu = kit.lgu()
+    plan, appeal = granted_appeal(kit, lgu)
+    with on("2026-10-07"):
+        funded = kit.funded_account(day="2026-10-07", service_area=5, unrestricted=10_000)
+    request = reservations.ReservationRequest(
+        funded["id"],
+        plan["id"],
+        1_000,
+        date(2027, 12, 31),
+        credit_class=funded["unrestricted_class"],
+    )
+    with on("2026-10-20"):
+        out = held_then(
+            db,
+            lambda _session: appeals.decide_appeal(
+                db, SYSTEM, appeal["id"], "plan_reversed", date(2026, 10, 20), None, None
+            ),
+            lambda _session: reservations.reserve_for_plan(db, SYSTEM, request, None),
+        )
+        assert isinstance(out["then"], Conflict), out["then"]
+        assert not out["then_done_before_commit"]
+        held = kit.balances(funded["id"])[funded["unrestricted_class"]]
+    assert (held["reserved_sqft"], held["available_sqft"]) == (0, 10_000)
 
 
 def test_of_8_concurrent_voids_of_one_reservation_one_is_200_and_7_conflict(kit, app, backend):
