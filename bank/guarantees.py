@@ -107,8 +107,16 @@ def _holding(draws: list[SecurityDraw], security: Security) -> int:
 
 
 def _check_held(security: Security, on: date) -> None:
+    """The security is held, and ``on`` (a draw's or release's day) is neither in the future nor
+    before the security was issued or last drawn on."""
     if on > clock.today():
         raise ValidationFailed("this date is in the future", {"date": ["in the future"]})
+    earliest = max(security.issued_on, security.drawn_on or security.issued_on)
+    if on < earliest:
+        raise ValidationFailed(
+            f"the security was issued or last drawn on {earliest.isoformat()}",
+            {"date": [f"on or after {earliest.isoformat()}"]},
+        )
     status = securities.security_status(security)
     if status != "held":
         raise Conflict(f"the security is {status}, not held", status=status)

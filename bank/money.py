@@ -19,7 +19,7 @@ from sqlalchemy.orm import Session
 import ledger
 from bank import plans, policy
 from bank.access import Actor
-from bank.errors import Conflict, InvalidFee, NotEligible, NotFound, ValidationFailed, found
+from bank.errors import Conflict, InvalidFee, NotEligible, NotFound, ValidationFailed
 from bank.ids import new_id
 from bank.money_tables import PAYMENT_KINDS, Payment
 from bank.named_accounts import (
@@ -153,8 +153,10 @@ def _targets(session: Session, actor: Actor, request: PaymentRequest) -> tuple[P
         appeal = session.get(Appeal, request.appeal_id)
         if appeal is None:
             raise ValidationFailed("no such appeal", {"appeal_id": ["no such appeal"]})
-        appealed = found(session.get(Plan, appeal.plan_id), f"no plan {appeal.plan_id}")
-        return appealed, appeal
+        # the plan locked as the board's decisions on the appeal lock it, then the appeal read
+        # again: two payments of one kind at once, or a payment beside a decision, take turns
+        appealed = plans.visible_plan(session, actor, appeal.plan_id, lock=True)
+        return appealed, session.get(Appeal, appeal.id, populate_existing=True) or appeal
     if not request.plan_id:
         raise ValidationFailed("this payment names its plan", {"plan_id": ["required"]})
     plan = session.get(Plan, request.plan_id)
@@ -273,16 +275,32 @@ def refund(db: Database, actor: Actor, payment_id: str, request_id: str | None) 
     refund: an LGU may refund only its plans' in-lieu payments and processing fees.  The filing
     fee "shall be retained by the board" (Subd. 9): it is never refunded (``not_eligible``)."""
     with db.transaction() as session:
-        payment = _visible_payment(session, actor, payment_id, lock=True)
+        payment = _visible_payment(session, actor, payment_id)
         if payment.kind in APPEAL_KINDS:
             policy.require_board(actor, APPEAL_PAYMENTS)
+            # the plan first, in the order a decision on the appeal locks it and then its
+            # security: a refund beside a decision waits, and sees it
+            if payment.plan_id is not None:  # an appeal's payment names the appealed plan
+                plans.visible_plan(session, actor, payment.plan_id, lock=True)
+        payment = _visible_payment(session, actor, payment_id, lock=True)
         if payment.kind == "appeal_filing_fee":
             raise NotEligible(
                 "Subd. 9: the $200 filing fee is retained by the board and is not refunded",
                 kind=payment.kind,
             )
+        if payment.kind == "appeal_security" and _petition_denied(session, payment):
+            raise NotEligible(
+                "Subd. 9: security is returned only if the petition is accepted; this one was "
+                "denied, and the security is kept",
+                kind=payment.kind,
+            )
         _compensate(session, actor, payment, "refunded", clock.today(), request_id)
         return PaymentView.of(payment)
+
+
+def _petition_denied(session: Session, payment: Payment) -> bool:
+    appeal = session.get(Appeal, payment.appeal_id, populate_existing=True)
+    return appeal is not None and appeal.petition_granted is False
 
 
 def return_appeal_security(
@@ -328,7 +346,7 @@ def get_payment(db: Database, actor: Actor, payment_id: str) -> PaymentView:
 def _visible_payment(
     session: Session, actor: Actor, payment_id: str, *, lock: bool = False
 ) -> Payment:
-    payment = session.get(Payment, payment_id, with_for_update=lock)
+    payment = session.get(Payment, payment_id, with_for_update=lock, populate_existing=lock)
     if payment is None or not policy.sees_plan(actor, _lgu_of(session, payment)):
         raise NotFound(f"no payment {payment_id}")
     return payment

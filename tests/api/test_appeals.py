@@ -891,6 +891,18 @@ def test_security_not_posted_denies_a_petition_only_when_the_lgu_required_more_t
     assert denied["petition"]["granted"] is False
 
 
+def test_security_posted_for_a_denied_petition_is_kept_not_refunded(kit):
+    """Subd. 9 returns the security only "if the petition for hearing is accepted"."""
+    lgu = kit.lgu()
+    appeal = ok(petition(kit, noticed_decision(kit, lgu)))
+    posted = ok(pay(kit, appeal, "appeal_security", 30_000, "2026-09-24"))
+    ok(grant(kit, appeal, "2026-09-25", granted=False, grounds=["trivial"]))
+    with on("2026-09-26"):
+        refused = problem(kit.api.post(f"/payments/{posted['id']}/refund"), 422, "not_eligible")
+        assert "kept" in refused["detail"]
+        assert ok(kit.api.get(f"/payments/{posted['id']}"), 200)["status"] == "received"
+
+
 def test_the_lgu_or_the_board_requires_appeal_security_before_any_petition(kit):
     lgu, stranger = kit.lgu(), kit.lgu()
     plan = noticed_decision(kit, lgu)

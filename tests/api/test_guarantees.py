@@ -174,6 +174,32 @@ def test_two_partial_draws_leave_the_security_held_then_the_rest_is_released(kit
     )
 
 
+def test_a_draw_or_release_is_dated_on_or_after_the_issue_and_the_last_draw(kit):
+    lgu = kit.lgu()
+    plan = project_plan(kit, lgu)
+    security = ok(hold(kit, plan, token=lgu["token"], amount=REQUIRED, issued_on="2026-06-10"))
+    path = f"/securities/{security['id']}"
+    with on("2026-07-20"):
+
+        def draw_on(day: str) -> Any:
+            return kit.api.post(f"{path}/draw", {"drawn_on": day, "amount_cents": 1_000})
+
+        def release_on(day: str) -> Any:
+            return kit.api.post(f"{path}/release", {"released_on": day, "reason": "replaced"})
+
+        problem(draw_on("2026-06-09"), 422, "validation_error")  # before it was issued
+        problem(release_on("2026-06-09"), 422, "validation_error")
+        ok(draw_on("2026-07-15"))
+        problem(draw_on("2026-07-14"), 422, "validation_error")  # before the last draw
+        problem(release_on("2026-07-14"), 422, "validation_error")
+        shown = ok(release_on("2026-07-15"))
+    assert (shown["status"], shown["drawn_on"], shown["drawn_cents"]) == (
+        "released",
+        "2026-07-15",
+        1_000,
+    )
+
+
 def test_drawing_all_that_is_left_makes_the_security_drawn(kit):
     lgu = kit.lgu()
     plan = project_plan(kit, lgu)

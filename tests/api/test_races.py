@@ -22,15 +22,16 @@ import pytest
 from flask import Flask
 from sqlalchemy import func, select, text
 
-from bank import access, appeals, parties, reservations, transfers
+from bank import access, appeals, money, parties, reservations, transfers
 from bank.access import SYSTEM
 from bank.errors import Conflict
+from bank.rules.ruleset import SEED
 from bank.transfers import Transfer
 from bank.withdrawals import Withdrawal
 from ledger.db import Database
 from tests.api.conftest import Api
 from tests.api.kit import Kit, ok, on, problem
-from tests.api.test_appeals import granted_appeal
+from tests.api.test_appeals import granted_appeal, noticed_decision, petition
 
 DAY = "2026-06-08"
 
@@ -447,6 +448,66 @@ def test_a_reservation_for_a_plan_being_reversed_on_appeal_waits_and_is_refused(
         assert not out["then_done_before_commit"]
         held = kit.balances(funded["id"])[funded["unrestricted_class"]]
     assert (held["reserved_sqft"], held["available_sqft"]) == (0, 10_000)
+
+
+def _appeal_payment(db: Database, appeal: dict[str, Any], kind: str, cents: int) -> Any:
+    request = money.PaymentRequest(
+        kind, cents, "Petitioner", date(2026, 9, 24), appeal_id=appeal["id"]
+    )
+    return lambda _session: money.receive_payment(db, SEED, SYSTEM, request, None)
+
+
+def test_two_filing_fees_for_one_appeal_at_once_the_second_is_a_conflict(kit, app):
+    """The board books the $200 fee twice at once: the second waits for the first and is
+    refused; one fee is booked (the fee is never refunded, so a second would stay)."""
+    db = database(app)
+    lgu = kit.lgu()
+    appeal = ok(petition(kit, noticed_decision(kit, lgu)))
+    with on("2026-09-24"):
+        fee = _appeal_payment(db, appeal, "appeal_filing_fee", 20_000)
+        out = held_then(db, fee, fee)
+        booked = [
+            p
+            for p in ok(kit.api.get(f"/payments?plan_id={appeal['plan_id']}"), 200)["items"]
+            if p["kind"] == "appeal_filing_fee"
+        ]
+    assert isinstance(out["then"], Conflict), out["then"]
+    assert not out["then_done_before_commit"]
+    assert [p["amount_cents"] for p in booked] == [20_000]
+
+
+def test_security_posted_while_the_petition_is_granted_waits_and_is_refused(kit, app):
+    """Security booked while the grant is being written: it waits for the grant and is refused
+    (security is posted before the decision), rather than staying unreturned after it."""
+    db = database(app)
+    lgu = kit.lgu()
+    appeal = ok(petition(kit, noticed_decision(kit, lgu)))
+    with on("2026-09-25"):
+        ok(
+            kit.api.post(
+                "/payments",
+                {
+                    "kind": "appeal_filing_fee",
+                    "amount_cents": 20_000,
+                    "payer": "Petitioner",
+                    "received_on": "2026-09-24",
+                    "appeal_id": appeal["id"],
+                },
+            )
+        )
+        grant = appeals.PetitionDecision(granted=True, decided_on=date(2026, 9, 25))
+        out = held_then(
+            db,
+            lambda _session: appeals.decide_petition(db, SYSTEM, appeal["id"], grant, None),
+            _appeal_payment(db, appeal, "appeal_security", 30_000),
+        )
+        kept = [
+            p
+            for p in ok(kit.api.get(f"/payments?plan_id={appeal['plan_id']}"), 200)["items"]
+            if p["kind"] == "appeal_security" and p["status"] == "received"
+        ]
+    assert isinstance(out["then"], Conflict), out["then"]
+    assert kept == []
 
 
 def test_of_8_concurrent_voids_of_one_reservation_one_is_200_and_7_conflict(kit, app, backend):
