@@ -141,7 +141,7 @@ def draw(
                 "a draw cannot exceed what is left of the security",
                 {"amount_cents": [f"at most {left}"]},
             )
-        outcome = plans.current_outcome(session, security.plan_id)
+        outcome = plans.outcome_held(session, security.plan_id)  # a reversal waits, or is seen
         if outcome not in APPROVALS:
             raise Conflict(
                 f"the plan is {outcome or 'not yet decided'}: a security is drawn on for an "

@@ -250,6 +250,20 @@ def current_outcome(session: Session, plan_id: str) -> str | None:
     return state(session, plan).outcome
 
 
+_PLAN_FOR_SHARE = select(Plan).where(Plan.id == bindparam("id")).with_for_update(read=True)
+
+
+def outcome_held(session: Session, plan_id: str) -> str | None:
+    """``current_outcome``, the plan's row locked FOR SHARE until the unit of work ends, for an
+    act that draws on the outcome (a reservation for the plan, a draw on its security).  A
+    decision on the plan (an appeal reversing it, say) locks the row to change it: it then
+    waits for the act to commit, or the act waits for the decision and sees its outcome.  Acts
+    of this kind do not wait for each other (shared locks).  The plan stays in the session."""
+    if session.execute(_PLAN_FOR_SHARE, {"id": plan_id}).scalar_one_or_none() is None:
+        return None
+    return current_outcome(session, plan_id)
+
+
 @dataclass(frozen=True)
 class PlanState:
     """Status, outcome and deadlines as of today."""

@@ -70,9 +70,6 @@ class ReservationView:
 CLOSED_OUTCOMES = frozenset({"denied"})
 
 
-_PLAN_FOR_SHARE = select(Plan).where(Plan.id == bindparam("id")).with_for_update(read=True)
-
-
 def reserve_for_plan(
     db: Database, actor: Actor, request: ReservationRequest, request_id: str | None
 ) -> ReservationView:
@@ -81,13 +78,10 @@ def reserve_for_plan(
     today."""
 
     def unit(session: Session) -> ReservationView:
-        # FOR SHARE: a decision on the plan (its appeal reversing it, say) locks the plan row
-        # to change it; it then either waits for this reservation to commit, and voids it with
-        # the plan's other pending reservations, or this read waits for the decision and the
-        # outcome below sees it.  Held here, the plan stays in the session for ``reserve``
-        # (which holds no plan of its own) to find without reading it again.
-        _plan = session.execute(_PLAN_FOR_SHARE, {"id": request.plan_id}).scalar_one_or_none()
-        outcome = plans.current_outcome(session, request.plan_id)
+        # a reversal on appeal waits for this reservation and voids it with the plan's others,
+        # or this waits for the reversal and is refused; the plan stays in the session for
+        # ``reserve`` (which holds no plan of its own) to find without reading it again
+        outcome = plans.outcome_held(session, request.plan_id)
         return reserve(session, actor, request, outcome, request_id)
 
     return db.run(unit)

@@ -22,7 +22,7 @@ import pytest
 from flask import Flask
 from sqlalchemy import func, select, text
 
-from bank import access, appeals, money, parties, reservations, transfers
+from bank import access, appeals, guarantees, money, parties, reservations, transfers
 from bank.access import SYSTEM
 from bank.errors import Conflict
 from bank.rules.ruleset import SEED
@@ -30,8 +30,9 @@ from bank.transfers import Transfer
 from bank.withdrawals import Withdrawal
 from ledger.db import Database
 from tests.api.conftest import Api
-from tests.api.kit import Kit, ok, on, problem
-from tests.api.test_appeals import granted_appeal, noticed_decision, petition
+from tests.api.kit import Kit, decision_body, mailing, ok, on, problem
+from tests.api.test_appeals import grant, granted_appeal, noticed_decision, petition
+from tests.api.test_money import hold
 
 DAY = "2026-06-08"
 
@@ -508,6 +509,37 @@ def test_security_posted_while_the_petition_is_granted_waits_and_is_refused(kit,
         ]
     assert isinstance(out["then"], Conflict), out["then"]
     assert kept == []
+
+
+def test_a_draw_on_a_security_of_a_plan_being_reversed_on_appeal_waits_and_is_refused(kit, app):
+    """The LGU draws on the security of a project-specific replacement while the board's reversal
+    of the plan on appeal is being written: the draw waits for the plan and is refused as for a
+    plan no longer approved; nothing is drawn."""
+    db = database(app)
+    lgu = kit.lgu()
+    with on("2026-09-01"):
+        plan = kit.plan(lgu, received_on="2026-09-01", area_sqft=9_000, method="project_specific")
+        path = f"/plans/{plan['id']}"
+        ok(kit.api.post(f"{path}/decision", decision_body("approved", "2026-09-01")))
+    with on("2026-09-04"):
+        ok(kit.api.post(f"{path}/decision-notice", mailing("2026-09-04"), token=lgu["token"]))
+    security = ok(hold(kit, plan, token=lgu["token"], issued_on="2026-09-05"))
+    appeal = ok(petition(kit, plan))
+    ok(grant(kit, appeal, "2026-10-06"))
+    with on("2026-10-20"):
+        out = held_then(
+            db,
+            lambda _session: appeals.decide_appeal(
+                db, SYSTEM, appeal["id"], "plan_reversed", date(2026, 10, 20), None, None
+            ),
+            lambda _session: guarantees.draw(
+                db, SYSTEM, security["id"], date(2026, 10, 20), 1_000, None
+            ),
+        )
+        shown = ok(kit.api.get(f"/securities/{security['id']}"), 200)
+    assert isinstance(out["then"], Conflict), out["then"]
+    assert not out["then_done_before_commit"]
+    assert (shown["status"], shown["drawn_cents"], shown["draws"]) == ("held", None, [])
 
 
 def test_of_8_concurrent_voids_of_one_reservation_one_is_200_and_7_conflict(kit, app, backend):
