@@ -270,20 +270,13 @@ def test_a_transfer_waiting_on_a_busy_lot_when_the_account_is_frozen_does_not_co
             "amount_sqft": 1_000,
         }
         before = count(app, Transfer), posted(kit, funded)
-        answered: list[Any] = []
 
-        def send() -> None:
-            headers = {"Authorization": f"Bearer {funded['holder']['token']}"}
-            answered.append(app.test_client().post("/api/v1/transfers", json=body, headers=headers))
-
-        sender = threading.Thread(target=send)
-        with busy_lot(app, backend, lot_id) as wait_for_a_waiter:
-            sender.start()
-            wait_for_a_waiter()
+        def freeze() -> None:
             ok(kit.api.post(f"/accounts/{funded['id']}/freeze"), 200)
-            assert sender.is_alive()  # the transfer still waits for the lot
-        sender.join(30)
-        problem(answered[0], 422, "account_frozen")
+
+        token = funded["holder"]["token"]
+        answer = sent_while_the_lot_is_busy(app, backend, lot_id, "/transfers", body, token, freeze)
+        problem(answer, 422, "account_frozen")
         assert (count(app, Transfer), posted(kit, funded)) == before
 
 
