@@ -153,10 +153,22 @@ def _targets(session: Session, actor: Actor, request: PaymentRequest) -> tuple[P
         appeal = session.get(Appeal, request.appeal_id)
         if appeal is None:
             raise ValidationFailed("no such appeal", {"appeal_id": ["no such appeal"]})
+        if request.plan_id and request.plan_id != appeal.plan_id:
+            # the payment is booked against the appealed plan: another plan named is a mistake
+            raise ValidationFailed(
+                "the appeal is of another plan",
+                {"plan_id": ["not the appealed plan; leave it out or name the appealed plan"]},
+            )
         # the plan locked as the board's decisions on the appeal lock it, then the appeal read
         # again: two payments of one kind at once, or a payment beside a decision, take turns
         appealed = plans.visible_plan(session, actor, appeal.plan_id, lock=True)
         return appealed, session.get(Appeal, appeal.id, populate_existing=True) or appeal
+    if request.appeal_id:
+        # only the appeal's fee and security belong to an appeal: never dropped silently
+        raise ValidationFailed(
+            f"a {request.kind} payment is not an appeal's",
+            {"appeal_id": [f"not allowed on a {request.kind} payment"]},
+        )
     if not request.plan_id:
         raise ValidationFailed("this payment names its plan", {"plan_id": ["required"]})
     plan = session.get(Plan, request.plan_id)

@@ -405,6 +405,35 @@ def test_a_plans_payments_include_its_appeals(kit):
         assert ok(kit.api.get(f"/payments/{filing['id']}", token=lgu["token"]), 200) == filing
 
 
+def test_an_appeal_payment_naming_another_plan_is_refused_and_books_nothing(kit):
+    lgu = kit.lgu()
+    plan, appeal = appealed(kit, lgu)
+    other, _ = appealed(kit, lgu)
+    response = pay(
+        kit.api, "appeal_filing_fee", FEE, "2026-09-11", appeal_id=appeal["id"], plan_id=other["id"]
+    )
+    assert "plan_id" in problem(response, 422, "validation_error")["errors"]
+    with on("2026-09-11"):
+        assert payments_of(kit.api, plan["id"]) == []
+        assert payments_of(kit.api, other["id"]) == []
+    # naming the appealed plan itself is the same payment as naming none
+    named = pay(
+        kit.api, "appeal_filing_fee", FEE, "2026-09-11", appeal_id=appeal["id"], plan_id=plan["id"]
+    )
+    assert ok(named)["plan_id"] == plan["id"]
+
+
+def test_a_plan_payment_naming_an_appeal_is_refused_and_books_nothing(kit):
+    lgu = kit.lgu()
+    plan, appeal = appealed(kit, lgu)
+    response = pay(
+        kit.api, "processing_fee", 5_000, "2026-09-11", plan_id=plan["id"], appeal_id=appeal["id"]
+    )
+    assert "appeal_id" in problem(response, 422, "validation_error")["errors"]
+    with on("2026-09-11"):
+        assert payments_of(kit.api, plan["id"]) == []
+
+
 def test_appeal_security_is_returned_exactly_once_when_the_petition_is_granted(kit):
     lgu = kit.lgu()
     plan, appeal = appealed(kit, lgu, security=SECURITY_CAP)
