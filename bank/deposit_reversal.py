@@ -57,15 +57,13 @@ def _reverse(
         raise Conflict(f"deposit {deposit.id} has already been reversed")
     _check_date(deposit, effective_on)
     actions = _untouched_actions(session, deposit)
-    legs = [
-        ledger.Leg(lot.ledger_account_id, klass.issuance_account_id, action.credit_sqft)
-        for action, lot, klass in actions
-    ]
+    _check_after_history(session, [lot for _, lot in actions], effective_on)
     try:
-        posted = ledger.transfer(
+        # the deposit's own lines undone, pointing at it (LEDGER.md: a correction names what it
+        # reverses, at most once)
+        posted = ledger.reverse(
             session,
-            "deposit_reversal",
-            legs,
+            deposit.transaction_id,
             ledger.Meta(
                 idempotency_key=f"deposit-reversal:{deposit.id}",
                 effective_on=effective_on,
@@ -73,6 +71,7 @@ def _reverse(
                 actor=actor.label,
                 request_id=request_id,
             ),
+            kind="deposit_reversal",
         )
     except InsufficientFunds as error:  # a writer the lock above did not cover
         raise Conflict("the deposit's credits are no longer all in its lots") from error
@@ -91,20 +90,19 @@ def _reverse(
 
 def _untouched_actions(
     session: Session, deposit: Deposit
-) -> list[tuple[DepositAction, credits.Lot, credits.CreditClass]]:
-    """The deposit's actions with their lots and classes, each lot locked and checked to hold
-    all the deposit put there, with nothing reserved out of it."""
+) -> list[tuple[DepositAction, credits.Lot]]:
+    """The deposit's actions with their lots, each lot locked and checked to hold all the
+    deposit put there, with nothing reserved out of it."""
     actions = list(
         session.execute(
-            select(DepositAction, credits.Lot, credits.CreditClass)
+            select(DepositAction, credits.Lot)
             .join(credits.Lot, credits.Lot.id == DepositAction.lot_id)
-            .join(credits.CreditClass, credits.CreditClass.code == DepositAction.credit_class)
             .where(DepositAction.deposit_id == deposit.id)
             .order_by(DepositAction.position)
         ).all()
     )
-    held = ledger.lock(session, [lot.ledger_account_id for _, lot, _ in actions])
-    for action, lot, _ in actions:
+    held = ledger.lock(session, [lot.ledger_account_id for _, lot in actions])
+    for action, lot in actions:
         balance = held[lot.ledger_account_id]
         if balance.posted != action.credit_sqft or balance.available != action.credit_sqft:
             raise Conflict(
@@ -115,7 +113,21 @@ def _untouched_actions(
                 available_sqft=balance.available,
                 deposited_sqft=action.credit_sqft,
             )
-    return [(action, lot, klass) for action, lot, klass in actions]
+    return [(action, lot) for action, lot in actions]
+
+
+def _check_after_history(session: Session, lots: list[credits.Lot], effective_on: date) -> None:
+    """The reversal is dated on or after every entry its lots have had (a reservation voided,
+    a transfer received and sent back): dated earlier, it would rewrite the lots' past, and a
+    balance as of a day in between would show credits reserved or sent out of a lot that, by
+    the new history, no longer held them."""
+    last = ledger.last_effective_on(session, [lot.ledger_account_id for lot in lots])
+    if last is not None and effective_on < last:
+        raise ValidationFailed(
+            f"the deposit's lots have entries effective {last.isoformat()}: the reversal "
+            "cannot be effective before them",
+            {"effective_on": [f"before {last.isoformat()}"]},
+        )
 
 
 def _check_date(deposit: Deposit, effective_on: date) -> None:

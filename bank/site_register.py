@@ -78,10 +78,14 @@ def record(
 
 
 def registered_areas(session: Session, site_id: str) -> dict[str, int]:
-    """Each category's current area: its latest entry."""
+    """Each category's current area: its latest entry that stands.  An area a deposit stated
+    first stands only while that deposit does: reversing a deposit whose area was mistyped
+    leaves the category unregistered, so the corrected deposit states it afresh (else a
+    mistyped larger area would stay a cap the restoration could be credited up to)."""
     latest = (
         select(func.max(SiteCreditArea.id))
-        .where(SiteCreditArea.bank_site_id == site_id)
+        .outerjoin(DepositReversal, DepositReversal.deposit_id == SiteCreditArea.deposit_id)
+        .where(SiteCreditArea.bank_site_id == site_id, DepositReversal.deposit_id.is_(None))
         .group_by(SiteCreditArea.category)
     )
     rows = session.execute(

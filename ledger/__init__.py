@@ -29,6 +29,7 @@ from ledger.accounts import (
     balances,
     balances_as_of,
     create_account,
+    last_effective_on,
     lock,
 )
 from ledger.db import Database
@@ -80,6 +81,7 @@ __all__ = [
     "advisory_lock",
     "balances",
     "balances_as_of",
+    "last_effective_on",
     "create_account",
     "lock",
     "pending_state",

@@ -194,6 +194,25 @@ def _subtract_expired_unresolved(
         entry[3] -= r.credits
 
 
+def last_effective_on(session: Session, account_ids: Iterable[int]) -> date | None:
+    """The last day the accounts' past changes on: the latest effective date of their entries,
+    or of the expiry of a pending transfer on them that no writer has expired yet (a balance as
+    of a day reads both).  ``None`` for accounts with no history."""
+    ids = sorted(set(account_ids))
+    if not ids:
+        return None
+    latest: date | None = session.execute(
+        select(func.max(LedgerEntry.effective_on)).where(LedgerEntry.account_id.in_(ids))
+    ).scalar_one()
+    expiries = session.execute(
+        select(func.max(LedgerOpenPending.expires_at)).where(LedgerOpenPending.account_id.in_(ids))
+    ).scalar_one()
+    if expiries is not None:
+        expired_on = clock.business_date(expiries)
+        latest = expired_on if latest is None else max(latest, expired_on)
+    return latest
+
+
 def lock(
     session: Session, account_ids: Iterable[int], now: datetime | None = None
 ) -> dict[int, Balance]:
@@ -211,6 +230,7 @@ __all__ = [
     "account_by_code",
     "balances",
     "balances_as_of",
+    "last_effective_on",
     "lock",
     "create_account",
 ]

@@ -10,7 +10,7 @@ from sqlalchemy import func, select
 
 from bank.deposit_tables import Deposit
 from ledger.schema import LedgerTransaction
-from tests.api.kit import Kit, ok, problem, story1_actions
+from tests.api.kit import Kit, ok, on, problem, story1_actions
 
 
 @pytest.fixture
@@ -218,3 +218,73 @@ def test_a_holder_may_not_reverse_its_own_deposit(kit, restoration):
         kit.api.post(f"/deposits/{deposit['id']}/reverse", reverse, token=token), 403, "forbidden"
     )
     assert ok(kit.api.get(f"/deposits/{deposit['id']}", token=token), 200)["id"] == deposit["id"]
+
+
+@pytest.mark.parametrize(("typed", "meant"), [(400_000, 40_000), (4_000, 40_000)], ids=str)
+def test_a_reversed_first_deposit_takes_the_area_it_stated_with_it(kit, typed, meant):
+    """The area a site's first deposit of a category registers stands only while that deposit
+    does: after the deposit with a mistyped area is reversed, the corrected one states it."""
+    holder = kit.holder("Restorer")
+    r = {
+        "site_id": kit.site(holder["id"], wetland_sqft=None),
+        "lgu": kit.lgu(),
+        "account_id": kit.account(holder["id"]),
+    }
+    mistaken = ok(_deposit(kit, r, _wetland(typed, typed)))
+    assert _register(kit, r["site_id"])["replacement_wetland"]["area_sqft"] == typed
+    reverse = {"effective_on": "2026-06-01", "reason": "area mistyped"}
+    ok(kit.api.post(f"/deposits/{mistaken['id']}/reverse", reverse))
+    assert "replacement_wetland" not in _register(kit, r["site_id"])
+    ok(_deposit(kit, r, _wetland(meant, meant)))  # the corrected deposit
+    row = _register(kit, r["site_id"])["replacement_wetland"]
+    assert (row["area_sqft"], row["credited_sqft"], row["remaining_sqft"]) == (meant, meant, 0)
+    before = _counts(kit)
+    problem(
+        _deposit(kit, r, _wetland(typed - meant if typed > meant else 1, meant)),
+        422,
+        "cap_exceeded",
+    )
+    assert _counts(kit) == before
+
+
+def test_a_reversal_is_dated_on_or_after_every_entry_of_its_lots(kit, restoration):
+    """Dated before a reservation's void, the reversal would leave a past day's balance with
+    credits reserved out of a lot that no longer held them."""
+    deposit = ok(_deposit(kit, restoration, _wetland(50_000)))  # effective 2026-05-20
+    with on("2026-05-25"):
+        plan = kit.approved_plan(restoration["lgu"], "2026-05-25")
+        held = kit.reserve(restoration["account_id"], plan["id"], "BSA5-T2-U", 20_000)
+    with on("2026-05-30"):
+        ok(kit.api.post(f"/reservations/{held['id']}/void", None), 200)
+    path = f"/deposits/{deposit['id']}/reverse"
+    before = _counts(kit)
+    with on("2026-06-01"):
+        refused = problem(
+            kit.api.post(path, {"effective_on": "2026-05-29", "reason": "x"}),
+            422,
+            "validation_error",
+        )
+        assert "2026-05-30" in refused["errors"]["effective_on"][0]
+        assert _counts(kit) == before
+        ok(kit.api.post(path, {"effective_on": "2026-05-30", "reason": "x"}))
+        past = ok(
+            kit.api.get(f"/accounts/{restoration['account_id']}/balances?as_of=2026-05-27"), 200
+        )
+    (row,) = past["balances"]
+    assert (row["posted_sqft"], row["reserved_sqft"], row["available_sqft"]) == (
+        50_000,
+        20_000,
+        30_000,
+    )
+
+
+def test_a_deposit_reversal_points_at_the_deposit_it_reverses(kit, restoration):
+    deposit = ok(_deposit(kit, restoration, _wetland(1_000)))
+    reversed_ = ok(
+        kit.api.post(
+            f"/deposits/{deposit['id']}/reverse", {"effective_on": "2026-06-01", "reason": "x"}
+        )
+    )
+    journal = ok(kit.api.get("/audit/journal?kind=deposit_reversal"), 200)["items"]
+    (row,) = [t for t in journal if t["transaction_id"] == reversed_["reversal"]["transaction_id"]]
+    assert row["reverses_id"] == deposit["transaction_id"]
