@@ -38,6 +38,8 @@ _UNCLAIMED = object()
 def writes(view: F) -> F:
     """Run a writing view in one unit of work, honouring ``Idempotency-Key``."""
 
+    secrets: tuple[str, ...] = getattr(view, SECRET_FIELDS, ())
+
     @wraps(view)
     def wrapper(*args: Any, **kwargs: Any) -> Response:
         def unit(session: Session) -> Response:
@@ -69,7 +71,7 @@ def writes(view: F) -> F:
                     who.token_id,
                     key,
                     response.status_code,
-                    response.get_data(as_text=True),
+                    _kept(response, secrets),
                     response.mimetype or "application/json",
                 )
             return response
@@ -81,6 +83,34 @@ def writes(view: F) -> F:
 
     setattr(wrapper, AUTHENTICATES_IN_UNIT, True)
     return wrapper  # type: ignore[return-value]
+
+
+#: the attribute naming the fields of a view's reply that are never kept (``secret_in_reply``)
+SECRET_FIELDS = "secret_fields"
+
+
+def secret_in_reply(*fields: str) -> Callable[[F], F]:
+    """Declare fields of the view's JSON reply that exist in that response only (a new token's
+    secret): the result kept under an ``Idempotency-Key`` holds them as null, so a replay
+    answers without them and no table holds the secret in clear."""
+
+    def declare(view: F) -> F:
+        setattr(view, SECRET_FIELDS, fields)
+        return view
+
+    return declare
+
+
+def _kept(response: Response, secrets: tuple[str, ...]) -> str:
+    """The response body as it is kept for replays: ``secrets`` blanked."""
+    body = response.get_data(as_text=True)
+    if not secrets:
+        return body
+    reply = json.loads(body)
+    for field in secrets:
+        if field in reply:
+            reply[field] = None
+    return json.dumps(reply)
 
 
 class _Refused(Exception):

@@ -10,6 +10,7 @@ from marshmallow import Schema, fields, validate
 from sqlalchemy import text
 
 from api.context import actor, database, request_id, require_board
+from api.idempotency import secret_in_reply
 from api.roles import roles
 from api.views.blueprint import ApiBlueprint
 from bank import access, tokens
@@ -39,7 +40,13 @@ class TokenIn(Schema):
 
 class TokenOut(Schema):
     id = fields.String()
-    token = fields.String(metadata={"description": "shown once; only its hash is stored"})
+    token = fields.String(
+        allow_none=True,
+        metadata={
+            "description": "shown once; only its hash is stored (null in a replay under the "
+            "same Idempotency-Key)"
+        },
+    )
     role = fields.String()
     name = fields.String()
     lgu_id = fields.String(allow_none=True)
@@ -76,8 +83,11 @@ class Me(MethodView):
 @blp.route("/tokens")
 class Tokens(MethodView):
     @blp.write("board", body=TokenIn, status=201, reply=TokenOut)
+    @secret_in_reply("token")
     def post(self, data: dict[str, Any]) -> Any:
-        """Create a token (board).  The secret is in this response only."""
+        """Create a token (board).  The secret is in this response only: a replay under the
+        same ``Idempotency-Key`` answers with ``token`` null (revoke that token and create
+        another if the first answer was lost)."""
         return tokens.create(database(), require_board(), _request(), **data)
 
 

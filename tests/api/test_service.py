@@ -11,6 +11,7 @@ from sqlalchemy import func, select, text
 from api import create_app
 from bank.access import ApiToken, AuditEvent
 from tests.api.conftest import make_token
+from tests.api.kit import ok
 
 PROBLEM = "application/problem+json"
 
@@ -124,6 +125,27 @@ def test_tokens_are_stored_only_as_a_hash(api, app):
     assert all(len(h) == 64 for h in stored)
 
 
+def test_a_token_created_under_an_idempotency_key_keeps_no_secret_for_replays(api, app):
+    """The secret is in the first answer only: the result kept for replays holds it as null,
+    so no table (nor a backup of one) holds a working token in clear."""
+    headers = {"Idempotency-Key": "new-auditor"}
+    before = count(app, ApiToken)
+    first = api.post("/tokens", {"role": "board", "name": "auditor"}, headers=headers)
+    secret = ok(first)["token"]
+    with app.extensions["wetbank.db"].transaction() as session:
+        kept = [
+            str(value)
+            for row in session.execute(text("SELECT * FROM idempotency_records")).all()
+            for value in row
+        ]
+    assert not any(secret in value for value in kept)
+    replay = api.post("/tokens", {"role": "board", "name": "auditor"}, headers=headers)
+    assert replay.status_code == 201 and replay.headers["Idempotent-Replayed"] == "true"
+    assert replay.json == dict(first.json, token=None)
+    assert count(app, ApiToken) == before + 1  # created once
+    assert api.get("/me", token=secret).json["name"] == "auditor"
+
+
 def test_an_lgu_token_without_lgu_id_is_a_validation_error_and_writes_nothing(api, app):
     before = count(app, ApiToken)
     response = api.post("/tokens", {"role": "lgu", "name": "nobody"})
@@ -226,7 +248,7 @@ def test_a_repeated_write_with_the_same_key_is_replayed_not_repeated(api, app):
     second = api.post("/tokens", body, headers={"Idempotency-Key": "k-same"})
     assert first.status_code == second.status_code == 201
     assert second.headers["Idempotent-Replayed"] == "true"
-    assert first.json == second.json
+    assert second.json == dict(first.json, token=None)  # the secret: the first answer's only
     assert count(app, ApiToken) == before + 1
 
 
