@@ -71,7 +71,7 @@ def verify(
     _walk(connection, report, 1, last, GENESIS, progress, processes)
     if report.ok:
         _verify_anchors(connection, report, anchors)
-    max_id = _verify_unchained(connection, report, 0) if report.ok else 0
+    max_id = _verify_unchained(connection, report, None) if report.ok else 0
     balances: list[verify_balances.BalanceRow] = []
     if report.ok:
         head = report.head.seq if report.head else 0
@@ -114,6 +114,8 @@ def verify_since(
         _walk(connection, report, head.seq + 1, last, head.hash, progress, processes)
     if report.ok:
         _verify_unchained(connection, report, checkpoint.max_transaction_id)
+    if report.ok:
+        _verify_counted(connection, report, last)
     if report.ok:
         table = checkpoints.balances_table(checkpoint.id)
         found, report.accounts_checked = verify_balances.check_since(connection, table, head.seq)
@@ -258,12 +260,13 @@ def _anchor_problem(connection: Connection, last: int, anchor: Anchor, kind: str
     return None
 
 
-def _verify_unchained(connection: Connection, report: Report, after: int) -> int:
-    """A transaction (with an id above ``after``) that is neither chained nor queued was written
-    behind the engine's back.  Returns the largest transaction id."""
+def _verify_unchained(connection: Connection, report: Report, after: int | None) -> int:
+    """A transaction (any, or with an id above ``after``) that is neither chained nor queued
+    was written behind the engine's back.  Returns the largest transaction id."""
+    bound = [] if after is None else [T.id > after]
     stray = connection.execute(
         select(func.min(T.id)).where(
-            T.id > after,
+            *bound,
             ~select(C.seq).where(C.transaction_id == T.id).exists(),
             ~select(LedgerChainQueue.transaction_id)
             .where(LedgerChainQueue.transaction_id == T.id)
@@ -275,6 +278,22 @@ def _verify_unchained(connection: Connection, report: Report, after: int) -> int
             "unchained_transaction", f"transaction {stray} is not in the chain", stray
         )
     return int(connection.execute(select(func.max(T.id))).scalar() or 0)
+
+
+def _verify_counted(connection: Connection, report: Report, last: int) -> None:
+    """Every transaction is one link of the chain (``1..last``, walked) or queued for one: more
+    transactions than that means one was written behind the engine's back with an id below
+    those the checkpoint saw (a count, not a look at every row; the row is named by the full
+    look, which runs only then)."""
+    transactions = connection.execute(select(func.count(T.id))).scalar_one()
+    queued = connection.execute(select(func.count(LedgerChainQueue.transaction_id))).scalar_one()
+    if transactions != last + queued:
+        _verify_unchained(connection, report, None)
+        if report.ok:  # counts apart, every row accounted for: a link or a queue row is extra
+            report.first_broken = Break(
+                "unchained_transaction",
+                f"{transactions} transactions, but {last} links and {queued} queued",
+            )
 
 
 def _verify_sealed_rows(

@@ -86,16 +86,23 @@ def row_counts(db: Database) -> tuple[int, int, int]:
         )  # type: ignore[return-value]
 
 
-def insert_raw_header(connection: Connection, state: str) -> int:
-    """A transaction header written with raw SQL, behind the engine's back."""
+def insert_raw_header(connection: Connection, state: str, tx_id: int | None = None) -> int:
+    """A transaction header written with raw SQL, behind the engine's back (with the id
+    ``tx_id``, if given, rather than the next)."""
+    columns = "kind, state, pending, idempotency_key, request_hash, effective_on, recorded_at"
+    values = "'raw', :state, :pending, :key, :hash, CURRENT_DATE, CURRENT_TIMESTAMP"
+    if tx_id is not None:
+        columns, values = f"id, {columns}", f":id, {values}"
     return int(
         connection.execute(
-            text(
-                "INSERT INTO ledger_transactions (kind, state, pending, idempotency_key, "
-                "request_hash, effective_on, recorded_at) VALUES ('raw', :state, :pending, "
-                ":key, :hash, CURRENT_DATE, CURRENT_TIMESTAMP) RETURNING id"
-            ),
-            {"state": state, "pending": False, "key": unique("raw"), "hash": "0" * 64},
+            text(f"INSERT INTO ledger_transactions ({columns}) VALUES ({values}) RETURNING id"),
+            {
+                "id": tx_id,
+                "state": state,
+                "pending": False,
+                "key": unique("raw"),
+                "hash": "0" * 64,
+            },
         ).scalar_one()
     )
 
@@ -123,15 +130,19 @@ def seal_raw(connection: Connection, transaction_id: int) -> None:
 
 
 def write_raw_transaction(
-    db: Database, entries: list[tuple[int, str, int]], header_state: str | None = None
+    db: Database,
+    entries: list[tuple[int, str, int]],
+    header_state: str | None = None,
+    tx_id: int | None = None,
 ) -> int:
     """Commit a transaction with raw SQL: on PostgreSQL insert it sealed (the deferred trigger
-    checks at COMMIT); on SQLite insert it open, add the entries, then seal it.  Returns its id.
+    checks at COMMIT); on SQLite insert it open, add the entries, then seal it.  Returns its id
+    (``tx_id`` if given).
     """
     postgresql = db.dialect == "postgresql"
     with db.engine.begin() as connection:
         state = header_state or ("sealed" if postgresql else "open")
-        tx_id = insert_raw_header(connection, state)
+        tx_id = insert_raw_header(connection, state, tx_id)
         for account_id, asset, amount in entries:
             insert_raw_entry(connection, tx_id, account_id, asset, amount)
         if not postgresql and state == "open":

@@ -227,6 +227,29 @@ def test_verify_catches_a_transaction_inserted_behind_the_engines_back(fresh_db,
     assert report.first_broken.transaction_id == inserted
 
 
+@pytest.mark.parametrize("tx_id", [0, -7], ids=str)
+def test_verify_catches_a_transaction_inserted_with_an_id_below_every_other(
+    fresh_db, ledger, tx_id
+):
+    """Ids need not come from the sequence: the full pass looks at every transaction."""
+    inserted = write_raw_transaction(
+        fresh_db, [(ledger.issuer, ledger.asset, -9), (ledger.b, ledger.asset, 9)], tx_id=tx_id
+    )
+    _tamper(
+        fresh_db,
+        "UPDATE ledger_balances SET debits_posted = debits_posted + 9 WHERE account_id = :i",
+        "UPDATE ledger_balances SET credits_posted = credits_posted + 9 WHERE account_id = :b",
+        i=ledger.issuer,
+        b=ledger.b,
+    )
+    report = _verify(fresh_db)
+    assert not report.ok
+    assert (report.first_broken.kind, report.first_broken.transaction_id) == (
+        "unchained_transaction",
+        inserted,
+    )
+
+
 def test_verify_catches_an_entry_inserted_into_a_sealed_transaction(fresh_db, ledger):
     target = ledger.transactions[4]
     _tamper(

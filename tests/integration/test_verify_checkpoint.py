@@ -17,7 +17,7 @@ from ledger import Leg, checkpoint, reserve, transfer, verification
 from ledger.sealer import seal_all
 from ledger.store import postgresql_verify
 from ledger.store.postgresql import execute
-from tests.integration.ledger_kit import meta, move, scalar
+from tests.integration.ledger_kit import meta, move, scalar, write_raw_transaction
 from tests.integration.test_ledger_verify import Ledger, _tamper
 from tests.integration.test_ledger_verify import ledger as ledger  # noqa: F401  (the fixture)
 
@@ -140,6 +140,21 @@ def test_a_check_since_the_checkpoint_catches_a_link_removed_after_it(fresh_db, 
         "unchained_transaction",
         new[2],
     )
+
+
+@pytest.mark.parametrize("tx_id", [0, -7], ids=str)
+def test_a_check_since_the_checkpoint_catches_a_transaction_inserted_below_the_ids_it_saw(
+    fresh_db, book, tx_id
+):
+    """An id need not come from the sequence: one below those the checkpoint saw is found."""
+    _full(fresh_db)
+    _more(fresh_db, book)
+    inserted = write_raw_transaction(
+        fresh_db, [(book.issuer, book.asset, -9), (book.b, book.asset, 9)], tx_id=tx_id
+    )
+    report = _since(fresh_db)
+    assert (report.ok, report.first_broken.kind) == (False, "unchained_transaction")
+    assert report.first_broken.transaction_id == inserted
 
 
 def test_a_check_since_the_checkpoint_catches_the_links_it_verified_removed(fresh_db, book):
