@@ -14,7 +14,7 @@ the site and its register read in the same unit of work.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import date, datetime
 from typing import Any
 
 from sqlalchemy import func, select
@@ -108,9 +108,29 @@ def credited(session: Session, site_id: str) -> dict[str, int]:
     return {category: int(total) for category, total in rows}
 
 
+def completed_on(session: Session, site_id: str) -> dict[str, date]:
+    """Per category the site's standing deposits credit, the ``completed_on`` of the first of
+    them (recorded first)."""
+    rows = session.execute(
+        select(DepositAction.category, Deposit.completed_on)
+        .join(Deposit, Deposit.id == DepositAction.deposit_id)
+        .outerjoin(DepositReversal, DepositReversal.deposit_id == Deposit.id)
+        .where(Deposit.bank_site_id == site_id, DepositReversal.deposit_id.is_(None))
+        .order_by(Deposit.recorded_at, Deposit.id)
+    )
+    first: dict[str, date] = {}
+    for category, day in rows:
+        first.setdefault(category, day)
+    return first
+
+
 def register_of(session: Session, site_id: str) -> SiteRegister:
     """The site's register as the deposit rules read it."""
-    return SiteRegister(registered_areas(session, site_id), credited(session, site_id))
+    return SiteRegister(
+        registered_areas(session, site_id),
+        credited(session, site_id),
+        completed_on(session, site_id),
+    )
 
 
 def lock_site(session: Session, site_id: str) -> BankSite:

@@ -26,7 +26,8 @@ to the cap.  A buffer's cap is a share of the site's registered wetland area.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
+from datetime import date
 from typing import Any, NoReturn
 
 from bank.errors import CapExceeded, ValidationFailed
@@ -77,6 +78,9 @@ class SiteRegister:
 
     areas: Mapping[str, int] = field(default_factory=dict)
     credited: Mapping[str, int] = field(default_factory=dict)
+    #: per category credited, the ``completed_on`` of the first standing deposit crediting it:
+    #: when that restoration was completed, which a buffer released later is established at
+    completed_on: Mapping[str, date] = field(default_factory=dict)
 
     def with_first_areas(self, actions: list[ActionRequest]) -> SiteRegister:
         """The register once this deposit has registered the categories it credits first: a
@@ -84,7 +88,7 @@ class SiteRegister:
         areas = dict(self.areas)
         for category, area in _areas_by_category(actions).items():
             areas.setdefault(category, area)
-        return SiteRegister(areas, self.credited)
+        return SiteRegister(areas, self.credited, self.completed_on)
 
     def cap_sqft(self, ruleset: Ruleset, category: str) -> int:
         """Subd. 12 (c)'s cap on the category's whole registered area."""
@@ -112,8 +116,9 @@ def evaluate_deposit(
     check_replacement_conditions(facts)
     area_of = dict(site.areas) if site is not None else _areas_by_category(actions)
     if site is not None:  # whether each action may earn credit here, before how much
+        in_deposit = {action.category for action in actions}
         for index, action in enumerate(actions):
-            _check_on_site(ruleset, facts, index, action, site)
+            _check_on_site(ruleset, facts, index, action, site, in_deposit)
     granted: dict[str, int] = {}
     evaluated = []
     for index, action in enumerate(actions):
@@ -237,10 +242,18 @@ def _evaluate_on_site(
 
 
 def _check_on_site(
-    ruleset: Ruleset, facts: DepositFacts, index: int, action: ActionRequest, site: SiteRegister
+    ruleset: Ruleset,
+    facts: DepositFacts,
+    index: int,
+    action: ActionRequest,
+    site: SiteRegister,
+    in_deposit: set[str],
 ) -> None:
     """The category's precondition, and the action's area within the site's registered area."""
     category = action.category
+    base = BUFFER_BASE.get(category)
+    if base is not None and base not in in_deposit:
+        facts = _beside_credited(facts, index, category, base, site)
     check_precondition(ruleset, facts, index, action, dict(site.areas))
     registered = site.areas.get(category, 0)
     if action.area_sqft > registered:
@@ -252,6 +265,27 @@ def _check_on_site(
             f"registered for {category} on the bank site (Subd. 12 (c) caps the restoration)",
             registered_area_sqft=registered,
         )
+
+
+def _beside_credited(
+    facts: DepositFacts, index: int, category: str, base: str, site: SiteRegister
+) -> DepositFacts:
+    """A buffer released without its wetland in the same deposit (Subd. 12 (c)(2), (3)): the
+    wetland must have been credited on the site by a deposit that stands (an area registered
+    but never credited, or credited by a deposit since reversed, restores nothing beside the
+    buffer), and the buffer is established at the time of that wetland's replacement, which
+    is when the deposit first crediting it says it was completed."""
+    completed_on = site.completed_on.get(base)
+    if site.credited.get(base, 0) <= 0 or completed_on is None:
+        ineligible(
+            index,
+            category,
+            "category",
+            f"a {category} earns credit only beside a {base} credited on the bank site (in the "
+            "same deposit, or by an earlier deposit that stands)",
+            requires=base,
+        )
+    return replace(facts, completed_on=completed_on)
 
 
 def _cap_exceeded(index: int, action: ActionRequest, cap: int) -> NoReturn:

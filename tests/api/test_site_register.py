@@ -288,3 +288,46 @@ def test_a_deposit_reversal_points_at_the_deposit_it_reverses(kit, restoration):
     journal = ok(kit.api.get("/audit/journal?kind=deposit_reversal"), 200)["items"]
     (row,) = [t for t in journal if t["transaction_id"] == reversed_["reversal"]["transaction_id"]]
     assert row["reverses_id"] == deposit["transaction_id"]
+
+
+def _buffer(credit: int, established_on: str) -> dict[str, Any]:
+    return {
+        "category": "upland_buffer",
+        "area_sqft": 52_000,
+        "credit_sqft": credit,
+        "established_on": established_on,
+    }
+
+
+def test_a_buffer_released_later_is_established_when_its_wetland_was_completed(kit, restoration):
+    """Subd. 12 (c)(2): "established at the time of wetland replacement", the replacement an
+    earlier deposit credited, not the buffer's own deposit's completion date."""
+    ok(_deposit(kit, restoration, _wetland(60_000), completed_on="2015-04-01"))
+    before = _counts(kit)
+    later = _deposit(kit, restoration, [_buffer(20_000, "2026-04-14")], completed_on="2026-04-14")
+    refused = problem(later, 422, "not_eligible")
+    assert refused["field"] == "established_on" and "2015-04-01" in refused["detail"]
+    assert _counts(kit) == before
+    ok(_deposit(kit, restoration, [_buffer(20_000, "2015-04-01")], completed_on="2026-04-14"))
+
+
+def test_a_buffer_is_not_credited_beside_a_wetland_only_registered(kit, restoration):
+    """An area registered for the site's wetland, but no wetland credited: nothing restored."""
+    before = _counts(kit)
+    refused = problem(
+        _deposit(kit, restoration, [_buffer(20_000, "2026-04-14")]), 422, "not_eligible"
+    )
+    assert refused["field"] == "category" and refused["requires"] == "replacement_wetland"
+    assert _counts(kit) == before
+
+
+def test_a_buffer_is_not_credited_beside_a_wetland_whose_deposit_was_reversed(kit, restoration):
+    wetland = ok(_deposit(kit, restoration, _wetland(60_000)))
+    reverse = {"effective_on": "2026-06-01", "reason": "entered by mistake"}
+    ok(kit.api.post(f"/deposits/{wetland['id']}/reverse", reverse))
+    before = _counts(kit)
+    refused = problem(
+        _deposit(kit, restoration, [_buffer(20_000, "2026-04-14")]), 422, "not_eligible"
+    )
+    assert refused["requires"] == "replacement_wetland"
+    assert _counts(kit) == before

@@ -7,7 +7,7 @@ Every cap and precondition is tried on both sides of its boundary, with the stat
 from __future__ import annotations
 
 from dataclasses import replace
-from datetime import date
+from datetime import date, timedelta
 
 import pytest
 
@@ -495,11 +495,39 @@ def test_a_buffer_released_later_is_capped_by_the_sites_registered_wetland():
     site = SiteRegister(
         {"replacement_wetland": 60_000, "upland_buffer": 52_000},
         {"replacement_wetland": 60_000, "upland_buffer": 20_000},
+        {"replacement_wetland": COMPLETED, "upland_buffer": COMPLETED},
     )
     assert on_site(site, buffer(52_000, 25_000))[0].credit_sqft == 25_000
     with pytest.raises(CapExceeded) as refused:
         on_site(site, buffer(52_000, 25_001))
     assert refused.value.fields["cap_sqft"] == 45_000
+
+
+def test_a_buffer_released_later_is_established_when_its_wetland_was_completed():
+    """Subd. 12 (c)(2): the wetland credited earlier was completed a year before this
+    deposit's own ``completed_on``; the buffer is established at that earlier date."""
+    earlier = COMPLETED - timedelta(days=365)
+    site = SiteRegister(
+        {"replacement_wetland": 60_000},
+        {"replacement_wetland": 60_000},
+        {"replacement_wetland": earlier},
+    )
+    assert on_site(site, buffer(52_000, 1_000, established_on=earlier))[0].credit_sqft == 1_000
+    with pytest.raises(NotEligible) as refused:
+        on_site(site, buffer(52_000, 1_000))  # established on this deposit's completed_on
+    assert refused.value.fields["field"] == "established_on"
+
+
+def test_a_buffer_beside_a_wetland_registered_but_never_credited_is_not_eligible():
+    site = SiteRegister({"replacement_wetland": 60_000})
+    with pytest.raises(NotEligible) as refused:
+        on_site(site, buffer(52_000, 1_000))
+    assert refused.value.fields["requires"] == "replacement_wetland"
+    # the wetland in the same deposit: credited beside it, established at its completion
+    assert [c.credit_sqft for c in on_site(site, wetland(60_000), buffer(52_000, 1_000))] == [
+        60_000,
+        1_000,
+    ]
 
 
 def test_a_buffer_on_a_site_without_a_wetland_is_not_eligible():
