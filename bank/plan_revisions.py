@@ -18,13 +18,13 @@ final (``bank.plan_report``).
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import date
+from datetime import date, timedelta
 
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from bank import plans
-from bank.errors import Conflict
+from bank.errors import Conflict, ValidationFailed
 from bank.ids import new_id
 from bank.plan_decisions import Decision, decision_record
 from bank.plan_facts import add_fact
@@ -64,6 +64,7 @@ def record_revision(
     current = plans.state(session, plan)
     if current.outcome is not None:
         _check_revisable(current, counts)
+        _check_received_after_approval(plan, current, counts, received_on)
     revision = add_fact(
         session,
         PlanRevision,
@@ -105,6 +106,29 @@ def _check_revisable(current: plans.PlanState, counts: bool) -> None:
             "Subd. 6 (c), 9: a revision counting as a new application supersedes the approval, "
             f"so it waits until the approval is final; the plan is {current.status}",
             status=current.status,
+        )
+
+
+def _check_received_after_approval(
+    plan: Plan, current: plans.PlanState, counts: bool, received_on: date
+) -> None:
+    """A revision of an approved plan is received once it is approved (on the decision's day,
+    or after a deemed approval's last day to decide); one counting as new, once the approval
+    is final (after its appeal window).  Dated earlier, it would stand in the record before
+    what it revises, and a new application's clocks would have run out before it was made."""
+    if plan.decided_on is not None:
+        approved_on = plan.decided_on
+    else:  # deemed approved the day after the last day to decide
+        approved_on = current.deadlines.decision_due + timedelta(days=1)
+    earliest, what = approved_on, f"the approval it revises ({approved_on.isoformat()})"
+    window_ends = current.deadlines.appeal_window_ends
+    if counts and window_ends is not None and window_ends >= earliest:
+        earliest = window_ends + timedelta(days=1)
+        what = f"the approval it supersedes became final ({earliest.isoformat()})"
+    if received_on < earliest:
+        raise ValidationFailed(
+            f"Subd. 6 (c): the revision is received on or after {what}",
+            {"received_on": [f"before {earliest.isoformat()}"]},
         )
 
 

@@ -153,6 +153,29 @@ def test_a_revision_counting_as_new_waits_until_the_approval_is_final(kit: Kit) 
     ok(revise(kit, plan, lgu, 9_900, "2026-06-25"))
 
 
+def test_a_revision_is_received_no_earlier_than_the_approval_it_revises(kit: Kit) -> None:
+    """Approved 06-08, final from 06-25: a revision counting as new dated before 06-25, or any
+    revision dated before 06-08, would stand in the record before what it revises."""
+    lgu = kit.lgu()
+    plan, _bank = final_approved_plan(kit, lgu)
+
+    def backdated(area: int, received_on: str) -> dict[str, Any]:
+        body = {"area_sqft": area, "displacement_ft": 0, "received_on": received_on}
+        return problem(
+            act(kit, plan, lgu, "revisions", body, "2026-07-20"), 422, "validation_error"
+        )
+
+    assert "2026-06-25" in backdated(40_000, "2026-06-24")["errors"]["received_on"][0]
+    assert "2026-06-08" in backdated(9_100, "2026-06-07")["errors"]["received_on"][0]
+    shown = read(kit, plan, "2026-07-20")
+    assert (shown["application_number"], shown["impact"]["area_sqft"]) == (1, 9_000)
+    assert shown["status"] == "final" and shown["applications"] == []
+    body = {"area_sqft": 9_100, "displacement_ft": 0, "received_on": "2026-06-08"}
+    ok(act(kit, plan, lgu, "revisions", body, "2026-07-20"))  # on the day of the approval
+    body = {"area_sqft": 40_000, "displacement_ft": 0, "received_on": "2026-06-25"}
+    ok(act(kit, plan, lgu, "revisions", body, "2026-07-20"))  # the day it became final
+
+
 def test_a_denied_plan_is_not_revised(kit: Kit) -> None:
     lgu = kit.lgu()
     with on("2026-06-08"):
