@@ -399,10 +399,18 @@ def _check_appeal_security(ruleset: Ruleset, amount_cents: int, field: str) -> N
 
 
 def require_appeal_security(session: Session, plan: Plan, amount_cents: int) -> None:
-    """Subd. 9: the LGU may require a petitioner to post security; it says so before anyone
-    petitions (a requirement added afterwards would change the terms of a petition filed)."""
+    """Subd. 9: the LGU may require a petitioner to post security; it says so before the
+    current application's notice of decision is mailed, and before anyone petitions on it (a
+    requirement added afterwards would change the terms a petitioner relied on, or of a
+    petition filed)."""
     _check_appeal_security(ruleset_by_id(plan.ruleset), amount_cents, "amount_cents")
-    if appeals_of(session, plan.id):
+    if plan.decision_notice_mailed_on is not None:
+        raise Conflict(
+            "the notice of decision was mailed "
+            f"{plan.decision_notice_mailed_on.isoformat()}: the appeal security can no longer "
+            "change for this application"
+        )
+    if any(a.application_number == plan.application_number for a in appeals_of(session, plan.id)):
         raise Conflict("a petition was filed: the appeal security can no longer change")
     plan.appeal_security_required_cents = amount_cents
     session.flush()

@@ -903,22 +903,34 @@ def test_security_posted_for_a_denied_petition_is_kept_not_refunded(kit):
         assert ok(kit.api.get(f"/payments/{posted['id']}"), 200)["status"] == "received"
 
 
-def test_the_lgu_or_the_board_requires_appeal_security_before_any_petition(kit):
+def test_the_lgu_or_the_board_requires_appeal_security_before_the_notice_of_decision(kit):
+    """Subd. 9: the petitioner reads the requirement in the notice of decision; once it is
+    mailed (and once anyone petitions), the requirement no longer changes."""
     lgu, stranger = kit.lgu(), kit.lgu()
-    plan = noticed_decision(kit, lgu)
+    with on("2026-09-01"):
+        plan = kit.plan(lgu, received_on="2026-09-01", area_sqft=9_000)
+        body = decision_body("approved", "2026-09-01")
+        ok(kit.api.post(f"/plans/{plan['id']}/decision", body, token=lgu["token"]))
     path = f"/plans/{plan['id']}/appeal-security"
     for amount in (0, 50_001):
-        response = post_as(kit, path, {"amount_cents": amount}, "2026-09-05", lgu["token"])
+        response = post_as(kit, path, {"amount_cents": amount}, "2026-09-02", lgu["token"])
         problem(response, 422, "validation_error")
     problem(
-        post_as(kit, path, {"amount_cents": 100}, "2026-09-05", stranger["token"]), 404, "not_found"
+        post_as(kit, path, {"amount_cents": 100}, "2026-09-02", stranger["token"]), 404, "not_found"
     )
-    shown = ok(post_as(kit, path, {"amount_cents": 50_000}, "2026-09-05", lgu["token"]))
+    shown = ok(post_as(kit, path, {"amount_cents": 50_000}, "2026-09-02", lgu["token"]))
     assert shown["appeal_security_required_cents"] == 50_000
-    shown = ok(post_as(kit, path, {"amount_cents": 25_000}, "2026-09-06"))  # the board
+    shown = ok(post_as(kit, path, {"amount_cents": 25_000}, "2026-09-03"))  # the board
     assert shown["appeal_security_required_cents"] == 25_000
+    with on("2026-09-04"):
+        mailed = f"/plans/{plan['id']}/decision-notice"
+        ok(kit.api.post(mailed, mailing("2026-09-04"), token=lgu["token"]))
+    late = problem(
+        post_as(kit, path, {"amount_cents": 100}, "2026-09-05", lgu["token"]), 409, "conflict"
+    )
+    assert "2026-09-04" in late["detail"]
     ok(petition(kit, plan, received="2026-09-10", postmarked="2026-09-09"))
-    problem(post_as(kit, path, {"amount_cents": 100}, "2026-09-10", lgu["token"]), 409, "conflict")
+    problem(post_as(kit, path, {"amount_cents": 100}, "2026-09-10"), 409, "conflict")
     with on("2026-09-10"):
         assert kit.get_plan(plan["id"])["appeal_security_required_cents"] == 25_000
 
