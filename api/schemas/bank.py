@@ -21,6 +21,7 @@ from api.schemas.common import (
     StrictInteger,
     Timestamp,
     page_schema,
+    text_of,
 )
 from api.schemas.replies import register, reply_schema
 from bank.account_reservations import AccountReservation, AccountReservations, ReservedFor
@@ -145,7 +146,7 @@ ENTRY_FIELDS = list(EntryOut().fields)
 
 
 class BankingPlanIn(Schema):
-    reference = fields.String(required=True, validate=validate.Length(min=1, max=100))
+    reference = fields.String(required=True, validate=text_of(100))
     approved_on = EventDate(required=True)
     lgu_id = RecordId(required=True)
 

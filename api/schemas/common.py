@@ -172,24 +172,36 @@ def RecordId(**kwargs: Any) -> fields.String:  # noqa: N802
     return fields.String(validate=validate.Length(max=40), **kwargs)
 
 
+def _not_blank(value: str) -> None:
+    if not value.strip():
+        raise ValidationError("Must not be blank.")
+
+
+def text_of(max_length: int) -> validate.Validator:
+    """1..``max_length`` characters, not all of them blank: a name, an address or a reason of
+    spaces says nothing, and a notice would be mailed to it."""
+    return validate.And(validate.Length(min=1, max=max_length), _not_blank)
+
+
 def Name(**kwargs: Any) -> fields.String:  # noqa: N802
-    """The name of a person, a body or a project: 1..300 characters."""
-    return fields.String(validate=validate.Length(min=1, max=300), **kwargs)
+    """The name of a person, a body or a project: 1..300 characters, not blank."""
+    return fields.String(validate=text_of(300), **kwargs)
 
 
 def Address(**kwargs: Any) -> fields.String:  # noqa: N802
-    """A mailing address: 1..1000 characters."""
-    return fields.String(validate=validate.Length(min=1, max=1000), **kwargs)
+    """A mailing address: 1..1000 characters, not blank."""
+    return fields.String(validate=text_of(1000), **kwargs)
 
 
 def County(**kwargs: Any) -> fields.String:  # noqa: N802
-    """A county's name: 1..100 characters."""
-    return fields.String(validate=validate.Length(min=1, max=100), **kwargs)
+    """A county's name: 1..100 characters, not blank."""
+    return fields.String(validate=text_of(100), **kwargs)
 
 
 def Reason(**kwargs: Any) -> fields.String:  # noqa: N802
-    """Why something is done (a correction, a reversal, a release): 1..2000 characters."""
-    return fields.String(required=True, validate=validate.Length(min=1, max=2000), **kwargs)
+    """Why something is done (a correction, a reversal, a release): 1..2000 characters, not
+    blank."""
+    return fields.String(required=True, validate=text_of(2000), **kwargs)
 
 
 WETLAND_TYPES = [str(n) for n in range(1, 9)]

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from marshmallow import Schema, fields, validate
 
-from api.schemas.common import EventDate, Name, Quantity, Reason, StrictInteger
+from api.schemas.common import EventDate, Name, Quantity, Reason, StrictInteger, text_of
 from api.schemas.replies import reply_schema
 from bank.plan_decisions import Decision, PeatlandRecord, PlanDecision, Resolution
 from bank.plan_extensions import Extension, ExtensionView
@@ -22,7 +22,7 @@ from bank.plan_revisions import ApplicationView, RevisionView
 
 class ResolutionIn(Schema):
     #: Subd. 1 (b): the governing body's resolution, as the LGU numbers it
-    number = fields.String(required=True, validate=validate.Length(min=1, max=100))
+    number = fields.String(required=True, validate=text_of(100))
     #: on or before the decision's ``decided_on``
     adopted_on = EventDate(required=True)
 
@@ -60,7 +60,7 @@ class TepDeterminationIn(Schema):
     members = fields.List(
         fields.Nested(PanelMemberIn), required=True, validate=validate.Length(max=10)
     )
-    determination = fields.String(required=True, validate=validate.Length(min=1, max=8000))
+    determination = fields.String(required=True, validate=text_of(8000))
     recommendation = fields.String(
         load_default=None, allow_none=True, validate=validate.OneOf(RECOMMENDATIONS)
     )
@@ -95,7 +95,7 @@ class DecisionIn(Schema):
     #: Subd. 1 (b): required for an approval
     resolution = fields.Nested(ResolutionIn, load_default=None)
     #: Minn. Stat. 15.99 subd. 2: required for a denial
-    reasons = fields.String(load_default=None, validate=validate.Length(min=1, max=8000))
+    reasons = fields.String(load_default=None, validate=text_of(8000))
     #: Subd. 1 (a): required to approve a plan for peatland
     peatland = fields.Nested(PeatlandDecisionIn, load_default=None)
 

@@ -24,6 +24,7 @@ from api.schemas.common import (
     ServiceArea,
     StrictInteger,
     page_schema,
+    text_of,
 )
 from api.schemas.filters import ExternalRefFilter, external_refs_in
 from api.schemas.replies import reply_schema
@@ -65,7 +66,7 @@ class PlanIn(Schema):
     #: Subd. 6 and 7: the watershed district whose managers are mailed, if one exists
     watershed_district = Name(load_default=None, allow_none=True)
     #: where the impact is (the public's copy identifies it, Subd. 6 (a))
-    location = fields.String(required=True, validate=validate.Length(min=1, max=1000))
+    location = fields.String(required=True, validate=text_of(1000))
     #: Subd. 3: the security the LGU requires of a project-specific replacement (required then)
     security_required_cents = Quantity(load_default=None, allow_none=True)
     external_refs = external_refs_in()
@@ -154,7 +155,7 @@ class PetitionIn(Schema):
 class PetitionDecisionIn(Schema):
     granted = fields.Boolean(required=True)
     decided_on = EventDate(required=True)
-    reason = fields.String(load_default=None, validate=validate.Length(min=1, max=4000))
+    reason = fields.String(load_default=None, validate=text_of(4000))
     #: Subd. 9's grounds for denying a petition: required for a denial, none for a grant
     grounds = fields.List(
         fields.String(validate=validate.OneOf(DENIAL_GROUNDS)),

@@ -178,6 +178,8 @@ def test_several_missing_roles_are_named_together(kit):
     [
         {"name": "X", "address": "Y", "role": "neighbour"},
         {"name": "", "address": "Y", "role": "tep_member"},
+        {"name": "   ", "address": "Y", "role": "tep_member"},
+        {"name": "X", "address": " \t ", "role": "tep_member"},
         {"name": "X", "role": "tep_member"},
     ],
 )
@@ -204,6 +206,21 @@ def test_a_member_of_the_public_who_asked_is_registered_and_shown_on_the_plan(ki
         body["requested_on"] = "2026-06-18"
         problem(kit.api.post(path, body, token=other["token"]), 404, "not_found")
         assert kit.get_plan(plan["id"])["copy_requests"] == [asked]
+
+
+@pytest.mark.parametrize(("name", "address"), [("   ", "1 Main St"), ("Pat", "  ")], ids=str)
+def test_a_member_of_the_public_needs_a_name_and_an_address_not_blank(kit, name, address):
+    """Every later notice must be mailed to them: a blank name or address could never be."""
+    lgu = kit.lgu()
+    plan = full_plan(kit, lgu)
+    body = {"name": name, "address": address, "requested_on": "2026-06-18"}
+    with on("2026-06-18"):
+        path = f"/plans/{plan['id']}/copy-requests"
+        refused = problem(kit.api.post(path, body, token=lgu["token"]), 422, "validation_error")
+        assert refused["errors"] == {
+            field: ["Must not be blank."] for field in body if body[field].isspace()
+        }
+        assert kit.get_plan(plan["id"])["copy_requests"] == []
 
 
 def test_a_requester_registered_by_the_mailing_must_be_mailed_one_registered_after_need_not(kit):

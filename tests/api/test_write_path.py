@@ -23,11 +23,11 @@ def keys_kept(app: Any) -> int:
 
 def test_a_replay_is_the_stored_response_byte_for_byte(api):
     key = {"Idempotency-Key": "k-bytes"}
-    first = api.post("/tokens", {"role": "board", "name": "bytes"}, headers=key)
+    first = api.post("/holders", {"name": "Bytes", "address": "1 Main St"}, headers=key)
     # the same content in another layout is the same request
     again = api.post(
-        "/tokens",
-        data='{ "name" : "bytes",\n  "role": "board" }',
+        "/holders",
+        data='{ "address" : "1 Main St",\n  "name": "Bytes" }',
         content_type="application/json",
         headers=key,
     )
