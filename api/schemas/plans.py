@@ -216,6 +216,17 @@ class PaymentIn(Schema):
     external_refs = external_refs_in()
 
 
+class AppealPaymentIn(Schema):
+    """The board's appeals page: a payment for the appeal it is recorded on."""
+
+    kind = fields.String(
+        required=True, validate=validate.OneOf(("appeal_filing_fee", "appeal_security"))
+    )
+    amount_cents = Quantity(required=True)
+    payer = Name(required=True)
+    received_on = EventDate(required=True)
+
+
 PaymentOut = reply_schema(PaymentView, "PaymentOut")
 
 

@@ -1,5 +1,6 @@
-"""The board's appeals page for a plan (Subd. 9): record a petition it received, decide whether
-to grant it, decide the appeal on its merits, and record the day that decision was served.
+"""The board's appeals page for a plan (Subd. 9): record a petition it received, the filing fee
+and security paid for it, decide whether to grant it, decide the appeal on its merits, and record
+the day that decision was served.
 
 Each form calls the ``bank.appeals`` use case its API twin calls (``api/views/plans.py``), with
 the API's input schema, through ``api.web.forms``; every form comes back to this page.
@@ -14,20 +15,30 @@ from typing import Any
 from flask import Response, url_for
 from marshmallow import Schema
 
-from api.context import database, request_id
-from api.schemas.plans import AppealDecisionIn, PetitionDecisionIn, PetitionIn, ServiceIn
+from api.context import database, request_id, ruleset
+from api.schemas.plans import (
+    AppealDecisionIn,
+    AppealPaymentIn,
+    PetitionDecisionIn,
+    PetitionIn,
+    ServiceIn,
+)
 from api.web import forms
 from api.web.blueprint import web
 from api.web.board_forms import board_only, calling, labelled
 from api.web.forms import Field, Form, Item
-from bank import appeals, plan_cases
+from bank import appeals, money, plan_cases
 from bank.access import Actor
 from bank.appeal_views import AppealView
+from bank.errors import NotFound
 
 FILED = forms.confirmation("petition-filed", "The petition is recorded.")
 PETITION_DECIDED = forms.confirmation(
     "petition-decided", "The decision on the petition is recorded."
 )
+PAID = forms.confirmation("appeal-paid", "The payment is recorded.")
+#: what a petitioner pays the board (Subd. 9), recorded as the API's ``POST /payments`` does
+APPEAL_PAYMENTS = (("appeal_filing_fee", "Filing fee"), ("appeal_security", "Appeal security"))
 APPEAL_DECIDED = forms.confirmation("appeal-decided", "The decision on the appeal is recorded.")
 SERVED = forms.confirmation("appeal-served", "The day the decision was served is recorded.")
 ANCHOR = "appeals"
@@ -69,6 +80,17 @@ def _grant_form(plan_id: str, appeal_id: str) -> Form:
     return Form(action, items, "Record the decision on the petition")
 
 
+def _payment_form(plan_id: str, appeal_id: str) -> Form:
+    items: tuple[Item, ...] = (
+        Field("kind", "Payment", "select", True, APPEAL_PAYMENTS),
+        Field("amount_cents", "Amount (cents)", "number", required=True),
+        Field("payer", "Paid by", required=True),
+        Field("received_on", "Received on", "date", required=True),
+    )
+    action = url_for("web.appeal_payment", plan_id=plan_id, appeal_id=appeal_id)
+    return Form(action, items, "Record the payment")
+
+
 def _decision_form(plan_id: str, appeal_id: str) -> Form:
     outcomes = (("plan_upheld", "Plan upheld"), ("plan_reversed", "Plan reversed"))
     items: tuple[Item, ...] = (
@@ -88,8 +110,11 @@ def _service_form(plan_id: str, appeal_id: str) -> Form:
 
 def _forms_of(plan_id: str, appeal: AppealView) -> dict[str, Form]:
     """The forms an appeal still takes, by what they do."""
-    if appeal.petition is None:
-        return {"petition": _grant_form(plan_id, appeal.id)}
+    if appeal.petition is None:  # the fee (and any security) is paid before a grant
+        return {
+            "payment": _payment_form(plan_id, appeal.id),
+            "petition": _grant_form(plan_id, appeal.id),
+        }
     if appeal.petition.granted and appeal.decision is None:
         return {"decision": _decision_form(plan_id, appeal.id)}
     if appeal.decision is not None and appeal.served_on is None:
@@ -103,6 +128,10 @@ def _page(
     """The plan's appeals and the forms each takes; ``refused`` is (appeal id or "", what, form)
     as it was sent back."""
     plan = plan_cases.show(database(), who, plan_id)
+    paid: dict[str, list[money.PaymentView]] = {}
+    for payment in money.list_payments(database(), who, plan_id):
+        if payment.appeal_id is not None:
+            paid.setdefault(payment.appeal_id, []).append(payment)
     petition = _petition_form(plan_id)
     per_appeal = {appeal.id: _forms_of(plan_id, appeal) for appeal in plan.appeals}
     if refused is not None:
@@ -117,6 +146,7 @@ def _page(
         plan=plan,
         petition=petition,
         per_appeal=per_appeal,
+        paid=paid,
     )
 
 
@@ -151,6 +181,9 @@ def _on_appeal(
 
     @board_only
     def post(who: Actor, plan_id: str, appeal_id: str) -> Any:
+        if appeals.show(database(), who, appeal_id).plan_id != plan_id:
+            raise NotFound(f"plan {plan_id} has no appeal {appeal_id}")  # another plan's address
+
         def act(data: dict[str, Any]) -> str:
             calling(run, who, appeal_id, data)
             return forms.done("web.appeals_page", confirm, ANCHOR, plan_id=plan_id)
@@ -176,10 +209,16 @@ def _decide_appeal(who: Actor, appeal_id: str, data: dict[str, Any]) -> object:
     )
 
 
+def _pay(who: Actor, appeal_id: str, data: dict[str, Any]) -> object:
+    request = money.PaymentRequest(appeal_id=appeal_id, **data)
+    return money.receive_payment(database(), ruleset(), who, request, request_id())
+
+
 def _serve(who: Actor, appeal_id: str, data: dict[str, Any]) -> object:
     return appeals.record_service(database(), who, appeal_id, data["served_on"])
 
 
+_on_appeal("payment", _payment_form, AppealPaymentIn, _pay, PAID)
 _on_appeal("petition", _grant_form, PetitionDecisionIn, _decide_petition, PETITION_DECIDED)
 _on_appeal("decision", _decision_form, AppealDecisionIn, _decide_appeal, APPEAL_DECIDED)
 _on_appeal("service", _service_form, ServiceIn, _serve, SERVED)

@@ -356,6 +356,74 @@ def test_the_board_records_a_petition_and_decides_it(kit, board) -> None:
     assert shown["petition"]["granted"] is False and shown["grounds"] == ["trivial"]
 
 
+def test_an_appeals_form_posted_under_another_plans_address_is_not_found(kit, board) -> None:
+    lgu = kit.lgu()
+    plan, other = noticed_decision(kit, lgu), noticed_decision(kit, lgu)
+    with on(PETITION_DAY):
+        appeal = ok(
+            kit.api.post(
+                f"/plans/{plan['id']}/appeals",
+                {
+                    "petitioner_kind": "owner",
+                    "petitioner_name": "Ann Owner",
+                    "petitioner_address": "1 Main St, Buffalo, MN",
+                    "postmarked_on": "2026-09-21",
+                    "received_on": PETITION_DAY,
+                    "filing_fee_cents": 20_000,
+                },
+            )
+        )
+        _action, hidden = form_of(
+            board, f"/plans/{plan['id']}/appeals", f"appeal-{appeal['id']}-petition"
+        )
+        elsewhere = f"/plans/{other['id']}/appeals/{appeal['id']}/petition"
+        denied = {"granted": "false", "decided_on": PETITION_DAY, "grounds": ["trivial"]}
+        html(board.post(elsewhere, data={**hidden, **denied}), 404)
+    assert ok(kit.api.get(f"/appeals/{appeal['id']}"), 200)["petition"] is None
+
+
+def test_the_board_records_the_filing_fee_on_the_appeals_page_and_grants_the_petition(
+    kit, board
+) -> None:
+    """Subd. 9: a petition is granted once its $200 fee is paid; the page records the payment
+    (as POST /payments does) and shows it, so the grant need not leave the page."""
+    plan = noticed_decision(kit, kit.lgu())
+    page = f"/plans/{plan['id']}/appeals"
+    petition = {
+        "petitioner_kind": "owner",
+        "petitioner_name": "Ann Owner",
+        "petitioner_address": "1 Main St, Buffalo, MN",
+        "postmarked_on": "2026-09-21",
+        "received_on": PETITION_DAY,
+        "filing_fee_cents": "20000",
+    }
+    with on(PETITION_DAY):
+        document = html(board.get(redirected(fill(board, page, "petition-form", petition), page)))
+        (appeal_id,) = [a.attrs["data-appeal-id"] for a in document.all("article")]
+        assert document.one("dd", data_field="payments").text.startswith("none")
+        pay_form, grant_form = f"appeal-{appeal_id}-payment", f"appeal-{appeal_id}-petition"
+        fee = {"kind": "appeal_filing_fee", "payer": "Ann Owner", "received_on": PETITION_DAY}
+        short = html(fill(board, page, pay_form, {**fee, "amount_cents": "19999"}), 422)
+        assert "200" in problem_above(short)
+        assert ok(kit.api.get(f"/payments?plan_id={plan['id']}"), 200)["items"] == []
+        document = html(
+            board.get(
+                redirected(fill(board, page, pay_form, {**fee, "amount_cents": "20000"}), page)
+            )
+        )
+        assert document.one("dd", data_field="payments").text.startswith("Filing fee $200.00")
+        granted = {"granted": "true", "decided_on": PETITION_DAY}
+        redirected(fill(board, page, grant_form, granted), page)
+    shown = ok(kit.api.get(f"/appeals/{appeal_id}"), 200)
+    assert shown["petition"]["granted"] is True
+    (paid,) = ok(kit.api.get(f"/payments?plan_id={plan['id']}"), 200)["items"]
+    assert (paid["kind"], paid["appeal_id"], paid["amount_cents"]) == (
+        "appeal_filing_fee",
+        appeal_id,
+        20_000,
+    )
+
+
 # --- tokens --------------------------------------------------------------------------------------
 
 
@@ -414,6 +482,7 @@ POSTS = [
     "/deposits/preview",
     "/deposits/new",
     "/plans/plan_any/appeals",
+    "/plans/plan_any/appeals/apl_any/payment",
     "/plans/plan_any/appeals/apl_any/petition",
     "/plans/plan_any/appeals/apl_any/decision",
     "/plans/plan_any/appeals/apl_any/service",
