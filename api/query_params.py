@@ -21,6 +21,7 @@ from flask import current_app, g, request
 from api import roles
 from api.context import actor
 from api.problems import ApiProblem
+from api.strict_json import check_query_string, unstorable
 
 #: read by the app on any endpoint: ``?format=csv`` (``api.pagination.wants_csv``) and
 #: ``?format=pdf`` (a notice's document)
@@ -28,7 +29,8 @@ GLOBAL = frozenset({"format"})
 
 
 def refuse_unknown() -> None:
-    """400 ``bad_request`` for a query parameter the API endpoint called does not take
+    """400 ``bad_request`` for a query parameter the API endpoint called does not take, and
+    422 ``validation_error`` for one holding text no record can (a NUL), before the view runs
     (installed by ``api.auth``, after the token is checked)."""
     if not request.args or not _api_endpoint():
         return
@@ -37,10 +39,11 @@ def refuse_unknown() -> None:
         return
     unknown = sorted(set(request.args) - allowed(handler))
     if not unknown:
+        if any(unstorable(name) or unstorable(value) for name, value in _every_arg()):
+            _caller_checked(handler)
+            check_query_string()  # a NUL in a filter: 422, before an export starts streaming
         return
-    if g.get("bearer_secret") and g.get("actor") is None:
-        actor()  # an unknown token hears 401 first
-    roles.check(handler)
+    _caller_checked(handler)
     names = ", ".join(unknown)
     raise ApiProblem(
         400,
@@ -48,6 +51,18 @@ def refuse_unknown() -> None:
         f"Unknown query parameter: {names}.",
         errors={name: ["Unknown query parameter."] for name in unknown},
     )
+
+
+def _every_arg() -> list[tuple[str, str]]:
+    return list(request.args.items(multi=True))
+
+
+def _caller_checked(handler: Any) -> None:
+    """An unknown token hears 401, and a role the endpoint refuses 403, before anything about
+    the query."""
+    if g.get("bearer_secret") and g.get("actor") is None:
+        actor()
+    roles.check(handler)
 
 
 def allowed(handler: Any) -> frozenset[str]:

@@ -120,15 +120,39 @@ def _check_tree(value: Any) -> None:
                 stack.append((item, f"{path}.{index}" if path else str(index), depth + 1))
 
 
-def _check_string(text: str, path: str) -> None:
+def unstorable(text: str) -> str | None:
+    """Why ``text`` cannot be stored (PostgreSQL's text holds no NUL, and UTF-8 no unpaired
+    surrogate), or ``None`` when it can."""
     if "\x00" in text:
-        message = "must not contain a NUL character"
-    else:
-        try:
-            text.encode("utf-8")
-            return
-        except UnicodeEncodeError:
-            message = "is not valid Unicode (an unpaired surrogate)"
+        return "must not contain a NUL character"
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return "is not valid Unicode (an unpaired surrogate)"
+    return None
+
+
+def check_query_string() -> None:
+    """422 ``validation_error`` for a query parameter that could not be stored or compared
+    (before a view runs: an export that streams would otherwise fail after its first line)."""
+    errors = {
+        name[:200]: [why]
+        for name, value in request.args.items(multi=True)
+        if (why := unstorable(name) or unstorable(value)) is not None
+    }
+    if errors:
+        raise ApiProblem(
+            422,
+            "validation_error",
+            "Some query parameters are not valid: see errors.",
+            errors=errors,
+        )
+
+
+def _check_string(text: str, path: str) -> None:
+    message = unstorable(text)
+    if message is None:
+        return
     raise ApiProblem(
         422,
         "validation_error",

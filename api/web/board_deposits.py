@@ -130,6 +130,10 @@ def deposit_previewed(who: Actor) -> Any:
     """What the deposit would credit, per action; nothing is written."""
     check_signed_in_post()
     form = _form()
+    unusable = forms.unstorable_fields(form)
+    if unusable:
+        why = Refused(422, unusable, ["Check the fields marked below."])
+        return _page(forms.refused(form, why), why.status)
     try:
         data = DepositFormIn().load(forms.body_of(form))
         shown = deposit_preview.preview(database(), ruleset(), who, _request(data))

@@ -10,6 +10,7 @@ from sqlalchemy.exc import DBAPIError, OperationalError
 from werkzeug.exceptions import HTTPException
 
 from api import problems
+from api.strict_json import unstorable
 from api.web.signin import BadForm, SignInRequired
 from ledger.errors import LedgerError
 
@@ -26,6 +27,7 @@ HEADINGS = {
 
 
 def register(blueprint: Blueprint) -> None:
+    blueprint.before_request(_refuse_unstorable_address)
     blueprint.register_error_handler(SignInRequired, _to_sign_in)
     blueprint.register_error_handler(BadForm, _bad_form)
     blueprint.register_error_handler(LedgerError, _domain_error)
@@ -49,6 +51,16 @@ def error_page(status: int, detail: str, headers: dict[str, str] | None = None) 
     for name, value in (headers or {}).items():
         response.headers[name] = value
     return response
+
+
+def _refuse_unstorable_address() -> Response | None:
+    """An address whose path or query holds a NUL (or an unpaired surrogate): a page that says
+    so, not a database error halfway through reading it."""
+    values = [*(request.view_args or {}).values(), *request.args.keys()]
+    values += request.args.values()
+    if any(isinstance(v, str) and unstorable(v) for v in values):
+        return error_page(400, "This address holds a character no record can contain (NUL).")
+    return None
 
 
 def _to_sign_in(_error: SignInRequired) -> Any:

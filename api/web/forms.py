@@ -30,6 +30,7 @@ from api import problems
 from api.context import database
 from api.problems import ApiProblem
 from api.ratelimit import check_write
+from api.strict_json import unstorable
 from api.web.errors import error_page
 from api.web.pages import page as page  # the forms' pages render as every page does
 from api.web.signin import CSRF_FIELD, BadForm, check_signed_in_post, signed_in_actor
@@ -229,6 +230,9 @@ def submit(
         check_write(who.token_id)
     except ApiProblem as limited:
         return error_page(limited.status, limited.detail, limited.headers)
+    unusable = unstorable_fields(form)
+    if unusable:
+        return again(Refused(422, unusable, ["Check the fields marked below."]))
     try:
         data = schema.load(body_of(form))
     except ValidationError as invalid:
@@ -327,6 +331,18 @@ def _fingerprint() -> str:
 
 
 # --- reading the fields ------------------------------------------------------------------------
+
+
+def unstorable_fields(form: Form) -> dict[str, str]:
+    """The fields whose text no record can hold (a NUL pasted in, an unpaired surrogate), each
+    with why: the form comes back with them marked rather than failing in the database."""
+    marked = {}
+    for f in form.fields():
+        for text in request.form.getlist(f.name):
+            why = unstorable(text)
+            if why is not None:
+                marked[f.name] = sentence(f"This {why}")
+    return marked
 
 
 def body_of(form: Form) -> dict[str, Any]:

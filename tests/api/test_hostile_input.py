@@ -115,6 +115,22 @@ def next_in_form(response: Any) -> str:
     return str(parse(response.get_data(as_text=True)).one("input", name="next").attrs["value"])
 
 
+@pytest.mark.parametrize(
+    "address",
+    [
+        "/audit/journal?kind=%00",
+        "/audit/journal?format=csv&kind=%00",
+        "/audit/journal?format=csv&account_id=a%00",
+        "/plans?q=%00",
+    ],
+)
+def test_a_nul_in_a_query_parameter_is_422_before_anything_streams(api: Api, address: str) -> None:
+    """A CSV export would otherwise answer 200 and its header, then fail on PostgreSQL."""
+    response = api.get(address)
+    body = problem(response, 422, "validation_error")
+    assert body["errors"] and response.mimetype == "application/problem+json"
+
+
 @pytest.mark.parametrize("target", OFF_SITE)
 def test_sign_in_follows_next_only_to_a_path_on_this_site(
     app: Flask, holder: dict[str, str], target: str

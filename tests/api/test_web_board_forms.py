@@ -141,6 +141,26 @@ def test_a_form_without_its_csrf_secret_writes_nothing(app, board) -> None:
     assert count(app, Holder, Holder.name == name) == 0
 
 
+def test_a_nul_pasted_into_a_form_or_an_address_is_shown_as_such_and_writes_nothing(
+    app, board
+) -> None:
+    """PostgreSQL's text holds no NUL: the form comes back with the field marked (as typed),
+    and an address holding one is a page saying so, on both databases."""
+    before = count(app, Holder)
+    name = unique("Acme") + "\x00Bank"
+    refused = html(fill(board, "/holders/new", "record-form", {"name": name}), 422)
+    assert error_beside(refused, "name") == "This must not contain a NUL character."
+    assert count(app, Holder) == before
+    for address in (
+        "/plans?q=a%00b",
+        "/holders?q=a%00b",
+        "/accounts?q=a%00b",
+        "/accounts/acct_%00",
+    ):
+        page = html(board.get(address), 400)
+        assert "NUL" in page.one("main").text, address
+
+
 def test_the_board_registers_an_lgu_and_corrects_its_name(kit, board) -> None:
     name = unique("Wright County")
     fields = {"name": name, "kind": "county", "observes_indigenous_peoples_day": "on"}
