@@ -274,8 +274,12 @@ def decide_appeal(
             outcome == "plan_reversed"
             and not before.reversed_on_appeal
             and before.outcome in withdrawals.APPROVALS
+            and not before.revision_denied  # reversing a revision's denial withdraws nothing
         ):
-            withdrawals.reverse_for_plan(session, plan.id, board, request_id)
+            # a revision's approval reversed: the approval before it stands, with what was
+            # withdrawn for it
+            since = plans.revision_started_at(session, plan)
+            withdrawals.reverse_for_plan(session, plan.id, board, request_id, since)
             _void_pending_reservations(session, plan.id, board, request_id)
 
     return _decide(db, board, appeal_id, decide)

@@ -73,6 +73,9 @@ class PlanReport:
     status: str
     outcome: str | None
     reversed_on_appeal: bool
+    #: the current application, a revision of an approved plan, was denied: the approval before
+    #: it stands (``outcome``, and ``impact`` with its area), Subd. 6 (c)
+    revision_denied: bool
     notice_kind: str
     #: every deadline (its ``notice_kind`` is shown once, above)
     deadlines: timeline.Deadlines
@@ -199,7 +202,7 @@ def reports(
 
 def _report(plan: Plan, rows: PlanRows) -> PlanReport:
     state = rows.states[plan.id]
-    required, unrestricted = plans.required_credits(plan)
+    required, unrestricted = plans.required_credits(plan, state.area_sqft)
     blockers = impact_blockers(plan, rows, required)
     return PlanReport(
         id=plan.id,
@@ -209,7 +212,7 @@ def _report(plan: Plan, rows: PlanRows) -> PlanReport:
         received_on=plan.received_on,
         first_received_on=plan.first_received_on,
         impact=Impact(
-            area_sqft=plan.impact_area_sqft,
+            area_sqft=state.area_sqft,
             wetland_type=plan.impact_wetland_type,
             service_area=plan.impact_service_area,
             county=plan.impact_county,
@@ -228,6 +231,7 @@ def _report(plan: Plan, rows: PlanRows) -> PlanReport:
         status=state.status,
         outcome=state.outcome,
         reversed_on_appeal=state.reversed_on_appeal,
+        revision_denied=state.revision_denied,
         notice_kind=state.deadlines.notice_kind,
         deadlines=state.deadlines,
         **_notices(plan, rows, state),

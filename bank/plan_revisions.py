@@ -59,12 +59,22 @@ def record_revision(
     ruleset = ruleset_by_id(plan.ruleset)
     # compared with the application as last received as new (API.md), so that revisions of
     # under 10% each cannot add up to a larger impact without new notice and clocks
-    baseline = _area_last_received_as_new(session, plan)
-    counts = replacement_rules.revision_counts_as_new(ruleset, baseline, area_sqft, displacement_ft)
     current = plans.state(session, plan)
+    # after a denied revision, the approval standing is what a further revision revises
+    baseline = (
+        current.area_sqft if current.revision_denied else _area_last_received_as_new(session, plan)
+    )
+    counts = replacement_rules.revision_counts_as_new(ruleset, baseline, area_sqft, displacement_ft)
     if current.outcome is not None:
         _check_revisable(current, counts)
         _check_received_after_approval(plan, current, counts, received_on)
+    if current.revision_denied and not counts:
+        # the approval standing is an earlier application's, kept as it stood: a change that
+        # does not count as new cannot be made to it in place (choice)
+        raise Conflict(
+            "Subd. 6 (c): the plan stands on the approval its denied revision applied to revise; "
+            "a revision of it that does not count as a new application cannot be recorded"
+        )
     revision = add_fact(
         session,
         PlanRevision,
@@ -76,8 +86,10 @@ def record_revision(
         received_on=received_on,
         counts_as_new_application=counts,
     )
-    if counts:
-        _supersede(session, plan, current.outcome, revision)
+    if counts:  # the application superseded keeps its own outcome (a denied revision's too)
+        _supersede(
+            session, plan, "denied" if current.revision_denied else current.outcome, revision
+        )
     plan.impact_area_sqft = area_sqft
     session.flush()
     return RevisionView(

@@ -51,11 +51,14 @@ def read(session: Session, listed: Sequence[Plan], today: date | None = None) ->
     """The rows of ``listed``'s reports, their states as of ``today`` (default: today)."""
     day = today or clock.today()
     ids = [plan.id for plan in listed]
-    lgus, extensions, appeals = plans.listing_facts(session, listed)
+    found = plans.listing_facts(session, listed)
+    lgus, extensions, appeals = found.lgus, found.extensions, found.appeals
     latest = _latest_notices(session, ids)
     return PlanRows(
         states={
-            p.id: plans.state_with(p, lgus[p.lgu_id], extensions[p.id], appeals[p.id], day)
+            p.id: plans.state_with(
+                p, lgus[p.lgu_id], extensions[p.id], appeals[p.id], day, found.standing.get(p.id)
+            )
             for p in listed
         },
         clocks={p.id: plans.clocks_of(p, lgus[p.lgu_id]) for p in listed},

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from datetime import date
+from datetime import date, datetime
 from fractions import Fraction
 from typing import Any
 
@@ -22,8 +22,8 @@ from bank.access import Actor
 from bank.errors import Conflict, NotFound, ValidationFailed
 from bank.ids import new_id
 from bank.party_tables import Lgu
-from bank.plan_record_tables import PlanExtension
-from bank.plan_tables import Appeal, Plan
+from bank.plan_record_tables import PlanApplication, PlanExtension
+from bank.plan_tables import Appeal, Plan, PlanRevision
 from bank.rules import calendar, replacement_rules, timeline
 from bank.rules.ruleset import Ruleset, ruleset_by_id
 from ledger import clock
@@ -205,14 +205,59 @@ def clocks_of(plan: Plan, lgu: Lgu) -> Clocks:
 def facts(session: Session, plan: Plan) -> timeline.PlanFacts:
     """The recorded facts of the plan's current application, from which the timeline is
     computed."""
-    return _facts_from(plan, extensions_of(session, plan), appeals_of(session, plan.id))
+    return _facts_from(
+        plan,
+        extensions_of(session, plan),
+        appeals_of(session, plan.id),
+        standing_approvals(session, [plan]).get(plan.id),
+    )
+
+
+def standing_approvals(
+    session: Session, listed: Sequence[Plan]
+) -> dict[str, timeline.StandingApproval]:
+    """Per plan of ``listed`` a revision superseded, the last of its earlier applications that
+    was approved (by plan id; plans with one application need no query)."""
+    revised = [plan.id for plan in listed if plan.application_number > 1]
+    found: dict[str, timeline.StandingApproval] = {}
+    for rows in grouped(session, PlanApplication.plan_id, revised, PlanApplication.number).values():
+        for row in rows:  # by number: the last approved one stays
+            if row.outcome in APPROVED_OUTCOMES:
+                found[row.plan_id] = timeline.StandingApproval(row.outcome, row.impact_area_sqft)
+    return found
+
+
+#: the outcomes of an approval (the LGU's, or deemed)
+APPROVED_OUTCOMES = frozenset({"approved", "deemed_approved"})
+
+
+def revision_started_at(session: Session, plan: Plan) -> datetime | None:
+    """When the revision that made the plan's current application was recorded, if it applied
+    to revise an approval (``None`` for a first application, or one that superseded an
+    undecided application)."""
+    if plan.application_number == 1:
+        return None
+    previous = session.execute(
+        select(PlanApplication).where(
+            PlanApplication.plan_id == plan.id,
+            PlanApplication.number == plan.application_number - 1,
+        )
+    ).scalar_one()
+    if previous.outcome not in APPROVED_OUTCOMES:
+        return None
+    revision = session.get(PlanRevision, previous.revision_id)
+    return revision.recorded_at if revision is not None else None
 
 
 def _facts_from(
-    plan: Plan, extensions: Iterable[PlanExtension], appeals: Iterable[Appeal]
+    plan: Plan,
+    extensions: Iterable[PlanExtension],
+    appeals: Iterable[Appeal],
+    standing: timeline.StandingApproval | None = None,
 ) -> timeline.PlanFacts:
     """``plan``'s facts given its extensions and appeals (of any application: those of an
-    application a revision superseded are not among the facts)."""
+    application a revision superseded are not among the facts) and the approval a revision
+    applies to revise (``standing_approvals``)."""
     current = plan.application_number
     return timeline.PlanFacts(
         received_on=plan.received_on,
@@ -227,6 +272,7 @@ def _facts_from(
         decided_on=plan.decided_on,
         decision_notice_mailed_on=plan.decision_notice_mailed_on,
         appeals=tuple(appeal_facts(a) for a in appeals if a.application_number == current),
+        standing_approval=standing,
     )
 
 
@@ -272,6 +318,10 @@ class PlanState:
     outcome: str | None
     reversed_on_appeal: bool
     deadlines: timeline.Deadlines
+    #: a revision of an approved plan, denied: the approval before it stands (Subd. 6 (c))
+    revision_denied: bool
+    #: the impact area the outcome is for (the standing approval's after a denied revision)
+    area_sqft: int
 
 
 def state(session: Session, plan: Plan, today: date | None = None) -> PlanState:
@@ -281,19 +331,35 @@ def state(session: Session, plan: Plan, today: date | None = None) -> PlanState:
 
 def states(session: Session, listed: Sequence[Plan], today: date) -> dict[str, PlanState]:
     """``state`` of each plan of a listing, by plan id, with one query for their LGUs, one for
-    their extensions and one for their appeals per ``SLICE`` plans (not three per plan)."""
-    lgus, extensions, appeals = listing_facts(session, listed)
+    their extensions and one for their appeals per ``SLICE`` plans (not three per plan), and
+    one for the earlier applications of those a revision superseded."""
+    found = listing_facts(session, listed)
     return {
-        plan.id: state_with(plan, lgus[plan.lgu_id], extensions[plan.id], appeals[plan.id], today)
+        plan.id: state_with(
+            plan,
+            found.lgus[plan.lgu_id],
+            found.extensions[plan.id],
+            found.appeals[plan.id],
+            today,
+            found.standing.get(plan.id),
+        )
         for plan in listed
     }
 
 
-def listing_facts(
-    session: Session, listed: Sequence[Plan]
-) -> tuple[dict[str, Lgu], Mapping[str, list[PlanExtension]], Mapping[str, list[Appeal]]]:
-    """The LGUs of a listing's plans (by id), and each plan's extensions and appeals (by plan
-    id, in the order recorded), read for the whole listing at once."""
+@dataclass(frozen=True)
+class ListingFacts:
+    """What a listing's plan states are computed from, read for the whole listing at once."""
+
+    lgus: dict[str, Lgu]
+    extensions: Mapping[str, list[PlanExtension]]
+    appeals: Mapping[str, list[Appeal]]
+    standing: dict[str, timeline.StandingApproval]
+
+
+def listing_facts(session: Session, listed: Sequence[Plan]) -> ListingFacts:
+    """The LGUs of a listing's plans (by id), each plan's extensions and appeals (by plan id,
+    in the order recorded) and standing approval (``standing_approvals``)."""
     lgu_ids = sorted({plan.lgu_id for plan in listed})
     lgus = {lgu_id: rows[0] for lgu_id, rows in grouped(session, Lgu.id, lgu_ids).items()}
     ids = [plan.id for plan in listed]
@@ -301,7 +367,7 @@ def listing_facts(
         session, PlanExtension.plan_id, ids, PlanExtension.recorded_at, PlanExtension.id
     )
     appeals = grouped(session, Appeal.plan_id, ids, Appeal.created_at, Appeal.id)
-    return lgus, extensions, appeals
+    return ListingFacts(lgus, extensions, appeals, standing_approvals(session, listed))
 
 
 def state_with(
@@ -310,9 +376,13 @@ def state_with(
     extensions: Iterable[PlanExtension],
     appeals: Iterable[Appeal],
     today: date,
+    standing: timeline.StandingApproval | None = None,
 ) -> PlanState:
-    """``state`` from rows already read: the plan's LGU, extensions and appeals."""
-    return _state_from(clocks_of(plan, lgu), _facts_from(plan, extensions, appeals), today)
+    """``state`` from rows already read: the plan's LGU, extensions, appeals and standing
+    approval."""
+    return _state_from(
+        clocks_of(plan, lgu), _facts_from(plan, extensions, appeals, standing), today
+    )
 
 
 def _state_from(c: Clocks, f: timeline.PlanFacts, day: date) -> PlanState:
@@ -321,15 +391,19 @@ def _state_from(c: Clocks, f: timeline.PlanFacts, day: date) -> PlanState:
         outcome=timeline.outcome(c.ruleset, c.lgu, c.board, f, day),
         reversed_on_appeal=timeline.reversed_on_appeal(f),
         deadlines=timeline.deadlines(c.ruleset, c.lgu, c.board, f, day),
+        revision_denied=timeline.revision_denied(c.ruleset, c.lgu, c.board, f, day),
+        area_sqft=timeline.area_in_force(c.ruleset, c.lgu, c.board, f, day),
     )
 
 
-def required_credits(plan: Plan) -> tuple[int, int]:
-    """(required credit sq ft, of which unrestricted): ``ceil(A × r)`` and ``A`` (DOMAIN.md §3)."""
+def required_credits(plan: Plan, area_sqft: int | None = None) -> tuple[int, int]:
+    """(required credit sq ft, of which unrestricted): ``ceil(A × r)`` and ``A`` (DOMAIN.md §3),
+    for the plan's impact area or ``area_sqft`` (the area in force: ``PlanState.area_sqft``)."""
     ratio: Fraction = replacement_rules.parse_ratio(plan.replacement_ratio)
+    area = plan.impact_area_sqft if area_sqft is None else area_sqft
     return (
-        replacement_rules.required_credit_sqft(plan.impact_area_sqft, ratio),
-        replacement_rules.required_unrestricted_sqft(plan.impact_area_sqft),
+        replacement_rules.required_credit_sqft(area, ratio),
+        replacement_rules.required_unrestricted_sqft(area),
     )
 
 

@@ -71,13 +71,11 @@ def withdraw(
     the plan locked."""
     with db.transaction() as session:
         plan = plans.visible_plan(session, actor, plan_id, lock=True)
-        met = _check_plan_allows(session, plan)
+        area, met = _check_plan_allows(session, plan)
         chosen = _reservations(session, plan, reservation_ids)
         offers, share_of = _offers(session, chosen)
         ratio = replacement_rules.parse_ratio(plan.replacement_ratio)
-        allocation = replacement_rules.allocate_withdrawal(
-            plan.impact_area_sqft, ratio, offers, met
-        )
+        allocation = replacement_rules.allocate_withdrawal(area, ratio, offers, met)
         used = _used_by_key(allocation)
         row = _post(session, plan, actor, request_id, share_of, used, external_refs)
         _record_allocations(session, row.id, allocation, share_of)
@@ -178,9 +176,9 @@ def _confirm_can_withdraw(
     confirm_can_send(session, senders, set(sites))
 
 
-def _check_plan_allows(session: Session, plan: Plan) -> tuple[int, int]:
-    """An approval, and a requirement not yet met; answers what earlier withdrawals met (a
-    revision, Subd. 6 (c), may have raised the requirement since)."""
+def _check_plan_allows(session: Session, plan: Plan) -> tuple[int, tuple[int, int]]:
+    """An approval, and a requirement not yet met; answers the impact area in force and what
+    earlier withdrawals met (a revision, Subd. 6 (c), may have raised the requirement since)."""
     current = plans.state(session, plan)
     if current.status not in WITHDRAWABLE_STATUSES or current.outcome not in APPROVALS:
         raise Conflict(
@@ -190,9 +188,9 @@ def _check_plan_allows(session: Session, plan: Plan) -> tuple[int, int]:
         )
     met = met_portions(session, plan.id)
     ratio = replacement_rules.parse_ratio(plan.replacement_ratio)
-    if replacement_rules.remaining_requirement(plan.impact_area_sqft, ratio, met) == (0, 0):
+    if replacement_rules.remaining_requirement(current.area_sqft, ratio, met) == (0, 0):
         raise Conflict("credits were already withdrawn for this plan")
-    return met
+    return current.area_sqft, met
 
 
 def met_portions(session: Session, plan_id: str) -> tuple[int, int]:
@@ -266,9 +264,19 @@ def active_withdrawals(session: Session, plan_id: str) -> list[Withdrawal]:
     )
 
 
-def reverse_for_plan(session: Session, plan_id: str, actor: Actor, request_id: str | None) -> None:
-    """An appeal reversed the approval: compensate each withdrawal; credits return to their lots."""
+def reverse_for_plan(
+    session: Session,
+    plan_id: str,
+    actor: Actor,
+    request_id: str | None,
+    since: datetime | None = None,
+) -> None:
+    """An appeal reversed the approval: compensate each withdrawal (each made ``since``, when
+    only a revision's approval was reversed and the approval before it stands); credits
+    return to their lots."""
     for row in active_withdrawals(session, plan_id):
+        if since is not None and clock.as_utc(row.created_at) < clock.as_utc(since):
+            continue  # withdrawn for the approval that stands
         reversal = ledger.reverse(
             session,
             row.transaction_id,

@@ -61,6 +61,17 @@ class PlanFacts:
     decided_on: date | None = None
     decision_notice_mailed_on: date | None = None
     appeals: tuple[AppealFacts, ...] = ()
+    #: a revision counting as new (Subd. 6 (c)) of an approved plan: the approval it applies to
+    #: revise (its outcome and impact area), which stands if the revision is denied
+    standing_approval: StandingApproval | None = None
+
+
+@dataclass(frozen=True)
+class StandingApproval:
+    """The approval a revised application applies to revise: the last application approved."""
+
+    outcome: str  # approved | deemed_approved
+    impact_area_sqft: int
 
 
 @dataclass(frozen=True)
@@ -152,7 +163,41 @@ def awaits_the_board(appeal: AppealFacts) -> bool:
 def outcome(
     ruleset: Ruleset, lgu: Calendar, board: Calendar, facts: PlanFacts, today: date
 ) -> str | None:
-    """approved, deemed_approved or denied (after any reversal on appeal), or None undecided."""
+    """approved, deemed_approved or denied (after any reversal on appeal), or None undecided.
+
+    A revision of an approved plan that is denied (by the LGU, or reversed on appeal) leaves
+    the approval it applied to revise standing: the plan's outcome is that approval's.
+    """
+    own = application_outcome(ruleset, lgu, board, facts, today)
+    if own == "denied" and facts.standing_approval is not None:
+        return facts.standing_approval.outcome
+    return own
+
+
+def revision_denied(
+    ruleset: Ruleset, lgu: Calendar, board: Calendar, facts: PlanFacts, today: date
+) -> bool:
+    """Whether the current application is a revision of an approved plan, denied: the plan
+    stands as approved before it (``StandingApproval``)."""
+    own = application_outcome(ruleset, lgu, board, facts, today)
+    return own == "denied" and facts.standing_approval is not None
+
+
+def area_in_force(
+    ruleset: Ruleset, lgu: Calendar, board: Calendar, facts: PlanFacts, today: date
+) -> int:
+    """The impact area the plan's outcome is for: the standing approval's after a denied
+    revision, else the current application's."""
+    if revision_denied(ruleset, lgu, board, facts, today):
+        assert facts.standing_approval is not None
+        return facts.standing_approval.impact_area_sqft
+    return facts.impact_area_sqft
+
+
+def application_outcome(
+    ruleset: Ruleset, lgu: Calendar, board: Calendar, facts: PlanFacts, today: date
+) -> str | None:
+    """The current application's own outcome: ``outcome`` without a standing approval."""
     if facts.decision_outcome is not None:
         base: str | None = facts.decision_outcome
     elif _deemed(ruleset, lgu, facts, today):
@@ -176,6 +221,8 @@ def status(ruleset: Ruleset, lgu: Calendar, board: Calendar, facts: PlanFacts, t
         return "noticed" if facts.notice_mailed_on is not None else "received"
     if any(awaits_the_board(appeal) for appeal in facts.appeals):
         return "appealed"
+    if revision_denied(ruleset, lgu, board, facts, today):
+        return "final"  # the standing approval was final before it was applied to be revised
     window = appeal_window_ends(ruleset, board, facts)
     if window is not None and today > window:
         return "final"

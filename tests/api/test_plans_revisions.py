@@ -176,6 +176,76 @@ def test_a_revision_is_received_no_earlier_than_the_approval_it_revises(kit: Kit
     ok(act(kit, plan, lgu, "revisions", body, "2026-07-20"))  # the day it became final
 
 
+def test_a_denied_revision_leaves_the_approval_it_applied_to_revise_standing(kit: Kit) -> None:
+    """Subd. 6 (c): "an application for a revision to an approved replacement plan". Denied,
+    the application fails; the approved plan, final and with its credits withdrawn, stands."""
+    lgu = kit.lgu()
+    plan, bank = final_approved_plan(kit, lgu)
+    ok(revise(kit, plan, lgu, 9_900, "2026-06-26"))  # 10% larger: application 2
+    ok(act(kit, plan, lgu, "decision", decision_body("denied", "2026-06-30"), "2026-06-30"))
+    ok(act(kit, plan, lgu, "decision-notice", mailing("2026-07-01"), "2026-07-01"))
+    for day in ("2026-06-30", "2026-07-20"):  # in its appeal window and after it
+        shown = read(kit, plan, day)
+        assert (shown["application_number"], shown["decision"]["outcome"]) == (2, "denied")
+        assert (shown["outcome"], shown["status"], shown["revision_denied"]) == (
+            "approved",
+            "final",
+            True,
+        )
+        assert shown["impact"]["area_sqft"] == 9_000 and shown["required_credit_sqft"] == 18_000
+        assert shown["impact_may_proceed"] is True and shown["impact_blockers"] == []
+    # nothing more to withdraw for the approval that stands
+    with on("2026-07-20"):
+        spare = kit.reserve(bank["id"], plan["id"], bank["unrestricted_class"], 100)
+    spent = act(kit, plan, lgu, "withdrawals", {"reservation_ids": [spare["id"]]}, "2026-07-20")
+    assert "already withdrawn" in problem(spent, 409, "conflict")["detail"]
+    # a further revision is compared with the approval standing, not the denied 9,900 sq ft
+    problem(revise(kit, plan, lgu, 9_899, "2026-07-20"), 409, "conflict")  # under 10% of 9,000
+    third = ok(revise(kit, plan, lgu, 9_900, "2026-07-20"))
+    assert (third["counts_as_new_application"], third["application_number"]) == (True, 3)
+    shown = read(kit, plan, "2026-07-20")
+    assert [(a["number"], a["outcome"]) for a in shown["applications"]] == [
+        (1, "approved"),
+        (2, "denied"),
+    ]
+    assert (shown["status"], shown["outcome"], shown["revision_denied"]) == (
+        "received",
+        None,
+        False,
+    )
+
+
+def test_a_revisions_approval_reversed_on_appeal_returns_only_what_was_withdrawn_for_it(
+    kit: Kit,
+) -> None:
+    """The board reverses the revision's approval: the approval before it stands, with the
+    18,000 sq ft withdrawn for it; the 1,800 sq ft withdrawn for the revision come back."""
+    lgu = kit.lgu()
+    plan, bank = final_approved_plan(kit, lgu)
+    ok(revise(kit, plan, lgu, 9_900, "2026-06-26"))
+    ok(act(kit, plan, lgu, "decision", decision_body("approved", "2026-06-30"), "2026-06-30"))
+    ok(act(kit, plan, lgu, "decision-notice", mailing("2026-07-01"), "2026-07-01"))
+    with on("2026-07-02"):
+        more = kit.reserve(bank["id"], plan["id"], bank["unrestricted_class"], 1_800)
+    ok(act(kit, plan, lgu, "withdrawals", {"reservation_ids": [more["id"]]}, "2026-07-02"))
+    with on("2026-07-06"):
+        before = kit.available(bank["id"], bank["unrestricted_class"])
+    appeal = ok(petition(kit, plan, postmarked="2026-07-06", received="2026-07-08"))
+    ok(grant(kit, appeal, "2026-07-09"))
+    ok(rule(kit, appeal, "2026-07-10"))
+    shown = read(kit, plan, "2026-07-10")
+    assert (shown["outcome"], shown["status"], shown["revision_denied"]) == (
+        "approved",
+        "final",
+        True,
+    )
+    assert shown["reversed_on_appeal"] is True and shown["impact_may_proceed"] is True
+    standing = [w for w in shown["withdrawals"] if w["reversal_transaction_id"] is None]
+    assert [w["withdrawn_sqft"] for w in standing] == [18_000]
+    with on("2026-07-10"):
+        assert kit.available(bank["id"], bank["unrestricted_class"]) == before + 1_800
+
+
 def test_a_denied_plan_is_not_revised(kit: Kit) -> None:
     lgu = kit.lgu()
     with on("2026-06-08"):
