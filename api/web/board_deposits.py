@@ -6,10 +6,16 @@ left, and whether the credit serves only replacement above 1:1), then post it.
 ``bank.deposits.post_deposit`` as ``POST /accounts/{id}/deposits`` does, through
 ``api.web.forms`` (its own Idempotency-Key: a second submit posts nothing more).  Both read the
 form with the API's ``DepositIn`` and the account it names.
+
+Blank action rows are left out of the deposit, so its actions may count differently from the
+form's rows: a refusal is shown beside the form's own row, and the rules' "action 0" (the API's
+list, counted from 0) is said as the form's row ("action 1").  A row with only its category
+chosen is kept, so its blank figures are refused beside them rather than the row skipped.
 """
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from flask import Response, request, url_for
@@ -35,6 +41,8 @@ DEPOSITED = forms.confirmation("deposited", "The deposit is posted: its lots are
 #: rows of actions the form offers (a deposit of more is made through the API)
 ACTION_ROWS = 4
 HEADING = "Deposit credits"
+#: how the deposit rules name an action in their sentences: by its place in the API's list
+_ACTION = re.compile(r"\baction (\d+)\b")
 
 
 class DepositFormIn(DepositIn):
@@ -52,7 +60,14 @@ def _action_row(row: int) -> Fieldset:
     return Fieldset(
         f"Action {row + 1}",
         (
-            Field(name + "category", "Subd. 12 category", "select", False, labelled(CATEGORIES)),
+            Field(
+                name + "category",
+                "Subd. 12 category",
+                "select",
+                False,
+                labelled(CATEGORIES),
+                keeps_row=True,
+            ),
             Field(name + "area_sqft", "Area (sq ft)", "number"),
             Field(name + "credit_sqft", "Credit asked (sq ft)", "number"),
             Field(
@@ -101,7 +116,9 @@ def _types() -> list[tuple[str, str]]:
     return [(code, f"{code}: {TYPE_NAMES[code]}") for code in WETLAND_TYPES]
 
 
-def _page(form: Form, status: int = 200, shown: Any = None) -> Response:
+def _page(
+    form: Form, status: int = 200, shown: Any = None, body: forms.Body | None = None
+) -> Response:
     return forms.page(
         "board_deposit.html",
         status,
@@ -110,6 +127,8 @@ def _page(form: Form, status: int = 200, shown: Any = None) -> Response:
         preview=shown,
         preview_action=url_for("web.deposit_previewed"),
         restricted=CATEGORIES,
+        # the form's row of each action previewed (blank rows are not in the deposit)
+        action_rows=[(body or forms.Body({})).row("actions", i) for i in range(ACTION_ROWS)],
     )
 
 
@@ -134,21 +153,23 @@ def deposit_previewed(who: Actor) -> Any:
     if unusable:
         why = Refused(422, unusable, ["Check the fields marked below."])
         return _page(forms.refused(form, why), why.status)
+    body = forms.read(form)
     try:
-        data = DepositFormIn().load(forms.body_of(form))
+        data = DepositFormIn().load(body.data)
         shown = deposit_preview.preview(database(), ruleset(), who, _request(data))
     except ValidationError as invalid:
         why = Refused(422, forms.flatten(invalid.messages), ["Check the fields marked below."])
+        why = body.refused(why)
         return _page(forms.refused(form, why), why.status)
     except LedgerError as error:
-        why = _beside(error)
+        why = _numbered(body.refused(_beside(error)), body)
         return _page(forms.refused(form, why), why.status)
     form = forms.filled(form)
     form.key = request.form.get(forms.KEY_FIELD, form.key)
     if shown.refusal is not None:
-        why = _beside(shown.refusal)
+        why = _numbered(body.refused(_beside(shown.refusal)), body)
         form.errors, form.problems = dict(why.errors), list(why.problems)
-    return _page(form, 200, shown)
+    return _page(form, 200, shown, body)
 
 
 @web.post("/deposits/new")
@@ -159,7 +180,11 @@ def deposit_post(who: Actor) -> Any:
         posted = calling(deposits.post_deposit, database(), ruleset(), who, asked, request_id())
         return forms.done("web.account", DEPOSITED, account_id=posted.account_id)
 
-    return forms.post(who, _form, DepositFormIn(), act, _page)
+    def again(why: Refused) -> Response:
+        why = _numbered(why, forms.read(_form()))
+        return _page(forms.refused(_form(), why), why.status)
+
+    return forms.submit(who, _form(), DepositFormIn(), act, again)
 
 
 def _beside(error: LedgerError) -> Refused:
@@ -167,6 +192,17 @@ def _beside(error: LedgerError) -> Refused:
     if isinstance(error, BankError):
         name_field(error)
     return forms.refusal(error)
+
+
+def _numbered(why: Refused, body: forms.Body) -> Refused:
+    """``why``'s sentences with each "action 0" of the rules (counted from 0 over the actions
+    kept) said as the form labels that row ("action 1")."""
+
+    def said(text: str) -> str:
+        return _ACTION.sub(lambda m: f"action {body.row('actions', int(m[1])) + 1}", text)
+
+    errors = {path: said(message) for path, message in why.errors.items()}
+    return Refused(why.status, errors, [said(problem) for problem in why.problems])
 
 
 def _request(data: dict[str, Any]) -> deposits.DepositRequest:

@@ -4,14 +4,25 @@ from __future__ import annotations
 
 import logging
 from typing import Any
+from urllib.parse import urlsplit
 
-from flask import Blueprint, Flask, Response, redirect, render_template, request, url_for
+from flask import (
+    Blueprint,
+    Flask,
+    Response,
+    current_app,
+    redirect,
+    render_template,
+    request,
+    url_for,
+)
 from sqlalchemy.exc import DBAPIError, OperationalError
-from werkzeug.exceptions import HTTPException
+from werkzeug.exceptions import HTTPException, MethodNotAllowed, NotFound
+from werkzeug.routing import RequestRedirect
 
 from api import problems
 from api.strict_json import unstorable
-from api.web.signin import BadForm, SignInRequired
+from api.web.signin import BadForm, SignInRequired, is_local_path
 from ledger.errors import LedgerError
 
 log = logging.getLogger("wetbank.web")
@@ -48,6 +59,8 @@ def error_page(status: int, detail: str, headers: dict[str, str] | None = None) 
         detail=detail,
     )
     response = Response(body, status=status, mimetype="text/html")
+    # signed in, the page carries the session's CSRF secret (its sign-out form): never cached
+    response.headers["Cache-Control"] = "no-store"
     for name, value in (headers or {}).items():
         response.headers[name] = value
     return response
@@ -64,7 +77,35 @@ def _refuse_unstorable_address() -> Response | None:
 
 
 def _to_sign_in(_error: SignInRequired) -> Any:
-    return redirect(url_for("web.sign_in_form", next=request.full_path.rstrip("?")), 303)
+    return redirect(url_for("web.sign_in_form", next=_back_to()), 303)
+
+
+def _back_to() -> str:
+    """Where to come back after signing in: this page; for a form's POST (the session ran out
+    while it was being filled in), a page with a GET, since the browser will GET it: the
+    address's own GET twin, else the page the form was on (``Referer``, if on this site), else
+    the home page."""
+    here = request.full_path.rstrip("?")
+    if request.method in ("GET", "HEAD") or _has_get(request.path):
+        return here
+    referer = urlsplit(request.headers.get("Referer", ""))
+    if referer.scheme in ("http", "https") and referer.netloc == request.host:
+        page = referer.path + (f"?{referer.query}" if referer.query else "")
+        if is_local_path(page) and _has_get(referer.path):
+            return page
+    return url_for("web.index")
+
+
+def _has_get(path: str) -> bool:
+    """Whether a GET of ``path`` reaches a page of this site (rather than 404 or 405)."""
+    adapter = current_app.url_map.bind_to_environ(request.environ)
+    try:
+        adapter.match(path, method="GET")
+    except RequestRedirect:
+        return True
+    except (NotFound, MethodNotAllowed):
+        return False
+    return True
 
 
 def _bad_form(_error: BadForm) -> Response:

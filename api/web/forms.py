@@ -9,7 +9,9 @@ would have received (whole numbers, booleans, nested objects and lists from dott
 refused for the same reasons and in the same words as through the API.  The key is claimed, the
 use case runs and the redirect it earned is stored in one unit of work: a second submit of the
 same form answers that redirect again and writes nothing.  A refusal rolls all of it back and
-shows the form again with the problem's sentence beside its field (or above the form).
+shows the form again with the problem's sentence beside its field (or above the form).  Blank
+numbered rows are left out of the body and the rest close up, so an error's path (which counts
+the body's rows) is turned back into the form's own row before it is placed (``Body``).
 """
 
 from __future__ import annotations
@@ -66,6 +68,9 @@ class Field:
     required: bool = False
     choices: tuple[tuple[str, str], ...] = ()
     hint: str = ""
+    #: a menu on a numbered row whose choice keeps the row, as a typed field filled in would:
+    #: the row's blank fields are then refused beside them, not the row silently left out
+    keeps_row: bool = False
 
     @property
     def id(self) -> str:
@@ -127,6 +132,41 @@ class Refused:
     status: int
     errors: dict[str, str]
     problems: list[str]
+
+
+@dataclass(frozen=True)
+class Body:
+    """The JSON body a form makes (``read``), and where its numbered rows came from.
+
+    Blank rows are left out and the rest close up into the API's lists, so the body's
+    ``actions.1`` may be the form's ``actions.2``: ``rows`` gives, for each list (by its dotted
+    path in the body), the form's row number of each item kept, in order."""
+
+    data: dict[str, Any]
+    rows: dict[str, tuple[int, ...]] = field(default_factory=dict)
+
+    def row(self, path: str, position: int) -> int:
+        """The form's row number of item ``position`` of the body's list ``path``."""
+        kept = self.rows.get(path, ())
+        return kept[position] if 0 <= position < len(kept) else position
+
+    def form_path(self, path: str) -> str:
+        """A path in the body, as an error names it (``actions.1.area_sqft``), as the form
+        names the field (``actions.2.area_sqft``)."""
+        parts = path.split(".")
+        named = [
+            str(self.row(".".join(parts[:at]), int(part)))
+            if part.isdigit() and ".".join(parts[:at]) in self.rows
+            else part
+            for at, part in enumerate(parts)
+        ]
+        return ".".join(named)
+
+    def refused(self, why: Refused) -> Refused:
+        """``why`` with each error beside the form's field (paths from the schema or a use
+        case count the body's rows)."""
+        errors = {self.form_path(path): message for path, message in why.errors.items()}
+        return Refused(why.status, errors, list(why.problems))
 
 
 def register(blueprint: Blueprint) -> None:
@@ -233,10 +273,12 @@ def submit(
     unusable = unstorable_fields(form)
     if unusable:
         return again(Refused(422, unusable, ["Check the fields marked below."]))
+    body = read(form)
     try:
-        data = schema.load(body_of(form))
+        data = schema.load(body.data)
     except ValidationError as invalid:
-        return again(Refused(422, flatten(invalid.messages), ["Check the fields marked below."]))
+        why = Refused(422, flatten(invalid.messages), ["Check the fields marked below."])
+        return again(body.refused(why))
     fingerprint = _fingerprint()
 
     def unit(session: Session) -> str:
@@ -251,7 +293,7 @@ def submit(
     try:
         location = database().run(unit)
     except LedgerError as error:
-        return again(refusal(error))
+        return again(body.refused(refusal(error)))
     return redirect(location, 303)
 
 
@@ -346,9 +388,15 @@ def unstorable_fields(form: Form) -> dict[str, str]:
 
 
 def body_of(form: Form) -> dict[str, Any]:
+    """The JSON body the API would get (``read``'s)."""
+    return read(form).data
+
+
+def read(form: Form) -> Body:
     """The JSON body the API would get: blank fields left out, whole numbers as numbers,
     checkboxes as booleans, dotted names nested, numbered rows as lists (a row whose typed
-    fields are all blank is left out, whatever its menus say)."""
+    fields are all blank is left out, whatever its menus say, unless a menu that ``keeps_row``
+    is chosen); and which form row each item of a list came from."""
     tree: dict[str, Any] = {}
     for f in form.fields():
         if _row_is_blank(form, f):
@@ -356,8 +404,8 @@ def body_of(form: Form) -> dict[str, Any]:
         value = _value(f)
         if value is not None:
             _put(tree, f.name.split("."), value)
-    pruned = _pruned(tree)
-    return pruned if isinstance(pruned, dict) else {}
+    pruned, rows = _pruned(tree)
+    return Body(pruned, rows) if isinstance(pruned, dict) else Body({})
 
 
 def _value(f: Field) -> Any:
@@ -379,11 +427,10 @@ def _row_is_blank(form: Form, f: Field) -> bool:
     if not rows:
         return False
     prefix = ".".join(parts[: rows[-1] + 1]) + "."
-    typed = [
-        other
-        for other in form.fields()
-        if other.name.startswith(prefix) and other.kind not in ("select", "checkbox")
-    ]
+    row = [other for other in form.fields() if other.name.startswith(prefix)]
+    if any(other.keeps_row and request.form.get(other.name, "").strip() for other in row):
+        return False
+    typed = [other for other in row if other.kind not in ("select", "checkbox")]
     return all(not request.form.get(other.name, "").strip() for other in typed)
 
 
@@ -394,14 +441,31 @@ def _put(tree: dict[str, Any], path: list[str], value: Any) -> None:
     node[path[-1]] = value
 
 
-def _pruned(node: Any) -> Any:
-    """Empty objects left out; an object keyed ``0``, ``1``, … becomes a list in that order."""
+def _pruned(node: Any) -> tuple[Any, dict[str, tuple[int, ...]]]:
+    """Empty objects left out; an object keyed ``0``, ``1``, … becomes a list in that order.
+    With it, for each list made (by its dotted path in what is returned, ``""`` for ``node``
+    itself), the key each of its items had: the form's row number."""
     if not isinstance(node, dict):
-        return node
-    kept = {k: v for k, v in ((k, _pruned(v)) for k, v in node.items()) if v not in ({}, None)}
-    if kept and all(k.isdigit() for k in kept):
-        return [kept[k] for k in sorted(kept, key=int)]
-    return kept or None
+        return node, {}
+    kept: dict[str, tuple[Any, dict[str, tuple[int, ...]]]] = {}
+    for key, child in node.items():
+        value, rows = _pruned(child)
+        if value not in ({}, None):
+            kept[key] = (value, rows)
+    if kept and all(key.isdigit() for key in kept):
+        order = sorted(kept, key=int)
+        listed: dict[str, tuple[int, ...]] = {"": tuple(int(key) for key in order)}
+        for position, key in enumerate(order):
+            listed.update(_under(str(position), kept[key][1]))
+        return [kept[key][0] for key in order], listed
+    named: dict[str, tuple[int, ...]] = {}
+    for key, (_kept, rows) in kept.items():
+        named.update(_under(key, rows))
+    return ({key: value for key, (value, _rows) in kept.items()} or None), named
+
+
+def _under(prefix: str, rows: dict[str, tuple[int, ...]]) -> dict[str, tuple[int, ...]]:
+    return {f"{prefix}.{path}" if path else prefix: kept for path, kept in rows.items()}
 
 
 def done(endpoint: str, code: str, anchor: str = "", **values: Any) -> str:

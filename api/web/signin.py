@@ -163,12 +163,12 @@ def _safe_next(target: str | None) -> str:
     target must parse with no scheme and no host, begin with exactly one ``/``, and hold no
     backslash or control character, also once percent-decoded (``/%09/evil.example``).
     """
-    if target and _is_local_path(target):
+    if target and is_local_path(target):
         return target
     return url_for("web.index")
 
 
-def _is_local_path(target: str) -> bool:
+def is_local_path(target: str) -> bool:
     forms = [target]
     for _ in range(3):  # a few rounds catch double encoding (%2509 is %09 is TAB)
         decoded = unquote(forms[-1])

@@ -340,6 +340,77 @@ def test_a_deposit_over_the_sites_cap_shows_why_beside_the_action(app, kit, boar
     assert count(app, Deposit, Deposit.bank_site_id == site_id) == 1
 
 
+def rows_of(*actions: dict | None) -> dict:
+    """Action rows as the form numbers them: ``None`` leaves that row blank."""
+    fields: dict = {}
+    for index, action in enumerate(actions):
+        fields |= {f"actions.{index}.{k}": str(v) for k, v in (action or {}).items()}
+    return fields
+
+
+def test_a_refused_action_after_a_blank_row_is_shown_beside_its_own_row(app, kit, board) -> None:
+    holder = kit.holder()
+    lgu = kit.lgu()
+    site_id = kit.site(holder["id"], wetland_sqft=10_000)
+    account_id = kit.account(holder["id"])
+    wetland = {"category": "replacement_wetland", "area_sqft": 1_000, "credit_sqft": 1_000}
+    faulty = {"category": "replacement_wetland", "area_sqft": "12.5", "credit_sqft": 500}
+    fields = deposit_fields(account_id, site_id, lgu["id"]) | rows_of(wetland, None, faulty)
+    action, hidden = form_of(board, "/deposits/new", "deposit-form")
+
+    for path in ("/deposits/preview", action):
+        shown = html(board.post(path, data={**hidden, **fields}), 422)
+        assert error_beside(shown, "actions.2.area_sqft") == "Write a whole number.", path
+        assert not shown.has(id="f-actions-1-area_sqft-error"), path  # the blank row is clean
+        assert shown.one("input", id="f-actions-2-area_sqft").attrs["value"] == "12.5"
+    assert count(app, Deposit, Deposit.bank_site_id == site_id) == 0
+
+
+def test_a_refusal_names_the_action_by_the_forms_own_row(app, kit, board) -> None:
+    holder = kit.holder()
+    lgu = kit.lgu()
+    site_id = kit.site(holder["id"], wetland_sqft=10_000)
+    account_id = kit.account(holder["id"])
+    kit.wetland_deposit(account_id, site_id, lgu["id"], 8_000)
+    over = {"category": "replacement_wetland", "area_sqft": 3_000, "credit_sqft": 3_000}
+    fields = deposit_fields(account_id, site_id, lgu["id"]) | rows_of(None, over)
+    action, hidden = form_of(board, "/deposits/new", "deposit-form")
+
+    shown = html(board.post("/deposits/preview", data={**hidden, **fields}))
+    assert shown.one("table", id="preview-actions").one("tbody").one("th").text == "2"
+    sentence = error_beside(shown, "actions.1.credit_sqft")
+    assert "(action 2)" in sentence and "(action 0)" not in sentence
+    assert "(action 2)" in problem_above(shown)
+    assert not shown.has(id="f-actions-0-credit_sqft-error")
+
+    posted = html(board.post(action, data={**hidden, **fields}), 422)
+    assert error_beside(posted, "actions.1.credit_sqft") == sentence
+    assert "(action 2)" in problem_above(posted) and "(action 0)" not in problem_above(posted)
+    assert count(app, Deposit, Deposit.bank_site_id == site_id) == 1
+
+
+def test_an_action_row_with_only_its_category_chosen_is_refused_not_skipped(
+    app, kit, board
+) -> None:
+    holder = kit.holder()
+    lgu = kit.lgu()
+    site_id = kit.site(holder["id"], wetland_sqft=10_000)
+    account_id = kit.account(holder["id"])
+    drawn_form = drawn(html(board.get("/deposits/new")).one("form", id="deposit-form"))
+    assert all(drawn_form[f"actions.{i}.category"] == "" for i in range(4))  # none preselected
+    wetland = {"category": "replacement_wetland", "area_sqft": 1_000, "credit_sqft": 1_000}
+    half = {"category": "replacement_wetland"}
+    fields = deposit_fields(account_id, site_id, lgu["id"]) | rows_of(wetland, half)
+    action, hidden = form_of(board, "/deposits/new", "deposit-form")
+
+    for path in ("/deposits/preview", action):
+        shown = html(board.post(path, data={**hidden, **fields}), 422)
+        assert error_beside(shown, "actions.1.area_sqft") == "Fill in this field.", path
+        assert error_beside(shown, "actions.1.credit_sqft") == "Fill in this field.", path
+        assert not shown.has(id="preview-verdict")
+    assert count(app, Deposit, Deposit.bank_site_id == site_id) == 0
+
+
 # --- appeals -------------------------------------------------------------------------------------
 
 

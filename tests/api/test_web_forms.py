@@ -220,6 +220,24 @@ def test_the_lgu_records_a_plan_s_notices_and_decision(app: Flask, kit: Kit) -> 
         assert kit.get_plan(plan["id"])["decision_notice"]["mailed_on"] == DAY
 
 
+def test_a_refused_recipient_after_a_skipped_row_is_shown_beside_its_own_row(
+    app: Flask, kit: Kit
+) -> None:
+    lgu = kit.lgu()
+    client = signed_in(app.test_client(), lgu["token"])
+    with on(DAY):
+        plan = kit.plan(lgu, received_on=DAY, area_sqft=9_000)
+        path = f"/plans/{plan['id']}/notice-of-application"
+        skipped = {"name": "", "address": "", "role": "tep_member"}
+        no_address = {"name": "Sam Swcd", "address": "", "role": "tep_member"}
+        notice = {"mailed_on": DAY, **recipients([RECIPIENTS[0], skipped, no_address])}
+        page = document(send(client, path, notice), 422)
+    assert beside(page, "f-recipients-2-address") == "Fill in this field."
+    assert not page.has("p", id="f-recipients-1-address-error")  # the row left blank
+    assert page.one("input", id="f-recipients-2-name").attrs["value"] == "Sam Swcd"
+    assert kit.get_plan(plan["id"])["notice"] is None
+
+
 def test_a_decision_without_its_record_is_refused_in_words(app: Flask, kit: Kit) -> None:
     lgu = kit.lgu()
     client = signed_in(app.test_client(), lgu["token"])

@@ -345,6 +345,16 @@ def test_unknown_paths_get_a_page_but_the_api_keeps_its_problem_details(
     assert "Content-Security-Policy" not in missing.headers
 
 
+def test_an_error_page_with_the_sessions_secret_is_never_cached(app: Flask, kit: Kit) -> None:
+    client = signed_in(app.test_client(), kit.holder()["token"])
+    for path in ("/accounts/acct_nobody", "/no-such-page", "/audit"):
+        response = client.get(path)
+        assert response.status_code in (403, 404), path
+        document = parse(response.get_data(as_text=True))
+        assert document.one("input", name="csrf_token").attrs["value"]  # the sign-out form's
+        assert response.headers.get("Cache-Control") == "no-store", path
+
+
 def test_a_signed_in_holder_finds_their_accounts_on_the_home_page(
     app: Flask, kit: Kit, world
 ) -> None:

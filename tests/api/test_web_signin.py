@@ -202,3 +202,52 @@ def test_a_new_sign_in_deletes_the_browsers_stale_session(
 
     assert _session_rows(app) == before  # one added, the stale one gone
     assert client.get("/audit").status_code == 200
+
+
+def test_a_form_posted_after_the_session_expired_comes_back_to_a_page_after_sign_in(
+    app: Flask, api: Api
+) -> None:
+    token = make_token(app, "board")
+    with freeze_time("2026-06-01 12:00:00", tz_offset=0) as clock:
+        client = signed_in(app.test_client(), token)
+        tokens_page = client.get("/tokens").get_data(as_text=True)
+        clock.tick(8 * 3600 + 1)  # the session runs out while the form is open
+        form = {"csrf_token": csrf_of(tokens_page), "idempotency_key": "k" * 24}
+        from_tokens = {"Referer": "http://localhost/tokens"}
+        revoked = client.post("/tokens/revoke", data=form, headers=from_tokens)
+    assert revoked.status_code == 303
+    assert revoked.headers["Location"] == "/sign-in?next=/tokens"  # not the POST-only address
+
+    back = sign_in(client, token, "/tokens")
+    assert back.headers["Location"] == "/tokens"
+    page = client.get(back.headers["Location"])
+    assert page.status_code == 200
+    assert parse(page.get_data(as_text=True)).one("h1").text
+
+
+def test_a_post_sends_sign_in_back_to_its_forms_own_page_or_home(app: Flask) -> None:
+    client = app.test_client()  # signed out, as after the session expired
+    cases = [
+        # the address has a GET of its own: the form's page
+        ("/deposits/new", {}, "/deposits/new"),
+        # post-only: the page the form was on, when it is on this site
+        ("/deposits/preview", {"Referer": "http://localhost/deposits/new?account_id=a"}, None),
+        (
+            "/plans/plan_x/appeals/apl_y/petition",
+            {"Referer": "http://localhost/plans/plan_x/appeals"},
+            "/plans/plan_x/appeals",
+        ),
+        # else the home page
+        ("/deposits/preview", {}, "/"),
+        ("/tokens/revoke", {"Referer": "https://evil.example/tokens"}, "/"),
+        ("/tokens/revoke", {"Referer": "http://localhost/tokens/revoke"}, "/"),
+    ]
+    for path, headers, expected in cases:
+        response = client.post(path, data={}, headers=headers)
+        assert response.status_code == 303, path
+        location = response.headers["Location"]
+        if expected is None:
+            assert location == "/sign-in?next=/deposits/new?account_id%3Da", location
+        else:
+            assert location == f"/sign-in?next={expected}", (path, headers, location)
+    assert client.get("/deposits/new").headers["Location"] == "/sign-in?next=/deposits/new"
