@@ -135,12 +135,12 @@ def list_plans(
     """Every plan (board) or the LGU's own, oldest first, that meets every condition of
     ``where`` (``bank.listing_filters``): the first ``limit`` when given, and with ``after`` (a
     cursor's plan id) those listed after that plan (none when it is not listed)."""
-    conditions = list(where)
-    if not actor.is_board:  # an LGU lists its own plans (policy.sees_plan)
-        conditions.append(Plan.lgu_id == actor.lgu_id)
-    query = select(Plan).where(*conditions)
+    scope = [] if actor.is_board else [Plan.lgu_id == actor.lgu_id]  # policy.sees_plan
+    query = select(Plan).where(*scope, *where)
     if after is not None:
-        query = query.where(keyset.after(Plan.created_at, Plan.id, after, *conditions))
+        # the cursor's plan is found within what the caller sees, not within the filters: a
+        # plan a revision moved out of a date filter still marks the place the page ended
+        query = query.where(keyset.after(Plan.created_at, Plan.id, after, *scope))
     query = query.order_by(Plan.created_at, Plan.id).limit(limit)
     return list(session.execute(query).scalars())
 

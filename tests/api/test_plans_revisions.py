@@ -350,3 +350,26 @@ def test_further_extensions_need_the_applicants_agreement_and_add_up(kit: Kit) -
     assert shown["deadlines"]["decision_due"] == "2026-10-05"  # 2026-06-17 + 110, a Monday
     assert shown["status"] == "noticed"
     assert read(kit, plan, "2026-10-06")["status"] == "deemed_approved"
+
+
+def test_a_revision_moving_a_plan_out_of_a_date_filter_does_not_end_the_listing_early(
+    kit: Kit,
+) -> None:
+    """The cursor names the last plan of a page; the next page starts after it even when a
+    revision counting as new has since moved its ``received_on`` out of the filter."""
+    lgu = kit.lgu()
+    with on("2026-01-05"):
+        for _ in range(4):
+            kit.plan(lgu, received_on="2026-01-05", area_sqft=9_000)
+        listed = ok(kit.api.get("/plans?limit=10", token=lgu["token"]), 200)["items"]
+    moved = listed[1]
+    ok(act(kit, moved, lgu, "decision", decision_body("approved", "2026-01-05"), "2026-01-05"))
+    ok(act(kit, moved, lgu, "decision-notice", mailing("2026-01-06"), "2026-01-06"))
+    path = "/plans?received_to=2026-01-31&limit=2"
+    with on("2026-03-02"):
+        first = ok(kit.api.get(path, token=lgu["token"]), 200)
+        assert [p["id"] for p in first["items"]] == [p["id"] for p in listed[:2]]
+        ok(revise(kit, moved, lgu, 20_000, "2026-03-02"))  # received anew on 03-02
+        cursor = first["next_cursor"]
+        second = ok(kit.api.get(f"{path}&cursor={cursor}", token=lgu["token"]), 200)
+    assert [p["id"] for p in second["items"]] == [p["id"] for p in listed[2:]]
