@@ -8,6 +8,11 @@ notice is *missing* once its due date has passed with none mailed.
 
 A deemed approval has no decision date to count Subd. 7's ten days from; the report counts them
 from ``decision_due`` (choice), so that a deemed approval nobody was told of shows as missing.
+
+A plan a revision counting as new superseded (Subd. 6 (c)) is one plan received, but each of its
+applications had its own deadlines: what an earlier application missed, as of the day it was
+superseded, still counts against the LGU (a revision does not erase it); ``decided_in_time`` is
+the current application's.
 """
 
 from __future__ import annotations
@@ -22,6 +27,7 @@ from sqlalchemy.orm import Session
 
 from bank import parties, plans, policy
 from bank.access import Actor
+from bank.plan_record_tables import PlanApplication
 from bank.plan_tables import Plan
 from bank.reports import check_period
 from ledger import clock
@@ -68,9 +74,15 @@ def lgu_compliance(session: Session, start: date, end: date, today: date) -> lis
         ).scalars()
     )
     state_of = plans.states(session, rows, today)
+    earlier = plans.earlier_application_states(session, rows)
     counts: dict[str, dict[str, int]] = defaultdict(lambda: dict.fromkeys(COUNTS, 0))
     for plan in rows:
-        for name, hit in plan_counts(plan, state_of[plan.id], today).items():
+        hits = plan_counts(plan, state_of[plan.id], today)
+        for application, state in earlier.get(plan.id, []):
+            then = plan_counts(application, state, application.superseded_on)
+            for name in EARLIER_COUNTS:
+                hits[name] = hits[name] or then[name]
+        for name, hit in hits.items():
             counts[plan.lgu_id][name] += int(hit)
     names = {
         lgu.id: lgu.name
@@ -85,8 +97,15 @@ def lgu_compliance(session: Session, start: date, end: date, today: date) -> lis
     return sorted(items, key=lambda item: (item["lgu_name"], item["lgu_id"]))
 
 
-def plan_counts(plan: Plan, state: plans.PlanState, today: date) -> dict[str, bool]:
-    """What one plan adds to its LGU's row, given its ``state`` as of ``today``."""
+#: what an application a revision superseded adds to its plan's counts
+EARLIER_COUNTS = tuple(name for name in COUNTS if name not in ("plans_received", "decided_in_time"))
+
+
+def plan_counts(
+    plan: Plan | PlanApplication, state: plans.PlanState, today: date
+) -> dict[str, bool]:
+    """What one plan (or one of its earlier applications) adds to its LGU's row, given its
+    ``state`` as of ``today``."""
     due = state.deadlines
     deemed = plan.decided_on is None and today > due.decision_due
     notice_due = due.decision_notice_due  # a deemed approval's too (``timeline.deadlines``)

@@ -370,6 +370,53 @@ def listing_facts(session: Session, listed: Sequence[Plan]) -> ListingFacts:
     return ListingFacts(lgus, extensions, appeals, standing_approvals(session, listed))
 
 
+def earlier_application_states(
+    session: Session, listed: Sequence[Plan]
+) -> dict[str, list[tuple[PlanApplication, PlanState]]]:
+    """Per plan of ``listed`` a revision superseded, each earlier application with its state
+    as of the day it was superseded (its own dates, extensions and appeals), by plan id."""
+    revised = [plan for plan in listed if plan.application_number > 1]
+    if not revised:
+        return {}
+    found = listing_facts(session, revised)
+    earlier = grouped(
+        session, PlanApplication.plan_id, [plan.id for plan in revised], PlanApplication.number
+    )
+    states: dict[str, list[tuple[PlanApplication, PlanState]]] = {}
+    for plan in revised:
+        c = clocks_of(plan, found.lgus[plan.lgu_id])
+        for application in earlier.get(plan.id, []):
+            facts = _application_facts(
+                application, found.extensions[plan.id], found.appeals[plan.id]
+            )
+            state = _state_from(c, facts, application.superseded_on)
+            states.setdefault(plan.id, []).append((application, state))
+    return states
+
+
+def _application_facts(
+    application: PlanApplication,
+    extensions: Iterable[PlanExtension],
+    appeals: Iterable[Appeal],
+) -> timeline.PlanFacts:
+    """An earlier application's facts, as it stood when superseded."""
+    number = application.number
+    return timeline.PlanFacts(
+        received_on=application.received_on,
+        impact_area_sqft=application.impact_area_sqft,
+        notice_mailed_on=application.notice_mailed_on,
+        extensions=tuple(
+            timeline.ExtensionFacts(e.notified_on, e.days, e.applicant_agreed)
+            for e in extensions
+            if e.application_number == number
+        ),
+        decision_outcome=application.decision_outcome,
+        decided_on=application.decided_on,
+        decision_notice_mailed_on=application.decision_notice_mailed_on,
+        appeals=tuple(appeal_facts(a) for a in appeals if a.application_number == number),
+    )
+
+
 def state_with(
     plan: Plan,
     lgu: Lgu,

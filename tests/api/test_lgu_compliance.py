@@ -222,3 +222,43 @@ def test_the_boards_page_shows_the_report(kit, app, example, board_token):
         assert board.get("/reports/lgu-compliance?from=2026-02-01&to=2026-01-31").status_code == 422
         clerk = signed_in(app.test_client(), county["token"])
         assert clerk.get("/reports/lgu-compliance").status_code == 403
+
+
+def test_a_revision_does_not_erase_what_the_application_it_superseded_missed(kit):
+    """Subd. 1 (c): the LGU never mailed the first application's notice, let it be deemed
+    approved and mailed that notice of decision late; a revision counting as new, handled on
+    time, is a new application, not a clean record."""
+    lgu = kit.lgu()
+    first = plan(kit, lgu, "2026-01-05")
+    due = kit.get_plan(first["id"])["deadlines"]
+    with on("2026-03-30"):
+        deemed = kit.get_plan(first["id"])
+    assert deemed["outcome"] == "deemed_approved"
+    late_notice = "2026-03-30"  # after decision_due + 10 days
+    assert late_notice > deemed["deadlines"]["decision_notice_due"] > due["decision_due"]
+    post(
+        kit,
+        f"/plans/{first['id']}/decision-notice",
+        mailing(late_notice),
+        late_notice,
+        lgu["token"],
+    )
+    before = rows_by_lgu(ok(report(kit), 200)["items"])[lgu["id"]]
+    expected = {
+        **ZERO,
+        "plans_received": 1,
+        "deemed_approved": 1,
+        "notices_missing": 1,
+        "decision_notices_late": 1,
+    }
+    assert {k: v for k, v in before.items() if k in ZERO} == expected
+    # final from 04-15 (the window closes 04-14): a revision counting as new, handled on time
+    token = lgu["token"]
+    revision = {"area_sqft": 20_000, "displacement_ft": 0, "received_on": "2026-04-15"}
+    post(kit, f"/plans/{first['id']}/revisions", revision, "2026-04-15", token)
+    post(kit, f"/plans/{first['id']}/notices", mailing("2026-04-16"), "2026-04-16", token)
+    decided = decision_body("approved", "2026-05-19")  # after the 30-day comment period
+    post(kit, f"/plans/{first['id']}/decision", decided, "2026-05-19", token)
+    post(kit, f"/plans/{first['id']}/decision-notice", mailing("2026-05-19"), "2026-05-19", token)
+    after = rows_by_lgu(ok(report(kit), 200)["items"])[lgu["id"]]
+    assert {k: v for k, v in after.items() if k in ZERO} == {**expected, "decided_in_time": 1}
