@@ -26,6 +26,7 @@ from bank.deposit_tables import Deposit, DepositAction, DepositReversal
 from bank.errors import Conflict, NotFound, ValidationFailed
 from bank.parties import BankSite, create_bank_site, get_site, set_site_frozen
 from bank.party_tables import SiteCreditArea as SiteCreditArea
+from bank.rules.deposit_eligibility import BUFFER_BASE
 from bank.rules.deposit_rules import CATEGORIES, SiteRegister
 from bank.rules.ruleset import Ruleset
 from ledger import clock
@@ -159,17 +160,21 @@ def amend(
     reason: str,
 ) -> SiteView:
     """Amend one category's area (board), with a reason.  Never below what the site has
-    already credited: every category's cap on the amended register must still cover its credit
-    (a buffer's cap follows its wetland's area)."""
+    already credited: the caps the amendment changes (the category's own, and its buffers',
+    which follow its wetland's area) must still cover their credit, or at least not fall
+    further below it (a site credited over a cap before the register existed may still have
+    its other categories amended, or the short one raised)."""
     policy.require_board(actor, "amend a site's register")
     with db.transaction() as session:
         site = lock_site(session, site_id)
         check_areas([{"category": category, "area_sqft": area_sqft}], field="category")
         before = register_of(session, site_id)
         after = SiteRegister({**before.areas, category: area_sqft}, before.credited)
-        for name, amount in after.credited.items():
-            cap = after.cap_sqft(ruleset, name)
-            if amount > cap:
+        changed = {category} | {b for b, base in BUFFER_BASE.items() if base == category}
+        for name in sorted(changed & set(after.credited)):
+            amount = after.credited[name]
+            cap, was = after.cap_sqft(ruleset, name), before.cap_sqft(ruleset, name)
+            if amount > cap and (cap < was or name not in before.areas):
                 raise Conflict(
                     f"the site has already credited {amount} sq ft of {name}; an area of "
                     f"{area_sqft} sq ft for {category} would cap it at {cap} sq ft",

@@ -3,12 +3,14 @@ only to the site's holder; a mistaken deposit is reversed, never edited (SQLite 
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
 from typing import Any
 
 import pytest
 from sqlalchemy import func, select
 
 from bank.deposit_tables import Deposit
+from bank.party_tables import SiteCreditArea
 from ledger.schema import LedgerTransaction
 from tests.api.kit import Kit, ok, on, problem, story1_actions
 
@@ -331,3 +333,32 @@ def test_a_buffer_is_not_credited_beside_a_wetland_whose_deposit_was_reversed(ki
     )
     assert refused["requires"] == "replacement_wetland"
     assert _counts(kit) == before
+
+
+def test_a_site_credited_over_a_cap_before_its_register_still_has_other_areas_amended(
+    kit, restoration
+):
+    """A site posted twice before the register existed is over its wetland's cap: amending an
+    unrelated category, or raising the short one, is not refused for it; lowering it further
+    is."""
+    ok(_deposit(kit, restoration, _wetland(100_000)))
+    with kit.app.extensions["wetbank.db"].transaction() as session:  # as migration 0007 left it
+        session.add(
+            SiteCreditArea(
+                bank_site_id=restoration["site_id"],
+                category="replacement_wetland",
+                area_sqft=50_000,
+                source="amended",
+                reason="the register as a site posted twice before it was kept",
+                recorded_at=datetime.now(UTC),
+                actor="test",
+            )
+        )
+    path = f"/bank-sites/{restoration['site_id']}/credit-areas"
+    pond = {"category": "treatment_pond", "area_sqft": 20_000, "reason": "pond surveyed"}
+    ok(kit.api.post(path, pond), 200)
+    lower = {"category": "replacement_wetland", "area_sqft": 40_000, "reason": "x"}
+    problem(kit.api.post(path, lower), 409, "conflict")
+    higher = dict(lower, area_sqft=60_000)
+    ok(kit.api.post(path, higher), 200)
+    assert _register(kit, restoration["site_id"])["replacement_wetland"]["area_sqft"] == 60_000
