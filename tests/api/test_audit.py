@@ -569,7 +569,7 @@ def test_refused_requests_appear_in_the_audit_events_with_path_and_request_id(ki
 
 def test_events_are_paged_in_record_order(kit, holder):
     with on(D4):
-        for _ in range(3):
+        for _ in range(4):  # four events at least, whatever other tests left in the database
             kit.api.get("/audit/verify", token=holder["token"])
         first = ok(kit.api.get("/audit/events?limit=2"), 200)
         assert len(first["items"]) == 2 and first["next_cursor"]
