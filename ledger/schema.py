@@ -15,6 +15,7 @@ from sqlalchemy import (
     Date,
     DateTime,
     ForeignKey,
+    ForeignKeyConstraint,
     Index,
     MetaData,
     SmallInteger,
@@ -44,9 +45,23 @@ class Base(DeclarativeBase):
 
 
 class LedgerAccount(Base):
-    """An account holding one asset.  Immutable once created."""
+    """An account holding one asset.  Immutable once created: triggers refuse UPDATE, DELETE
+    and (PostgreSQL) TRUNCATE (migration 0016).
+
+    The two unique keys beside the id are what the entries' and balance rows' composite foreign
+    keys point at, so that an entry is in its account's asset and a balance row carries its
+    account's asset and limits (PostgreSQL; SQLite checks the same with insert triggers, having
+    the unique keys but not the composite foreign keys, which it could add only by rebuilding
+    the tables).
+    """
 
     __tablename__ = "ledger_accounts"
+    __table_args__ = (
+        UniqueConstraint("id", "asset", name="uq_ledger_accounts_id_asset"),
+        UniqueConstraint(
+            "id", "asset", "no_overdraft", "no_overcredit", name="uq_ledger_accounts_id_limits"
+        ),
+    )
 
     id: Mapped[int] = mapped_column(BigId, primary_key=True, autoincrement=True)
     code: Mapped[str] = mapped_column(String(200), unique=True)
@@ -68,11 +83,23 @@ class LedgerBalance(Base):
 
     The flags are copied here so that CHECK constraints (which cannot look at another table) refuse
     an overdraft even from a raw UPDATE; an account with a limit has one row only, slot 0, so its
-    check sees its whole balance.
+    check sees its whole balance.  The copies are the account's: a foreign key on (account, asset,
+    limits) (PostgreSQL; SQLite: an insert trigger), and a trigger refuses an UPDATE of the
+    account, slot, asset or limits and any DELETE, while the running totals stay the engine's to
+    update (migration 0016).
     """
 
     __tablename__ = "ledger_balances"
     __table_args__ = (
+        ForeignKeyConstraint(
+            ["account_id", "asset", "no_overdraft", "no_overcredit"],
+            [
+                "ledger_accounts.id",
+                "ledger_accounts.asset",
+                "ledger_accounts.no_overdraft",
+                "ledger_accounts.no_overcredit",
+            ],
+        ),
         CheckConstraint(
             "debits_posted >= 0 AND credits_posted >= 0 AND debits_pending >= 0 "
             "AND credits_pending >= 0",
@@ -91,7 +118,7 @@ class LedgerBalance(Base):
         ),
     )
 
-    account_id: Mapped[int] = mapped_column(ForeignKey("ledger_accounts.id"), primary_key=True)
+    account_id: Mapped[int] = mapped_column(BigId, primary_key=True)
     slot: Mapped[int] = mapped_column(SmallInteger, primary_key=True, default=0, server_default="0")
     asset: Mapped[str] = mapped_column(String(100))
     no_overdraft: Mapped[bool] = mapped_column(Boolean)
@@ -128,10 +155,15 @@ class LedgerTransaction(Base):
 
 
 class LedgerEntry(Base):
-    """One line of a transaction.  Immutable: triggers refuse UPDATE and DELETE."""
+    """One line of a transaction.  Immutable: triggers refuse UPDATE and DELETE.  Its asset is
+    its account's: a foreign key on (account, asset) (PostgreSQL, no more costly per row than one
+    on the account alone; SQLite: an insert trigger; migration 0016)."""
 
     __tablename__ = "ledger_entries"
     __table_args__ = (
+        ForeignKeyConstraint(
+            ["account_id", "asset"], ["ledger_accounts.id", "ledger_accounts.asset"]
+        ),
         CheckConstraint("amount <> 0", name="non_zero"),
         CheckConstraint("phase IN ('posted', 'pending', 'release')", name="phase"),
         CheckConstraint(
@@ -148,7 +180,7 @@ class LedgerEntry(Base):
 
     id: Mapped[int] = mapped_column(BigId, primary_key=True, autoincrement=True)
     transaction_id: Mapped[int] = mapped_column(ForeignKey("ledger_transactions.id"), index=True)
-    account_id: Mapped[int] = mapped_column(ForeignKey("ledger_accounts.id"))
+    account_id: Mapped[int] = mapped_column(BigId)
     asset: Mapped[str] = mapped_column(String(100))
     #: signed: + credit to the account, − debit
     amount: Mapped[int] = mapped_column(BigInteger)
@@ -252,7 +284,7 @@ class LedgerVerifyBalance(Base):
     checkpoint_id: Mapped[int] = mapped_column(
         ForeignKey("ledger_verify_checkpoints.id", ondelete="CASCADE"), primary_key=True
     )
-    account_id: Mapped[int] = mapped_column(BigInteger, primary_key=True)
+    account_id: Mapped[int] = mapped_column(BigId, primary_key=True)
     slot: Mapped[int] = mapped_column(SmallInteger, primary_key=True)
     debits_posted: Mapped[int] = mapped_column(BigInteger)
     credits_posted: Mapped[int] = mapped_column(BigInteger)

@@ -3,7 +3,9 @@
 
 Balance is checked by a deferred constraint trigger, so a transaction's header and entries can be
 inserted in any order and the check runs at COMMIT (``CHECK_BALANCED_FUNCTION``).  Entries, chain
-links and transactions refuse UPDATE and DELETE.  A sealed row's content is ``to_jsonb`` of the
+links and transactions refuse UPDATE and DELETE; since migration 0016 (``GUARDS``) accounts do
+too, a balance row refuses a change of its account, slot, asset or limits and DELETE, and every
+ledger table refuses TRUNCATE.  A sealed row's content is ``to_jsonb`` of the
 row keeping the sealed keys, in UTC so that timestamps read the same in every session
 (``ledger_sealed_content``, which the verifier compares with); each table's insert trigger builds
 the same object from the row's columns by name (``seal_row_function``).  Integer columns never
@@ -74,7 +76,58 @@ INSTALL = [
     """,
 ]
 
+# Migration 0016: what the engine refuses, the database refuses too, from any role.  An account
+# never changes once created; a balance row keeps its account, slot, asset and limits (only its
+# running totals move: the engine's UPDATE names no other column, so ``UPDATE OF`` never even
+# considers this trigger on the write path) and is never deleted; and no ledger table can be
+# emptied by TRUNCATE.  An entry's and a balance row's asset (and a balance row's limits) are
+# their account's by composite foreign keys the migration adds, not by triggers.
+#: the columns that say which account slot a balance row is, in what asset, under what limits
+BALANCE_IDENTITY = ("account_id", "slot", "asset", "no_overdraft", "no_overcredit")
+#: the ledger's tables that refuse TRUNCATE since 0016 (``ledger_entries`` did from the start)
+NO_TRUNCATE = (
+    "ledger_accounts",
+    "ledger_balances",
+    "ledger_transactions",
+    "ledger_chain",
+    "ledger_chain_queue",
+    "ledger_open_pending",
+    "ledger_verify_checkpoints",
+    "ledger_verify_balances",
+)
+_IDENTITY_CHANGED = " OR ".join(f"OLD.{c} IS DISTINCT FROM NEW.{c}" for c in BALANCE_IDENTITY)
+
+GUARDS = [
+    """
+    CREATE TRIGGER ledger_accounts_immutable BEFORE UPDATE OR DELETE ON ledger_accounts
+        FOR EACH ROW EXECUTE FUNCTION ledger_refuse_change()
+    """,
+    f"""
+    CREATE TRIGGER ledger_balances_identity
+        BEFORE UPDATE OF {", ".join(BALANCE_IDENTITY)} ON ledger_balances
+        FOR EACH ROW WHEN ({_IDENTITY_CHANGED}) EXECUTE FUNCTION ledger_refuse_change()
+    """,
+    """
+    CREATE TRIGGER ledger_balances_no_delete BEFORE DELETE ON ledger_balances
+        FOR EACH ROW EXECUTE FUNCTION ledger_refuse_change()
+    """,
+    *(
+        f"""CREATE TRIGGER {table}_no_truncate BEFORE TRUNCATE ON {table}
+        FOR EACH STATEMENT EXECUTE FUNCTION ledger_refuse_change()"""
+        for table in NO_TRUNCATE
+    ),
+]
+
+DROP_GUARDS = [
+    "DROP TRIGGER IF EXISTS ledger_accounts_immutable ON ledger_accounts",
+    "DROP TRIGGER IF EXISTS ledger_balances_identity ON ledger_balances",
+    "DROP TRIGGER IF EXISTS ledger_balances_no_delete ON ledger_balances",
+    *(f"DROP TRIGGER IF EXISTS {table}_no_truncate ON {table}" for table in NO_TRUNCATE),
+]
+
 UNINSTALL = [
+    # 0016's guards call ``ledger_refuse_change`` too: they go first, or it could not be dropped
+    *DROP_GUARDS,
     "DROP TRIGGER IF EXISTS ledger_no_truncate ON ledger_entries",
     "DROP TRIGGER IF EXISTS ledger_chain_immutable ON ledger_chain",
     "DROP TRIGGER IF EXISTS ledger_transactions_immutable ON ledger_transactions",

@@ -4,8 +4,11 @@
 SQLite has no deferred triggers: a transaction is inserted ``open``, its entries added, then
 ``sealed`` by an UPDATE whose trigger checks the sums; a sealed transaction accepts no more
 entries, and none is inserted already sealed (which would skip that check).  Entries, chain links
-and sealed transactions refuse UPDATE and DELETE.  SQLite has no row-to-JSON, so each sealed table
-gets its own ``json_object`` over its sealed columns.  Integer arithmetic overflowing 64 bits
+and sealed transactions refuse UPDATE and DELETE; since migration 0016 (``GUARDS``) accounts do
+too, a balance row refuses a change of its account, slot, asset or limits and DELETE, and an entry
+or a balance row must be in its account's asset (a balance row with its account's limits).
+SQLite has no row-to-JSON, so each sealed table gets its own ``json_object`` over its sealed
+columns.  Integer arithmetic overflowing 64 bits
 stores a REAL whatever the column's type, so every quantity column has triggers refusing a value
 that is not an integer (``ledger.quantities``).
 """
@@ -79,19 +82,85 @@ INSTALL = [
     """,
 ]
 
-UNINSTALL = [
+# Migration 0016: what the engine refuses, the database refuses too.  An account never changes
+# once created; a balance row keeps its account, slot, asset and limits (its running totals
+# move: the engine's UPDATE names no other column, so ``UPDATE OF`` leaves this trigger out of the
+# write path), is never deleted, and is inserted only with its account's asset and limits; an
+# entry is inserted only in its account's asset.  (PostgreSQL holds the last two by composite
+# foreign keys; SQLite adds a foreign key only by rebuilding a table, which would drop the
+# triggers on it.)  SQLite has no TRUNCATE.
+_BALANCE_IDENTITY = ("account_id", "slot", "asset", "no_overdraft", "no_overcredit")
+_IDENTITY_KEPT = " AND ".join(f"NEW.{c} IS OLD.{c}" for c in _BALANCE_IDENTITY)
+
+GUARDS = [
+    """
+    CREATE TRIGGER ledger_accounts_no_update BEFORE UPDATE ON ledger_accounts
+    BEGIN SELECT RAISE(ABORT, 'ledger rows are immutable: UPDATE on ledger_accounts refused');
+    END
+    """,
+    """
+    CREATE TRIGGER ledger_accounts_no_delete BEFORE DELETE ON ledger_accounts
+    BEGIN SELECT RAISE(ABORT, 'ledger rows are immutable: DELETE on ledger_accounts refused');
+    END
+    """,
+    f"""
+    CREATE TRIGGER ledger_balances_identity
+    BEFORE UPDATE OF {", ".join(_BALANCE_IDENTITY)} ON ledger_balances
+    WHEN NOT ({_IDENTITY_KEPT})
+    BEGIN SELECT RAISE(ABORT, 'ledger rows are immutable: UPDATE on ledger_balances refused');
+    END
+    """,
+    """
+    CREATE TRIGGER ledger_balances_no_delete BEFORE DELETE ON ledger_balances
+    BEGIN SELECT RAISE(ABORT, 'ledger rows are immutable: DELETE on ledger_balances refused');
+    END
+    """,
+    """
+    CREATE TRIGGER ledger_balances_of_account BEFORE INSERT ON ledger_balances
+    WHEN NOT EXISTS (
+        SELECT 1 FROM ledger_accounts AS a WHERE a.id = NEW.account_id AND a.asset IS NEW.asset
+            AND a.no_overdraft IS NEW.no_overdraft AND a.no_overcredit IS NEW.no_overcredit)
+    BEGIN SELECT RAISE(ABORT,
+        'a balance row takes its account''s asset and limits: INSERT on ledger_balances refused');
+    END
+    """,
+    """
+    CREATE TRIGGER ledger_entries_asset_of_account BEFORE INSERT ON ledger_entries
+    WHEN NEW.asset IS NOT (SELECT asset FROM ledger_accounts WHERE id = NEW.account_id)
+    BEGIN SELECT RAISE(ABORT,
+        'an entry is in its account''s asset: INSERT on ledger_entries refused');
+    END
+    """,
+]
+
+DROP_GUARDS = [
     f"DROP TRIGGER IF EXISTS {name}"
     for name in (
-        "ledger_entries_no_update",
-        "ledger_entries_no_delete",
-        "ledger_entries_only_while_open",
-        "ledger_transactions_insert_open",
-        "ledger_transactions_seal_only",
-        "ledger_transactions_seal_balanced",
-        "ledger_transactions_no_delete",
-        "ledger_chain_no_update",
-        "ledger_chain_no_delete",
+        "ledger_accounts_no_update",
+        "ledger_accounts_no_delete",
+        "ledger_balances_identity",
+        "ledger_balances_no_delete",
+        "ledger_balances_of_account",
+        "ledger_entries_asset_of_account",
     )
+]
+
+UNINSTALL = [
+    *DROP_GUARDS,
+    *(
+        f"DROP TRIGGER IF EXISTS {name}"
+        for name in (
+            "ledger_entries_no_update",
+            "ledger_entries_no_delete",
+            "ledger_entries_only_while_open",
+            "ledger_transactions_insert_open",
+            "ledger_transactions_seal_only",
+            "ledger_transactions_seal_balanced",
+            "ledger_transactions_no_delete",
+            "ledger_chain_no_update",
+            "ledger_chain_no_delete",
+        )
+    ),
 ]
 
 SEALS_TRIGGERS = [

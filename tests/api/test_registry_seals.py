@@ -33,7 +33,8 @@ EDITS: dict[str, tuple[str, str]] = {
     "credit_classes": ("service_area", "service_area + 1"),
     "lots": ("account_id", ":other"),
     "deposits": ("total_credit_sqft", "total_credit_sqft + 1"),
-    "deposit_actions": ("credit_sqft", "credit_sqft + 1"),
+    # down, not up: a credit above its cap is refused by a CHECK (0016), triggers off or not
+    "deposit_actions": ("credit_sqft", "credit_sqft - 1"),
     "deposit_reversals": ("reason", "reason || ' (edited)'"),
     "bank_site_credit_areas": ("area_sqft", "area_sqft * 2"),
     "transfers": ("amount_sqft", "amount_sqft + 46986"),

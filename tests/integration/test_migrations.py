@@ -461,3 +461,86 @@ def test_0015_gives_each_sealed_table_its_own_seal_function_and_old_and_new_seal
             db.dispose()
     finally:
         drop_database(url)
+
+
+def _ledger_counts(url: str) -> dict[str, int]:
+    engine = create_engine(url)
+    try:
+        with engine.connect() as connection:
+            return {
+                table: int(connection.execute(text(f"SELECT count(*) FROM {table}")).scalar_one())
+                for table in (*sorted(LEDGER_TABLES), "lots", "deposit_actions", "ledger_chain")
+            }
+    finally:
+        engine.dispose()
+
+
+def test_0016_guards_a_database_holding_a_ledger_and_goes_down_to_0015_keeping_every_row(
+    backend: str, tmp_path: Path
+) -> None:
+    """``wetbank db upgrade`` takes a database with accounts, deposits and transfers from 0015 to
+    the guards: the ledger still verifies, an account refuses an UPDATE and the engine still
+    writes; down to 0015 the UPDATE is accepted again and every row is kept."""
+    from bench.server import make_bank
+
+    url = create_database(backend, tmp_path)
+    config = alembic_config(url)
+    day = date(2026, 3, 2)
+    rename = "UPDATE ledger_accounts SET name = 'renamed' WHERE code = 'h'"
+    try:
+        command.upgrade(config, "0015")
+        make_bank(url, accounts=2)
+        db = Database.from_url(url)
+        with db.transaction() as session:
+            issuer = create_account(session, code="i", asset="X", name="issuer")
+            holder = create_account(session, code="h", asset="X", name="h", no_overdraft=True)
+            transfer(session, "t", [Leg(issuer, holder, 5)], Meta("k1", day))
+        seal_all(db)
+        db.dispose()
+        before = _ledger_counts(url)
+        upgraded = CliRunner().invoke(main, ["db", "upgrade"], env={"DATABASE_URL": url})
+        assert upgraded.exit_code == 0, upgraded.output
+        assert _ledger_counts(url) == before
+        db = Database.from_url(url)
+        with db.engine.connect() as connection:
+            assert verify(connection).ok
+        with pytest.raises(IntegrityError, match="immutable"), db.engine.begin() as connection:
+            connection.execute(text(rename))
+        with db.transaction() as session:
+            transfer(session, "t", [Leg(holder, issuer, 2)], Meta("k2", day))
+        db.dispose()
+        command.downgrade(config, "0015")
+        db = Database.from_url(url)
+        with db.engine.begin() as connection:
+            connection.execute(text(rename))
+        db.dispose()
+        assert _ledger_counts(url)["ledger_entries"] == before["ledger_entries"] + 2
+        command.upgrade(config, "head")
+    finally:
+        drop_database(url)
+
+
+def test_0016_refuses_a_database_whose_rows_already_break_a_guard(
+    backend: str, tmp_path: Path
+) -> None:
+    """Before 0016 a raw INSERT could put an entry in another asset than its account's; such a
+    ledger stops the upgrade, naming the row, and stays at 0015."""
+    url = create_database(backend, tmp_path)
+    config = alembic_config(url)
+    try:
+        command.upgrade(config, "0015")
+        db = Database.from_url(url)
+        a, b = open_accounts(db, "X", False, False)
+        write_raw_transaction(db, [(a, "Y", -5), (b, "Y", 5)])
+        with db.engine.connect() as connection:
+            entry = connection.execute(text("SELECT min(id) FROM ledger_entries")).scalar()
+        db.dispose()
+        with pytest.raises(RuntimeError, match=f"ledger_entries row {entry} "):
+            command.upgrade(config, "head")
+        engine = create_engine(url)
+        with engine.connect() as connection:
+            version = connection.execute(text("SELECT version_num FROM alembic_version"))
+            assert version.scalar_one() == "0015"
+        engine.dispose()
+    finally:
+        drop_database(url)
