@@ -8,7 +8,8 @@ and how and by when to appeal it (Subd. 7, 9).  The same document is printed as 
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+import json
+from dataclasses import asdict, dataclass, field
 from datetime import date
 
 from sqlalchemy.orm import Session
@@ -77,11 +78,37 @@ def document(db: Database, actor: Actor, plan_id: str, notice: str) -> NoticeDoc
         row = notices.latest_notice(session, plan.id, notice)
         if row is None:
             raise NotFound(f"no notice of {notice} was recorded for plan {plan_id}")
-        return build(session, plan, row)
+        if row.document is not None:
+            return from_json(row.document)
+        return build(session, plan, row)  # recorded before documents were kept
+
+
+def keep_as_mailed(session: Session, plan: Plan, row: PlanNotice) -> None:
+    """Store the document of the notice ``row`` records, in the transaction that records its
+    mailing: what is printed later is what was mailed, whatever the plan becomes."""
+    row.document = json.dumps(asdict(build(session, plan, row)), sort_keys=True)
+    session.flush()
+
+
+def from_json(text: str) -> NoticeDocument:
+    """A document as ``keep_as_mailed`` stored it."""
+    stored = json.loads(text)
+    return NoticeDocument(
+        title=stored["title"],
+        statute=stored["statute"],
+        lgu_name=stored["lgu_name"],
+        mailed_on=stored["mailed_on"],
+        sections=tuple(
+            Section(section["heading"], tuple(section["paragraphs"]))
+            for section in stored["sections"]
+        ),
+        recipients=tuple(dict(recipient) for recipient in stored["recipients"]),
+    )
 
 
 def build(session: Session, plan: Plan, row: PlanNotice) -> NoticeDocument:
-    """The document of a notice as mailed."""
+    """The document of a notice, from the plan as it stands now (as mailed, when called in the
+    transaction that records the mailing: ``keep_as_mailed``)."""
     lgu = parties.get_lgu(session, plan.lgu_id).name
     ruleset = ruleset_by_id(plan.ruleset)
     deadlines = plans.state(session, plan).deadlines

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from datetime import date
 
-from sqlalchemy import Date, ForeignKey, Integer, String
+from sqlalchemy import Date, ForeignKey, Integer, String, Text
 from sqlalchemy.orm import Mapped, mapped_column
 
 from bank.plan_record_tables import PlanFact
@@ -37,6 +37,9 @@ class PlanNotice(PlanFact, Base):
     #: ``full`` or ``summary``, as mailed (a later revision does not change what was mailed)
     kind: Mapped[str] = mapped_column(String(10))
     mailed_on: Mapped[date] = mapped_column(Date)
+    #: the document as mailed (``bank.notice_document``, JSON); null for a notice recorded
+    #: before the service kept it
+    document: Mapped[str | None] = mapped_column(Text)
 
 
 class NoticeRecipient(Addressee, Base):

@@ -173,8 +173,9 @@ class NoticeView:
 
 def record_application_notice(
     session: Session, plan: Plan, mailed_on: date, recipients: list[Recipient]
-) -> NoticeView:
-    """Subd. 6: the notice of application, its kind as mailed and to whom (late ones flagged)."""
+) -> tuple[NoticeView, PlanNotice]:
+    """Subd. 6: the notice of application, its kind as mailed and to whom (late ones flagged);
+    with the row that records it."""
     result = plans.record_notice(session, plan, mailed_on)
     kind = replacement_rules.notice_kind(ruleset_by_id(plan.ruleset), plan.impact_area_sqft)
     _check_recipients(session, plan, "application", kind, mailed_on, recipients)
@@ -183,8 +184,9 @@ def record_application_notice(
 
 def record_decision_notice(
     session: Session, plan: Plan, mailed_on: date, recipients: list[Recipient]
-) -> NoticeView:
-    """Subd. 7: the notice of decision and to whom; it opens the appeal window."""
+) -> tuple[NoticeView, PlanNotice]:
+    """Subd. 7: the notice of decision and to whom; it opens the appeal window.  With the row
+    that records it."""
     result = plans.record_decision_notice(session, plan, mailed_on)
     kind = DECISION_NOTICE_KIND
     _check_recipients(session, plan, "decision", kind, mailed_on, recipients)
@@ -198,7 +200,7 @@ def _store(
     kind: str,
     shown: Mapping[str, Any],
     recipients: list[Recipient],
-) -> NoticeView:
+) -> tuple[NoticeView, PlanNotice]:
     """Store the notice ``shown`` (its ``mailed_on``, ``due``, ``late``) as mailed."""
     row = add_fact(
         session, PlanNotice, "ntc", plan.id, notice=notice, kind=kind, mailed_on=shown["mailed_on"]
@@ -215,7 +217,7 @@ def _store(
             )
         )
     session.flush()
-    return _view(session, shown, row)
+    return _view(session, shown, row), row
 
 
 def _view(session: Session, shown: Mapping[str, Any], row: PlanNotice | None) -> NoticeView:

@@ -14,7 +14,15 @@ from datetime import date
 
 from sqlalchemy.orm import Session
 
-from bank import notices, plan_decisions, plan_panel, plan_report, plan_revisions, plans
+from bank import (
+    notice_document,
+    notices,
+    plan_decisions,
+    plan_panel,
+    plan_report,
+    plan_revisions,
+    plans,
+)
 from bank.access import Actor
 from bank.plan_extensions import ExtensionRequest, ExtensionView, record_extension
 from bank.plan_tables import Plan
@@ -89,7 +97,9 @@ def mail_notice(
         "decision": notices.record_decision_notice,
     }[notice]
     with _acting_on(db, actor, plan_id) as (session, plan):
-        return record(session, plan, mailed_on, list(recipients))
+        mailed, row = record(session, plan, mailed_on, list(recipients))
+        notice_document.keep_as_mailed(session, plan, row)
+        return mailed
 
 
 def request_copy(

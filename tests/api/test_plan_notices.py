@@ -383,3 +383,25 @@ def test_a_notice_not_yet_mailed_has_no_document_and_others_see_none(kit):
     holder = kit.holder()
     problem(document(kit, plan, "application", "text/html", holder["token"]), 403, "forbidden")
     assert document(kit, plan, "application", "*/*").mimetype == "text/html"
+
+
+def test_a_notice_prints_as_mailed_after_a_revision_gives_the_plan_a_new_application(kit):
+    """The notices are kept as they were mailed: a revision counting as new (a larger impact,
+    no decision yet) changes neither the area, the decision nor the appeal deadline they say."""
+    lgu = kit.lgu()
+    plan = noticed_and_decided(kit, lgu)
+    with on("2026-07-28"):
+        before = {
+            which: document(kit, plan, which, "text/html").get_data(as_text=True)
+            for which in ("application", "decision")
+        }
+    revision = {"area_sqft": 40_000, "displacement_ft": 0, "received_on": "2026-08-12"}
+    with on("2026-08-12"):  # the approval is final: the window closed 08-11
+        path = f"/plans/{plan['id']}/revisions"
+        assert ok(kit.api.post(path, revision, token=lgu["token"]))["application_number"] == 2
+    with on("2026-08-13"):
+        for which in ("application", "decision"):
+            response = kit.api.get(f"/plans/{plan['id']}/notices/{which}")
+            assert response.get_data(as_text=True) == before[which], which
+    assert "Approved on July 24, 2026" in before["decision"]
+    assert "August 11, 2026" in before["decision"] and "25,000 square feet" in before["application"]
