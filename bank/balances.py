@@ -56,7 +56,9 @@ def balance_rows(session: Session, account: parties.BankAccount) -> list[ClassBa
     return class_rows_of(session, [account])[account.id]
 
 
-def _by_class(session: Session, lots: Sequence[credits.LotBalance]) -> list[ClassBalance]:
+def _by_class(
+    lots: Sequence[credits.LotBalance], classes: dict[str, credits.CreditClass]
+) -> list[ClassBalance]:
     totals: dict[str, list[int]] = defaultdict(lambda: [0, 0, 0, 0])
     for item in lots:
         row = totals[item.lot.credit_class]
@@ -65,7 +67,7 @@ def _by_class(session: Session, lots: Sequence[credits.LotBalance]) -> list[Clas
         row[2] += item.frozen_sqft
         row[3] += item.available_sqft
     return [
-        ClassBalance(credits.get_class(session, code), posted, reserved, frozen, available)
+        ClassBalance(classes[code], posted, reserved, frozen, available)
         for code, (posted, reserved, frozen, available) in sorted(totals.items())
     ]
 
@@ -95,20 +97,21 @@ def totals_of(session: Session, accounts: Sequence[parties.BankAccount]) -> dict
 def class_rows_of(
     session: Session, accounts: Sequence[parties.BankAccount]
 ) -> dict[str, list[ClassBalance]]:
-    """``balance_rows`` of each of ``accounts``, by account id, read with two queries for all
-    of them (their lots with their sites' frozen flags, and the lots' balances)."""
+    """``balance_rows`` of each of ``accounts``, by account id, read with three queries for all
+    of them (their lots with their sites' frozen flags, the lots' balances, their classes)."""
     rows = session.execute(
         select(credits.Lot, parties.BankSite.frozen)
         .join(parties.BankSite, parties.BankSite.id == credits.Lot.bank_site_id)
         .where(credits.Lot.account_id.in_([account.id for account in accounts]))
     ).all()
     held = ledger.balances(session, [lot.ledger_account_id for lot, _ in rows])
+    classes = credits.classes(session, (lot.credit_class for lot, _ in rows))
     lots_by_account: dict[str, list[tuple[credits.Lot, bool]]] = defaultdict(list)
     for lot, site_frozen in rows:
         lots_by_account[lot.account_id].append((lot, bool(site_frozen)))
     return {
         account.id: _by_class(
-            session, credits.with_balances(account, lots_by_account[account.id], held)
+            credits.with_balances(account, lots_by_account[account.id], held), classes
         )
         for account in accounts
     }
@@ -136,8 +139,9 @@ def past_balances(
         if balance.posted or balance.reserved_debits:
             totals[lot.credit_class][0] += balance.posted
             totals[lot.credit_class][1] += balance.reserved_debits
+    classes = credits.classes(session, totals)
     return [
-        PastClassBalance(credits.get_class(session, code), posted, reserved, posted - reserved)
+        PastClassBalance(classes[code], posted, reserved, posted - reserved)
         for code, (posted, reserved) in sorted(totals.items())
     ]
 

@@ -11,6 +11,7 @@ lot holds; a lot's provenance (deposit, bank site, parent lot) is fixed when it 
 from __future__ import annotations
 
 import string
+from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import datetime
 
@@ -134,6 +135,19 @@ def ensure_class(
 def get_class(session: Session, code: str) -> CreditClass:
     """The credit class ``code`` (every lot, action and reservation names one that exists)."""
     return found(session.get(CreditClass, code), f"no credit class {code}")
+
+
+def classes(session: Session, codes: Iterable[str]) -> dict[str, CreditClass]:
+    """``get_class`` of each of ``codes``, by code, read with one query (an account's balances
+    name one class per row: one round trip for all of them, not one each)."""
+    wanted = sorted(set(codes))
+    if not wanted:
+        return {}
+    rows = session.scalars(select(CreditClass).where(CreditClass.code.in_(wanted)))
+    found_by_code = {row.code: row for row in rows}
+    for code in wanted:
+        found(found_by_code.get(code), f"no credit class {code}")
+    return found_by_code
 
 
 def new_lot(

@@ -182,10 +182,9 @@ def statement(
                 memo=r.memo,
             )
         )
+    classes = credits.classes(session, codes)
     return [
-        StatementClass(
-            credits.get_class(session, code), opening.get(code, 0), entries[code], running[code]
-        )
+        StatementClass(classes[code], opening.get(code, 0), entries[code], running[code])
         for code in codes
     ]
 

@@ -14,6 +14,7 @@ from freezegun import freeze_time
 from bank import account_close, accounts, balances
 from bank.access import SYSTEM
 from bank.errors import Conflict, Forbidden, NotFound, ValidationFailed
+from bank.rules.deposit_eligibility import ActionRequest
 from ledger.db import Database
 from tests.bank.account_kit import (
     DAY,
@@ -251,3 +252,15 @@ def test_listed_accounts_hold_what_each_shows_alone_read_at_once(db: Database) -
             (b.credit_class.code, b.posted_sqft, b.available_sqft) for b in alone.balances
         ]
     assert sum(1 for shown in listed if shown.balances) == 2
+
+
+def test_an_account_of_several_classes_reads_their_classes_in_one_statement(db: Database) -> None:
+    """``GET /accounts/{id}``: one round trip for the credit classes of every balance row."""
+    holder, lgu = new_holder(db), new_lgu(db)
+    account = new_account(db, holder).id
+    pond = ActionRequest("treatment_pond", 1_000, 700, associated_project="CSAH 9")  # restricted
+    deposit(db, request(account, new_site(db, holder), lgu, wetland(3_000), pond))
+    with statements(db) as sent:
+        shown = accounts.get_account(db, SYSTEM, account)
+    assert len({row.credit_class.code for row in shown.balances}) == 2
+    assert sum("credit_classes" in statement for statement in sent) == 1
