@@ -33,6 +33,7 @@ from bank.lot_picking import (
 from bank.plan_tables import Plan
 from bank.reservation_tables import Reservation as Reservation
 from bank.reservation_tables import ReservationLot as ReservationLot
+from bank.withdrawal_tables import Withdrawal, WithdrawalAllocation
 from ledger import clock, store
 from ledger.account_cache import AccountRow
 from ledger.db import Database
@@ -64,6 +65,9 @@ class ReservationView:
     status: str
     created_at: datetime
     lots: tuple[ReservationLot, ...]
+    #: posted by a withdrawal that an appeal then reversed: its credits went back to their lots
+    #: (the status stays the ledger's ``posted``)
+    reversed_on_appeal: bool
 
 
 #: plan statuses (outcomes) after which nothing more may be reserved for it
@@ -292,7 +296,7 @@ def _made_view(
     rather than read back: its shares are pending transfers nothing has resolved yet, all
     expiring when the reservation does, so its status is pending until then."""
     expired = is_expired(clock.end_of_day(reservation.expires_on), clock.utcnow())
-    return _view(reservation, klass, "expired" if expired else "pending", held)
+    return _view(reservation, klass, "expired" if expired else "pending", held, False)
 
 
 def _view(
@@ -300,6 +304,7 @@ def _view(
     klass: credits.CreditClass,
     status: str,
     held: Sequence[ReservationLot],
+    reversed_on_appeal: bool,
 ) -> ReservationView:
     return ReservationView(
         id=reservation.id,
@@ -312,6 +317,7 @@ def _view(
         status=status,
         created_at=reservation.created_at,
         lots=tuple(held),
+        reversed_on_appeal=reversed_on_appeal,
     )
 
 
@@ -448,22 +454,38 @@ def reservation_view(session: Session, reservation: Reservation) -> ReservationV
 
 
 def reservation_views(session: Session, listed: Sequence[Reservation]) -> list[ReservationView]:
-    """``reservation_view`` of each of ``listed``, with four queries for all of them (per
-    ``SLICE``): their shares, the shares' resolutions and pending headers, their classes."""
-    held_by = shares_of(session, [reservation.id for reservation in listed])
+    """``reservation_view`` of each of ``listed``, with five queries for all of them (per
+    ``SLICE``): their shares, the shares' resolutions and pending headers, their classes, and
+    which were posted by a withdrawal an appeal reversed."""
+    ids = [reservation.id for reservation in listed]
+    held_by = shares_of(session, ids)
     status = statuses(session, held_by)
-    codes = sorted({reservation.credit_class for reservation in listed})
-    classes = {
-        klass.code: klass
-        for some in slices(codes)
-        for klass in session.scalars(
-            select(credits.CreditClass).where(credits.CreditClass.code.in_(some))
+    classes = credits.classes(session, (reservation.credit_class for reservation in listed))
+    returned = _returned_on_appeal(session, ids)
+    return [
+        _view(
+            reservation,
+            classes[reservation.credit_class],
+            status[reservation.id],
+            held_by[reservation.id],
+            reservation.id in returned,
         )
-    }
-    views = []
-    for reservation in listed:
-        klass = classes.get(reservation.credit_class)
-        if klass is None:  # a reservation's class (foreign key)
-            raise NotFound(f"no credit class {reservation.credit_class}")
-        views.append(_view(reservation, klass, status[reservation.id], held_by[reservation.id]))
-    return views
+        for reservation in listed
+    ]
+
+
+def _returned_on_appeal(session: Session, reservation_ids: Sequence[str]) -> set[str]:
+    """Those of ``reservation_ids`` a withdrawal posted that an appeal then reversed."""
+    returned: set[str] = set()
+    for some in slices(reservation_ids):
+        returned.update(
+            session.scalars(
+                select(WithdrawalAllocation.reservation_id)
+                .join(Withdrawal, Withdrawal.id == WithdrawalAllocation.withdrawal_id)
+                .where(
+                    WithdrawalAllocation.reservation_id.in_(some),
+                    Withdrawal.reversal_transaction_id.is_not(None),
+                )
+            )
+        )
+    return returned

@@ -1082,6 +1082,13 @@ def test_two_appeals_one_upheld_then_one_reversed_reverse_the_approval_for_good(
     # the withdrawal is reversed and the pending reservation voided: every credit is back
     assert voided["status"] == "voided"
     assert after == before
+    # the withdrawn reservation stays posted in the ledger's terms, and says its credits came back
+    with on("2026-10-27"):
+        returned = ok(kit.api.get(f"/reservations/{used['id']}"), 200)
+    assert (returned["status"], returned["reversed_on_appeal"]) == ("posted", True)
+    assert voided["reversed_on_appeal"] is False
+    listed = {r["id"]: r for r in shown["reservations"]}
+    assert listed[used["id"]]["reversed_on_appeal"] is True
 
     # from now on, reservations and withdrawals for the plan are conflict
     with on("2026-10-28"):
