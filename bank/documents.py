@@ -21,6 +21,7 @@ from bank.access import Actor
 from bank.credits import CreditClass, Lot
 from bank.errors import NotFound
 from bank.party_tables import BankAccount, Holder, Lgu
+from bank.plan_record_tables import PlanApplication
 from bank.plan_tables import Plan
 from bank.rules.replacement_rules import ABOVE_1_TO_1, FIRST_1_TO_1
 from bank.withdrawal_tables import Withdrawal, WithdrawalAllocation
@@ -124,14 +125,17 @@ def withdrawal_certificate(
         lgu = session.get(Lgu, plan.lgu_id)
         classes = _certified_classes(session, row.id)
         first = sum(c.amount_sqft for k in classes for c in k.credits if c.portion == FIRST_1_TO_1)
+        state = plans.state(session, plan)
+        # after a denied revision, the approval that stands is an earlier application's
+        standing = plans.standing_application(session, plan) if state.revision_denied else None
         return WithdrawalCertificate(
             plan_id=plan.id,
-            application_number=plan.application_number,
+            application_number=standing.number if standing else plan.application_number,
             project=plan.project,
             applicant=plan.applicant,
             lgu_name=lgu.name if lgu else plan.lgu_id,
-            decision=_decision(session, plan),
-            impact_area_sqft=plan.impact_area_sqft,
+            decision=_decision(session, plan, state, standing),
+            impact_area_sqft=state.area_sqft,
             replacement_ratio=plan.replacement_ratio,
             withdrawal_id=row.id,
             withdrawn_sqft=row.withdrawn_sqft,
@@ -149,9 +153,18 @@ def withdrawal_certificate(
         )
 
 
-def _decision(session: Session, plan: Plan) -> CertifiedDecision:
-    state = plans.state(session, plan)
-    recorded = plan_decisions.decision_of(session, plan)
+def _decision(
+    session: Session,
+    plan: Plan,
+    state: plans.PlanState,
+    standing: PlanApplication | None,
+) -> CertifiedDecision:
+    """The outcome in force, with the decision that made it: the standing approval's, after a
+    denied revision, else the current application's."""
+    if standing is not None:
+        recorded: plan_decisions.Decision | None = plan_decisions.decision_record(standing)
+    else:
+        recorded = plan_decisions.decision_of(session, plan)
     resolution = recorded.resolution if recorded else None
     return CertifiedDecision(
         status=state.status,

@@ -231,21 +231,30 @@ def standing_approvals(
 APPROVED_OUTCOMES = frozenset({"approved", "deemed_approved"})
 
 
-def revision_started_at(session: Session, plan: Plan) -> datetime | None:
-    """When the revision that made the plan's current application was recorded, if it applied
-    to revise an approval (``None`` for a first application, or one that superseded an
-    undecided application)."""
+def standing_application(session: Session, plan: Plan) -> PlanApplication | None:
+    """The last of the plan's earlier applications that was approved: the approval a revision
+    applied to revise, which stands if the revision is denied (``standing_approvals``)."""
     if plan.application_number == 1:
         return None
-    previous = session.execute(
-        select(PlanApplication).where(
+    return session.execute(
+        select(PlanApplication)
+        .where(
             PlanApplication.plan_id == plan.id,
-            PlanApplication.number == plan.application_number - 1,
+            PlanApplication.outcome.in_(sorted(APPROVED_OUTCOMES)),
         )
-    ).scalar_one()
-    if previous.outcome not in APPROVED_OUTCOMES:
+        .order_by(PlanApplication.number.desc())
+        .limit(1)
+    ).scalar_one_or_none()
+
+
+def revision_started_at(session: Session, plan: Plan) -> datetime | None:
+    """When the revision that superseded the standing approval (``standing_application``) was
+    recorded: what was withdrawn before is that approval's (``None`` when no earlier
+    application was approved)."""
+    standing = standing_application(session, plan)
+    if standing is None:
         return None
-    revision = session.get(PlanRevision, previous.revision_id)
+    revision = session.get(PlanRevision, standing.revision_id)
     return revision.recorded_at if revision is not None else None
 
 

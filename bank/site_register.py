@@ -78,23 +78,33 @@ def record(
     session.flush()
 
 
-def registered_areas(session: Session, site_id: str) -> dict[str, int]:
+def registered_areas(
+    session: Session, site_id: str, credited_now: dict[str, int] | None = None
+) -> dict[str, int]:
     """Each category's current area: its latest entry that stands.  An area a deposit stated
-    first stands only while that deposit does: reversing a deposit whose area was mistyped
-    leaves the category unregistered, so the corrected deposit states it afresh (else a
-    mistyped larger area would stay a cap the restoration could be credited up to)."""
-    latest = (
-        select(func.max(SiteCreditArea.id))
-        .outerjoin(DepositReversal, DepositReversal.deposit_id == SiteCreditArea.deposit_id)
-        .where(SiteCreditArea.bank_site_id == site_id, DepositReversal.deposit_id.is_(None))
-        .group_by(SiteCreditArea.category)
-    )
+    first stands while that deposit does, or while another deposit that stands credits the
+    category: reversing the only deposit with a mistyped area leaves the category unregistered,
+    so the corrected deposit states it afresh (else a mistyped larger area would stay a cap the
+    restoration could be credited up to); with other credits standing under it, the area stays
+    until the board amends it (else the next deposit could state any area it liked)."""
+    if credited_now is None:
+        credited_now = credited(session, site_id)
     rows = session.execute(
-        select(SiteCreditArea.category, SiteCreditArea.area_sqft).where(
-            SiteCreditArea.id.in_(latest)
+        select(
+            SiteCreditArea.category,
+            SiteCreditArea.area_sqft,
+            DepositReversal.deposit_id.is_not(None),
         )
+        .outerjoin(DepositReversal, DepositReversal.deposit_id == SiteCreditArea.deposit_id)
+        .where(SiteCreditArea.bank_site_id == site_id)
+        .order_by(SiteCreditArea.id)
     )
-    return {category: int(area) for category, area in rows}
+    latest: dict[str, int] = {}
+    for category, area, reversed_ in rows:
+        if reversed_ and credited_now.get(category, 0) <= 0:
+            continue
+        latest[category] = int(area)
+    return latest
 
 
 def credited(session: Session, site_id: str) -> dict[str, int]:
@@ -127,9 +137,10 @@ def completed_on(session: Session, site_id: str) -> dict[str, date]:
 
 def register_of(session: Session, site_id: str) -> SiteRegister:
     """The site's register as the deposit rules read it."""
+    credited_now = credited(session, site_id)
     return SiteRegister(
-        registered_areas(session, site_id),
-        credited(session, site_id),
+        registered_areas(session, site_id, credited_now),
+        credited_now,
         completed_on(session, site_id),
     )
 

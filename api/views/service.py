@@ -12,6 +12,7 @@ from sqlalchemy import text
 from api.context import actor, database, request_id, require_board
 from api.idempotency import secret_in_reply
 from api.roles import roles
+from api.schemas.common import text_of
 from api.views.blueprint import ApiBlueprint
 from bank import access, tokens
 
@@ -33,7 +34,7 @@ class MeOut(Schema):
 
 class TokenIn(Schema):
     role = fields.String(required=True, validate=validate.OneOf(access.ROLES))
-    name = fields.String(required=True, validate=validate.Length(min=1, max=200))
+    name = fields.String(required=True, validate=text_of(200))
     lgu_id = fields.String(load_default=None, validate=validate.Length(max=40))
     holder_id = fields.String(load_default=None, validate=validate.Length(max=40))
 

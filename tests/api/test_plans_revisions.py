@@ -12,6 +12,7 @@ import pytest
 
 from tests.api.kit import Kit, decision_body, mailing, ok, on, problem
 from tests.api.test_appeals import grant, noticed_decision, petition, rule
+from tests.api.web_kit import parse, signed_in
 
 
 @pytest.fixture
@@ -373,3 +374,53 @@ def test_a_revision_moving_a_plan_out_of_a_date_filter_does_not_end_the_listing_
         cursor = first["next_cursor"]
         second = ok(kit.api.get(f"{path}&cursor={cursor}", token=lgu["token"]), 200)
     assert [p["id"] for p in second["items"]] == [p["id"] for p in listed[2:]]
+
+
+def test_a_revision_of_an_undecided_revision_reversed_on_appeal_leaves_the_first_approval(
+    kit: Kit,
+) -> None:
+    """Application 2 (a revision of the approval) is superseded undecided by application 3,
+    which is approved and then reversed on appeal: application 1's approval stands, with the
+    18,000 sq ft withdrawn for it; only the 1,900 withdrawn for application 3 come back."""
+    lgu = kit.lgu()
+    plan, bank = final_approved_plan(kit, lgu)
+    ok(revise(kit, plan, lgu, 9_900, "2026-06-26"))  # application 2, left undecided
+    third = ok(revise(kit, plan, lgu, 9_950, "2026-06-29", feet=600))  # application 3
+    assert third["application_number"] == 3
+    ok(act(kit, plan, lgu, "decision", decision_body("approved", "2026-06-30"), "2026-06-30"))
+    ok(act(kit, plan, lgu, "decision-notice", mailing("2026-07-01"), "2026-07-01"))
+    with on("2026-07-02"):
+        more = kit.reserve(bank["id"], plan["id"], bank["unrestricted_class"], 1_900)
+    ok(act(kit, plan, lgu, "withdrawals", {"reservation_ids": [more["id"]]}, "2026-07-02"))
+    appeal = ok(petition(kit, plan, postmarked="2026-07-06", received="2026-07-08"))
+    ok(grant(kit, appeal, "2026-07-09"))
+    ok(rule(kit, appeal, "2026-07-10"))
+    shown = read(kit, plan, "2026-07-10")
+    assert (shown["outcome"], shown["status"], shown["impact_may_proceed"]) == (
+        "approved",
+        "final",
+        True,
+    )
+    standing = [
+        w["withdrawn_sqft"] for w in shown["withdrawals"] if not w["reversal_transaction_id"]
+    ]
+    assert standing == [18_000]
+
+
+def test_the_certificate_after_a_denied_revision_states_the_approval_that_stands(
+    kit: Kit, app
+) -> None:
+    lgu = kit.lgu()
+    plan, _bank = final_approved_plan(kit, lgu)
+    first = read(kit, plan, "2026-06-25")
+    ok(revise(kit, plan, lgu, 9_900, "2026-06-26"))
+    ok(act(kit, plan, lgu, "decision", decision_body("denied", "2026-06-30"), "2026-06-30"))
+    (withdrawal,) = first["withdrawals"]
+    client = signed_in(app.test_client(), lgu["token"])
+    with on("2026-07-01"):
+        page = client.get(f"/plans/{plan['id']}/withdrawals/{withdrawal['id']}/certificate")
+    assert page.status_code == 200
+    cert = parse(page.get_data(as_text=True))
+    assert cert.one(data_field="decision").text.startswith("Approved 2026-06-08")
+    assert cert.one(data_field="impact").text.startswith("9,000 sq ft")
+    assert "application" not in cert.one(data_field="plan").text

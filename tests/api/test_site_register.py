@@ -362,3 +362,28 @@ def test_a_site_credited_over_a_cap_before_its_register_still_has_other_areas_am
     higher = dict(lower, area_sqft=60_000)
     ok(kit.api.post(path, higher), 200)
     assert _register(kit, restoration["site_id"])["replacement_wetland"]["area_sqft"] == 60_000
+
+
+def test_a_reversed_first_deposit_leaves_its_area_while_other_credits_stand_under_it(kit):
+    """Deposit A states 40,000 sq ft first, B credits under it; reversing A leaves the area (B's
+    credits stand), so a later deposit cannot state a larger one and make it the cap."""
+    holder = kit.holder("Restorer")
+    r = {
+        "site_id": kit.site(holder["id"], wetland_sqft=None),
+        "lgu": kit.lgu(),
+        "account_id": kit.account(holder["id"]),
+    }
+    first = ok(_deposit(kit, r, _wetland(10_000, 40_000)))
+    ok(_deposit(kit, r, _wetland(10_000, 40_000)))
+    reverse = {"effective_on": "2026-06-01", "reason": "entered twice by mistake"}
+    ok(kit.api.post(f"/deposits/{first['id']}/reverse", reverse))
+    row = _register(kit, r["site_id"])["replacement_wetland"]
+    assert (row["area_sqft"], row["credited_sqft"], row["remaining_sqft"]) == (
+        40_000,
+        10_000,
+        30_000,
+    )
+    before = _counts(kit)
+    refused = problem(_deposit(kit, r, _wetland(300_000, 400_000)), 422, "not_eligible")
+    assert refused["registered_area_sqft"] == 40_000
+    assert _counts(kit) == before
