@@ -131,7 +131,9 @@ class LedgerBalance(Base):
 
 
 class LedgerTransaction(Base):
-    """A balanced set of entries.  Never updated (on SQLite it is sealed once, see ddl.py)."""
+    """A balanced set of entries.  Never updated (on SQLite it is sealed once, see ddl.py), and
+    queued or chained only sealed (migration 0018: SQLite refuses an open one in the queue and
+    the chain; PostgreSQL, which inserts it sealed, refuses any other at COMMIT)."""
 
     __tablename__ = "ledger_transactions"
     __table_args__ = (CheckConstraint("state IN ('open', 'sealed')", name="state"),)
@@ -157,7 +159,9 @@ class LedgerTransaction(Base):
 class LedgerEntry(Base):
     """One line of a transaction.  Immutable: triggers refuse UPDATE and DELETE.  Its asset is
     its account's: a foreign key on (account, asset) (PostgreSQL, no more costly per row than one
-    on the account alone; SQLite: an insert trigger; migration 0016)."""
+    on the account alone; SQLite: an insert trigger; migration 0016).  A release entry releases a
+    pending entry of its account, the same amount, in the pending transfer it resolves
+    (migration 0018)."""
 
     __tablename__ = "ledger_entries"
     __table_args__ = (
@@ -200,7 +204,8 @@ class LedgerEntry(Base):
 
 
 class LedgerOpenPending(Base):
-    """Index of unresolved pending transactions per account (derived; rebuilt by verify).
+    """Index of unresolved pending transactions per account (derived; checked by verify, which
+    compares each row with its pending transfer's entries and header: ``ledger.verify_pending``).
 
     It lets a read subtract reservations whose expiry has passed without any sweeper, and lets a
     writer expire them lazily, in O(open pendings) rather than O(history).

@@ -1,8 +1,9 @@
 """Verifying the ledger (LEDGER.md guarantee 8): the chain and every stored balance recomputed.
 
 ``verify``, the full pass, recomputes every link of the chain from its transaction and entries,
-every stored balance and balance-after from the entries, and every sealed row against its seal;
-it names the first break.  When it finds everything intact it says what a checkpoint of it
+every stored balance and balance-after from the entries, the index of open reservations
+(``ledger_open_pending``) from the pending transfers, and every sealed row against its seal; it
+names the first break.  When it finds everything intact it says what a checkpoint of it
 records (``Report.implied``, ``ledger.checkpoint``).
 
 ``verify_since`` checks what was written after a checkpoint, trusting (once its hash recomputes)
@@ -22,7 +23,7 @@ from sqlalchemy import Connection, create_engine, func, select
 from sqlalchemy.pool import NullPool
 
 from ledger import checkpoint as checkpoints
-from ledger import clock, row_seals, store, verify_balances
+from ledger import clock, row_seals, store, verify_balances, verify_pending
 from ledger.canonical import GENESIS
 from ledger.checkpoint import Checkpoint, Implied
 from ledger.db import Database
@@ -55,8 +56,8 @@ def verify(
     anchors: Sequence[Anchor] = (),
     sealed_tables: Sequence[SealedTable] = (),
 ) -> Report:
-    """Recompute the chain and every stored balance, and compare every row of ``sealed_tables``
-    with its seal; stop at the first break.
+    """Recompute the chain, every stored balance and the open reservations' index, and compare
+    every row of ``sealed_tables`` with its seal; stop at the first break.
 
     ``progress(n)`` is called with the number of transactions checked so far. With
     ``processes`` > 1 a long chain is checked in segments by that many workers (each on its own
@@ -77,6 +78,8 @@ def verify(
         head = report.head.seq if report.head else 0
         found, report.accounts_checked, balances = verify_balances.check_all(connection, head)
         report.first_broken = found
+    if report.ok:
+        report.first_broken = verify_pending.first_wrong(connection)
     mark: tuple[int, tuple[int, ...]] = (0, ())
     if report.ok and sealed_tables:  # where the seals stand, read before they are compared
         mark = checkpoints.seal_mark(connection)
@@ -98,7 +101,8 @@ def verify_since(
     """Check what was written after ``checkpoint``: its own hash; the link it verified, still
     there with its hash; every link after it; every transaction after the largest it saw,
     chained or queued; every stored balance against its balances plus the entries written
-    since; every seal written since against its row.
+    since; every open reservation's row (``ledger.verify_pending``); every seal written since
+    against its row.
 
     Run it on one snapshot (``snapshot_reader``), so that the balances and the entries written
     since are read as of one moment.
@@ -120,6 +124,8 @@ def verify_since(
         table = checkpoints.balances_table(checkpoint.id)
         found, report.accounts_checked = verify_balances.check_since(connection, table, head.seq)
         report.first_broken = found
+    if report.ok:
+        report.first_broken = verify_pending.first_wrong(connection, checkpoint.max_transaction_id)
     if report.ok:
         _verify_sealed_rows(connection, report, sealed_tables, checkpoint)
     report.seconds = time.perf_counter() - began

@@ -5,11 +5,13 @@ Balance is checked by a deferred constraint trigger, so a transaction's header a
 inserted in any order and the check runs at COMMIT (``CHECK_BALANCED_FUNCTION``).  Entries, chain
 links and transactions refuse UPDATE and DELETE; since migration 0016 (``GUARDS``) accounts do
 too, a balance row refuses a change of its account, slot, asset or limits and DELETE, and every
-ledger table refuses TRUNCATE.  A sealed row's content is ``to_jsonb`` of the
-row keeping the sealed keys, in UTC so that timestamps read the same in every session
-(``ledger_sealed_content``, which the verifier compares with); each table's insert trigger builds
-the same object from the row's columns by name (``seal_row_function``).  Integer columns never
-hold anything but integers, so quantities need no guard here.
+ledger table refuses TRUNCATE; since 0018 (``CHECK_SEALED_FUNCTION``, the same check made
+stricter) a header commits only sealed, and a release entry only releasing a pending entry of
+its account.  A sealed row's content is ``to_jsonb`` of the row keeping the sealed keys, in UTC
+so that timestamps read the same in every session (``ledger_sealed_content``, which the verifier
+compares with); each table's insert trigger builds the same object from the row's columns by
+name (``seal_row_function``).  Integer columns never hold anything but integers, so quantities
+need no guard here.
 """
 
 from __future__ import annotations
@@ -124,6 +126,45 @@ DROP_GUARDS = [
     "DROP TRIGGER IF EXISTS ledger_balances_no_delete ON ledger_balances",
     *(f"DROP TRIGGER IF EXISTS {table}_no_truncate ON {table}" for table in NO_TRUNCATE),
 ]
+
+# Migration 0018: the deferred balance check (which already runs per header and per entry, at
+# COMMIT) also refuses a header that is not sealed: PostgreSQL inserts every header sealed (it
+# has no open state, nothing is sealed later), so no open transaction commits to be queued or
+# chained (a comparison of the new row's column, no query).  A release entry releases a pending
+# entry of its account in the pending transfer it resolves, the same amount (a query only for
+# release entries, which the engine writes only when it resolves a pending transfer).
+CHECK_SEALED_FUNCTION = """
+    CREATE OR REPLACE FUNCTION ledger_check_balanced() RETURNS trigger AS $$
+    DECLARE tx bigint;
+    BEGIN
+        IF TG_TABLE_NAME = 'ledger_entries' THEN tx := NEW.transaction_id;
+        ELSE tx := NEW.id; END IF;
+        IF NOT (SELECT coalesce(sum(g.n) >= 2 AND bool_and(g.total = 0), false)
+                FROM (SELECT count(*) AS n, sum(amount) AS total FROM ledger_entries
+                      WHERE transaction_id = tx GROUP BY asset, phase) AS g) THEN
+            RAISE EXCEPTION 'ledger transaction % is unbalanced or has fewer than 2 entries', tx
+                USING ERRCODE = 'check_violation';
+        END IF;
+        IF TG_TABLE_NAME = 'ledger_transactions' THEN
+            IF NEW.state IS DISTINCT FROM 'sealed' THEN
+                RAISE EXCEPTION 'ledger transaction % is inserted sealed: INSERT on '
+                    'ledger_transactions refused', tx USING ERRCODE = 'check_violation';
+            END IF;
+        -- apart: a condition holding a query goes through the executor even when false
+        ELSIF NEW.resolves_id IS NOT NULL THEN
+            IF NOT EXISTS (
+                    SELECT FROM ledger_entries AS p JOIN ledger_transactions AS t
+                        ON t.id = p.transaction_id AND t.pending
+                    WHERE p.transaction_id = NEW.resolves_id AND p.account_id = NEW.account_id
+                        AND p.phase = 'pending' AND p.amount = NEW.amount) THEN
+                RAISE EXCEPTION 'a release entry releases a pending entry of its account: '
+                    'INSERT on ledger_entries refused (pending transfer %)', NEW.resolves_id
+                    USING ERRCODE = 'check_violation';
+            END IF;
+        END IF;
+        RETURN NULL;
+    END $$ LANGUAGE plpgsql
+"""
 
 UNINSTALL = [
     # 0016's guards call ``ledger_refuse_change`` too: they go first, or it could not be dropped

@@ -6,7 +6,9 @@ SQLite has no deferred triggers: a transaction is inserted ``open``, its entries
 entries, and none is inserted already sealed (which would skip that check).  Entries, chain links
 and sealed transactions refuse UPDATE and DELETE; since migration 0016 (``GUARDS``) accounts do
 too, a balance row refuses a change of its account, slot, asset or limits and DELETE, and an entry
-or a balance row must be in its account's asset (a balance row with its account's limits).
+or a balance row must be in its account's asset (a balance row with its account's limits);
+since 0018 (``GUARDS_0018``) only a sealed transaction is queued or chained, and a release entry
+releases a pending entry of its account.
 SQLite has no row-to-JSON, so each sealed table gets its own ``json_object`` over its sealed
 columns.  Integer arithmetic overflowing 64 bits
 stores a REAL whatever the column's type, so every quantity column has triggers refusing a value
@@ -145,7 +147,45 @@ DROP_GUARDS = [
     )
 ]
 
+# Migration 0018: a transaction is chained or queued only sealed (an open one was never checked
+# for balance: that check is its sealing), and a release entry releases a pending entry of its
+# account in the pending transfer it resolves, the same amount.
+GUARDS_0018 = [
+    *(
+        f"""
+    CREATE TRIGGER {table}_only_sealed BEFORE INSERT ON {table}
+    WHEN (SELECT state FROM ledger_transactions WHERE id = NEW.transaction_id) IS NOT 'sealed'
+    BEGIN SELECT RAISE(ABORT,
+        'ledger transaction is open or missing: INSERT on {table} refused');
+    END
+    """
+        for table in ("ledger_chain_queue", "ledger_chain")
+    ),
+    """
+    CREATE TRIGGER ledger_entries_release_of_pending BEFORE INSERT ON ledger_entries
+    WHEN NEW.resolves_id IS NOT NULL AND NOT EXISTS (
+        SELECT 1 FROM ledger_entries AS p JOIN ledger_transactions AS t
+            ON t.id = p.transaction_id AND t.pending
+        WHERE p.transaction_id = NEW.resolves_id AND p.account_id = NEW.account_id
+            AND p.phase = 'pending' AND p.amount = NEW.amount)
+    BEGIN SELECT RAISE(ABORT,
+        'a release entry releases a pending entry of its account: INSERT on ledger_entries refused'
+    );
+    END
+    """,
+]
+
+DROP_GUARDS_0018 = [
+    f"DROP TRIGGER IF EXISTS {name}"
+    for name in (
+        "ledger_chain_queue_only_sealed",
+        "ledger_chain_only_sealed",
+        "ledger_entries_release_of_pending",
+    )
+]
+
 UNINSTALL = [
+    *DROP_GUARDS_0018,
     *DROP_GUARDS,
     *(
         f"DROP TRIGGER IF EXISTS {name}"

@@ -544,3 +544,109 @@ def test_0016_refuses_a_database_whose_rows_already_break_a_guard(
         engine.dispose()
     finally:
         drop_database(url)
+
+
+def _guards_0018(url: str) -> set[str]:
+    """The registry triggers 0018 adds that the database holds."""
+    import json
+
+    names = ("withdrawals_reversal_reverses", "deposit_reversals_reverse_the_deposit")
+    engine = create_engine(url)
+    try:
+        with engine.connect() as connection:
+            query = (
+                "SELECT tgname FROM pg_trigger WHERE tgname = ANY(:n)"
+                if engine.dialect.name == "postgresql"
+                else "SELECT name FROM sqlite_master WHERE type = 'trigger' AND name IN "
+                "(SELECT value FROM json_each(:n))"
+            )
+            value = list(names) if engine.dialect.name == "postgresql" else json.dumps(names)
+            return set(connection.execute(text(query), {"n": value}).scalars())
+    finally:
+        engine.dispose()
+
+
+def _queue_an_open_transaction(db: Database, asset: str, a: int, b: int) -> int:
+    """A balanced transaction left open and queued for the chain, with raw SQL."""
+    from tests.integration.ledger_kit import insert_raw_entry, insert_raw_header
+
+    with db.engine.begin() as connection:
+        tx_id = insert_raw_header(connection, "open")
+        insert_raw_entry(connection, tx_id, a, asset, -5)
+        insert_raw_entry(connection, tx_id, b, asset, 5)
+        connection.execute(text("INSERT INTO ledger_chain_queue VALUES (:t)"), {"t": tx_id})
+    return tx_id
+
+
+def test_0018_guards_a_database_holding_a_bank_and_goes_down_to_0017_keeping_every_row(
+    backend: str, tmp_path: Path
+) -> None:
+    """``wetbank db upgrade`` takes a database with accounts, deposits and transfers from 0017 to
+    the reversal and commit guards: the ledger still verifies, an open transaction is not
+    queued and the engine still writes; down to 0017 the guards are gone and every row is
+    kept."""
+    from bench.server import make_bank
+
+    url = create_database(backend, tmp_path)
+    config = alembic_config(url)
+    day = date(2026, 3, 2)
+    try:
+        command.upgrade(config, "0017")
+        make_bank(url, accounts=2)
+        db = Database.from_url(url)
+        with db.transaction() as session:
+            issuer = create_account(session, code="i", asset="X", name="issuer")
+            holder = create_account(session, code="h", asset="X", name="h", no_overdraft=True)
+            transfer(session, "t", [Leg(issuer, holder, 5)], Meta("k1", day))
+        seal_all(db)
+        db.dispose()
+        before = _ledger_counts(url)
+        upgraded = CliRunner().invoke(main, ["db", "upgrade"], env={"DATABASE_URL": url})
+        assert upgraded.exit_code == 0, upgraded.output
+        assert _ledger_counts(url) == before
+        assert len(_guards_0018(url)) == 2
+        db = Database.from_url(url)
+        with db.engine.connect() as connection:
+            assert verify(connection).ok
+        with pytest.raises(IntegrityError, match="on ledger_chain_queue|inserted sealed"):
+            _queue_an_open_transaction(db, "X", issuer, holder)
+        with db.transaction() as session:
+            transfer(session, "t", [Leg(holder, issuer, 2)], Meta("k2", day))
+        seal_all(db)
+        with db.engine.connect() as connection:
+            assert verify(connection).ok
+        db.dispose()
+        command.downgrade(config, "0017")
+        assert _guards_0018(url) == set()
+        assert _ledger_counts(url)["ledger_entries"] == before["ledger_entries"] + 2
+        db = Database.from_url(url)
+        with db.transaction() as session:  # under the balance check as 0006 made it
+            transfer(session, "t", [Leg(holder, issuer, 1)], Meta("k3", day))
+        db.dispose()
+        command.upgrade(config, "head")
+    finally:
+        drop_database(url)
+
+
+def test_0018_refuses_a_database_whose_rows_already_break_a_guard(
+    backend: str, tmp_path: Path
+) -> None:
+    """Before 0018 a raw INSERT could queue a transaction left open (on SQLite never checked
+    for balance); such a ledger stops the upgrade, naming the row, and stays at 0017."""
+    url = create_database(backend, tmp_path)
+    config = alembic_config(url)
+    try:
+        command.upgrade(config, "0017")
+        db = Database.from_url(url)
+        a, b = open_accounts(db, "X", False, False)
+        tx_id = _queue_an_open_transaction(db, "X", a, b)
+        db.dispose()
+        with pytest.raises(RuntimeError, match=f"ledger_transactions row {tx_id} "):
+            command.upgrade(config, "head")
+        engine = create_engine(url)
+        with engine.connect() as connection:
+            version = connection.execute(text("SELECT version_num FROM alembic_version"))
+            assert version.scalar_one() == "0017"
+        engine.dispose()
+    finally:
+        drop_database(url)
