@@ -73,8 +73,9 @@ def lgu_compliance(session: Session, start: date, end: date, today: date) -> lis
             .order_by(Plan.lgu_id, Plan.id)
         ).scalars()
     )
-    state_of = plans.states(session, rows, today)
-    earlier = plans.earlier_application_states(session, rows)
+    found = plans.listing_facts(session, rows)
+    state_of = plans.states(session, rows, today, found)
+    earlier = plans.earlier_application_states(session, rows, found)
     counts: dict[str, dict[str, int]] = defaultdict(lambda: dict.fromkeys(COUNTS, 0))
     for plan in rows:
         hits = plan_counts(plan, state_of[plan.id], today)

@@ -267,20 +267,31 @@ def _facts_from(
     """``plan``'s facts given its extensions and appeals (of any application: those of an
     application a revision superseded are not among the facts) and the approval a revision
     applies to revise (``standing_approvals``)."""
-    current = plan.application_number
+    return _record_facts(plan, plan.application_number, extensions, appeals, standing)
+
+
+def _record_facts(
+    record: Plan | PlanApplication,
+    number: int,
+    extensions: Iterable[PlanExtension],
+    appeals: Iterable[Appeal],
+    standing: timeline.StandingApproval | None = None,
+) -> timeline.PlanFacts:
+    """The facts of application ``number``, from its record (the plan's current application,
+    or an earlier one as it stood when superseded) and its own extensions and appeals."""
     return timeline.PlanFacts(
-        received_on=plan.received_on,
-        impact_area_sqft=plan.impact_area_sqft,
-        notice_mailed_on=plan.notice_mailed_on,
+        received_on=record.received_on,
+        impact_area_sqft=record.impact_area_sqft,
+        notice_mailed_on=record.notice_mailed_on,
         extensions=tuple(
             timeline.ExtensionFacts(e.notified_on, e.days, e.applicant_agreed)
             for e in extensions
-            if e.application_number == current
+            if e.application_number == number
         ),
-        decision_outcome=plan.decision_outcome,
-        decided_on=plan.decided_on,
-        decision_notice_mailed_on=plan.decision_notice_mailed_on,
-        appeals=tuple(appeal_facts(a) for a in appeals if a.application_number == current),
+        decision_outcome=record.decision_outcome,
+        decided_on=record.decided_on,
+        decision_notice_mailed_on=record.decision_notice_mailed_on,
+        appeals=tuple(appeal_facts(a) for a in appeals if a.application_number == number),
         standing_approval=standing,
     )
 
@@ -338,11 +349,13 @@ def state(session: Session, plan: Plan, today: date | None = None) -> PlanState:
     return _state_from(clocks(session, plan), facts(session, plan), today or clock.today())
 
 
-def states(session: Session, listed: Sequence[Plan], today: date) -> dict[str, PlanState]:
+def states(
+    session: Session, listed: Sequence[Plan], today: date, found: ListingFacts | None = None
+) -> dict[str, PlanState]:
     """``state`` of each plan of a listing, by plan id, with one query for their LGUs, one for
     their extensions and one for their appeals per ``SLICE`` plans (not three per plan), and
-    one for the earlier applications of those a revision superseded."""
-    found = listing_facts(session, listed)
+    one for the earlier applications of those a revision superseded (``found``: read already)."""
+    found = found or listing_facts(session, listed)
     return {
         plan.id: state_with(
             plan,
@@ -380,14 +393,15 @@ def listing_facts(session: Session, listed: Sequence[Plan]) -> ListingFacts:
 
 
 def earlier_application_states(
-    session: Session, listed: Sequence[Plan]
+    session: Session, listed: Sequence[Plan], found: ListingFacts | None = None
 ) -> dict[str, list[tuple[PlanApplication, PlanState]]]:
     """Per plan of ``listed`` a revision superseded, each earlier application with its state
-    as of the day it was superseded (its own dates, extensions and appeals), by plan id."""
+    as of the day it was superseded (its own dates, extensions and appeals), by plan id
+    (``found``: ``listing_facts`` of ``listed``, read already)."""
     revised = [plan for plan in listed if plan.application_number > 1]
     if not revised:
         return {}
-    found = listing_facts(session, revised)
+    found = found or listing_facts(session, revised)
     earlier = grouped(
         session, PlanApplication.plan_id, [plan.id for plan in revised], PlanApplication.number
     )
@@ -395,35 +409,12 @@ def earlier_application_states(
     for plan in revised:
         c = clocks_of(plan, found.lgus[plan.lgu_id])
         for application in earlier.get(plan.id, []):
-            facts = _application_facts(
-                application, found.extensions[plan.id], found.appeals[plan.id]
+            facts = _record_facts(
+                application, application.number, found.extensions[plan.id], found.appeals[plan.id]
             )
             state = _state_from(c, facts, application.superseded_on)
             states.setdefault(plan.id, []).append((application, state))
     return states
-
-
-def _application_facts(
-    application: PlanApplication,
-    extensions: Iterable[PlanExtension],
-    appeals: Iterable[Appeal],
-) -> timeline.PlanFacts:
-    """An earlier application's facts, as it stood when superseded."""
-    number = application.number
-    return timeline.PlanFacts(
-        received_on=application.received_on,
-        impact_area_sqft=application.impact_area_sqft,
-        notice_mailed_on=application.notice_mailed_on,
-        extensions=tuple(
-            timeline.ExtensionFacts(e.notified_on, e.days, e.applicant_agreed)
-            for e in extensions
-            if e.application_number == number
-        ),
-        decision_outcome=application.decision_outcome,
-        decided_on=application.decided_on,
-        decision_notice_mailed_on=application.decision_notice_mailed_on,
-        appeals=tuple(appeal_facts(a) for a in appeals if a.application_number == number),
-    )
 
 
 def state_with(
