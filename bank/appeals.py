@@ -85,11 +85,21 @@ def _file_petition(session: Session, plan: Plan, request: PetitionRequest) -> Ap
         if not getattr(request, field).strip():
             raise ValidationFailed(f"the petition names its {field}", {field: ["required"]})
     c = plans.clocks(session, plan)
+    facts = plans.facts(session, plan)
+    earlier = None
+    if not timeline.noticed_by(c.ruleset, c.lgu, facts, request.postmarked_on):
+        # mailed before anything of the current application could be appealed: it appeals the
+        # earlier application noticed last by then, with that application's facts as they
+        # stood, though it reached the board after a revision superseded it (Subd. 9 counts to
+        # the mailing); timely within that window, else appeal_window_closed
+        earlier = plans.appealed_application(session, plan, request.postmarked_on)
+        if earlier is not None:
+            facts = plans.application_facts(session, plan, earlier)
     timeline.check_petition(
         c.ruleset,
         c.lgu,
         c.board,
-        plans.facts(session, plan),
+        facts,
         petitioner_kind=request.petitioner_kind,
         resident_count=request.resident_count,
         postmarked_on=request.postmarked_on,
@@ -99,7 +109,7 @@ def _file_petition(session: Session, plan: Plan, request: PetitionRequest) -> Ap
     appeal = Appeal(
         id=new_id("apl"),
         plan_id=plan.id,
-        application_number=plan.application_number,
+        application_number=plan.application_number if earlier is None else earlier.number,
         petitioner_kind=request.petitioner_kind,
         petitioner_name=request.petitioner_name.strip(),
         petitioner_address=request.petitioner_address.strip(),
@@ -267,6 +277,10 @@ def decide_appeal(
         _check_day(decided_on, granted_on, "decided_on")
         if served_on is not None:
             _check_day(served_on, decided_on, "served_on")
+        if appeal.application_number != plan.application_number:
+            decision = (outcome, decided_on, served_on)
+            _decide_earlier(session, plan, appeal, decision, board, request_id)
+            return
         before = plans.state(session, plan)
         appeal.outcome, appeal.decided_on, appeal.served_on = outcome, decided_on, served_on
         session.flush()
@@ -283,6 +297,28 @@ def decide_appeal(
             _void_pending_reservations(session, plan.id, board, request_id)
 
     return _decide(db, board, appeal_id, decide)
+
+
+def _decide_earlier(
+    session: Session,
+    plan: Plan,
+    appeal: Appeal,
+    decision: tuple[str, date, date | None],
+    board: Actor,
+    request_id: str | None,
+) -> None:
+    """The decision on an appeal of an application a revision superseded (its petition mailed
+    within that application's window, Subd. 9).  Reversing its approval reverses what was
+    withdrawn under it, nothing withdrawn or reserved since for the applications that followed
+    (their own decisions stand); the plan's standing approval is then the approval before it,
+    if any (``plans.standing_row``).  Reversing its denial withdraws nothing."""
+    application = plans.earlier_application(session, plan, appeal.application_number)
+    before = plans.outcome_now(application, plans.appeals_of(session, plan.id))
+    appeal.outcome, appeal.decided_on, appeal.served_on = decision
+    session.flush()
+    if decision[0] == "plan_reversed" and before in withdrawals.APPROVALS:
+        since, until = plans.withdrawn_under(session, plan, application)
+        withdrawals.reverse_for_plan(session, plan.id, board, request_id, since, until)
 
 
 def record_service(db: Database, board: Actor, appeal_id: str, served_on: date) -> AppealView:

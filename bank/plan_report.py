@@ -294,5 +294,7 @@ def _record(plan: Plan, rows: PlanRows) -> dict[str, Any]:
         ],
         "tep": None if panel is None else plan_panel.view(panel),
         "decision": decision_with(plan, panel),
-        "applications": [application_view(row) for row in rows.applications[plan.id]],
+        "applications": [
+            application_view(row, rows.appeals[plan.id]) for row in rows.applications[plan.id]
+        ],
     }

@@ -13,10 +13,23 @@ revision counting as new waits until the approval is final **(choice)**, so that
 short anyone's appeal of the approval it supersedes.  Credits already withdrawn stay withdrawn
 and count toward the revised requirement; the impact may proceed again once the new decision is
 final (``bank.plan_report``).
+
+"Final" is read from today's date, the day after the 15 days of Subd. 9; but those days run from
+the notice's postmark to the petition's *mailing*, so a petition postmarked on the window's last
+day may reach the board after the revision was recorded.  It is timely: it appeals the
+application the revision superseded (``plans.appealed_application``; ``appeals.file``), checked
+with that application's facts as they stood.  While it awaits the board the plan is ``appealed``
+and no further revision is recorded.  Upheld, nothing changes.  Reversed, the superseded
+approval is no longer the approval that stands if the revision is denied (``plans.standing_row``:
+the approval before it, if any, is), and what was withdrawn under it, from the revision that
+made it the plan's application to the one that superseded it, is reversed
+(``plans.withdrawn_under``); the revision's own record, decision, withdrawals and reservations
+are left as they are.
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import date, timedelta
 
@@ -29,7 +42,7 @@ from bank.ids import new_id
 from bank.plan_decisions import Decision, decision_record
 from bank.plan_facts import add_fact
 from bank.plan_record_tables import APPLICATION_RECORD, PlanApplication
-from bank.plan_tables import Plan, PlanRevision
+from bank.plan_tables import Appeal, Plan, PlanRevision
 from bank.rules import replacement_rules
 from bank.rules.ruleset import ruleset_by_id
 
@@ -68,6 +81,8 @@ def record_revision(
     if current.outcome is not None:
         _check_revisable(current, counts)
         _check_received_after_approval(plan, current, counts, received_on)
+    elif current.status == "appealed":  # an appeal of the application the revision superseded
+        raise Conflict("a petition awaits the board: the plan cannot be revised meanwhile")
     if current.revision_denied and not counts:
         # the approval standing is an earlier application's, kept as it stood: a change that
         # does not count as new cannot be made to it in place (choice)
@@ -189,6 +204,8 @@ class ApplicationView:
     received_on: date
     area_sqft: int
     notice_mailed_on: date | None
+    #: as it stood when superseded, and after every appeal of it since (a petition mailed within
+    #: its window may reach the board after the revision, Subd. 9)
     outcome: str | None
     decision: Decision | None
     decision_notice_mailed_on: date | None
@@ -196,14 +213,14 @@ class ApplicationView:
     revision_id: str
 
 
-def application_view(row: PlanApplication) -> ApplicationView:
-    """An earlier application as the plan shows it."""
+def application_view(row: PlanApplication, appeals: Iterable[Appeal]) -> ApplicationView:
+    """An earlier application as the plan shows it, given the plan's ``appeals``."""
     return ApplicationView(
         number=row.number,
         received_on=row.received_on,
         area_sqft=row.impact_area_sqft,
         notice_mailed_on=row.notice_mailed_on,
-        outcome=row.outcome,
+        outcome=plans.outcome_now(row, appeals),
         decision=decision_record(row),
         decision_notice_mailed_on=row.decision_notice_mailed_on,
         superseded_on=row.superseded_on,

@@ -205,25 +205,30 @@ def clocks_of(plan: Plan, lgu: Lgu) -> Clocks:
 def facts(session: Session, plan: Plan) -> timeline.PlanFacts:
     """The recorded facts of the plan's current application, from which the timeline is
     computed."""
+    appeals = appeals_of(session, plan.id)
     return _facts_from(
         plan,
         extensions_of(session, plan),
-        appeals_of(session, plan.id),
-        standing_approvals(session, [plan]).get(plan.id),
+        appeals,
+        standing_approvals(session, [plan], {plan.id: appeals}).get(plan.id),
     )
 
 
 def standing_approvals(
-    session: Session, listed: Sequence[Plan]
+    session: Session, listed: Sequence[Plan], appeals: Mapping[str, list[Appeal]]
 ) -> dict[str, timeline.StandingApproval]:
     """Per plan of ``listed`` a revision superseded, the last of its earlier applications that
-    was approved (by plan id; plans with one application need no query)."""
+    is approved after every appeal of it (``standing_row``; by plan id; plans with one
+    application need no query), given each plan's ``appeals``."""
     revised = [plan.id for plan in listed if plan.application_number > 1]
     found: dict[str, timeline.StandingApproval] = {}
-    for rows in grouped(session, PlanApplication.plan_id, revised, PlanApplication.number).values():
-        for row in rows:  # by number: the last approved one stays
-            if row.outcome in APPROVED_OUTCOMES:
-                found[row.plan_id] = timeline.StandingApproval(row.outcome, row.impact_area_sqft)
+    by_plan = grouped(session, PlanApplication.plan_id, revised, PlanApplication.number)
+    for plan_id, rows in by_plan.items():
+        of_plan = appeals.get(plan_id, [])
+        row = standing_row(rows, of_plan)
+        outcome = None if row is None else outcome_now(row, of_plan)
+        if row is not None and outcome is not None:
+            found[plan_id] = timeline.StandingApproval(outcome, row.impact_area_sqft)
     return found
 
 
@@ -231,20 +236,64 @@ def standing_approvals(
 APPROVED_OUTCOMES = frozenset({"approved", "deemed_approved"})
 
 
+def outcome_now(application: PlanApplication, appeals: Iterable[Appeal]) -> str | None:
+    """An earlier application's outcome after every appeal of it (of the plan's ``appeals``,
+    those naming its number).  ``outcome`` is kept as it stood when a revision superseded it;
+    a petition mailed within its window may reach the board after that (Subd. 9), and an appeal
+    that reverses it reverses it for good (``timeline.application_outcome``)."""
+    if application.outcome is None:
+        return None  # undecided when superseded: nothing to appeal
+    base = application.decision_outcome or "deemed_approved"
+    if any(
+        a.application_number == application.number and a.outcome == "plan_reversed" for a in appeals
+    ):
+        return "denied" if base in APPROVED_OUTCOMES else "approved"
+    return base
+
+
+def standing_row(
+    applications: Sequence[PlanApplication], appeals: Iterable[Appeal]
+) -> PlanApplication | None:
+    """Of a plan's earlier ``applications`` (by number), the last approved after every appeal
+    of it (``outcome_now``): the approval a revision applied to revise, which stands if the
+    revision is denied; an appeal that reverses it makes the approval before it (if any) the
+    one that stands."""
+    appeals = list(appeals)
+    approved = [a for a in applications if outcome_now(a, appeals) in APPROVED_OUTCOMES]
+    return approved[-1] if approved else None
+
+
+def earlier_applications(session: Session, plan: Plan) -> list[PlanApplication]:
+    """The plan's earlier applications, by number (none for a first application)."""
+    if plan.application_number == 1:
+        return []
+    return list(
+        session.execute(
+            select(PlanApplication)
+            .where(PlanApplication.plan_id == plan.id)
+            .order_by(PlanApplication.number)
+        ).scalars()
+    )
+
+
+def earlier_application(session: Session, plan: Plan, number: int) -> PlanApplication:
+    """The plan's earlier application ``number`` (an appeal names it: ``not_found`` else)."""
+    row = session.execute(
+        select(PlanApplication).where(
+            PlanApplication.plan_id == plan.id, PlanApplication.number == number
+        )
+    ).scalar_one_or_none()
+    if row is None:
+        raise NotFound(f"no application {number} of plan {plan.id}")
+    return row
+
+
 def standing_application(session: Session, plan: Plan) -> PlanApplication | None:
-    """The last of the plan's earlier applications that was approved: the approval a revision
-    applied to revise, which stands if the revision is denied (``standing_approvals``)."""
+    """The approval a revision applied to revise, which stands if the revision is denied
+    (``standing_row``)."""
     if plan.application_number == 1:
         return None
-    return session.execute(
-        select(PlanApplication)
-        .where(
-            PlanApplication.plan_id == plan.id,
-            PlanApplication.outcome.in_(sorted(APPROVED_OUTCOMES)),
-        )
-        .order_by(PlanApplication.number.desc())
-        .limit(1)
-    ).scalar_one_or_none()
+    return standing_row(earlier_applications(session, plan), appeals_of(session, plan.id))
 
 
 def revision_started_at(session: Session, plan: Plan) -> datetime | None:
@@ -258,6 +307,67 @@ def revision_started_at(session: Session, plan: Plan) -> datetime | None:
     return revision.recorded_at if revision is not None else None
 
 
+def appealed_application(
+    session: Session, plan: Plan, postmarked_on: date
+) -> PlanApplication | None:
+    """The earlier application a petition postmarked ``postmarked_on`` appeals when the plan's
+    current application had nothing to appeal by then (``timeline.noticed_by``): the last whose
+    notice of decision was mailed on or before the postmark (``None`` if none was).
+
+    Subd. 9 counts the 15 days from the notice's postmark to the petition's mailing, so a
+    petition mailed within an application's window may reach the board after a revision
+    counting as new superseded that application (Subd. 6 (c)); one mailed after that window
+    is then ``appeal_window_closed``, as it would have been before the revision.
+
+    The windows of a plan's applications cannot overlap today: a revision counting as new
+    supersedes a decided application only after its window closed (``plan_revisions``: it is
+    received no earlier than the day after; an undecided application has no notice of
+    decision), and a later application's notice follows its own receipt.  So the last notice
+    mailed on or before the postmark is the only one whose window may hold it; were windows ever
+    to overlap, the later application, whose notice the petitioner was sent last, is taken.
+    """
+    noticed = [
+        a
+        for a in earlier_applications(session, plan)
+        if a.decision_notice_mailed_on is not None and a.decision_notice_mailed_on <= postmarked_on
+    ]
+    return noticed[-1] if noticed else None
+
+
+def application_facts(
+    session: Session, plan: Plan, application: PlanApplication
+) -> timeline.PlanFacts:
+    """The facts of an earlier application as it stood when superseded, with its own extensions
+    and every appeal of it (a petition is checked against them: ``appealed_application``)."""
+    extensions = session.execute(
+        select(PlanExtension)
+        .where(
+            PlanExtension.plan_id == plan.id,
+            PlanExtension.application_number == application.number,
+        )
+        .order_by(PlanExtension.recorded_at, PlanExtension.id)
+    ).scalars()
+    return _record_facts(application, application.number, extensions, appeals_of(session, plan.id))
+
+
+def withdrawn_under(
+    session: Session, plan: Plan, application: PlanApplication
+) -> tuple[datetime | None, datetime]:
+    """When what was withdrawn under an earlier application's approval was recorded: from the
+    revision that made it the plan's application (``None`` for the first application) to the
+    revision that superseded it.  Withdrawals before are an earlier approval's; withdrawals
+    since are the applications' that followed."""
+    until = session.get(PlanRevision, application.revision_id)
+    if until is None:  # a foreign key: the revision that superseded it exists
+        raise NotFound(f"no revision {application.revision_id}")
+    since = None
+    if application.number > 1:
+        previous = earlier_application(session, plan, application.number - 1)
+        started = session.get(PlanRevision, previous.revision_id)
+        since = started.recorded_at if started is not None else None
+    return since, until.recorded_at
+
+
 def _facts_from(
     plan: Plan,
     extensions: Iterable[PlanExtension],
@@ -265,7 +375,7 @@ def _facts_from(
     standing: timeline.StandingApproval | None = None,
 ) -> timeline.PlanFacts:
     """``plan``'s facts given its extensions and appeals (of any application: those of an
-    application a revision superseded are not among the facts) and the approval a revision
+    application a revision superseded are its ``earlier_appeals``) and the approval a revision
     applies to revise (``standing_approvals``)."""
     return _record_facts(plan, plan.application_number, extensions, appeals, standing)
 
@@ -278,7 +388,9 @@ def _record_facts(
     standing: timeline.StandingApproval | None = None,
 ) -> timeline.PlanFacts:
     """The facts of application ``number``, from its record (the plan's current application,
-    or an earlier one as it stood when superseded) and its own extensions and appeals."""
+    or an earlier one as it stood when superseded) and its own extensions and appeals (those of
+    the applications before it are its ``earlier_appeals``)."""
+    appeals = list(appeals)
     return timeline.PlanFacts(
         received_on=record.received_on,
         impact_area_sqft=record.impact_area_sqft,
@@ -293,6 +405,7 @@ def _record_facts(
         decision_notice_mailed_on=record.decision_notice_mailed_on,
         appeals=tuple(appeal_facts(a) for a in appeals if a.application_number == number),
         standing_approval=standing,
+        earlier_appeals=tuple(appeal_facts(a) for a in appeals if a.application_number < number),
     )
 
 
@@ -389,7 +502,7 @@ def listing_facts(session: Session, listed: Sequence[Plan]) -> ListingFacts:
         session, PlanExtension.plan_id, ids, PlanExtension.recorded_at, PlanExtension.id
     )
     appeals = grouped(session, Appeal.plan_id, ids, Appeal.created_at, Appeal.id)
-    return ListingFacts(lgus, extensions, appeals, standing_approvals(session, listed))
+    return ListingFacts(lgus, extensions, appeals, standing_approvals(session, listed, appeals))
 
 
 def earlier_application_states(

@@ -270,13 +270,17 @@ def reverse_for_plan(
     actor: Actor,
     request_id: str | None,
     since: datetime | None = None,
+    until: datetime | None = None,
 ) -> None:
     """An appeal reversed the approval: compensate each withdrawal (each made ``since``, when
-    only a revision's approval was reversed and the approval before it stands); credits
-    return to their lots."""
+    only a revision's approval was reversed and the approval before it stands; each made before
+    ``until``, when the approval reversed is one a later revision superseded and what was
+    withdrawn since is that revision's); credits return to their lots."""
     for row in active_withdrawals(session, plan_id):
         if since is not None and clock.as_utc(row.created_at) < clock.as_utc(since):
             continue  # withdrawn for the approval that stands
+        if until is not None and clock.as_utc(row.created_at) >= clock.as_utc(until):
+            continue  # withdrawn for an application that followed the approval reversed
         reversal = ledger.reverse(
             session,
             row.transaction_id,

@@ -64,11 +64,16 @@ class PlanFacts:
     #: a revision counting as new (Subd. 6 (c)) of an approved plan: the approval it applies to
     #: revise (its outcome and impact area), which stands if the revision is denied
     standing_approval: StandingApproval | None = None
+    #: the appeals of the applications a revision superseded: a petition mailed within an earlier
+    #: application's window may reach the board after the revision was recorded (Subd. 9), and
+    #: while it awaits the board the plan is ``appealed``
+    earlier_appeals: tuple[AppealFacts, ...] = ()
 
 
 @dataclass(frozen=True)
 class StandingApproval:
-    """The approval a revised application applies to revise: the last application approved."""
+    """The approval a revised application applies to revise: the last earlier application
+    approved, after every appeal of it (one its window let in after it was superseded too)."""
 
     outcome: str  # approved | deemed_approved
     impact_area_sqft: int
@@ -215,8 +220,12 @@ def status(ruleset: Ruleset, lgu: Calendar, board: Calendar, facts: PlanFacts, t
     Subd. 9: ``final`` only once the appeal window has closed and nothing awaits the board (no
     petition awaiting its grant decision, no granted appeal awaiting its decision).  A denied
     petition does not shorten the window: others entitled may still petition until it closes.
+    An appeal of an application a revision superseded that awaits the board makes the plan
+    ``appealed`` too, the revision undecided or not: what it appeals may stand on its outcome.
     """
     decided = outcome(ruleset, lgu, board, facts, today)
+    if any(awaits_the_board(appeal) for appeal in facts.earlier_appeals):
+        return "appealed"
     if decided is None:
         return "noticed" if facts.notice_mailed_on is not None else "received"
     if any(awaits_the_board(appeal) for appeal in facts.appeals):
@@ -422,6 +431,17 @@ def check_petition(
             f"Subd. 9: {ruleset.min_resident_petitioners} county residents may petition",
             resident_count=resident_count,
         )
+
+
+def noticed_by(ruleset: Ruleset, lgu: Calendar, facts: PlanFacts, postmarked_on: date) -> bool:
+    """Whether a petition postmarked ``postmarked_on`` may appeal this application's decision:
+    its notice was mailed on or before the postmark, or, a deemed approval with no notice, the
+    postmark is after ``decision_due`` (``check_petition`` refuses any other postmark as coming
+    before the notice: ``conflict`` or ``validation_error``)."""
+    mailed_on = facts.decision_notice_mailed_on
+    if mailed_on is not None:
+        return postmarked_on >= mailed_on
+    return facts.decided_on is None and postmarked_on > decision_due(ruleset, lgu, facts)
 
 
 def grant_decision_due(board: Calendar, ruleset: Ruleset, received_on: date) -> date:

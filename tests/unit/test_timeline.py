@@ -42,6 +42,7 @@ from bank.rules.timeline import (
     grant_decision_due,
     judicial_review_ends,
     notice_late,
+    noticed_by,
     outcome,
     reversed_on_appeal,
     status,
@@ -391,6 +392,36 @@ def test_while_any_petition_awaits_the_board_the_plan_is_appealed() -> None:
     granted = replace(waiting, petition_granted=True, petition_decided_on=d(10, 9))
     facts = replace(CONTESTED_APPROVED, appeals=(UPHELD, granted))
     assert status_on(facts, d(11, 2)) == "appealed"
+
+
+def test_an_appeal_of_a_superseded_application_awaiting_the_board_makes_the_plan_appealed() -> None:
+    """Subd. 6 (c), 9: a revision (here undecided, or approved and final) superseded the
+    application a timely petition appeals; while that petition awaits the board the plan is
+    appealed, and once it is decided the revision's own status shows again."""
+    revision = PlanFacts(received_on=d(9, 22), impact_area_sqft=9_900)
+    waiting = replace(revision, earlier_appeals=(RESIDENTS_PETITION,))
+    assert (status_on(revision, d(9, 24)), status_on(waiting, d(9, 24))) == ("received", "appealed")
+    assert outcome_on(waiting, d(9, 24)) is None
+    approved = replace(
+        revision,
+        decision_outcome="approved",
+        decided_on=d(9, 22),
+        decision_notice_mailed_on=d(9, 23),
+    )
+    assert status_on(replace(approved, earlier_appeals=(RESIDENTS_PETITION,)), d(10, 20)) == (
+        "appealed"
+    )
+    assert status_on(replace(approved, earlier_appeals=(UPHELD,)), d(10, 20)) == "final"
+
+
+def test_an_application_is_appealed_by_a_petition_mailed_on_or_after_its_notice() -> None:
+    """``noticed_by``: from the notice's postmark on; a deemed approval without a notice once
+    decision_due has passed (Hollis: 60 days from 06-08 is 08-07); nothing before a decision."""
+    assert noticed_by(SEED, LGU, CONTESTED_APPROVED, d(9, 4))
+    assert not noticed_by(SEED, LGU, CONTESTED_APPROVED, d(9, 3))
+    assert not noticed_by(SEED, LGU, CONTESTED_DECIDED, d(9, 30))
+    assert noticed_by(SEED, LGU, HOLLIS, d(8, 8))
+    assert not noticed_by(SEED, LGU, HOLLIS, d(8, 7))
 
 
 def test_a_denial_not_appealed_is_final_with_outcome_denied_the_day_after_the_window() -> None:
