@@ -12,7 +12,9 @@ from ``decision_due`` (choice), so that a deemed approval nobody was told of sho
 A plan a revision counting as new superseded (Subd. 6 (c)) is one plan received, but each of its
 applications had its own deadlines: what an earlier application missed, as of the day it was
 superseded, still counts against the LGU (a revision does not erase it); ``decided_in_time`` is
-the current application's.
+the current application's.  Its ``reversed_on_appeal`` counts an appeal decided after it was
+superseded too: a petition mailed within its window may reach the board after the revision
+(Subd. 9; ``plans.appealed_application``).
 """
 
 from __future__ import annotations

@@ -128,7 +128,11 @@ class PlanAppealSecurity(MethodView):
 class PlanAppeals(MethodView):
     @blp.write("board", body=PetitionIn, status=201, reply=AppealOut)
     def post(self, data: dict[str, Any], plan_id: str) -> Any:
-        """Record a petition the board received (board)."""
+        """Record a petition the board received (board).
+
+        Subd. 9 counts the appeal window to the petition's mailing: one postmarked within the
+        window of an application a revision counting as new superseded (Subd. 6 (c)) appeals
+        that application (its ``application_number``), though it arrives after the revision."""
         request = appeals.PetitionRequest(**data)
         return appeals.file(database(), require_board(), plan_id, request)
 
@@ -157,7 +161,10 @@ class AppealPetition(MethodView):
 class AppealDecision(MethodView):
     @blp.write("board", body=AppealDecisionIn, status=201, reply=AppealOut)
     def post(self, data: dict[str, Any], appeal_id: str) -> Any:
-        """The board's decision on the merits: upheld, or reversed."""
+        """The board's decision on the merits: upheld, or reversed.
+
+        Reversing an approval reverses the withdrawals made for it; reversing the approval of
+        an application a revision superseded, only those recorded under that application."""
         return appeals.decide_appeal(
             database(),
             require_board(),
