@@ -11,10 +11,10 @@ import hmac
 import secrets
 from dataclasses import dataclass
 from datetime import datetime, timedelta
-from typing import NamedTuple, cast
+from typing import Any, NamedTuple, cast
 
-from sqlalchemy import DateTime, Table, insert, select, update
-from sqlalchemy.orm import Session
+from sqlalchemy import DateTime, Table, event, insert, select, update
+from sqlalchemy.orm import Session, SessionTransaction
 
 from bank import policy
 from bank.access_tables import ApiToken as ApiToken
@@ -226,6 +226,46 @@ def token_confirmed(session: Session, token_id: str) -> None:
     session.info[_CONFIRMED] = token_id
 
 
+# --- the audit trail of access -----------------------------------------------------------------
+#
+# ``GET /audit/events`` pages by event id (``id > cursor``), and its pages must never skip an
+# event: a reader that has seen an id must already see every smaller id that will ever commit.
+# An id is taken from a sequence when its row is inserted, but a transaction commits later, so
+# on PostgreSQL an event of a unit of work still open (a token created or revoked in a wider
+# unit) could commit after a later id had been read, behind the reader's cursor.  Two rules keep
+# the order (SQLite needs neither: one writer holds the whole database from its first statement
+# to its commit, so its ids commit in order):
+#
+# 1. A unit of work writes its events only when it commits (``before_commit``): ``record_event``
+#    keeps them in the session until then.  So whatever else the unit does, the time from an
+#    event's id to its commit is one INSERT and the COMMIT.
+# 2. Writing them, it first takes the trail's lock (``AUDIT_TRAIL_LOCK``) shared, and holds it to
+#    its commit; a reader of the trail (``settle_events``) takes it alone, which waits for the
+#    writers that have taken ids to commit (or roll back) and holds new ones off (PostgreSQL
+#    queues them behind it) until its one SELECT is done.  No writer then holds an id it has
+#    not committed, so below any id the reader sees it sees every event that will ever commit.
+#
+# Why shared for writers and alone for readers, rather than writers alone (ids taken in commit
+# order, readers waiting for nothing): every refused request (401, 403) is recorded in its own
+# short transaction, and a hostile flood of them would then commit one at a time, each holding
+# the lock over its commit's flush to disk; shared, they commit side by side and group their
+# flushes.  The board's reads, few and short, wait instead: for the writers in their last
+# statements, never for a unit of work still running (rule 1).
+#
+# No deadlock: a writer takes the lock as the last thing it does before COMMIT (after every row
+# lock its unit took, the token's ``confirm_token`` included) and then waits for nothing but the
+# INSERT, which conflicts with nothing (ids come from the sequence); a reader takes it first in
+# its transaction and then only reads.  A long unit of work that created or revoked a token
+# holds the lock for no longer than a refusal's own transaction does, so neither refusals nor
+# readers queue behind it.
+
+#: the trail's lock: PostgreSQL's transaction-level advisory lock of this key (next to the
+#: sealer's ``ledger.chain.SEALER_LOCK_KEY``); on SQLite nothing, the writer holds the database
+AUDIT_TRAIL_LOCK = 0x1ED6E8
+#: ``Session.info`` key: the events a unit of work has recorded, written when it commits
+_EVENTS = "bank.access.events"
+
+
 def record_event(
     session: Session,
     *,
@@ -235,17 +275,46 @@ def record_event(
     actor: str | None,
     request_id: str | None,
 ) -> None:
-    """Append one access event to the audit trail."""
-    session.execute(
-        insert(AuditEvent).values(
-            at=clock.utcnow(),
-            actor=actor,
-            kind=kind,
-            path=path[:500],
-            request_id=request_id,
-            status=status,
-        )
+    """Append one access event to the audit trail: written when the unit of work commits, and
+    with it rolled back (``at`` is now, when it happened)."""
+    pending: list[dict[str, Any]] | None = session.info.get(_EVENTS)
+    if pending is None:
+        pending = session.info[_EVENTS] = []
+        if not event.contains(session, "before_commit", _write_events):
+            event.listen(session, "before_commit", _write_events)
+            event.listen(session, "after_transaction_end", _forget_events)
+    pending.append(
+        {
+            "at": clock.utcnow(),
+            "actor": actor,
+            "kind": kind,
+            "path": path[:500],
+            "request_id": request_id,
+            "status": status,
+        }
     )
+
+
+def _write_events(session: Session) -> None:
+    if session.in_nested_transaction():
+        return  # a savepoint's release: its events wait for the outermost commit
+    pending = session.info.pop(_EVENTS, None)
+    if pending:
+        session.flush()  # the unit's own changes first: no row lock is waited for under the lock
+        store.of(session).advisory_lock(session, AUDIT_TRAIL_LOCK, shared=True)
+        session.execute(insert(AuditEvent), pending)
+
+
+def _forget_events(session: Session, transaction: SessionTransaction) -> None:
+    if transaction.parent is None:  # the unit of work ended: rolled back, its events with it
+        session.info.pop(_EVENTS, None)
+
+
+def settle_events(session: Session) -> None:
+    """Before a read of the trail: wait for the units of work writing events to end, and keep
+    new ones from taking ids until this transaction ends.  Its next statement (READ COMMITTED:
+    a snapshot of its own) sees every event whose id is below one it sees."""
+    store.of(session).advisory_lock(session, AUDIT_TRAIL_LOCK)
 
 
 # --- idempotent writes ------------------------------------------------------------------------

@@ -11,7 +11,7 @@ from typing import Any
 from sqlalchemy import Connection, case, func, select
 from sqlalchemy.orm import Session
 
-from bank import journal, policy
+from bank import access, journal, policy
 from bank.access import Actor
 from bank.access_tables import AuditEvent
 from bank.journal import JournalFilter as JournalFilter
@@ -198,12 +198,15 @@ def trial_balance_as_of(db: Database, actor: Actor, as_of: date | None) -> Trial
 
 
 def events(db: Database, actor: Actor, after: int | None, limit: int) -> list[AuditEvent]:
-    """Up to ``limit + 1`` access events (board), oldest first, after the id ``after``."""
+    """Up to ``limit + 1`` access events (board), oldest first, after the id ``after``: once
+    the writers of events in flight have committed (``access.settle_events``), so that no event
+    commits later below an id read here, behind the caller's cursor."""
     policy.require_board(actor, "read the access events")
     query = select(AuditEvent).order_by(AuditEvent.id).limit(limit + 1)
     if after is not None:
         query = query.where(AuditEvent.id > after)
     with db.transaction() as session:
+        access.settle_events(session)
         return list(session.execute(query).scalars())
 
 

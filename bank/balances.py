@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import date
 from typing import Any
@@ -18,6 +19,7 @@ from sqlalchemy.orm import Session
 import ledger
 from bank import credits, parties
 from bank.access import Actor
+from ledger import verification
 from ledger.db import Database
 from ledger.schema import PHASE_POSTED, LedgerEntry, LedgerTransaction
 
@@ -185,8 +187,14 @@ def entries_page(
     db: Database, actor: Actor, account_id: str, limit: int, before_id: int | None
 ) -> list[dict[str, Any]]:
     """Up to ``limit + 1`` posted entries of an account the caller may see (board, or its
-    holder), newest first, each with the class balance after it."""
-    with db.transaction() as session:
+    holder), newest first, each with the class balance after it.
+
+    The rows and the class totals their balances count down from are two statements, read on
+    one snapshot (``_snapshot``): on PostgreSQL's READ COMMITTED each statement would see the
+    writes committed before it, and an entry committed between them (an id below the page's
+    newest, taken by a write that committed late) would be in the totals and not among the
+    rows, every balance below it off by its amount."""
+    with _snapshot(db) as session:
         account = parties.visible_account(session, actor, account_id)
         query = posted_entries_query(account.id).order_by(E.id.desc()).limit(limit + 1)
         if before_id is not None:
@@ -202,7 +210,8 @@ def entry_stream(db: Database, actor: Actor, account_id: str) -> Iterator[dict[s
     """Every posted entry of an account the caller may see, newest first, for CSV.
 
     Who may see the account is settled before this returns (``not_found`` is raised here, not
-    while streaming); the entries are then read on a connection of their own as they are sent.
+    while streaming); the entries are then read on a connection of their own as they are sent,
+    on one snapshot (the totals, then the rows: ``entries_page`` says why).
     """
     with db.transaction() as session:
         account = parties.visible_account(session, actor, account_id)
@@ -210,8 +219,16 @@ def entry_stream(db: Database, actor: Actor, account_id: str) -> Iterator[dict[s
 
 
 def _streamed_entries(db: Database, account_id: str) -> Iterator[dict[str, Any]]:
-    with db.reader() as connection, Session(bind=connection) as session:
+    with _snapshot(db) as session:
         yield from _all_entries(session, account_id)
+
+
+@contextmanager
+def _snapshot(db: Database) -> Iterator[Session]:
+    """A read-only session whose statements all see one moment (PostgreSQL: REPEATABLE READ;
+    SQLite: a reader's WAL snapshot, which takes no write lock)."""
+    with verification.snapshot_reader(db) as connection, Session(bind=connection) as session:
+        yield session
 
 
 def _all_entries(session: Session, account_id: str) -> Iterator[dict[str, Any]]:

@@ -5,7 +5,9 @@
    take their row lock only when the write itself runs;
 2. transaction headers being resolved or reversed, ascending id: a second resolver of the same
    pending transfer waits, then sees it resolved;
-3. named advisory locks, for a caller's own first-time creations (``advisory_lock``).
+3. named advisory locks, for a caller's own first-time creations (``advisory_lock``);
+4. last of all, as the unit commits: the access trail's lock (``bank.access.AUDIT_TRAIL_LOCK``),
+   after which a writer waits for nothing but its INSERT and COMMIT.
 
 What a lock is is the store's: on SQLite one writer holds the whole database from its first
 statement, and these cost nothing.  A caller's own fixed statement (``store.Statement``) may take

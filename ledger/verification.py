@@ -133,8 +133,9 @@ def verify_since(
 
 
 def snapshot_reader(db: Database) -> Connection:
-    """A read-only connection whose statements all see one moment, for ``verify_since``:
-    SQLite's reader transaction already does; PostgreSQL's is made REPEATABLE READ."""
+    """A read-only connection whose statements all see one moment, for ``verify_since`` (and
+    for any read of several statements that must agree, such as an account's entries and their
+    balances): SQLite's reader transaction already does; PostgreSQL's is made REPEATABLE READ."""
     connection = db.reader()
     return store.of(connection).snapshot(connection)
 

@@ -179,8 +179,9 @@ class Store(Protocol):
         net of reservations expired by ``now``, and its version; locked if ``for_update``."""
         ...
 
-    def advisory_lock(self, session: Session, key: int) -> None:
-        """Hold lock ``key`` until the unit of work ends."""
+    def advisory_lock(self, session: Session, key: int, *, shared: bool = False) -> None:
+        """Hold lock ``key`` until the unit of work ends: alone, or ``shared`` with other
+        shared holders (a holder alone waits for them all, and they for it)."""
         ...
 
     def run(

@@ -276,8 +276,13 @@ class PostgresqlStore:
         params = {"ids": list(account_ids), "now": now}
         return execute(session.connection(), sql, params).fetchall()
 
-    def advisory_lock(self, session: Session, key: int) -> None:
-        execute(session.connection(), "SELECT pg_advisory_xact_lock(%s)", (key,)).fetchall()
+    def advisory_lock(self, session: Session, key: int, *, shared: bool = False) -> None:
+        sql = (
+            "SELECT pg_advisory_xact_lock_shared(%s)"
+            if shared
+            else "SELECT pg_advisory_xact_lock(%s)"
+        )
+        execute(session.connection(), sql, (key,)).fetchall()
 
     def run(
         self, bind: Session | Connection, statement: Statement, params: Mapping[str, Any]

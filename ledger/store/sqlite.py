@@ -226,7 +226,7 @@ class SqliteStore:
     ) -> Sequence[Row]:
         return session.execute(_READ_BALANCES, {"ids": list(account_ids), "now": now}).all()
 
-    def advisory_lock(self, session: Session, key: int) -> None:
+    def advisory_lock(self, session: Session, key: int, *, shared: bool = False) -> None:
         return None  # the writer holds the whole database
 
     def run(

@@ -11,9 +11,10 @@ from __future__ import annotations
 import csv
 import io
 import json
+import threading
 import uuid
 from collections import Counter, defaultdict
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from datetime import date, timedelta
 from typing import Any
@@ -22,13 +23,17 @@ import pytest
 from click.testing import CliRunner
 from flask import Flask
 from flask.cli import ScriptInfo
-from sqlalchemy import text
+from sqlalchemy import event, text
+from sqlalchemy.orm import Session
 
 import ledger
 from api import cli as wetbank_cli
 from api import create_app
 from bank import audit as bank_audit
+from bank import tokens
+from bank.access import SYSTEM
 from ledger import verification
+from ledger.db import Database
 from ledger.ddl import drop_triggers
 from tests.api.conftest import Api, make_token
 from tests.api.kit import Kit, ok, on, problem
@@ -577,6 +582,118 @@ def test_events_are_paged_in_record_order(kit, holder):
         assert len(second["items"]) == 2
         one_page = ok(kit.api.get("/audit/events?limit=4"), 200)
     assert first["items"] + second["items"] == one_page["items"]
+
+
+# --- events that commit out of their ids' order -----------------------------------------------
+#
+# A token created in a unit of work that is still open, or still committing, while refused
+# requests are recorded and committed and the board pages the trail: once that unit commits, the
+# pages read from the cursor the board was given must hold its event.
+
+
+def walk_events(api: Api, cursor: str | None) -> list[dict[str, Any]]:
+    """Every event from ``cursor`` on (from the first without one), one per page."""
+    items: list[dict[str, Any]] = []
+    query: dict[str, Any] = {"limit": 1}
+    while True:
+        if cursor:
+            query["cursor"] = cursor
+        body = ok(api.get("/audit/events", query_string=query), 200)
+        items += body["items"]
+        cursor = body["next_cursor"]
+        if not cursor:
+            return items
+
+
+def started(target: Callable[[], Any]) -> threading.Thread:
+    thread = threading.Thread(target=target, daemon=True)
+    thread.start()
+    return thread
+
+
+def race_a_token_unit_with_refusals_and_a_page(
+    fresh: Kit, hold: Callable[[Session, threading.Event, threading.Event], None]
+) -> dict[str, Any]:
+    """A token created in a unit of work that ``hold(session, held, release)`` keeps from
+    committing (setting ``held`` once it does); meanwhile two refused requests, then the board's
+    first page of one event; then the unit commits and the board pages on from that page's
+    cursor.  What the board saw, and whether the refusals and the page answered while the unit
+    was held."""
+    db: Database = fresh.app.extensions["wetbank.db"]
+    held, release = threading.Event(), threading.Event()
+    out: dict[str, Any] = {}
+
+    def unit() -> None:
+        try:
+            with db.transaction() as session:
+                request = tokens.Request("POST /api/v1/tokens", "req-held-unit")
+                tokens.create(db, SYSTEM, request, role="board", name="held unit")
+                hold(session, held, release)
+        finally:
+            held.set()
+
+    def refusals() -> None:
+        api = Api(fresh.app.test_client(), None)
+        out["refused"] = [
+            api.get("/accounts", token="wbt_nope", headers={"X-Request-Id": f"req-{n}"}).status_code
+            for n in range(2)
+        ]
+
+    def first_page() -> None:
+        api = Api(fresh.app.test_client(), fresh.api.token)
+        out["first"] = ok(api.get("/audit/events", query_string={"limit": 1}), 200)
+
+    holder = started(unit)
+    assert held.wait(20)
+    try:
+        refusing = started(refusals)
+        refusing.join(1.5)
+        out["refused_while_held"] = not refusing.is_alive()
+        if refusing.is_alive():  # SQLite: they wait for the unit, the one writer
+            release.set()
+            refusing.join(40)
+        # both refusals are in the trail now: the first page (of one) has a next one
+        reading = started(first_page)
+        reading.join(1.5)
+        out["read_while_held"] = not release.is_set() and not reading.is_alive()
+    finally:
+        release.set()
+    for thread in (holder, refusing, reading):
+        thread.join(40)
+        assert not thread.is_alive()
+    assert out["refused"] == [401, 401]
+    first = out["first"]
+    out["seen"] = first["items"] + walk_events(fresh.api, first["next_cursor"])
+    return out
+
+
+def test_an_event_of_a_unit_still_open_is_not_skipped_by_the_pages_read_meanwhile(fresh, backend):
+    def kept_open(_session: Session, held: threading.Event, release: threading.Event) -> None:
+        held.set()
+        release.wait(30)
+
+    out = race_a_token_unit_with_refusals_and_a_page(fresh, kept_open)
+    seen = Counter(e["request_id"] for e in out["seen"])
+    assert seen == Counter(["req-held-unit", "req-0", "req-1"])
+    if backend == "postgresql":
+        # the refusals are recorded and the trail answers while the long unit is open: neither
+        # waits for it (SQLite has one writer at a time, and a page's read is one)
+        assert out["refused_while_held"] and out["read_while_held"]
+
+
+def test_an_event_committing_while_the_pages_are_read_is_not_skipped(fresh):
+    def paused_in_commit(session: Session, held: threading.Event, release: threading.Event) -> None:
+        def pause(_session: Session) -> None:
+            held.set()
+            release.wait(30)
+
+        # after the unit's own commit-time work: its event is written, its commit not yet done
+        event.listen(session, "before_commit", pause)
+
+    out = race_a_token_unit_with_refusals_and_a_page(fresh, paused_in_commit)
+    seen = Counter(e["request_id"] for e in out["seen"])
+    assert seen == Counter(["req-held-unit", "req-0", "req-1"])
+    assert [e["kind"] for e in out["seen"]].count("token_created") == 1
 
 
 # --- statements ----------------------------------------------------------------------------------

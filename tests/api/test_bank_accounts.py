@@ -4,8 +4,20 @@ freezing, and who may see or do what."""
 
 from __future__ import annotations
 
-import pytest
+import csv
+import io
+import threading
+from collections.abc import Callable
+from typing import Any
 
+import pytest
+from sqlalchemy import event
+
+from bank import transfers
+from bank.access import SYSTEM
+from bank.transfers import TransferRequest
+from ledger.db import Database
+from tests.api.conftest import Api
 from tests.api.kit import Kit, ok, on, problem, unique
 
 
@@ -445,6 +457,118 @@ def test_an_account_without_entries_is_an_empty_page_and_a_header_only_csv(api, 
     assert kit.entries_csv(account_id) == []
     response = api.get(f"/accounts/{account_id}/entries", headers={"Accept": "text/csv"})
     assert len(response.get_data(as_text=True).strip().splitlines()) == 1
+
+
+def entries_read_across_a_late_commit(
+    kit: Kit, pause_before: int, read: Callable[[Api, str], Any]
+) -> tuple[dict[str, Any], Any]:
+    """An account holding two lots of one class, and two transfers out of it at once, one from
+    each lot: the first takes its entries' ids, then stays open while the second commits.
+    ``read(api, account_id)`` of the entries starts then, and waits before its statement number
+    ``pause_before`` on the ledger's entries until the first transfer has committed.  The
+    account, and what ``read`` answered."""
+    db: Database = kit.app.extensions["wetbank.db"]
+    funded = kit.funded(10_000)
+    kit.wetland_deposit(funded["id"], funded["site_id"], funded["lgu"]["id"], 4_000)
+    first_lot, second_lot = (lot["id"] for lot in kit.lots(funded["id"]))
+    # to two accounts: each transfer opens a lot in its target, and that account's row waits
+    targets = [kit.account(funded["holder"]["id"]) for _ in range(2)]
+    held, release = threading.Event(), threading.Event()
+    reading, read_on = threading.Event(), threading.Event()
+    out: dict[str, Any] = {}
+
+    def first_transfer() -> None:
+        try:
+            with db.transaction() as session:
+                request = TransferRequest(funded["id"], targets[0], 1_000, lot_id=first_lot)
+                transfers.make_transfer(session, SYSTEM, request, None)
+                held.set()
+                release.wait(30)
+        finally:
+            held.set()
+
+    def second_transfer() -> None:
+        body = {
+            "from_account_id": funded["id"],
+            "to_account_id": targets[1],
+            "lot_id": second_lot,
+            "amount_sqft": 2_000,
+        }
+        out["second"] = kit.api.post("/transfers", body).status_code
+
+    statements = 0
+
+    def before_statement(_conn: Any, _cursor: Any, statement: str, *_args: Any) -> None:
+        nonlocal statements
+        if threading.current_thread() is not reader or "ledger_entries" not in statement:
+            return
+        statements += 1
+        if statements == pause_before:
+            reading.set()
+            read_on.wait(30)
+
+    def read_entries() -> None:
+        out["read"] = read(Api(kit.app.test_client(), kit.api.token), funded["id"])
+
+    first = started(first_transfer)
+    assert held.wait(20)
+    second = started(second_transfer)
+    second.join(1.5)
+    if second.is_alive():  # SQLite: it waits for the first, the one writer
+        release.set()
+    second.join(40)
+    reader = threading.Thread(target=read_entries, daemon=True)
+    event.listen(db.engine, "before_cursor_execute", before_statement)
+    try:
+        reader.start()
+        reading.wait(10)  # paused between its statements (or done, had it fewer)
+    finally:
+        release.set()
+        first.join(40)  # committed
+        read_on.set()
+        reader.join(40)
+        event.remove(db.engine, "before_cursor_execute", before_statement)
+    assert out["second"] == 201 and not reader.is_alive()
+    return funded, out["read"]
+
+
+def started(target: Callable[[], Any]) -> threading.Thread:
+    thread = threading.Thread(target=target, daemon=True)
+    thread.start()
+    return thread
+
+
+def balances_agree_with_amounts(rows: list[dict[str, Any]]) -> None:
+    """Newest first: each row's balance after is the sum of its class's rows at and below it."""
+    below: dict[str, int] = {}
+    for row in reversed(rows):
+        klass = row["credit_class"]
+        below[klass] = below.get(klass, 0) + int(row["amount_sqft"])
+        assert int(row["balance_after_sqft"]) == below[klass], rows
+
+
+def test_an_entries_page_balances_the_entries_it_shows_while_others_commit(kit):
+    def one_page(api: Api, account_id: str) -> Any:
+        return ok(api.get(f"/accounts/{account_id}/entries"), 200)
+
+    # paused after reading the page's rows, before their balances
+    funded, page = entries_read_across_a_late_commit(kit, 2, one_page)
+    balances_agree_with_amounts(page["items"])
+    assert page["next_cursor"] is None
+    assert 10_000 in [e["amount_sqft"] for e in page["items"]]
+    balances_agree_with_amounts(kit.entries(funded["id"]))  # all four, once both committed
+
+
+def test_the_entries_csv_balances_the_entries_it_holds_while_others_commit(kit):
+    def as_csv(api: Api, account_id: str) -> Any:
+        response = api.get(f"/accounts/{account_id}/entries", headers={"Accept": "text/csv"})
+        assert response.status_code == 200
+        return list(csv.DictReader(io.StringIO(response.get_data(as_text=True))))
+
+    # paused after reading the balances, before the rows
+    funded, rows = entries_read_across_a_late_commit(kit, 3, as_csv)
+    balances_agree_with_amounts(rows)
+    balances_agree_with_amounts(kit.entries_csv(funded["id"]))
 
 
 # --- freezing accounts ----------------------------------------------------------------------
