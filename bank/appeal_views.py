@@ -67,11 +67,15 @@ def view(session: Session, appeal: Appeal) -> AppealView:
     plan = session.get(Plan, appeal.plan_id)
     if plan is None:  # a foreign key: an appeal's plan exists
         raise NotFound(f"no plan {appeal.plan_id}")
-    return view_with(appeal, plan, plans.clocks(session, plan))
+    required = plans.security_required_cents(session, plan, appeal.application_number)
+    return view_with(appeal, plan, plans.clocks(session, plan), required)
 
 
-def view_with(appeal: Appeal, plan: Plan, c: plans.Clocks) -> AppealView:
-    """``view`` given the appeal's plan and that plan's clocks."""
+def view_with(
+    appeal: Appeal, plan: Plan, c: plans.Clocks, security_required_cents: int | None
+) -> AppealView:
+    """``view`` given the appeal's plan, that plan's clocks and the security required of its
+    petitioner (``plans.security_required_of``)."""
     grant_due = timeline.grant_decision_due(c.board, c.ruleset, appeal.received_on)
     decision_due = (
         timeline.appeal_decision_due(c.board, c.ruleset, appeal.received_on)
@@ -90,7 +94,7 @@ def view_with(appeal: Appeal, plan: Plan, c: plans.Clocks) -> AppealView:
         received_on=appeal.received_on,
         filing_fee_cents=appeal.filing_fee_cents,
         security_cents=appeal.security_cents,
-        security_required_cents=plan.appeal_security_required_cents,
+        security_required_cents=security_required_cents,
         ruleset=appeal.ruleset,
         grant_decision_due=grant_due,
         petition=_petition(appeal, grant_due),

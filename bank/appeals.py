@@ -163,9 +163,9 @@ def decide_petition(
         if appeal.petition_granted is not None:
             raise Conflict("the petition was already decided")
         if decision.granted:
-            _check_paid(session, plan, appeal)
+            _check_paid(session, plan, appeal, decision.decided_on)
         elif "security_not_posted" in grounds:
-            _check_security_unposted(session, plan, appeal)
+            _check_security_unposted(session, plan, appeal, decision.decided_on)
         appeal.petition_granted, appeal.petition_decided_on = decision.granted, decision.decided_on
         appeal.petition_reason = decision.reason
         appeal.petition_grounds = ",".join(grounds) if grounds else None
@@ -220,39 +220,49 @@ def _check_grounds(granted: bool, grounds: tuple[str, ...]) -> tuple[str, ...]:
     return tuple(g for g in DENIAL_GROUNDS if g in grounds)
 
 
-def _check_paid(session: Session, plan: Plan, appeal: Appeal) -> None:
+def _check_paid(session: Session, plan: Plan, appeal: Appeal, on: date) -> None:
+    """A grant on ``on`` needs the filing fee, and any security the LGU required, received by
+    then: a grant dated before the money arrived would stand on a payment not yet made."""
     ruleset = plans.clocks(session, plan).ruleset
-    if not money.filing_fee_paid(session, ruleset, appeal.id):
+    received_on = money.filing_fee_received_on(session, ruleset, appeal.id)
+    if received_on is None:
         raise InvalidFee(
-            "the $200 filing fee has not been paid",
+            "the $200 filing fee has not been paid", fee_cents=ruleset.appeal_filing_fee_cents
+        )
+    if received_on > on:
+        raise InvalidFee(
+            f"the $200 filing fee was received on {received_on.isoformat()}, after "
+            f"{on.isoformat()}",
             fee_cents=ruleset.appeal_filing_fee_cents,
         )
-    required = plan.appeal_security_required_cents
+    required = plans.security_required_cents(session, plan, appeal.application_number)
     if required is not None:
-        posted = money.appeal_security_posted_cents(session, appeal.id)
+        posted = money.appeal_security_posted_cents(session, appeal.id, on)
         if posted < required:
             raise SecurityRequired(
                 f"Subd. 9: the LGU requires {required} cents of appeal security; "
-                f"{posted} cents are posted",
+                f"{posted} cents were posted by {on.isoformat()}",
                 required_cents=required,
                 posted_cents=posted,
             )
 
 
-def _check_security_unposted(session: Session, plan: Plan, appeal: Appeal) -> None:
+def _check_security_unposted(session: Session, plan: Plan, appeal: Appeal, on: date) -> None:
     """Subd. 9 lets the board deny a petition because "the petitioner has not posted a letter of
     credit, cashier's check, or cash if required by the local government unit": the ground holds
-    only when the LGU required security and less than that is posted."""
-    required = plan.appeal_security_required_cents
+    only when the LGU required security and less than that was posted by the denial's day
+    ``on``."""
+    required = plans.security_required_cents(session, plan, appeal.application_number)
     if required is None:
         raise ValidationFailed(
             "Subd. 9: the LGU required no appeal security, so none is missing",
             {"grounds": ["security_not_posted: no security was required"]},
         )
-    posted = money.appeal_security_posted_cents(session, appeal.id)
+    posted = money.appeal_security_posted_cents(session, appeal.id, on)
     if posted >= required:
         raise ValidationFailed(
-            f"Subd. 9: the {required} cents of appeal security the LGU requires are posted",
+            f"Subd. 9: the {required} cents of appeal security the LGU requires were posted by "
+            f"{on.isoformat()}",
             {"grounds": ["security_not_posted: the required security is posted"]},
         )
 

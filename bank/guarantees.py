@@ -122,6 +122,17 @@ def _check_held(security: Security, on: date) -> None:
         raise Conflict(f"the security is {status}, not held", status=status)
 
 
+def _check_drawn_once_approved(session: Session, security: Security, on: date) -> None:
+    """A draw is dated no earlier than the approval it is drawn for took effect."""
+    plan = session.get(Plan, security.plan_id)
+    since = plans.approved_since(session, plan) if plan is not None else None
+    if since is not None and on < since:
+        raise ValidationFailed(
+            f"the plan was approved on {since.isoformat()}: a draw is dated on or after that",
+            {"drawn_on": [f"before {since.isoformat()}"]},
+        )
+
+
 def draw(
     db: Database,
     actor: Actor,
@@ -148,6 +159,7 @@ def draw(
                 "approved replacement only",
                 outcome=outcome,
             )
+        _check_drawn_once_approved(session, security, on)
         draws = securities.draws_of(session, security.id)
         draw_id = new_id("draw")
         meta = usd_meta(

@@ -31,7 +31,7 @@ from bank.named_accounts import (
     usd_meta,
 )
 from bank.plan_tables import Appeal, Plan
-from bank.rules.ruleset import Ruleset
+from bank.rules.ruleset import Ruleset, ruleset_by_id
 from ledger import clock
 from ledger.db import Database
 from ledger.slices import slices
@@ -107,6 +107,9 @@ def receive_payment(
         raise ValidationFailed("this date is in the future", {"received_on": ["in the future"]})
     with db.transaction() as session:
         plan, appeal = _targets(session, actor, request)
+        if appeal is not None:  # the fee and the cap the petition was filed under (Subd. 9)
+            ruleset = ruleset_by_id(appeal.ruleset)
+        _check_received_after(request, plan, appeal)
         credit_account, lgu_id = _destination(session, ruleset, request, plan, appeal)
         payment_id = new_id("pay")
         posted = ledger.transfer(
@@ -140,6 +143,21 @@ def receive_payment(
         session.add(payment)
         session.flush()
         return PaymentView.of(payment)
+
+
+def _check_received_after(request: PaymentRequest, plan: Plan, appeal: Appeal | None) -> None:
+    """A payment is received no earlier than what it pays for: an appeal's fee and security
+    with or after the petition's mailing (Subd. 9: "mailing a petition and payment of a filing
+    fee"), a plan's fee or in-lieu payment once its first application was received."""
+    if appeal is not None:
+        earliest, what = appeal.postmarked_on, "the petition's postmark"
+    else:
+        earliest, what = plan.first_received_on, "the plan's first application"
+    if request.received_on < earliest:
+        raise ValidationFailed(
+            f"received before {what} ({earliest.isoformat()})",
+            {"received_on": [f"before {earliest.isoformat()}"]},
+        )
 
 
 def _targets(session: Session, actor: Actor, request: PaymentRequest) -> tuple[Plan, Appeal | None]:
@@ -236,17 +254,20 @@ def _check_security(session: Session, ruleset: Ruleset, amount: int, appeal: App
 # --- what an appeal or a plan has received ------------------------------------------------------
 
 
-def filing_fee_paid(session: Session, ruleset: Ruleset, appeal_id: str) -> bool:
-    """Whether the appeal's $200 filing fee is recorded (Subd. 9: "mailing a petition and
-    payment of a filing fee of $200")."""
+def filing_fee_received_on(session: Session, ruleset: Ruleset, appeal_id: str) -> date | None:
+    """When the appeal's $200 filing fee was received, if it is recorded (Subd. 9: "mailing a
+    petition and payment of a filing fee of $200")."""
     fee = _live_payment(session, appeal_id, "appeal_filing_fee")
-    return fee is not None and fee.amount_cents == ruleset.appeal_filing_fee_cents
+    if fee is None or fee.amount_cents != ruleset.appeal_filing_fee_cents:
+        return None
+    return fee.received_on
 
 
-def appeal_security_posted_cents(session: Session, appeal_id: str) -> int:
-    """The appeal security posted for the appeal and still held (0 if none)."""
+def appeal_security_posted_cents(session: Session, appeal_id: str, as_of: date) -> int:
+    """The appeal security posted for the appeal by ``as_of`` (a decision's date) and still
+    held (0 if none)."""
     security = _live_payment(session, appeal_id, "appeal_security")
-    return security.amount_cents if security is not None else 0
+    return security.amount_cents if security is not None and security.received_on <= as_of else 0
 
 
 def _live_payment(session: Session, appeal_id: str, kind: str) -> Payment | None:
@@ -318,10 +339,11 @@ def _petition_denied(session: Session, payment: Payment) -> bool:
 def return_appeal_security(
     session: Session, actor: Actor, appeal: Appeal, on: date, request_id: str | None
 ) -> None:
-    """The petition was granted: return the security posted for it (once, automatically)."""
+    """The petition was granted on ``on``: return the security posted for it (once,
+    automatically), dated no earlier than it was received."""
     payment = _live_payment(session, appeal.id, "appeal_security")
     if payment is not None:
-        _compensate(session, actor, payment, "returned", on, request_id)
+        _compensate(session, actor, payment, "returned", max(on, payment.received_on), request_id)
 
 
 def _compensate(

@@ -109,3 +109,7 @@ class PlanApplication(ApplicationRecord, Base):
     #: the revision that superseded it, and the day that revision was received
     revision_id: Mapped[str] = refers("plan_revisions.id")
     superseded_on: Mapped[date] = mapped_column(Date)
+    #: Subd. 9: the security the LGU required of its petitioners, as it stood when superseded (a
+    #: petition mailed within its window may reach the board later; the new application's may
+    #: differ)
+    appeal_security_required_cents: Mapped[int | None] = mapped_column(BigInteger)

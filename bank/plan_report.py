@@ -242,7 +242,13 @@ def _report(plan: Plan, rows: PlanRows) -> PlanReport:
         reservations=rows.reservations[plan.id],
         withdrawals=rows.withdrawals[plan.id],
         appeals=[
-            appeal_views.view_with(a, plan, rows.clocks[plan.id]) for a in rows.appeals[plan.id]
+            appeal_views.view_with(
+                a,
+                plan,
+                rows.clocks[plan.id],
+                plans.security_required_of(plan, rows.applications[plan.id], a.application_number),
+            )
+            for a in rows.appeals[plan.id]
         ],
         impact_may_proceed=not blockers,
         impact_blockers=blockers,

@@ -172,6 +172,7 @@ def _supersede(session: Session, plan: Plan, outcome: str | None, revision: Plan
             outcome=outcome,
             revision_id=revision.id,
             superseded_on=revision.received_on,
+            appeal_security_required_cents=plan.appeal_security_required_cents,
             **{name: getattr(plan, name) for name in APPLICATION_RECORD},
         )
     )

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from datetime import date, datetime
+from datetime import date, datetime, timedelta
 from fractions import Fraction
 from typing import Any
 
@@ -288,6 +288,32 @@ def earlier_application(session: Session, plan: Plan, number: int) -> PlanApplic
     return row
 
 
+def security_required_cents(session: Session, plan: Plan, application_number: int) -> int | None:
+    """Subd. 9: the security the LGU requires of a petitioner on the plan's application
+    ``application_number`` (``security_required_of``)."""
+    earlier = (
+        []
+        if application_number == plan.application_number
+        else [earlier_application(session, plan, application_number)]
+    )
+    return security_required_of(plan, earlier, application_number)
+
+
+def security_required_of(
+    plan: Plan, earlier: Iterable[PlanApplication], application_number: int
+) -> int | None:
+    """The security required of a petitioner on application ``application_number``, given
+    (some of) the plan's ``earlier`` applications: the current application's as set now, an
+    earlier one's as it stood when a revision superseded it (a petition mailed within its window
+    may arrive later, and the LGU may require another amount of the new application)."""
+    if application_number == plan.application_number:
+        return plan.appeal_security_required_cents
+    for application in earlier:
+        if application.number == application_number:
+            return application.appeal_security_required_cents
+    raise NotFound(f"no application {application_number} of plan {plan.id}")
+
+
 def standing_application(session: Session, plan: Plan) -> PlanApplication | None:
     """The approval a revision applied to revise, which stands if the revision is denied
     (``standing_row``)."""
@@ -427,6 +453,27 @@ def current_outcome(session: Session, plan_id: str) -> str | None:
     if plan is None:
         return None
     return state(session, plan).outcome
+
+
+def approved_since(session: Session, plan: Plan) -> date | None:
+    """The day the approval the plan's outcome stands on took effect: its decision's day, or the
+    day after a deemed approval's last day to decide; the standing approval's after a denied
+    revision (Subd. 6 (c)).  ``None`` when the plan is not approved."""
+    now = state(session, plan)
+    if now.outcome not in APPROVED_OUTCOMES:
+        return None
+    if not now.revision_denied:
+        if plan.decided_on is not None:
+            return plan.decided_on
+        return now.deadlines.decision_due + timedelta(days=1)
+    standing = standing_application(session, plan)
+    if standing is None:  # a denied revision stands on an earlier approval
+        raise NotFound(f"no standing approval of plan {plan.id}")
+    if standing.decided_on is not None:
+        return standing.decided_on
+    c = clocks(session, plan)
+    facts_then = application_facts(session, plan, standing)
+    return timeline.decision_due(c.ruleset, c.lgu, facts_then) + timedelta(days=1)
 
 
 _PLAN_FOR_SHARE = select(Plan).where(Plan.id == bindparam("id")).with_for_update(read=True)

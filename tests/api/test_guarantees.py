@@ -244,3 +244,25 @@ def test_partial_draws_and_a_release_keep_the_ledger_balanced_and_verified(fresh
     (usd,) = [row for row in trial["assets"] if row["asset"] == "USD"]
     assert usd["balanced"] is True and usd["debits"] == usd["credits"] == 1_500_000
     assert verified["ok"] is True, verified["first_broken"]
+
+
+def test_a_draw_is_dated_on_or_after_the_day_the_plan_was_approved(kit):
+    """Received and its security issued 06-01, approved 06-10: a draw dated 06-09 would stand
+    before the approval it is drawn for (422, nothing drawn); dated 06-10 it is taken."""
+    lgu = kit.lgu()
+    plan = project_plan(kit, lgu, decide=None)
+    security = ok(hold(kit, plan, token=lgu["token"], issued_on="2026-06-01"))
+    with on("2026-06-10"):
+        path = f"/plans/{plan['id']}/decision"
+        ok(kit.api.post(path, decision_body("approved", "2026-06-10"), token=lgu["token"]))
+    path = f"/securities/{security['id']}"
+    with on("2026-06-12"):  # recorded after the approval, dated before it
+        body = {"drawn_on": "2026-06-09", "amount_cents": 1_000}
+        refused = problem(
+            kit.api.post(f"{path}/draw", body, token=lgu["token"]), 422, "validation_error"
+        )
+        assert refused["errors"] == {"drawn_on": ["before 2026-06-10"]}
+        assert ok(kit.api.get(path), 200)["draws"] == []
+        body = {"drawn_on": "2026-06-10", "amount_cents": 1_000}
+        drawn = ok(kit.api.post(f"{path}/draw", body, token=lgu["token"]))
+    assert (drawn["drawn_on"], drawn["drawn_cents"]) == ("2026-06-10", 1_000)

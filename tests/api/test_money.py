@@ -793,3 +793,159 @@ def test_the_usd_trial_balance_is_balanced_after_every_kind_of_payment(fresh_app
         early = ok(kit.api.get("/audit/trial-balance?as_of=2026-05-01"), 200)
     assert early["balanced"] is True
     assert all(row["debits"] == 0 for row in early["assets"] if row["asset"] == "USD")
+
+
+# --- dates: a payment is received no earlier than what it pays for -----------------------------
+
+
+def test_a_grant_needs_the_fee_and_security_received_by_its_own_date(kit):
+    """The petition was received 09-11; the fee and the $500 of security arrive 09-20.  A grant
+    dated 09-12 would stand on money not yet paid (``invalid_fee``, nothing returned); dated
+    09-20 it is granted and the security is returned that day, not before it arrived."""
+    lgu = kit.lgu()
+    _plan, appeal = appealed(kit, lgu, security=SECURITY_CAP)
+    ok(pay(kit.api, "appeal_filing_fee", FEE, "2026-09-20", appeal_id=appeal["id"]))
+    security = ok(
+        pay(kit.api, "appeal_security", SECURITY_CAP, "2026-09-20", appeal_id=appeal["id"])
+    )
+    early = {"granted": True, "decided_on": "2026-09-12", "reason": "for the test"}
+    with on("2026-09-21"):
+        refused = problem(
+            kit.api.post(f"/appeals/{appeal['id']}/petition", early), 422, "invalid_fee"
+        )
+        assert "2026-09-20" in refused["detail"]
+        assert ok(kit.api.get(f"/payments/{security['id']}"), 200)["status"] == "received"
+    granted = decide_petition(kit, appeal, "2026-09-20", granted=True)
+    assert granted["status"] == "granted"
+    with on("2026-09-21"):
+        (tx,) = [
+            tx
+            for tx in journal(kit.api, kind="payment_returned")
+            if tx["reverses_id"] == security["transaction_id"]
+        ]
+    assert tx["effective_on"] == "2026-09-20"
+
+
+def test_security_the_lgu_requires_counts_only_once_received_by_the_grants_date(kit):
+    """The LGU requires $300; the fee arrives 09-11 and the security 09-20: a grant dated 09-15
+    is ``security_required`` (nothing posted by then), one dated 09-20 goes through."""
+    lgu = kit.lgu()
+    plan = approved(kit, lgu, "2026-09-01")
+    with on("2026-09-01"):
+        path = f"/plans/{plan['id']}/appeal-security"
+        ok(kit.api.post(path, {"amount_cents": 30_000}, token=lgu["token"]))
+    with on("2026-09-04"):
+        path = f"/plans/{plan['id']}/decision-notice"
+        ok(kit.api.post(path, mailing("2026-09-04"), token=lgu["token"]))
+    body = {
+        "petitioner_kind": "owner",
+        "petitioner_name": "Ann Owner",
+        "petitioner_address": "1 Lake Rd, Buffalo, MN",
+        "postmarked_on": "2026-09-10",
+        "received_on": "2026-09-11",
+        "filing_fee_cents": FEE,
+        "security_cents": 30_000,
+    }
+    with on("2026-09-11"):
+        appeal = ok(kit.api.post(f"/plans/{plan['id']}/appeals", body))
+    ok(pay(kit.api, "appeal_filing_fee", FEE, "2026-09-11", appeal_id=appeal["id"]))
+    ok(pay(kit.api, "appeal_security", 30_000, "2026-09-20", appeal_id=appeal["id"]))
+    early = {"granted": True, "decided_on": "2026-09-15", "reason": "for the test"}
+    with on("2026-09-21"):
+        refused = problem(
+            kit.api.post(f"/appeals/{appeal['id']}/petition", early), 422, "security_required"
+        )
+    assert refused["posted_cents"] == 0
+    assert decide_petition(kit, appeal, "2026-09-20", granted=True)["status"] == "granted"
+
+
+@pytest.mark.parametrize(
+    ("kind", "day", "status"),
+    [
+        ("appeal_filing_fee", "2026-09-09", 422),  # the day before the petition's postmark
+        ("appeal_filing_fee", "2026-09-10", 201),
+        ("appeal_security", "2026-09-09", 422),
+        ("appeal_security", "2026-09-10", 201),
+    ],
+)
+def test_an_appeal_payment_is_received_no_earlier_than_the_petitions_postmark(
+    kit, kind, day, status
+):
+    lgu = kit.lgu()
+    _plan, appeal = appealed(kit, lgu)
+    amount = FEE if kind == "appeal_filing_fee" else SECURITY_CAP
+    with on("2026-09-12"):
+        body = {
+            "kind": kind,
+            "amount_cents": amount,
+            "payer": "Ann Owner",
+            "received_on": day,
+            "appeal_id": appeal["id"],
+        }
+        response = kit.api.post("/payments", body)
+    if status == 422:
+        refused = problem(response, 422, "validation_error")
+        assert refused["errors"] == {"received_on": ["before 2026-09-10"]}
+        with on("2026-09-12"):
+            assert payments_of(kit.api, appeal["plan_id"]) == []
+    else:
+        assert ok(response, 201)["received_on"] == day
+
+
+@pytest.mark.parametrize(("day", "status"), [("2026-08-31", 422), ("2026-09-01", 201)])
+def test_a_plans_fee_is_received_no_earlier_than_its_first_application(kit, day, status):
+    lgu = kit.lgu()
+    plan = approved(kit, lgu, "2026-09-01")
+    with on("2026-09-02"):
+        body = {
+            "kind": "processing_fee",
+            "amount_cents": 5_000,
+            "payer": "A. Payer",
+            "received_on": day,
+            "plan_id": plan["id"],
+        }
+        response = kit.api.post("/payments", body, token=lgu["token"])
+    if status == 422:
+        refused = problem(response, 422, "validation_error")
+        assert refused["errors"] == {"received_on": ["before 2026-09-01"]}
+    else:
+        assert ok(response, 201)["received_on"] == day
+
+
+def test_an_appeals_fee_and_security_are_checked_under_the_rules_it_was_filed_under(
+    kit, monkeypatch
+):
+    """Rules amended from 2026-10-01 ($250 fee, $400 cap): the petition received 09-11 was filed
+    under the seed's $200 fee and $500 cap, and its payments recorded 10-02 are checked, and
+    recorded, under those."""
+    import dataclasses
+
+    from bank.rules import ruleset as rules
+
+    amended = dataclasses.replace(
+        rules.SEED,
+        id="amended 2026-10-01",
+        effective_from=date(2026, 10, 1),
+        appeal_filing_fee_cents=25_000,
+        appeal_security_max_cents=40_000,
+    )
+    monkeypatch.setattr(rules, "RULESETS", (rules.SEED, amended))
+    lgu = kit.lgu()
+    _plan, appeal = appealed(kit, lgu)
+    with on("2026-10-02"):
+
+        def paid(kind: str, amount: int) -> Any:
+            body = {
+                "kind": kind,
+                "amount_cents": amount,
+                "payer": "Ann Owner",
+                "received_on": "2026-09-20",
+                "appeal_id": appeal["id"],
+            }
+            return kit.api.post("/payments", body)
+
+        problem(paid("appeal_filing_fee", 25_000), 422, "invalid_fee")
+        fee = ok(paid("appeal_filing_fee", FEE))
+        security = ok(paid("appeal_security", SECURITY_CAP))
+    assert fee["ruleset"] == security["ruleset"] == rules.SEED.id
+    assert decide_petition(kit, appeal, "2026-10-02", granted=True)["status"] == "granted"

@@ -266,3 +266,21 @@ def test_a_reversal_of_a_superseded_revisions_approval_returns_only_what_was_wit
         True,
     )
     assert shown["impact"]["area_sqft"] == 9_000 and shown["impact_may_proceed"] is True
+
+
+def test_a_late_petition_owes_the_security_its_application_required_not_the_new_ones(
+    kit: Kit,
+) -> None:
+    """Application 1 required no security; on 06-26 the LGU requires $300 of application 2's
+    petitioners.  The petition on application 1 (postmarked 06-24, received 06-29) is granted
+    with its fee alone; one on application 2 owes the $300."""
+    lgu = kit.lgu()
+    plan, _bank = superseded(kit, lgu)
+    ok(act(kit, plan, lgu, "appeal-security", {"amount_cents": 30_000}, "2026-06-26"))
+    assert read(kit, plan, "2026-06-26")["appeal_security_required_cents"] == 30_000
+    appeal = ok(petition(kit, plan, postmarked=LAST_DAY, received="2026-06-29"))
+    assert (appeal["application_number"], appeal["security_required_cents"]) == (1, None)
+    [listed] = read(kit, plan, "2026-06-29")["appeals"]
+    assert listed["security_required_cents"] is None
+    granted = ok(grant(kit, appeal, "2026-06-30"))
+    assert granted["petition"]["granted"] is True

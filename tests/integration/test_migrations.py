@@ -650,3 +650,52 @@ def test_0018_refuses_a_database_whose_rows_already_break_a_guard(
         engine.dispose()
     finally:
         drop_database(url)
+
+
+def test_0020_gives_each_earlier_application_the_plans_appeal_security_and_goes_down_keeping_it(
+    backend: str, tmp_path: Path
+) -> None:
+    """An application a revision superseded before 0020 takes its plan's appeal security as it
+    stands (the only amount recorded); going down drops the column and keeps every row."""
+    url = create_database(backend, tmp_path)
+    engine = create_engine(url)
+    at = "2026-06-26 12:00:00+00:00"
+    try:
+        config = alembic_config(url)
+        command.upgrade(config, "0018")
+        with engine.begin() as connection:
+            for statement in (
+                "INSERT INTO lgus VALUES ('lgu-1', 'Wright County', 'county', false, false, "
+                f"'{at}')",
+                "INSERT INTO plans (id, lgu_id, applicant, project, received_on, "
+                "first_received_on, impact_area_sqft, impact_wetland_type, impact_service_area, "
+                "impact_county, on_agricultural_land, replacement_ratio, method, "
+                "replacement_outside_service_area, ruleset, created_at, version, "
+                "appeal_security_required_cents, application_number) VALUES ('plan-1', 'lgu-1', "
+                "'A', 'P', '2026-06-26', '2026-06-08', 9900, '2', 5, 'Wright', false, '2', "
+                f"'bank_credits', false, '103G.2242 (seed)', '{at}', 0, 20000, 2)",
+                "INSERT INTO plan_revisions VALUES ('rev-1', 'plan-1', 9900, 9000, 0, "
+                f"'2026-06-26', true, '{at}')",
+                "INSERT INTO plan_applications (id, plan_id, number, received_on, "
+                "impact_area_sqft, outcome, decision_outcome, decided_on, "
+                "decision_notice_mailed_on, revision_id, superseded_on) VALUES ('app-1', "
+                "'plan-1', 1, '2026-06-08', 9000, 'approved', 'approved', '2026-06-08', "
+                "'2026-06-09', 'rev-1', '2026-06-26')",
+            ):
+                connection.execute(text(statement))
+        command.upgrade(config, "0020")
+        with engine.connect() as connection:
+            kept = connection.execute(
+                text("SELECT id, appeal_security_required_cents FROM plan_applications")
+            ).all()
+        assert [tuple(row) for row in kept] == [("app-1", 20_000)]
+        command.downgrade(config, "0018")
+        columns = {c["name"] for c in inspect(engine).get_columns("plan_applications")}
+        assert "appeal_security_required_cents" not in columns
+        with engine.connect() as connection:
+            rows = connection.execute(text("SELECT id, outcome FROM plan_applications")).all()
+        assert [tuple(row) for row in rows] == [("app-1", "approved")]
+        command.upgrade(config, "head")
+    finally:
+        engine.dispose()
+        drop_database(url)
