@@ -22,6 +22,7 @@ from bank.access import Actor
 from bank.errors import Conflict, NotFound, ValidationFailed
 from bank.ids import new_id
 from bank.lot_picking import confirm_can_send
+from bank.parties import BankAccount
 from bank.plan_tables import Plan
 from bank.reservations import Reservation, ReservationLot, shares, status_of
 from bank.rules import replacement_rules
@@ -281,6 +282,7 @@ def reverse_for_plan(
             continue  # withdrawn for the approval that stands
         if until is not None and clock.as_utc(row.created_at) >= clock.as_utc(until):
             continue  # withdrawn for an application that followed the approval reversed
+        _reopen_closed_sources(session, row)
         reversal = ledger.reverse(
             session,
             row.transaction_id,
@@ -289,6 +291,27 @@ def reverse_for_plan(
         )
         row.reversal_transaction_id = reversal.transaction_id
     session.flush()
+
+
+def _reopen_closed_sources(session: Session, row: Withdrawal) -> None:
+    """The accounts the withdrawal drew on get their credits back: one closed meanwhile (its
+    plan was final, and a petition mailed in time reached the board later) is reopened, as it
+    would otherwise hold credits nothing could move (``bank.account_close``)."""
+    closed = session.execute(
+        select(BankAccount)
+        .where(
+            BankAccount.status == "closed",
+            BankAccount.id.in_(
+                select(credits.Lot.account_id)
+                .join(WithdrawalAllocation, WithdrawalAllocation.lot_id == credits.Lot.id)
+                .where(WithdrawalAllocation.withdrawal_id == row.id)
+            ),
+        )
+        .order_by(BankAccount.id)
+        .with_for_update()
+    ).scalars()
+    for account in closed:
+        account.status = "open"
 
 
 def reversed_on_appeal(
