@@ -303,8 +303,11 @@ def decide_appeal(
             # a revision's approval reversed: the approval before it stands, with what was
             # withdrawn for it
             since = plans.revision_started_at(session, plan)
+            # the reservations first, as a holder's void locks its reservation before the
+            # balances: a void in flight ends before this one reads what is still pending
+            held = _lock_reservations(session, plan.id)
             withdrawals.reverse_for_plan(session, plan.id, board, request_id, since)
-            _void_pending_reservations(session, plan.id, board, request_id)
+            _void_pending_reservations(session, held, plan.id, board, request_id)
 
     return _decide(db, board, appeal_id, decide)
 
@@ -349,14 +352,28 @@ def record_service(db: Database, board: Actor, appeal_id: str, served_on: date) 
     return _decide(db, board, appeal_id, serve)
 
 
+def _lock_reservations(session: Session, plan_id: str) -> list[reservations.Reservation]:
+    """The plan's reservations, each row locked as ``reservations.void`` locks it, in one order:
+    a holder's void of one of them either ends before they are read or waits for this
+    decision, and then finds the reservation voided (``conflict``)."""
+    held = reservations.plan_reservations(session, plan_id)
+    for reservation in sorted(held, key=lambda r: r.id):
+        reservations.lock(session, reservation.id)
+    return held
+
+
 def _void_pending_reservations(
-    session: Session, plan_id: str, actor: Actor, request_id: str | None
+    session: Session,
+    held: list[reservations.Reservation],
+    plan_id: str,
+    actor: Actor,
+    request_id: str | None,
 ) -> None:
     """The approval was reversed: nothing more will be withdrawn for the plan, so the credits
-    still held for it go back to their holders' available balances."""
-    for reservation in reservations.plan_reservations(session, plan_id):
+    still held for it (``held``, locked) go back to their holders' available balances."""
+    for reservation in held:
         if reservations.status_of(session, reservation) != "pending":
-            continue
+            continue  # posted, voided by its holder, or expired
         for share in reservations.shares(session, reservation.id):
             ledger.void_pending(
                 session,

@@ -337,6 +337,12 @@ _LOCK_RESERVATION = (
 )
 
 
+def lock(session: Session, reservation_id: str) -> None:
+    """Lock the reservation's row until the unit of work ends, as ``void`` does first: of two
+    acts releasing it, the second waits for the first and then finds it released."""
+    session.execute(_LOCK_RESERVATION, {"id": reservation_id}).all()
+
+
 def void(
     db: Database, actor: Actor, reservation_id: str, request_id: str | None
 ) -> ReservationView:
@@ -350,7 +356,7 @@ def void(
     """
     with db.transaction() as session:
         reservation = visible_reservation(session, actor, reservation_id, acting=True)
-        session.execute(_LOCK_RESERVATION, {"id": reservation.id}).all()
+        lock(session, reservation.id)
         held = shares(session, reservation.id)
         status = _status(session, held)
         if status != "pending":

@@ -678,3 +678,39 @@ def test_a_reservation_that_finds_the_oldest_lot_drained_while_it_waited_draws_o
             funded["deposited"]: 0,
             funded["received"]: 50,
         }
+
+
+@pytest.mark.parametrize("first", ["void", "reversal"])
+def test_a_holders_void_beside_a_reversal_on_appeal_ends_as_one_release(kit, app, first):
+    """The holder voids a reservation for a plan while the board's reversal of it on appeal,
+    which voids the plan's pending reservations, is being written.  Whichever comes first
+    releases it; the other waits for it: a reversal then goes through (the reservation is no
+    longer pending), a void is ``conflict`` (it is voided), never the ledger's
+    ``idempotency_conflict`` of two releases of one hold made with different memos."""
+    db = database(app)
+    lgu = kit.lgu()
+    plan, appeal = granted_appeal(kit, lgu)
+    with on("2026-10-07"):
+        funded = kit.funded_account(day="2026-10-07", service_area=5, unrestricted=10_000)
+        held = kit.reserve(funded["id"], plan["id"], funded["unrestricted_class"], 5_000)
+
+    def reverse(_session: Any) -> Any:
+        return appeals.decide_appeal(
+            db, SYSTEM, appeal["id"], "plan_reversed", date(2026, 10, 20), None, None
+        )
+
+    def void(_session: Any) -> Any:
+        return reservations.void(db, SYSTEM, held["id"], None)
+
+    with on("2026-10-20"):
+        out = held_then(db, void, reverse) if first == "void" else held_then(db, reverse, void)
+        if first == "void":
+            assert out["then"].decision.outcome == "plan_reversed", out["then"]
+        else:
+            assert isinstance(out["then"], Conflict), out["then"]
+            assert "voided" in str(out["then"])
+        assert not out["then_done_before_commit"]
+        assert ok(kit.api.get(f"/reservations/{held['id']}"), 200)["status"] == "voided"
+        assert kit.get_plan(plan["id"])["outcome"] == "denied"
+        balance = kit.balances(funded["id"])[funded["unrestricted_class"]]
+    assert (balance["reserved_sqft"], balance["available_sqft"]) == (0, 10_000)
