@@ -126,16 +126,23 @@ def withdrawal_certificate(
         classes = _certified_classes(session, row.id)
         first = sum(c.amount_sqft for k in classes for c in k.credits if c.portion == FIRST_1_TO_1)
         state = plans.state(session, plan)
-        # after a denied revision, the approval that stands is an earlier application's
-        standing = plans.standing_application(session, plan) if state.revision_denied else None
+        # withdrawn under an application a revision counting as new has since superseded (the
+        # approval that stands after a denied revision is one): that application's decision and
+        # impact, not the revision's
+        number = plans.application_at(session, plan, row.created_at)
+        earlier = (
+            plans.earlier_application(session, plan, number)
+            if number != plan.application_number
+            else None
+        )
         return WithdrawalCertificate(
             plan_id=plan.id,
-            application_number=standing.number if standing else plan.application_number,
+            application_number=number,
             project=plan.project,
             applicant=plan.applicant,
             lgu_name=lgu.name if lgu else plan.lgu_id,
-            decision=_decision(session, plan, state, standing),
-            impact_area_sqft=state.area_sqft,
+            decision=_decision(session, plan, state, earlier),
+            impact_area_sqft=earlier.impact_area_sqft if earlier else state.area_sqft,
             replacement_ratio=plan.replacement_ratio,
             withdrawal_id=row.id,
             withdrawn_sqft=row.withdrawn_sqft,
@@ -157,18 +164,20 @@ def _decision(
     session: Session,
     plan: Plan,
     state: plans.PlanState,
-    standing: PlanApplication | None,
+    earlier: PlanApplication | None,
 ) -> CertifiedDecision:
-    """The outcome in force, with the decision that made it: the standing approval's, after a
-    denied revision, else the current application's."""
-    if standing is not None:
-        recorded: plan_decisions.Decision | None = plan_decisions.decision_record(standing)
+    """The decision the credits were withdrawn under: the current application's, or an earlier
+    one's (``earlier``) with its outcome after every appeal of it; and the plan's status now."""
+    if earlier is not None:
+        recorded: plan_decisions.Decision | None = plan_decisions.decision_record(earlier)
+        outcome = plans.outcome_now(earlier, plans.appeals_of(session, plan.id))
     else:
         recorded = plan_decisions.decision_of(session, plan)
+        outcome = state.outcome
     resolution = recorded.resolution if recorded else None
     return CertifiedDecision(
         status=state.status,
-        outcome=state.outcome,
+        outcome=outcome,
         decided_on=recorded.decided_on if recorded else None,
         resolution_number=resolution.number if resolution else None,
         resolution_adopted_on=resolution.adopted_on if resolution else None,

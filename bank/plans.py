@@ -14,7 +14,7 @@ from datetime import date, datetime, timedelta
 from fractions import Fraction
 from typing import Any
 
-from sqlalchemy import ColumnElement, bindparam, select, update
+from sqlalchemy import ColumnElement, bindparam, func, select, update
 from sqlalchemy.orm import Session
 
 from bank import guarantees, keyset, parties, policy
@@ -331,6 +331,21 @@ def revision_started_at(session: Session, plan: Plan) -> datetime | None:
         return None
     revision = session.get(PlanRevision, standing.revision_id)
     return revision.recorded_at if revision is not None else None
+
+
+def application_at(session: Session, plan: Plan, at: datetime) -> int:
+    """The number of the plan's application that was current at ``at``: one more than the
+    revisions counting as new recorded by then (Subd. 6 (c))."""
+    superseded = session.execute(
+        select(func.count())
+        .select_from(PlanRevision)
+        .where(
+            PlanRevision.plan_id == plan.id,
+            PlanRevision.counts_as_new_application.is_(True),
+            PlanRevision.recorded_at <= at,
+        )
+    ).scalar_one()
+    return 1 + int(superseded)
 
 
 def appealed_application(

@@ -407,6 +407,32 @@ def test_a_revision_of_an_undecided_revision_reversed_on_appeal_leaves_the_first
     assert standing == [18_000]
 
 
+@pytest.mark.parametrize("revision_decided", [False, True])
+def test_the_certificate_states_the_application_its_credits_were_withdrawn_under(
+    kit: Kit, app, revision_decided: bool
+) -> None:
+    """Withdrawn under application 1 (9,000 sq ft approved 06-08); a revision to 9,900 sq ft
+    counting as new is recorded 06-26, undecided or approved 06-30: the certificate still states
+    application 1's approval and impact, with the plan's status now."""
+    lgu = kit.lgu()
+    plan, _bank = final_approved_plan(kit, lgu)
+    (withdrawal,) = read(kit, plan, "2026-06-25")["withdrawals"]
+    ok(revise(kit, plan, lgu, 9_900, "2026-06-26"))
+    if revision_decided:
+        ok(act(kit, plan, lgu, "decision", decision_body("approved", "2026-06-30"), "2026-06-30"))
+    client = signed_in(app.test_client(), lgu["token"])
+    with on("2026-07-01"):
+        page = client.get(f"/plans/{plan['id']}/withdrawals/{withdrawal['id']}/certificate")
+    assert page.status_code == 200
+    cert = parse(page.get_data(as_text=True))
+    decision = cert.one(data_field="decision").text
+    assert decision.startswith("Approved 2026-06-08"), decision
+    # the plan's status now beside it, where it is not the outcome's word
+    assert ("the plan is received" in decision) is not revision_decided
+    assert cert.one(data_field="impact").text.startswith("9,000 sq ft")
+    assert "application" not in cert.one(data_field="plan").text
+
+
 def test_the_certificate_after_a_denied_revision_states_the_approval_that_stands(
     kit: Kit, app
 ) -> None:
