@@ -29,7 +29,9 @@ class ApiToken(Base):
 
 
 class AuditEvent(Base):
-    """A refused request (401/403) or a token created or revoked (API.md ``/audit/events``)."""
+    """A refused request (401/403) or a token created or revoked (API.md ``/audit/events``).
+    Append-only: the database refuses UPDATE, DELETE and (PostgreSQL) TRUNCATE (migration
+    0019)."""
 
     __tablename__ = "audit_events"
 

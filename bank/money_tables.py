@@ -27,7 +27,9 @@ class Referenced:
 
 
 class Payment(Referenced, Base):
-    """Money received; ``status`` becomes refunded or returned by a compensating transaction."""
+    """Money received; ``status`` becomes refunded or returned by a compensating transaction,
+    which ``compensation_transaction_id`` names once: the database refuses any transaction but
+    one reversing the payment's, and any later change (migration 0019)."""
 
     __tablename__ = "payments"
 

@@ -161,7 +161,9 @@ class LedgerEntry(Base):
     its account's: a foreign key on (account, asset) (PostgreSQL, no more costly per row than one
     on the account alone; SQLite: an insert trigger; migration 0016).  A release entry releases a
     pending entry of its account, the same amount, in the pending transfer it resolves
-    (migration 0018)."""
+    (migration 0018).  It is written by the database transaction that writes its ledger
+    transaction, never added to one committed before (SQLite: only while the transaction is
+    open; PostgreSQL: the deferred check, migration 0019)."""
 
     __tablename__ = "ledger_entries"
     __table_args__ = (

@@ -7,11 +7,12 @@ links and transactions refuse UPDATE and DELETE; since migration 0016 (``GUARDS`
 too, a balance row refuses a change of its account, slot, asset or limits and DELETE, and every
 ledger table refuses TRUNCATE; since 0018 (``CHECK_SEALED_FUNCTION``, the same check made
 stricter) a header commits only sealed, and a release entry only releasing a pending entry of
-its account.  A sealed row's content is ``to_jsonb`` of the row keeping the sealed keys, in UTC
-so that timestamps read the same in every session (``ledger_sealed_content``, which the verifier
-compares with); each table's insert trigger builds the same object from the row's columns by
-name (``seal_row_function``).  Integer columns never hold anything but integers, so quantities
-need no guard here.
+its account; since 0019 (``CHECK_ONE_WRITER_FUNCTION``) an entry only from the database
+transaction that writes its ledger transaction.  A sealed row's content is ``to_jsonb`` of the
+row keeping the sealed keys, in UTC so that timestamps read the same in every session
+(``ledger_sealed_content``, which the verifier compares with); each table's insert trigger
+builds the same object from the row's columns by name (``seal_row_function``).  Integer columns
+never hold anything but integers, so quantities need no guard here.
 """
 
 from __future__ import annotations
@@ -127,24 +128,8 @@ DROP_GUARDS = [
     *(f"DROP TRIGGER IF EXISTS {table}_no_truncate ON {table}" for table in NO_TRUNCATE),
 ]
 
-# Migration 0018: the deferred balance check (which already runs per header and per entry, at
-# COMMIT) also refuses a header that is not sealed: PostgreSQL inserts every header sealed (it
-# has no open state, nothing is sealed later), so no open transaction commits to be queued or
-# chained (a comparison of the new row's column, no query).  A release entry releases a pending
-# entry of its account in the pending transfer it resolves, the same amount (a query only for
-# release entries, which the engine writes only when it resolves a pending transfer).
-CHECK_SEALED_FUNCTION = """
-    CREATE OR REPLACE FUNCTION ledger_check_balanced() RETURNS trigger AS $$
-    DECLARE tx bigint;
-    BEGIN
-        IF TG_TABLE_NAME = 'ledger_entries' THEN tx := NEW.transaction_id;
-        ELSE tx := NEW.id; END IF;
-        IF NOT (SELECT coalesce(sum(g.n) >= 2 AND bool_and(g.total = 0), false)
-                FROM (SELECT count(*) AS n, sum(amount) AS total FROM ledger_entries
-                      WHERE transaction_id = tx GROUP BY asset, phase) AS g) THEN
-            RAISE EXCEPTION 'ledger transaction % is unbalanced or has fewer than 2 entries', tx
-                USING ERRCODE = 'check_violation';
-        END IF;
+# What the deferred check refuses besides an unbalanced transaction since 0018 (below)
+_SEALED_AND_RELEASING = """
         IF TG_TABLE_NAME = 'ledger_transactions' THEN
             IF NEW.state IS DISTINCT FROM 'sealed' THEN
                 RAISE EXCEPTION 'ledger transaction % is inserted sealed: INSERT on '
@@ -165,6 +150,65 @@ CHECK_SEALED_FUNCTION = """
         RETURN NULL;
     END $$ LANGUAGE plpgsql
 """
+
+# Migration 0018: the deferred balance check (which already runs per header and per entry, at
+# COMMIT) also refuses a header that is not sealed: PostgreSQL inserts every header sealed (it
+# has no open state, nothing is sealed later), so no open transaction commits to be queued or
+# chained (a comparison of the new row's column, no query).  A release entry releases a pending
+# entry of its account in the pending transfer it resolves, the same amount (a query only for
+# release entries, which the engine writes only when it resolves a pending transfer).
+CHECK_SEALED_FUNCTION = (
+    """
+    CREATE OR REPLACE FUNCTION ledger_check_balanced() RETURNS trigger AS $$
+    DECLARE tx bigint;
+    BEGIN
+        IF TG_TABLE_NAME = 'ledger_entries' THEN tx := NEW.transaction_id;
+        ELSE tx := NEW.id; END IF;
+        IF NOT (SELECT coalesce(sum(g.n) >= 2 AND bool_and(g.total = 0), false)
+                FROM (SELECT count(*) AS n, sum(amount) AS total FROM ledger_entries
+                      WHERE transaction_id = tx GROUP BY asset, phase) AS g) THEN
+            RAISE EXCEPTION 'ledger transaction % is unbalanced or has fewer than 2 entries', tx
+                USING ERRCODE = 'check_violation';
+        END IF;"""
+    + _SEALED_AND_RELEASING
+)
+
+# Migration 0019: the same check refuses an entry added to a ledger transaction an earlier
+# database transaction committed.  The engine writes a header and all its entries in one
+# statement, so each entry's inserting transaction (``xmin``) is the one committing: read in the
+# query the check runs anyway, one more aggregate, no query of its own.  Only when that query
+# fails does a second tell why: unbalanced, or entries of more than one inserting transaction (an
+# entry added later has another than those committed before it, which balance made at least
+# two).  Entries that one savepoint wrote (a transaction id of its own) pass; two, refused.  A
+# frozen row keeps its 32-bit xmin, which a transaction 2^32 ids later shares: by then the ledger
+# transaction is long chained, and verify, recomputing its link, names it as broken.
+CHECK_ONE_WRITER_FUNCTION = (
+    """
+    CREATE OR REPLACE FUNCTION ledger_check_balanced() RETURNS trigger AS $$
+    DECLARE tx bigint; ok boolean;
+    BEGIN
+        IF TG_TABLE_NAME = 'ledger_entries' THEN tx := NEW.transaction_id;
+        ELSE tx := NEW.id; END IF;
+        SELECT coalesce(sum(g.n) >= 2 AND bool_and(g.total = 0 AND g.mine), false) INTO ok
+            FROM (SELECT count(*) AS n, sum(amount) AS total,
+                         bool_and(xmin = pg_current_xact_id()::xid) AS mine
+                  FROM ledger_entries WHERE transaction_id = tx GROUP BY asset, phase) AS g;
+        IF NOT ok THEN
+            IF NOT (SELECT coalesce(sum(g.n) >= 2 AND bool_and(g.total = 0), false)
+                    FROM (SELECT count(*) AS n, sum(amount) AS total FROM ledger_entries
+                          WHERE transaction_id = tx GROUP BY asset, phase) AS g) THEN
+                RAISE EXCEPTION 'ledger transaction % is unbalanced or has fewer than 2 entries',
+                    tx USING ERRCODE = 'check_violation';
+            END IF;
+            IF (SELECT min(age(xmin)) <> max(age(xmin)) FROM ledger_entries
+                    WHERE transaction_id = tx) THEN
+                RAISE EXCEPTION 'an entry is added to ledger transaction % only by the database '
+                    'transaction that writes it: INSERT on ledger_entries refused', tx
+                    USING ERRCODE = 'check_violation';
+            END IF;
+        END IF;"""
+    + _SEALED_AND_RELEASING
+)
 
 UNINSTALL = [
     # 0016's guards call ``ledger_refuse_change`` too: they go first, or it could not be dropped
