@@ -10,7 +10,7 @@ Applications superseded before this revision take the plan's amount as it stands
 they were superseded with is not recorded anywhere else.
 
 Revision ID: 0020
-Revises: 0018
+Revises: 0019
 Create Date: 2026-12-07 05:00:00
 """
 
@@ -24,7 +24,7 @@ from alembic import op
 from ledger import quantities
 
 revision: str = "0020"
-down_revision: str | None = "0018"
+down_revision: str | None = "0019"
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
 

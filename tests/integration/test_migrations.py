@@ -662,7 +662,7 @@ def test_0020_gives_each_earlier_application_the_plans_appeal_security_and_goes_
     at = "2026-06-26 12:00:00+00:00"
     try:
         config = alembic_config(url)
-        command.upgrade(config, "0018")
+        command.upgrade(config, "0019")
         with engine.begin() as connection:
             for statement in (
                 "INSERT INTO lgus VALUES ('lgu-1', 'Wright County', 'county', false, false, "
@@ -689,7 +689,7 @@ def test_0020_gives_each_earlier_application_the_plans_appeal_security_and_goes_
                 text("SELECT id, appeal_security_required_cents FROM plan_applications")
             ).all()
         assert [tuple(row) for row in kept] == [("app-1", 20_000)]
-        command.downgrade(config, "0018")
+        command.downgrade(config, "0019")
         columns = {c["name"] for c in inspect(engine).get_columns("plan_applications")}
         assert "appeal_security_required_cents" not in columns
         with engine.connect() as connection:
