@@ -241,7 +241,7 @@ def test_the_appeal_filing_fee_is_200_dollars_booked_by_the_board_and_never_refu
         assert (paid.appeal_id, paid.plan_id, paid.amount_cents) == (appeal_id, plan.id, FEE)
         refused(Conflict, "conflict", lambda: money.receive_payment(db, RULESET, SYSTEM, fee, None))
         with db.transaction() as session:
-            assert money.filing_fee_paid(session, RULESET, appeal_id)
+            assert money.filing_fee_received_on(session, RULESET, appeal_id) == day
 
         refused(Forbidden, "forbidden", lambda: money.refund(db, lgu, paid.id, None))
         refused(NotEligible, "not_eligible", lambda: money.refund(db, SYSTEM, paid.id, None))
