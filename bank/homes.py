@@ -25,7 +25,7 @@ from bank.money_tables import Security
 from bank.party_tables import BankAccount, Lgu
 from bank.plan_tables import Plan
 from bank.reservation_tables import Reservation
-from bank.securities import security_status, status_condition, undrawn_cents
+from bank.securities import drawable_cents, security_status, status_condition
 from ledger import checkpoint
 from ledger.db import Database
 
@@ -384,7 +384,7 @@ def expiring_securities(
             kind=row.kind,
             issuer=row.issuer,
             amount_cents=row.amount_cents,
-            undrawn_cents=undrawn_cents(row),
+            undrawn_cents=drawable_cents(row, today),
             expires_on=row.expires_on,
             status=security_status(row, today),
         )

@@ -91,7 +91,7 @@ class SecurityView:
             release_reason=security.release_reason,
             drawn_on=security.drawn_on,
             drawn_cents=security.drawn_cents,
-            undrawn_cents=undrawn_cents(security),
+            undrawn_cents=drawable_cents(security),
             draws=tuple(DrawView(d.drawn_on, d.amount_cents, str(d.transaction_id)) for d in draws),
             transaction_id=str(security.pending_transaction_id),
             external_refs=dict(security.external_refs or {}),
@@ -173,6 +173,12 @@ def _check_request(request: SecurityRequest) -> None:
 def undrawn_cents(security: Security) -> int:
     """What is left of the security after its draws."""
     return security.amount_cents - (security.drawn_cents or 0)
+
+
+def drawable_cents(security: Security, today: date | None = None) -> int:
+    """What may still be drawn: what is left while the security is held, else nothing (once
+    released, drawn in full or expired, what was left is no longer there to draw)."""
+    return undrawn_cents(security) if security_status(security, today) == "held" else 0
 
 
 def security_status(security: Security, today: date | None = None) -> str:

@@ -8,6 +8,8 @@ released.  The USD ledger moves exactly what was drawn.
 
 from __future__ import annotations
 
+import csv as csv_module
+import io
 from collections.abc import Iterator
 from typing import Any
 
@@ -266,3 +268,25 @@ def test_a_draw_is_dated_on_or_after_the_day_the_plan_was_approved(kit):
         body = {"drawn_on": "2026-06-10", "amount_cents": 1_000}
         drawn = ok(kit.api.post(f"{path}/draw", body, token=lgu["token"]))
     assert (drawn["drawn_on"], drawn["drawn_cents"]) == ("2026-06-10", 1_000)
+
+
+@pytest.mark.parametrize("ended", ["released", "expired"])
+def test_a_security_no_longer_held_has_nothing_left_to_draw(kit, ended):
+    """$10,000 drawn of $25,000, then the rest released 07-01, or the security expired 07-01:
+    what is left to draw is 0 in the API and on the plan's page (the $15,000 is gone, not
+    available), while what was drawn stays on record."""
+    lgu = kit.lgu()
+    plan = project_plan(kit, lgu)
+    security = ok(hold(kit, plan, token=lgu["token"], amount=REQUIRED, expires_on="2026-07-01"))
+    ok(draw(kit, security, "2026-06-10", 1_000_000, token=lgu["token"]))
+    day = "2026-07-02"
+    if ended == "released":
+        ok(release(kit, security, "2026-07-01", token=lgu["token"]))
+    with on(day):
+        shown = ok(kit.api.get(f"/securities/{security['id']}"), 200)
+        listed = ok(kit.api.get("/securities", query_string={"plan_id": plan["id"]}), 200)
+        csv = kit.api.get("/securities", query_string={"plan_id": plan["id"], "format": "csv"})
+    assert (shown["status"], shown["drawn_cents"], shown["undrawn_cents"]) == (ended, 1_000_000, 0)
+    assert [s["undrawn_cents"] for s in listed["items"]] == [0]
+    rows = list(csv_module.DictReader(io.StringIO(csv.get_data(as_text=True))))
+    assert [r["undrawn_cents"] for r in rows] == ["0"]
