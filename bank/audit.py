@@ -11,7 +11,7 @@ from typing import Any
 from sqlalchemy import Connection, case, func, select
 from sqlalchemy.orm import Session
 
-from bank import access, journal, policy
+from bank import access, journal, policy, reports
 from bank.access import Actor
 from bank.access_tables import AuditEvent
 from bank.journal import JournalFilter as JournalFilter
@@ -145,6 +145,7 @@ def journal_page(
     """Up to ``limit + 1`` transactions of the journal (board), in chain order after
     ``after_seq``, once what is waiting has been sealed."""
     policy.require_board(actor, "read the journal")
+    _check_period(filters)
     sealer.seal_all(db)
     with db.transaction() as session:
         return journal.page(session, filters, limit, after_seq)
@@ -154,8 +155,16 @@ def journal_export(db: Database, actor: Actor, filters: JournalFilter) -> Iterat
     """The whole journal (board), sealed now and streamed as it is read: a read-only
     connection of its own, opened when the first row is asked for, held until the last."""
     policy.require_board(actor, "export the journal")
+    _check_period(filters)
     sealer.seal_all(db)
     return _streamed(db, filters)
+
+
+def _check_period(filters: JournalFilter) -> None:
+    """A period that ends before it starts is refused, as a statement's is (an auditor who
+    swapped the dates would otherwise read "no transactions")."""
+    if filters.start is not None and filters.end is not None:
+        reports.check_period(filters.start, filters.end)
 
 
 def _streamed(db: Database, filters: JournalFilter) -> Iterator[dict[str, Any]]:

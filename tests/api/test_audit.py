@@ -283,6 +283,23 @@ def test_the_journal_filters_by_kind_account_and_effective_dates(fresh):
     assert [r["transaction_id"] for r in of_a_csv] == [work.deposits[0], work.transfer]
 
 
+@pytest.mark.parametrize("as_csv", [False, True])
+def test_a_journal_period_that_ends_before_it_starts_is_refused(fresh, as_csv):
+    """Swapped dates are 422 (the JSON and the CSV alike, before any row is written), as a
+    statement's are, not an empty journal; a period of one day is read."""
+    work = workload(fresh)
+    headers = CSV if as_csv else {}
+    with on(D4):
+        refused = fresh.api.get(f"/audit/journal?from={D3}&to={D2}", headers=headers)
+        one_day = fresh.api.get(f"/audit/journal?from={D2}&to={D2}", headers=headers)
+    body = problem(refused, 422, "validation_error")
+    assert body["errors"] == {"to": ["before from"]}
+    assert one_day.status_code == 200
+    if not as_csv:
+        assert {t["effective_on"] for t in one_day.json["items"]} == {D2}
+        assert work.transfer in {t["transaction_id"] for t in one_day.json["items"]}
+
+
 def test_only_the_board_reads_the_journal(kit, holder, lgu):
     with on(D4):
         for token in (holder["token"], lgu["token"]):
