@@ -18,8 +18,8 @@ ROOT = Path(__file__).resolve().parent.parent
 UPGRADE_HINT = "run `wetbank db upgrade`"
 #: the package the wheel installs the top-level ``migrations/`` folder as (setup.py)
 MIGRATIONS_PACKAGE = "wetbank_migrations"
-#: answered while the schema is behind: readiness reports it, metrics go on
-UNGUARDED_PATHS = frozenset({"/api/v1/ready", "/metrics"})
+#: answered while the schema is behind: liveness answers, readiness reports it, metrics go on
+UNGUARDED_PATHS = frozenset({"/api/v1/health", "/api/v1/ready", "/metrics"})
 
 
 def migrations_location() -> Path:

@@ -55,10 +55,12 @@ def test_a_database_behind_the_code_is_refused_with_the_command_to_run(
     url = create_database(backend, tmp_path)
     app = create_app({"DATABASE_URL": url, "PROPAGATE_EXCEPTIONS": False})
     try:
-        response = app.test_client().get("/api/v1/health")
+        response = app.test_client().get("/api/v1/reports/credit-availability")
         assert response.status_code == 503
         assert response.json["code"] == "schema_behind"
         assert "wetbank db upgrade" in response.json["detail"]
+        # liveness answers: the process is up, only its database is behind
+        assert app.test_client().get("/api/v1/health").status_code == 200
         runner = CliRunner()
         served = runner.invoke(
             main,
@@ -69,7 +71,7 @@ def test_a_database_behind_the_code_is_refused_with_the_command_to_run(
         assert "wetbank db upgrade" in served.output
         upgraded = runner.invoke(main, ["db", "upgrade"], env={"DATABASE_URL": url})
         assert upgraded.exit_code == 0, upgraded.output
-        assert app.test_client().get("/api/v1/health").status_code == 200
+        assert app.test_client().get("/api/v1/reports/credit-availability").status_code == 200
     finally:
         app.extensions["wetbank.db"].dispose()
         drop_database(url)
