@@ -1,4 +1,4 @@
-"""The ``wetbank`` command: a Flask CLI group bound to the app (API.md "Command line")."""
+"""The ``wetbank`` command: a Flask CLI group bound to the app (README.md, docs/operations.md)."""
 
 from __future__ import annotations
 
@@ -25,7 +25,10 @@ from ledger import sealer, server_settings, verification
 
 def _app(*_args: Any) -> Flask:
     # the CLI migrates the database itself, so it must not refuse a schema that is behind
-    app = create_app({"WETBANK_CHECK_SCHEMA": False})
+    try:
+        app = create_app({"WETBANK_CHECK_SCHEMA": False})
+    except ValueError as wrong:  # a setting that cannot be read: say which, not a traceback
+        raise click.ClickException(str(wrong)) from None
     context = click.get_current_context(silent=True)
     if context is not None:
         # stop the background sealer and close the pool when the command is done
@@ -66,14 +69,30 @@ def token() -> None:
 @click.option("--lgu", "lgu_id", default=None, help="the LGU an lgu token acts for")
 @click.option("--holder", "holder_id", default=None, help="the holder a holder token acts for")
 def token_create(role: str, name: str, lgu_id: str | None, holder_id: str | None) -> None:
-    """Create a token; prints it alone on the last line."""
+    """Create a token; prints it alone on the last line.  Its creation is in the audit trail
+    (``GET /audit/events``: ``token_created`` by ``cli``), as one made through the API is."""
     from bank import parties
+    from bank.errors import BankError
 
-    with database().transaction() as session:
-        parties.check_token_party(session, role, lgu_id, holder_id)
-        row, secret = access.create_token(
-            session, role=role, name=name, lgu_id=lgu_id, holder_id=holder_id, created_by="cli"
-        )
+    flags = {"lgu_id": "--lgu", "holder_id": "--holder", "name": "--name", "role": "--role"}
+    try:
+        with database().transaction() as session:
+            parties.check_token_party(session, role, lgu_id, holder_id)
+            row, secret = access.create_token(
+                session, role=role, name=name, lgu_id=lgu_id, holder_id=holder_id, created_by="cli"
+            )
+            access.record_event(
+                session,
+                kind="token_created",
+                path="wetbank token create",
+                status=201,
+                actor="cli",
+                request_id=None,
+            )
+    except BankError as refused:  # a clear message naming the flag, not a traceback
+        errors = refused.fields.get("errors") or {}
+        named = ", ".join(f"{flags.get(f, f)}: {'; '.join(m)}" for f, m in errors.items())
+        raise click.ClickException(refused.detail + (f" ({named})" if named else "")) from None
     click.echo(f"token {row.id} ({role}, {name}) created; it is shown only once:")
     click.echo(secret)
 

@@ -33,7 +33,10 @@ class WriteLimiter:
         """``"60/minute"`` → 60 writes a minute."""
         match = _SPEC.match(spec)
         if not match:
-            raise ValueError(f"WETBANK_WRITE_RATE_LIMIT must look like 60/minute, not {spec!r}")
+            raise ValueError(
+                "WETBANK_WRITE_RATE_LIMIT must be a count per second, minute or hour, like "
+                f"60/minute, not {spec!r}"
+            )
         return cls(int(match.group(1)), _UNITS[match.group(2)])
 
     def check(self, token_id: str) -> None:

@@ -97,6 +97,13 @@ def _check_token_fields(role: str, name: str, lgu_id: str | None, holder_id: str
         raise ValidationFailed(
             "a holder token needs holder_id", {"holder_id": ["required for role holder"]}
         )
+    # a party the role does not act for is a mistake, not something to drop silently
+    if lgu_id and role != "lgu":
+        raise ValidationFailed(f"a {role} token acts for no LGU", {"lgu_id": ["only for role lgu"]})
+    if holder_id and role != "holder":
+        raise ValidationFailed(
+            f"a {role} token acts for no holder", {"holder_id": ["only for role holder"]}
+        )
 
 
 class TokenRevoked(BankError):

@@ -49,6 +49,15 @@ class DemoTokens:
         _row, holder = access.create_token(
             session, role="holder", name="demo holder", holder_id=holder_id
         )
+        for _ in range(3):  # in the audit trail, as every token created is
+            access.record_event(
+                session,
+                kind="token_created",
+                path="wetbank demo",
+                status=201,
+                actor="demo",
+                request_id=None,
+            )
         return cls(board=board, lgu=lgu, holder=holder)
 
 

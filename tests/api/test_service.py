@@ -161,6 +161,30 @@ def test_a_holder_token_for_an_unknown_holder_is_refused(api):
     assert "holder_id" in response.json["errors"]
 
 
+@pytest.mark.parametrize(
+    ("role", "parties", "field"),
+    [
+        ("board", ("lgu",), "lgu_id"),
+        ("holder", ("holder", "lgu"), "lgu_id"),
+        ("lgu", ("lgu", "holder"), "holder_id"),
+    ],
+)
+def test_a_token_naming_a_party_its_role_does_not_act_for_is_refused(
+    api, app, lgu, holder, role, parties, field
+):
+    """Dropped silently, a board token asked for 'for this LGU' would act for every one."""
+    ids = {"lgu": {"lgu_id": lgu["id"]}, "holder": {"holder_id": holder["id"]}}
+    body = {"role": role, "name": "x"}
+    for party in parties:
+        body.update(ids[party])
+    before = count(app, ApiToken)
+    response = api.post("/tokens", body)
+    assert response.status_code == 422
+    assert response.json["code"] == "validation_error"
+    assert field in response.json["errors"]
+    assert count(app, ApiToken) == before
+
+
 def test_only_the_board_creates_tokens(api, holder):
     response = api.post("/tokens", {"role": "board", "name": "me too"}, token=holder["token"])
     assert response.status_code == 403

@@ -93,6 +93,10 @@ def test_the_demo_loads_once_and_prints_a_token_per_role(backend: str, tmp_path:
         headers = {"Authorization": f"Bearer {token}"}
         accounts = client.get("/api/v1/accounts", headers=headers).json["items"]
         assert len(accounts) == 2  # loaded once, not twice
+        # every token the demo made is in the audit trail, as one made through the API is
+        events = client.get("/api/v1/audit/events?limit=500", headers=headers).json["items"]
+        made = [(e["kind"], e["actor"]) for e in events if e["kind"] == "token_created"]
+        assert made == [("token_created", "demo")] * 6
         assert client.get("/api/v1/audit/verify", headers=headers).json["ok"] is True
         app.extensions["wetbank.db"].dispose()
         verified = runner.invoke(main, ["audit", "verify"], env={"DATABASE_URL": url})
@@ -700,4 +704,56 @@ def test_0020_gives_each_earlier_application_the_plans_appeal_security_and_goes_
         command.upgrade(config, "head")
     finally:
         engine.dispose()
+        drop_database(url)
+
+
+def test_a_token_made_on_the_command_line_is_in_the_audit_trail_and_bad_flags_are_named(
+    backend: str, tmp_path: Path
+) -> None:
+    """``wetbank token create`` records ``token_created`` by ``cli``; a missing, foreign or
+    unknown party is a one-line error naming the flag (exit 1, nothing made), not a traceback."""
+    url = create_database(backend, tmp_path)
+    runner = CliRunner()
+    env = {"DATABASE_URL": url}
+    try:
+        assert runner.invoke(main, ["db", "upgrade"], env=env).exit_code == 0
+        for args, message in (
+            (["--role", "lgu"], "an lgu token needs lgu_id (--lgu: required for role lgu)"),
+            (["--role", "board", "--lgu", "lgu_x"], "a board token acts for no LGU (--lgu:"),
+            (["--role", "lgu", "--lgu", "lgu_x"], "no LGU lgu_x (--lgu: no such LGU)"),
+        ):
+            refused = runner.invoke(main, ["token", "create", "--name", "x", *args], env=env)
+            assert refused.exit_code == 1, refused.output
+            assert message in refused.output and "Traceback" not in refused.output
+        made = runner.invoke(
+            main, ["token", "create", "--role", "board", "--name", "Board staff"], env=env
+        )
+        assert made.exit_code == 0, made.output
+        token = made.output.strip().splitlines()[-1]
+        app = create_app({"DATABASE_URL": url})
+        client = app.test_client()
+        headers = {"Authorization": f"Bearer {token}"}
+        events = client.get("/api/v1/audit/events", headers=headers).json["items"]
+        assert [(e["kind"], e["actor"], e["status"]) for e in events] == [
+            ("token_created", "cli", 201)
+        ]
+        app.extensions["wetbank.db"].dispose()
+    finally:
+        drop_database(url)
+
+
+def test_a_setting_that_cannot_be_read_is_a_one_line_error_naming_it(
+    backend: str, tmp_path: Path
+) -> None:
+    url = create_database(backend, tmp_path)
+    try:
+        refused = CliRunner().invoke(
+            main,
+            ["db", "upgrade"],
+            env={"DATABASE_URL": url, "WETBANK_WRITE_RATE_LIMIT": "60"},
+        )
+        assert refused.exit_code == 1
+        assert "WETBANK_WRITE_RATE_LIMIT" in refused.output and "60/minute" in refused.output
+        assert "Traceback" not in refused.output
+    finally:
         drop_database(url)
