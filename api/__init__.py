@@ -1,4 +1,4 @@
-"""The HTTP API (API.md): app factory, configuration, views, problem details, command line."""
+"""The HTTP API (docs/http.md): app factory, configuration, views, problem details, command line."""
 
 from __future__ import annotations
 

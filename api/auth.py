@@ -19,8 +19,8 @@ from bank import access
 
 log = logging.getLogger("wetbank.api")
 
-#: endpoints anyone may call (API.md): health, readiness, the OpenAPI document, the availability
-#: report
+#: endpoints anyone may call (docs/http.md "Authentication and roles"): health, readiness, the
+#: OpenAPI document, the availability report
 PUBLIC_PATHS = re.compile(
     r"^/api/v1/(health|ready|openapi\.json|reports/credit-availability)/?$"
     r"|^/api/v1/(swagger|redoc|docs)"

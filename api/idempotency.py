@@ -1,4 +1,4 @@
-"""``Idempotency-Key`` for every POST that writes (API.md "Idempotency").
+"""``Idempotency-Key`` for every POST that writes (docs/http.md "Writes").
 
 The key is claimed, the use case runs and the response is stored in ONE database transaction, so
 a write and the record of its result commit together or not at all.  Only 2xx results are kept:

@@ -8,7 +8,7 @@ time (prometheus-client's multiprocess mode: each worker writes its counts to fi
   as ``/api/v1/accounts/<account_id>``, never the raw path) and status;
 * ``wetbank_http_request_duration_seconds{method, route}``: a latency histogram;
 * ``wetbank_http_problems_total{code, status}``: requests refused with problem details, by their
-  stable ``code`` (API.md "Error codes").
+  stable ``code`` (docs/http.md "Errors").
 
 Read from the database at scrape time, so the same across workers and restarts:
 

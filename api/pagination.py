@@ -1,4 +1,4 @@
-"""Cursor pagination and streamed CSV (API.md "Lists").
+"""Cursor pagination and streamed CSV (docs/http.md "Lists, cursors and CSV").
 
 A cursor is the opaque, URL-safe encoding of the last row's sort key, so pages never repeat or
 skip a row while new rows arrive (keyset pagination, not offsets).

@@ -20,7 +20,7 @@ log = logging.getLogger("wetbank.api")
 
 PROBLEM_JSON = "application/problem+json"
 
-#: domain error code → HTTP status (API.md "Error codes")
+#: domain error code → HTTP status (docs/http.md "Errors: problem details")
 STATUS_BY_CODE = {
     "bad_request": 400,
     "unauthorized": 401,

@@ -1,4 +1,4 @@
-"""Unknown query parameters are refused (API.md "Lists"): 400 ``bad_request`` naming them.
+"""Unknown query parameters are refused (docs/http.md "Lists"): 400 ``bad_request`` naming them.
 
 A misspelt filter (``GET /accounts?holderid=…``) would otherwise be ignored and answer every
 row, and the caller would believe it had filtered.  One hook checks every API endpoint: the

@@ -1,4 +1,4 @@
-"""A per-token limit on writes (API.md "Limits"): off unless ``WETBANK_WRITE_RATE_LIMIT`` is set.
+"""A per-token limit on writes: off unless ``WETBANK_WRITE_RATE_LIMIT`` is set.
 
 A sliding window per token, kept in each worker process: with N workers a token gets at most N
 times the limit, which is enough to stop one client flooding writes while reads stay responsive.

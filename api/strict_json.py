@@ -1,4 +1,4 @@
-"""Request bodies are strict JSON (API.md "Errors"; issue 8 "Hostile input").
+"""Request bodies are strict JSON (docs/http.md "Conventions"; docs/reliability.md "Hostile input").
 
 Python's parser accepts what JSON does not (``NaN``, ``Infinity``), silently keeps the last of
 duplicate keys (so two parsers can read one body two ways), and fails with ``RecursionError`` (a

@@ -29,7 +29,7 @@ class ApiToken(Base):
 
 
 class AuditEvent(Base):
-    """A refused request (401/403) or a token created or revoked (API.md ``/audit/events``).
+    """A refused request (401/403) or a token created or revoked (``GET /audit/events``).
     Append-only: the database refuses UPDATE, DELETE and (PostgreSQL) TRUNCATE (migration
     0019)."""
 

@@ -113,7 +113,7 @@ class LastFullPass:
 
 @dataclass(frozen=True)
 class VerifyAnswer:
-    """``GET /audit/verify``'s answer (API.md): the verdict, what was checked, how, and the
+    """``GET /audit/verify``'s answer: the verdict, what was checked, how, and the
     last full pass that found the ledger intact."""
 
     ok: bool

@@ -1,7 +1,8 @@
 """What an account holds: balances per credit class (now and as of a date) and its entries.
 
-``available = posted - reserved - frozen`` (API.md): frozen credits are the posted, unreserved
-credits of a frozen account or of lots from a frozen bank site.
+``available = posted - reserved - frozen`` (docs/http.md, ``GET /accounts/{account_id}``): frozen
+credits are the posted, unreserved credits of a frozen account or of lots from a frozen bank
+site.
 """
 
 from __future__ import annotations

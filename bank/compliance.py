@@ -1,4 +1,4 @@
-"""The board's LGU compliance report (Subd. 1 (c); DOMAIN.md §4).
+"""The board's LGU compliance report (Subd. 1 (c); docs/domain.md §4).
 
 "If the local government unit fails to apply the rules ... the government unit is subject to
 penalty as determined by the board": per LGU, over the plans first received in a period, how

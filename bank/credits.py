@@ -1,4 +1,4 @@
-"""Credit classes and lots (DOMAIN.md §1).
+"""Credit classes and lots (docs/domain.md §1).
 
 A credit class is (bank service area, wetland type, restricted): credits are fungible only within
 one.  Each class has two ledger accounts of its own asset: the board's issuance account (it goes
@@ -84,8 +84,8 @@ def asset_of(code: str) -> str:
     return f"sqft:{code}"
 
 
-#: balance slots of a class's issuance account (LEDGER.md: hot system accounts); migration 0004
-#: gives existing ones the same
+#: balance slots of a class's issuance account (docs/scaling.md, "Balance slots for hot
+#: accounts"); migration 0004 gives existing ones the same
 HOT_ACCOUNT_SLOTS = 8
 
 

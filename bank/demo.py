@@ -85,7 +85,8 @@ class _Bank:
 
 
 def _load_data(db: Database) -> None:
-    """EXAMPLES.md story 1 and 2 as demo data, plus a second site in another service area."""
+    """Demo data: the seller's deposit, a sale to the buyer and the township's road plan reserving
+    credits, plus a second site in another service area."""
     ruleset = ruleset_for(clock.today())
     bank = _parties_and_places(db, ruleset)
     _deposits(db, ruleset, bank, clock.today() - timedelta(days=30))

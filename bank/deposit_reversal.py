@@ -59,8 +59,8 @@ def _reverse(
     actions = _untouched_actions(session, deposit)
     _check_after_history(session, [lot for _, lot in actions], effective_on)
     try:
-        # the deposit's own lines undone, pointing at it (LEDGER.md: a correction names what it
-        # reverses, at most once)
+        # the deposit's own lines undone, pointing at it (a correction names what it reverses,
+        # at most once)
         posted = ledger.reverse(
             session,
             deposit.transaction_id,

@@ -1,4 +1,4 @@
-"""Deposits of replacement credits (Subd. 12; DOMAIN.md §2).
+"""Deposits of replacement credits (Subd. 12; docs/domain.md §2).
 
 One deposit is one balanced ledger transaction: for each action, credits move from the board's
 issuance account of the action's credit class into a new lot of the holder's account.  The rules

@@ -1,7 +1,7 @@
 """Domain errors of the wetland bank.
 
-Each error has a stable machine-readable ``code`` (API.md "Error codes") and structured fields; none
-knows about HTTP.  ``api/problems.py`` alone maps codes to statuses.
+Each error has a stable machine-readable ``code`` (docs/http.md "Errors") and structured fields;
+none knows about HTTP.  ``api/problems.py`` alone maps codes to statuses.
 """
 
 from __future__ import annotations
@@ -101,5 +101,5 @@ _BANK_CODES = {InsufficientFunds.code: InsufficientCredits.code}
 
 
 def code_of(error: LedgerError) -> str:
-    """The stable code a caller is shown for ``error`` (API.md "Error codes")."""
+    """The stable code a caller is shown for ``error`` (docs/http.md "Errors")."""
     return _BANK_CODES.get(error.code, error.code)

@@ -1,4 +1,4 @@
-"""Integrators' references (API.md "External references"): a small map of the caller's own
+"""Integrators' references (docs/http.md "External references"): a small map of the caller's own
 identifiers for a plan, withdrawal, payment or security (a county's permit number, a parcel id),
 stored with the record, shown on its reads and exports, and usable as a listing's filter.
 

@@ -1,4 +1,4 @@
-"""Guarantees of a project-specific replacement (Subd. 3; DOMAIN.md §5).
+"""Guarantees of a project-specific replacement (Subd. 3; docs/domain.md §5).
 
 "An irrevocable bank letter of credit or other security acceptable to the local government unit
 must be given to the local government unit to guarantee the successful completion of the

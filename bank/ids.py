@@ -1,4 +1,4 @@
-"""Opaque, prefixed resource identifiers (API.md "Identifiers")."""
+"""Opaque, prefixed resource identifiers (docs/http.md "Conventions")."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
 """The journal board staff audit: every sealed transaction in chain order, with its entries,
-actor, keys, times and hashes (API.md ``GET /audit/journal``)."""
+actor, keys, times and hashes (``GET /audit/journal``)."""
 
 from __future__ import annotations
 

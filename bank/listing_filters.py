@@ -1,4 +1,4 @@
-"""The conditions of the listings' filters (API.md "Lists"), as SQL: plans by applicant or
+"""The conditions of the listings' filters (docs/http.md "Lists"), as SQL: plans by applicant or
 project text and by date received, payments and securities by plan, and any of them by an
 integrator's reference (``bank.external_refs``)."""
 

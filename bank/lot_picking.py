@@ -1,5 +1,5 @@
 """Drawing credits out of an account: whether it may send, which of its lots to draw on, and
-the write's last word before it moves them (DOMAIN.md §1, §7).
+the write's last word before it moves them (docs/domain.md §1, §7).
 
 Transfers and reservations (and so withdrawals) draw this way, from the rows of the statement
 they begin with (``bank.draw_sources``).  By credit class, the oldest unfrozen
@@ -25,7 +25,7 @@ from ledger.locks import held_rows, lock_balances
 
 
 def check_can_send(account: parties.BankAccount) -> None:
-    """A frozen account sends nothing out (DOMAIN.md §7); a closed one nothing at all."""
+    """A frozen account sends nothing out (docs/domain.md §7); a closed one nothing at all."""
     check_sender_status(account.status, account.number, account.id)
 
 

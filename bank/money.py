@@ -1,4 +1,4 @@
-"""Money received (Subd. 1, 9; DOMAIN.md §5–6): in-lieu payments, fees and appeal security.
+"""Money received (Subd. 1, 9; docs/domain.md §5–6): in-lieu payments, fees and appeal security.
 
 A USD ledger on the same engine, in integer cents, between named accounts
 (``bank.named_accounts``): external payers, each LGU's fee income, the board's fee income, the

@@ -1,4 +1,4 @@
-"""Notices mailed to the people the statute names (Subd. 6 and 7; DOMAIN.md §4).
+"""Notices mailed to the people the statute names (Subd. 6 and 7; docs/domain.md §4).
 
 A notice of application goes to the three members of the technical evaluation panel, the
 commissioner of natural resources, the managers of the watershed district if one exists (with

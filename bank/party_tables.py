@@ -2,7 +2,7 @@
 bank accounts and their numbers, and the board's recorded corrections of parties.
 
 Bank service areas are numbered 1..N (practice: ten).  A bank account has a human ``number`` and a
-status: open, frozen (accepts deposits, nothing out: DOMAIN.md §7) or closed.
+status: open, frozen (accepts deposits, nothing out: docs/domain.md §7) or closed.
 """
 
 from __future__ import annotations

@@ -100,7 +100,7 @@ class PlanReport:
 
 
 def impact_blockers(plan: Plan, rows: PlanRows, required_sqft: int) -> list[Blocker]:
-    """Every reason the impact may not begin yet (DOMAIN.md §5); empty means it may proceed.
+    """Every reason the impact may not begin yet (docs/domain.md §5); empty means it may proceed.
 
     Subd. 3: replacement must be completed before or with the impact, or guaranteed by an
     irrevocable letter of credit or other security; and nothing proceeds before the decision is

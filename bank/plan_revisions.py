@@ -70,8 +70,8 @@ def record_revision(
     plans._check_not_future(received_on, "received_on")
     plans._check_not_before_receipt(plan, received_on, "received_on")
     ruleset = ruleset_by_id(plan.ruleset)
-    # compared with the application as last received as new (API.md), so that revisions of
-    # under 10% each cannot add up to a larger impact without new notice and clocks
+    # compared with the application as last received as new (docs/domain.md §4), so that
+    # revisions of under 10% each cannot add up to a larger impact without new notice and clocks
     current = plans.state(session, plan)
     # after a denied revision, the approval standing is what a further revision revises
     baseline = (

@@ -184,7 +184,7 @@ class Clocks:
 
 
 def clocks(session: Session, plan: Plan) -> Clocks:
-    """The plan's ruleset, its LGU's calendar and the board's (DOMAIN.md §4)."""
+    """The plan's ruleset, its LGU's calendar and the board's (docs/domain.md §4)."""
     return clocks_of(plan, parties.get_lgu(session, plan.lgu_id))
 
 
@@ -619,8 +619,9 @@ def _state_from(c: Clocks, f: timeline.PlanFacts, day: date) -> PlanState:
 
 
 def required_credits(plan: Plan, area_sqft: int | None = None) -> tuple[int, int]:
-    """(required credit sq ft, of which unrestricted): ``ceil(A × r)`` and ``A`` (DOMAIN.md §3),
-    for the plan's impact area or ``area_sqft`` (the area in force: ``PlanState.area_sqft``)."""
+    """(required credit sq ft, of which unrestricted): ``ceil(A × r)`` and ``A`` (docs/domain.md
+    §3), for the plan's impact area or ``area_sqft`` (the area in force:
+    ``PlanState.area_sqft``)."""
     ratio: Fraction = replacement_rules.parse_ratio(plan.replacement_ratio)
     area = plan.impact_area_sqft if area_sqft is None else area_sqft
     return (

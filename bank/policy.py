@@ -1,11 +1,11 @@
 """Who may see or act on which record: one answer for the API, the pages and the use cases.
 
-Three roles hold tokens (API.md "Authentication"): board staff see and do everything the statute
-gives the board; an LGU sees the plans it decides and what hangs off them (reservations for them,
-payments, securities, notices); a holder sees its own accounts, bank sites and what draws on
-them.  A record the caller may not see is answered as if it did not exist (``not_found``), so
-ids of other parties' records cannot be probed; an action on a record the caller may see but not
-change is ``forbidden``.
+Three roles hold tokens (docs/http.md "Authentication and roles"): board staff see and do
+everything the statute gives the board; an LGU sees the plans it decides and what hangs off them
+(reservations for them, payments, securities, notices); a holder sees its own accounts, bank
+sites and what draws on them.  A record the caller may not see is answered as if it did not
+exist (``not_found``), so ids of other parties' records cannot be probed; an action on a record
+the caller may see but not change is ``forbidden``.
 
 Each question is a predicate here, answered from the record's owner ids, so a use case asks it
 after loading the record, a listing turns it into a query condition, and a page hides a link.

@@ -1,4 +1,4 @@
-"""Security instruments given to the LGU (Subd. 3; DOMAIN.md §5): recording and reading them.
+"""Security instruments given to the LGU (Subd. 3; docs/domain.md §5): recording and reading them.
 
 A security instrument is a pending transfer from its issuer to "securities held for the LGU"
 (``bank.named_accounts``) that expires at the end of its expiry date: the memo balance the audit

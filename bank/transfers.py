@@ -1,4 +1,4 @@
-"""Transfers of credits between bank accounts (DOMAIN.md §1, §7).
+"""Transfers of credits between bank accounts (docs/domain.md §1, §7).
 
 Credits keep their class and provenance: each source lot drawn on gives a new lot in the receiving
 account pointing at it.  A transferred lot is no longer federally approved (practice).  Which lots

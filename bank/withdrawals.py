@@ -1,4 +1,4 @@
-"""Withdrawals of reserved credits against an approved plan's impact (DOMAIN.md §3).
+"""Withdrawals of reserved credits against an approved plan's impact (docs/domain.md §3).
 
 A withdrawal posts the reservations made for the plan as ONE ledger transaction: restricted
 credits serve only the part above 1:1, unrestricted credits meet the first 1:1 and the rest, and
@@ -161,7 +161,7 @@ def _record_allocations(
 def _confirm_can_withdraw(
     session: Session, chosen: list[Reservation], drawn: Iterable[ReservationLot]
 ) -> None:
-    """Reserved credits of a frozen account or bank site are not withdrawn (DOMAIN.md §7);
+    """Reserved credits of a frozen account or bank site are not withdrawn (docs/domain.md §7);
     ``drawn``, the shares posted, are checked (a share only released may come from anywhere).
 
     Checked last, under lock, after everything the withdrawal may have waited for: a freeze that

@@ -1,1 +1,1 @@
-"""Benchmarks (issue 7): ``make bench`` / ``python -m bench [--quick]``."""
+"""Benchmarks (docs/scaling.md): ``make bench`` / ``python -m bench [--quick]``."""

@@ -1,4 +1,4 @@
-"""A generic multi-asset double-entry ledger engine (LEDGER.md).  Knows nothing about wetlands.
+"""A generic multi-asset double-entry ledger engine.  Knows nothing about wetlands.
 
 Python API, used by ``bank``::
 

@@ -1,4 +1,5 @@
-"""The bytes a chain link hashes: a transaction's canonical content (LEDGER.md guarantee 8).
+"""The bytes a chain link hashes: a transaction's canonical content (docs/reliability.md,
+guarantee 8).
 
 Sealing and verification both build it here, so a link recomputes exactly; a unit test pins the
 bytes (tests/unit/test_chain_canonical.py).

@@ -1,4 +1,4 @@
-"""The SHA-256 hash chain: sealing queued transactions (LEDGER.md guarantee 8).
+"""The SHA-256 hash chain: sealing queued transactions (docs/reliability.md, guarantee 8).
 
 Writers never wait on a global chain head: each only adds its transaction id to a queue inside its
 own transaction (the store's write).  A sealer, one at a time, gives queued transactions

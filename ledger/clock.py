@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import UTC, date, datetime, time, timedelta
 from zoneinfo import ZoneInfo
 
-#: the business calendar's zone: dates on the wire are Minnesota dates (API.md "Units")
+#: the business calendar's zone: dates on the wire are Minnesota dates (docs/http.md "Conventions")
 BUSINESS_TZ = ZoneInfo("America/Chicago")
 
 

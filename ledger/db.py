@@ -1,4 +1,4 @@
-"""Connections, units of work and retries on every database (LEDGER.md "Concurrency").
+"""Connections, units of work and retries on every database.
 
 ``Database.transaction()`` opens one unit of work; nested calls on the same thread join the outer
 one, so a caller (the HTTP layer's idempotency record, a batch) can widen a use case's transaction

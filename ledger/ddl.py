@@ -1,4 +1,5 @@
-"""Database-side invariants the ORM cannot be trusted with (LEDGER.md guarantees 1 and 2).
+"""Database-side invariants the ORM cannot be trusted with (docs/reliability.md, guarantees 1
+and 2).
 
 Every transaction balances (per asset and phase, at least two entries), checked by the database
 when it is written; entries, chain links and sealed transactions refuse UPDATE and DELETE.  The

@@ -46,7 +46,8 @@ def transfer(
     *,
     held: Mapping[int, AccountRow] | None = None,
 ) -> Posted:
-    """Post ``legs`` as one balanced, all-or-nothing transaction (LEDGER.md guarantees 1, 9).
+    """Post ``legs`` as one balanced, all-or-nothing transaction (docs/reliability.md, guarantees
+    1 and 9).
 
     ``held``: balance rows the caller locked in this unit of work (``ledger.write.write``)."""
     lines = lines_for(legs, PHASE_POSTED)

@@ -1,4 +1,4 @@
-"""The ledger's tables (LEDGER.md).  ``Base.metadata`` is the one metadata Alembic migrates.
+"""The ledger's tables.  ``Base.metadata`` is the one metadata Alembic migrates.
 
 Quantities are signed 64-bit integers; an entry's ``amount`` is positive for a credit to its
 account and negative for a debit, so every transaction's amounts sum to zero per asset.

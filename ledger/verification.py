@@ -1,4 +1,5 @@
-"""Verifying the ledger (LEDGER.md guarantee 8): the chain and every stored balance recomputed.
+"""Verifying the ledger (docs/reliability.md, guarantee 8): the chain and every stored balance
+recomputed.
 
 ``verify``, the full pass, recomputes every link of the chain from its transaction and entries,
 every stored balance and balance-after from the entries, the index of open reservations

@@ -1,4 +1,5 @@
-"""What a verify finds (LEDGER.md guarantee 8): the first break, the chain head, the counts.
+"""What a verify finds (docs/reliability.md, guarantee 8): the first break, the chain head, the
+counts.
 
 Shared by the full pass and the check since the last checkpoint (``ledger.verification``), the
 link checkers (``ledger.verify_links``, ``ledger.store.postgresql_verify``) and the checkpoint

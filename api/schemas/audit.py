@@ -1,5 +1,5 @@
-"""Schemas of API.md "Audit and reports": the journal, the trial balance, verify, access events,
-statements, and the public credit availability report."""
+"""Schemas of docs/http.md "Audit and reports": the journal, the trial balance, verify, access
+events, statements, and the public credit availability report."""
 
 from __future__ import annotations
 

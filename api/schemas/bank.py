@@ -1,4 +1,4 @@
-"""Schemas of API.md "Parties and reference data", "Bank accounts", "Deposits", "Transfers",
+"""Schemas of docs/http.md "Parties and reference data", "Accounts, deposits and transfers",
 "Reservations"."""
 
 from __future__ import annotations

@@ -69,8 +69,8 @@ class Quantity(StrictInteger):
 
 
 class IsoDate(fields.Date):
-    """A calendar date written exactly ``YYYY-MM-DD`` (API.md "Units"), not any form that
-    ``date.fromisoformat`` accepts (``20260301``, ``2026-W10-1``), and no later than
+    """A calendar date written exactly ``YYYY-MM-DD`` (docs/http.md "Conventions"), not any form
+    that ``date.fromisoformat`` accepts (``20260301``, ``2026-W10-1``), and no later than
     ``LAST_DATE``.  Every date a request carries, in its body or its query, is one."""
 
     def _deserialize(self, value: Any, attr: Any, data: Any, **kwargs: Any) -> date:
@@ -86,7 +86,7 @@ _ISO_DATE = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}")
 
 
 class EventDate(IsoDate):
-    """The date of something that has happened: it may not lie in the future (API.md)."""
+    """The date of something that has happened: it may not lie in the future (docs/http.md)."""
 
     def _deserialize(self, value: Any, attr: Any, data: Any, **kwargs: Any) -> date:
         day: date = super()._deserialize(value, attr, data, **kwargs)

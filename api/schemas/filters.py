@@ -1,5 +1,5 @@
-"""Query schemas of the listings' filters (API.md "Lists") and the ``external_refs`` field that
-plans, withdrawals, payments and securities take (``bank.external_refs``)."""
+"""Query schemas of the listings' filters (docs/http.md "Lists") and the ``external_refs`` field
+that plans, withdrawals, payments and securities take (``bank.external_refs``)."""
 
 from __future__ import annotations
 

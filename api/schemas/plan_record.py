@@ -1,5 +1,5 @@
 """Schemas of a plan's record beyond its dates: the decision's resolution, reasons and peatland
-record, the technical evaluation panel, extensions, and earlier applications (issue 24)."""
+record, the technical evaluation panel, extensions, and earlier applications (docs/domain.md §4)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Schemas of API.md "Replacement plans", "Appeals", "Money and security instruments"."""
+"""Schemas of docs/http.md "Replacement plans and appeals", "Money and security instruments"."""
 
 from __future__ import annotations
 

@@ -1,1 +1,1 @@
-"""HTTP views, one blueprint per area of API.md."""
+"""HTTP views, one blueprint per area of docs/http.md "Endpoints"."""

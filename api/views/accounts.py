@@ -1,4 +1,4 @@
-"""API.md "Bank accounts and balances" and "Deposits"."""
+"""docs/http.md "Accounts, deposits and transfers": bank accounts, balances and deposits."""
 
 from __future__ import annotations
 

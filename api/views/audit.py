@@ -1,5 +1,5 @@
-"""API.md "Audit and reports": journal, trial balance, verify, access events, statements, and the
-public credit availability report."""
+"""docs/http.md "Audit and reports": journal, trial balance, verify, access events, statements,
+and the public credit availability report."""
 
 from __future__ import annotations
 

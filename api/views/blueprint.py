@@ -1,4 +1,5 @@
-"""The blueprint each area of API.md is declared on, and the one-line declaration of its views.
+"""The blueprint each area of docs/http.md "Endpoints" is declared on, and the one-line
+declaration of its views.
 
 A view says who may call it, what it reads and what it answers.  ``write`` and ``read`` say it in
 one decorator and stack flask-smorest's in the one order that works: ``writes`` outermost (its

@@ -1,4 +1,4 @@
-"""API.md "Money and security instruments"."""
+"""docs/http.md "Money and security instruments"."""
 
 from __future__ import annotations
 

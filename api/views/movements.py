@@ -1,4 +1,4 @@
-"""API.md "Transfers between accounts" and "Reservations"."""
+"""docs/http.md "Accounts, deposits and transfers" (the transfers) and "Reservations"."""
 
 from __future__ import annotations
 

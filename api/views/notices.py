@@ -1,5 +1,6 @@
-"""API.md "Replacement plans": the notices of Subd. 6 and 7, to the people the statute names, the
-members of the public who ask for a copy, and each notice as a printable document (HTML, PDF).
+"""docs/http.md "Replacement plans and appeals": the notices of Subd. 6 and 7, to the people the
+statute names, the members of the public who ask for a copy, and each notice as a printable
+document (HTML, PDF).
 
 The routes join the plans blueprint (``api.views.plans`` imports this module)."""
 

@@ -1,4 +1,4 @@
-"""API.md "Parties and reference data": holders, LGUs, bank sites, service areas."""
+"""docs/http.md "Parties and reference data": holders, LGUs, bank sites, service areas."""
 
 from __future__ import annotations
 

@@ -1,6 +1,7 @@
-"""API.md "Replacement plans": the acts that make up a plan's record beyond its notices: the
-decision (with its resolution, reasons and peatland record), the technical evaluation panel's
-referral and determination, extensions of the decision deadline, and revised applications.
+"""docs/http.md "Replacement plans and appeals": the acts that make up a plan's record beyond its
+notices: the decision (with its resolution, reasons and peatland record), the technical
+evaluation panel's referral and determination, extensions of the decision deadline, and revised
+applications.
 
 The routes join the plans blueprint (``api.views.plans`` imports this module)."""
 

@@ -1,4 +1,4 @@
-"""API.md "Replacement plans" and "Appeals"."""
+"""docs/http.md "Replacement plans and appeals"."""
 
 from __future__ import annotations
 

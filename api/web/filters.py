@@ -30,7 +30,7 @@ def sqft(value: int | None) -> str:
 
 
 def acres(value: int | None) -> str:
-    """Square feet as acres, two decimals (DOMAIN.md: acres are for display only)."""
+    """Square feet as acres, two decimals (docs/domain.md §1: acres are for display only)."""
     return "" if value is None else f"{value / SQFT_PER_ACRE:,.2f}"
 
 

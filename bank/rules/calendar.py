@@ -1,4 +1,4 @@
-"""Legal holidays and the computation of time (DOMAIN.md §4).
+"""Legal holidays and the computation of time (docs/domain.md §4).
 
 Minn. Stat. 645.44 subd. 5 names the legal holidays; a fixed-date one falling on a Sunday is
 observed the following Monday, and on a Saturday the preceding Friday.  Two of them (the second

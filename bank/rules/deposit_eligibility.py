@@ -1,4 +1,4 @@
-"""Subd. 12: which restorations earn replacement credit at all (DOMAIN.md §2).  Pure.
+"""Subd. 12: which restorations earn replacement credit at all (docs/domain.md §2).  Pure.
 
 The six categories of Subd. 12 (c), what the LGU certifies about a restoration as a whole
 (Subd. 12 (a) and (b)), and each category's precondition.  How much credit an eligible action

@@ -1,4 +1,4 @@
-"""Subd. 12: how much replacement credit a deposit's actions earn (DOMAIN.md §2).  Pure.
+"""Subd. 12: how much replacement credit a deposit's actions earn (docs/domain.md §2).  Pure.
 
 Which restorations earn credit at all (the categories, Subd. 12 (a) and (b), each category's
 precondition) is ``bank.rules.deposit_eligibility``; this module applies it in a fixed order

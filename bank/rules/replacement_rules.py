@@ -1,5 +1,5 @@
 """Replacement ratios, required credits, withdrawal allocation, revisions and notice kinds
-(DOMAIN.md §3, §4).  Pure: exact integer and ``Fraction`` arithmetic, never floats.
+(docs/domain.md §3, §4).  Pure: exact integer and ``Fraction`` arithmetic, never floats.
 
 Every statute number comes from the ``Ruleset`` passed in.  The one constant here, the 1:1 ratio,
 is the statute's own wording (Subd. 12 (c)(2)-(4): "above a 1:1 ratio"), not a tunable number.
@@ -36,7 +36,7 @@ RATIO_DECIMALS: Final = 4
 
 
 def parse_ratio(text: str) -> Fraction:
-    """DOMAIN.md §3: the LGU's replacement ratio, written as a decimal string ("2", "1.5",
+    """docs/domain.md §3: the LGU's replacement ratio, written as a decimal string ("2", "1.5",
     "1.25"), read exactly as a ``Fraction``.
 
     Anything else (a float or int object, an exponent, a sign, spaces, a fraction "3/2", zero)
@@ -76,13 +76,13 @@ def parse_new_ratio(text: str) -> Fraction:
 
 def check_ratio(ruleset: Ruleset, ratio: Fraction) -> None:
     """Subd. 12 (c) "above a 1:1 ratio" presumes at least 1:1: a lower ratio is ``RatioTooLow``
-    (DOMAIN.md §3, choice).  ``ruleset`` is taken so that a later ruleset may set a floor."""
+    (docs/domain.md §3, choice).  ``ruleset`` is taken so that a later ruleset may set a floor."""
     del ruleset  # the seed ruleset sets no floor other than 1:1
     _require_one_to_one(ratio)
 
 
 def required_credit_sqft(area_sqft: int, ratio: Fraction) -> int:
-    """DOMAIN.md §3: an impact of ``A`` sq ft at ratio ``r`` needs ``ceil(A × r)`` sq ft of
+    """docs/domain.md §3: an impact of ``A`` sq ft at ratio ``r`` needs ``ceil(A × r)`` sq ft of
     credit, computed exactly (9,001 × 1.5 = 13,501.5 → 13,502)."""
     return math.ceil(Fraction(area_sqft) * ratio)
 
@@ -179,7 +179,7 @@ def remaining_requirement(
 def allocate_withdrawal(
     area_sqft: int, ratio: Fraction, offered: list[Offer], met: tuple[int, int] = (0, 0)
 ) -> Allocation:
-    """DOMAIN.md §3 and Subd. 12 (c)(2)-(4): meet ``ceil(A × r)`` sq ft from ``offered``, less
+    """docs/domain.md §3 and Subd. 12 (c)(2)-(4): meet ``ceil(A × r)`` sq ft from ``offered``, less
     what ``met`` (first 1:1, above 1:1) says earlier withdrawals for the plan met.
 
     Restricted credits go to the portion above 1:1 first (they can serve nothing else), up to

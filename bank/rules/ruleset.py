@@ -1,4 +1,4 @@
-"""Every number of Minn. Stat. 103G.2242 as one typed, effective-dated object (DOMAIN.md §0).
+"""Every number of Minn. Stat. 103G.2242 as one typed, effective-dated object (docs/domain.md §0).
 
 Code never scatters a literal such as ``10_000`` or ``0.75``: it asks the ruleset in force on the
 relevant date, and every record a rule was applied to stores ``ruleset.id``.  A later ruleset (for

@@ -1,6 +1,6 @@
-"""The replacement-plan timeline (Subd. 4, 6–9; Minn. Stat. 15.99, 645.15; DOMAIN.md §4).  Pure.
+"""The replacement-plan timeline (Subd. 4, 6–9; Minn. Stat. 15.99, 645.15; docs/domain.md §4).
 
-Everything is computed from recorded facts and today's date: deadlines, the status and the
+Pure: everything is computed from recorded facts and today's date: deadlines, the status and the
 outcome, so a plan past its decision deadline reads ``deemed_approved`` without any job running.
 Acts of the LGU (notices, the decision) count on the LGU's calendar; acts of or toward the board
 (a petition, the board's decisions) on the board's.

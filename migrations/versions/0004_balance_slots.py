@@ -2,9 +2,9 @@
 
 An account's stored balance is the sum of its slot rows. A writer changes one slot of such an
 account, so concurrent writers of one hot account (the issuance account every deposit draws on)
-no longer wait for each other's commits (LEDGER.md; bench/README.md "Contention"). Accounts with
-an overdraft or overcredit limit keep exactly one row, slot 0, which is what their checks lock.
-Existing rows become slot 0; existing entries slot 0.
+no longer wait for each other's commits (docs/scaling.md; bench/README.md "Contention").
+Accounts with an overdraft or overcredit limit keep exactly one row, slot 0, which is what their
+checks lock. Existing rows become slot 0; existing entries slot 0.
 
 Revision ID: 0004
 Revises: 0003

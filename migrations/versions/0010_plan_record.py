@@ -1,4 +1,4 @@
-"""the replacement plan's whole record (part A of issue 24)
+"""the replacement plan's whole record
 
 On plans: whether the impact is on peatland (Subd. 1 (a)), the number of the application the
 plan's dates belong to (a revision counting as new starts another, Subd. 6 (c)), and the decision's

@@ -1,4 +1,4 @@
-"""notices to the people the statute names, and guarantees that add up (part B of issue 24)
+"""notices to the people the statute names, and guarantees that add up
 
 On plans: the watershed district (Subd. 6 and 7 mail its managers when one exists), where the
 impact is (the public's copy identifies it), and the security a project-specific replacement

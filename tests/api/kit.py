@@ -66,7 +66,7 @@ def problem(response: Any, status: int, code: str) -> dict[str, Any]:
 
 
 def story1_actions(buffer_credit: int = 45_000) -> list[dict[str, Any]]:
-    """EXAMPLES story 1: a 60,000 sq ft wetland, its 52,000 sq ft buffer, a 12,001 sq ft pond."""
+    """The worked deposit: a 60,000 sq ft wetland, its 52,000 sq ft buffer, a 12,001 sq ft pond."""
     return [
         {"category": "replacement_wetland", "area_sqft": 60_000, "credit_sqft": 60_000},
         {

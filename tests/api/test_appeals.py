@@ -1,7 +1,7 @@
-"""API.md "Appeals" (Subd. 9) as issue 22 reads the statute: EXAMPLES.md story 3, the appeal
-window (from the postmark of the Subd. 7 notice, for deemed approvals too), finality, several
-petitions and reversals, the fee and security, the grounds of a denial, the board's deadlines,
-service and judicial review, the plan page, and who may act on appeals."""
+"""Appeals (Subd. 9; docs/domain.md §4): the worked contested plan (25,000 sq ft), the appeal window
+(from the postmark of the Subd. 7 notice, for deemed approvals too), finality, several petitions and
+reversals, the fee and security, the grounds of a denial, the board's deadlines, service and
+judicial review, the plan page, and who may act on appeals."""
 
 from __future__ import annotations
 
@@ -136,7 +136,7 @@ def granted_appeal(kit: Kit, lgu: dict, outcome: str = "approved") -> tuple[dict
     return plan, appeal
 
 
-# --- EXAMPLES.md story 3 -----------------------------------------------------------------------
+# --- the worked contested plan (25,000 sq ft) -------------------------------------------------
 
 
 def test_story_3_a_contested_plan_is_reversed_and_its_credits_return_to_their_lots(kit):
@@ -301,7 +301,7 @@ def test_story_3_a_contested_plan_is_reversed_and_its_credits_return_to_their_lo
     assert granted["status"] == "granted"
     assert granted["petition"]["late"] is False
     # Subd. 9 "within 60 days of the appeal": 60 days after the petition's receipt 09-24,
-    # Monday 2026-11-23 (EXAMPLES.md counted from the grant: 12-07; issue 22 corrects it)
+    # Monday 2026-11-23 (not 60 days from the grant, which would be 12-07)
     assert granted["decision_due"] == "2026-11-23"
     with on("2026-10-06"):
         assert ok(api.get(f"/payments/{security['id']}"), 200)["status"] == "returned"
@@ -461,7 +461,7 @@ def test_a_deemed_approval_reversed_on_appeal_is_denied_and_its_withdrawal_rever
         after = kit.available_by_lot(bank["id"])
     assert shown["outcome"] == "denied" and shown["reversed_on_appeal"] is True
     # no notice of the deemed approval was ever mailed, so no window has closed: the plan
-    # shows its decided status, not final (issue 22); it is denied either way
+    # shows its decided status, not final; it is denied either way
     assert shown["status"] == "denied"
     assert shown["impact_may_proceed"] is False
     assert after == before
@@ -1123,7 +1123,7 @@ def test_an_appeal_reversed_then_another_upheld_leaves_the_plan_reversed(kit):
     assert shown["status"] == "final" and shown["impact_may_proceed"] is False
 
 
-# --- the plan page (issue 22) ------------------------------------------------------------------
+# --- the plan page --------------------------------------------------------------------------
 
 
 def page(app: Flask, token: str, plan_id: str) -> Element:

@@ -1,7 +1,7 @@
-"""API.md "Audit and reports": the journal (pages, filters, CSV, streaming), the trial balance,
-verification of the hash chain and the stored balances against tampering (API and the
-``wetbank audit verify`` command), refused requests in the access trail, account statements and
-the public credit availability report.
+"""docs/http.md "Audit and reports": the journal (pages, filters, CSV, streaming), the trial
+balance, verification of the hash chain and the stored balances against tampering (API and the
+``wetbank audit verify`` command), refused requests in the access trail, account statements and the
+public credit availability report.
 
 Tests that need the whole ledger to themselves (global totals, tampering) run on a private
 database (``fresh_db_url``)."""

@@ -1,5 +1,5 @@
-"""``GET /audit/verify`` and the audit page since the last full pass (API.md "Audit and
-reports"): the first answer runs the full pass and records its checkpoint; later ones check what
+"""``GET /audit/verify`` and the audit page since the last full pass (docs/http.md "Audit
+and reports"): the first answer runs the full pass and records its checkpoint; later ones check what
 was written since and say when the last full pass ran; the page never runs a full pass over a
 long chain.  ``wetbank audit verify`` always runs the full pass and records a checkpoint.
 

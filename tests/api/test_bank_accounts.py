@@ -1,5 +1,5 @@
-"""API.md "Parties and reference data" and "Bank accounts and balances": holders, LGUs, bank
-sites, service areas, accounts, balances (now and as of a date), lots, entries (JSON and CSV),
+"""docs/http.md "Parties and reference data" and "Accounts, deposits and transfers": holders, LGUs,
+bank sites, service areas, accounts, balances (now and as of a date), lots, entries (JSON and CSV),
 freezing, and who may see or do what."""
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
-"""API.md "Deposits" and DOMAIN.md §2: EXAMPLES story 1 through the API, every refusal writing
-nothing, idempotent replay, and who may deposit."""
+"""docs/http.md "Accounts, deposits and transfers" and docs/domain.md §2: the worked deposit through
+the API, every refusal writing nothing, idempotent replay, and who may deposit."""
 
 from __future__ import annotations
 
@@ -40,7 +40,7 @@ def story1_body(kit: Kit, pc: dict[str, Any], buffer_credit: int = 45_000) -> di
     )
 
 
-# --- EXAMPLES story 1 -------------------------------------------------------------------------
+# --- the worked deposit: wetland, buffer and pond --------------------------------------------
 
 
 def test_story_1_deposit_credits_114000_sqft_in_two_classes(api, kit, prairie_creek):

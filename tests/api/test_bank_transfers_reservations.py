@@ -1,6 +1,6 @@
-"""API.md "Transfers between accounts" and "Reservations": provenance through transfers (EXAMPLES
-story 2's purchase), frozen sites and accounts, expiry at Minnesota midnight, who may act, and
-refusals that write nothing."""
+"""docs/http.md "Accounts, deposits and transfers" and "Reservations": provenance through transfers
+(the worked Hollis Township plan's purchase), frozen sites and accounts, expiry at Minnesota
+midnight, who may act, and refusals that write nothing."""
 
 from __future__ import annotations
 
@@ -30,7 +30,7 @@ def by_label(lots: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
     return {lot["label"]: lot for lot in lots}
 
 
-# --- transfers: EXAMPLES story 2, the purchase -------------------------------------------------
+# --- transfers: the worked Hollis Township plan's purchase -------------------------------------
 
 
 @pytest.fixture

@@ -1,4 +1,4 @@
-"""Quantities exact and bounded (issue 21, item 3), on SQLite and PostgreSQL.
+"""Quantities exact and bounded, on SQLite and PostgreSQL.
 
 Every ``*_sqft`` a request states is at most 10^12 and every ``*_cents`` at most 10^13; a date is
 at most 2199-12-31; a replacement ratio at most 100 with at most 4 decimal places.  Beyond them a

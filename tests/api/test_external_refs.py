@@ -1,4 +1,4 @@
-"""API.md "External references": integrators' references on plans, withdrawals, payments and
+"""docs/http.md "External references": integrators' references on plans, withdrawals, payments and
 securities, bounded, shown on reads and CSV exports, and filterable with
 ``?external_ref=name:value``; and the listings' other filters (plans by text and date received,
 payments and securities by plan and status)."""

@@ -1,5 +1,6 @@
-"""API.md "Lists": listings' filters, and unknown query parameters refused with 400
-``bad_request`` naming them, on every API endpoint (the pages keep their own parameters)."""
+"""docs/http.md "Lists, cursors and CSV": listings' filters, and unknown query parameters refused
+with 400 ``bad_request`` naming them, on every API endpoint (the pages keep their own
+parameters)."""
 
 from __future__ import annotations
 

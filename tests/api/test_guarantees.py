@@ -1,4 +1,4 @@
-"""Guarantees of a project-specific replacement (Subd. 3; issue 24 item 7), on both databases.
+"""Guarantees of a project-specific replacement (Subd. 3; docs/domain.md §5), on both databases.
 
 The plan states the security the LGU requires; held, irrevocable, unexpired securities must add
 up to it, what was drawn not counted.  A draw needs an approved plan, and a security drawn in

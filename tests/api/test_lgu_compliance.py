@@ -1,4 +1,4 @@
-"""The board's LGU compliance report (Subd. 1 (c); issue 24 item 8), on both databases.
+"""The board's LGU compliance report (Subd. 1 (c); docs/domain.md §4), on both databases.
 
 A worked example: one LGU's four plans received in January 2026 (one on time throughout, one
 never noticed nor decided, one noticed and given notice of its decision late, one reversed on

@@ -1,4 +1,4 @@
-"""API.md "Limits": a per-token write limit (off unless configured) and the body size limit."""
+"""Limits: a per-token write limit (off unless configured) and the body size limit."""
 
 from __future__ import annotations
 

@@ -1,7 +1,7 @@
-"""API.md "Money and security instruments" (DOMAIN.md §5–6): every payment kind and its refusals,
-refunds and the return of appeal security as compensating transactions, security instruments and
-their life cycle, and Subd. 3's "replacement guaranteed" as a plan reads it on either side of an
-expiry date."""
+"""docs/http.md "Money and security instruments" (docs/domain.md §5–6): every payment kind and its
+refusals, refunds and the return of appeal security as compensating transactions, security
+instruments and their life cycle, and Subd. 3's "replacement guaranteed" as a plan reads it on
+either side of an expiry date."""
 
 from __future__ import annotations
 
@@ -318,7 +318,7 @@ def test_only_the_board_records_appeal_payments(kit, kind):
         assert ok(kit.api.get(f"/payments/{booked['id']}"), 200)["status"] == "received"
         by_board = kit.api.post(f"/payments/{booked['id']}/refund")
         if kind == "appeal_filing_fee":
-            # Subd. 9: the filing fee "shall be retained by the board" (issue 22)
+            # Subd. 9: the filing fee "shall be retained by the board"
             problem(by_board, 422, "not_eligible")
         else:
             assert ok(by_board)["status"] == "refunded"

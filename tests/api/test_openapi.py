@@ -30,7 +30,7 @@ from ledger.errors import LedgerError
 ROOT = Path(__file__).resolve().parents[2]
 BASE = "/api/v1"
 PUBLIC = {"GET /health", "GET /ready", "GET /reports/credit-availability"}
-#: the writes issue 25 names, which carry request examples
+#: the main writes, which carry request examples
 MAIN_WRITES = {
     "POST /accounts/{account_id}/deposits",
     "POST /transfers",

@@ -1,4 +1,4 @@
-"""Notices to the people the statute names (Subd. 6 and 7; issue 24 item 4), on both databases.
+"""Notices to the people the statute names (Subd. 6 and 7; docs/domain.md §4), on both databases.
 
 A notice of application goes to the three panel members, the DNR commissioner, the watershed
 district's managers when the plan has a district (full notices: Subd. 6 (a)) and every member of

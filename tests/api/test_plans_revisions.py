@@ -291,7 +291,7 @@ def test_an_appeal_of_the_superseded_application_does_not_turn_the_revised_one(k
 
 
 def contested_plan(kit: Kit, lgu: dict) -> dict:
-    """EXAMPLES.md story 3: 25,000 sq ft received Wednesday 2026-06-17, noticed 06-22; the
+    """The worked contested plan: 25,000 sq ft received Wednesday 2026-06-17, noticed 06-22; the
     decision is due Monday 2026-08-17."""
     with on("2026-06-17"):
         plan = kit.plan(lgu, received_on="2026-06-17", area_sqft=25_000)

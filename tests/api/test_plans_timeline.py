@@ -1,5 +1,6 @@
-"""API.md "Replacement plans": the statutory timeline (DOMAIN.md §4), EXAMPLES.md story 2, every
-deadline one day before, on and one day after, notice kinds, revisions, and who may act."""
+"""docs/http.md "Replacement plans and appeals": the statutory timeline (docs/domain.md §4), the
+worked Hollis Township plan, every deadline one day before, on and one day after, notice kinds,
+revisions, and who may act."""
 
 from __future__ import annotations
 
@@ -18,7 +19,7 @@ def decide(kit: Kit, plan: dict, day: str, outcome: str = "approved", token=None
     return kit.api.post(f"/plans/{plan['id']}/decision", decision_body(outcome, day), token=token)
 
 
-# --- EXAMPLES.md story 2 -----------------------------------------------------------------------
+# --- the worked Hollis Township plan (9,000 sq ft) --------------------------------------------
 
 
 def test_story_2_a_road_project_buys_and_uses_credits_on_every_date(kit):
@@ -160,7 +161,8 @@ STORY_3 = {"received_on": "2026-06-17", "area_sqft": 25_000, "service_area": 7, 
 
 
 def story_3_plan(kit: Kit, lgu: dict, *, notice: str | None = "2026-06-22") -> dict:
-    """EXAMPLES.md story 3: Wednesday 2026-06-17, 25,000 sq ft in BSA 7 at 2:1, noticed 06-22."""
+    """The worked contested plan: Wednesday 2026-06-17, 25,000 sq ft in BSA 7 at 2:1, noticed
+    06-22."""
     with on("2026-06-17"):
         plan = kit.plan(lgu, **STORY_3)
     if notice:
@@ -302,8 +304,8 @@ def test_an_undecided_plan_is_deemed_approved_the_day_after_2026_08_17(kit, toda
 @pytest.mark.parametrize(
     ("today", "status"),
     [
-        # issue 22: with no notice mailed a deemed approval stays deemed_approved (it was
-        # final from 2026-09-02, 15 days after decision_due, before)
+        # with no notice mailed a deemed approval stays deemed_approved: it is not final on
+        # 2026-09-02, 15 days after decision_due
         ("2026-09-02", "deemed_approved"),
         ("2026-11-15", "deemed_approved"),
         # a notice postmarked Tuesday 2026-08-18 opens the window to Wednesday 2026-09-02

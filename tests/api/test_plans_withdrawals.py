@@ -1,5 +1,6 @@
-"""API.md "Replacement plans" (withdrawals): DOMAIN.md §3, the first 1:1 and above-1:1 portions,
-rounding, releases of excess reservations, and when a plan allows a withdrawal."""
+"""docs/http.md "Replacement plans and appeals" (withdrawals): docs/domain.md §3, the first 1:1 and
+above-1:1 portions, rounding, releases of excess reservations, and when a plan allows a
+withdrawal."""
 
 from __future__ import annotations
 

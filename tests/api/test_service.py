@@ -1,4 +1,5 @@
-"""API.md "Conventions" and "Service": health, me, tokens, problem details, idempotency."""
+"""docs/http.md "Conventions" and "Service and tokens": health, me, tokens, problem details,
+idempotency."""
 
 from __future__ import annotations
 

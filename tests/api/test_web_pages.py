@@ -371,7 +371,7 @@ def test_a_plans_appeal_shows_its_deadlines_and_which_were_late(app: Flask, kit:
     plan = noticed_decision(kit, lgu)
     appeal = ok(petition(kit, plan, received="2026-09-24"))
     ok(grant(kit, appeal, "2026-10-27"))  # the grant was due 2026-10-26: late
-    # due 60 days after the petition's receipt (issue 22): Monday 2026-11-23, in time
+    # due 60 days after the petition's receipt: Monday 2026-11-23, in time
     ok(rule(kit, appeal, "2026-11-23", "plan_upheld"))
     with on("2026-12-08"):
         client = signed_in(app.test_client(), lgu["token"])

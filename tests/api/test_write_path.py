@@ -1,4 +1,4 @@
-"""The write path's own work (API.md "Idempotency"): the body parsed once, the token checked and
+"""The write path's own work (docs/http.md "Writes"): the body parsed once, the token checked and
 the key claimed in one statement, a replay byte for byte the response that was stored."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""The ledger's guarantees (LEDGER.md 1-7, 9), on SQLite and PostgreSQL.
+"""The ledger's guarantees (docs/reliability.md, 1-7 and 9), on SQLite and PostgreSQL.
 
 The database-side guarantees are attacked with raw SQL that bypasses the engine; the engine-side
 ones through the Python API, checking what was (and was not) written.

@@ -1,5 +1,5 @@
-"""Tamper evidence (LEDGER.md guarantee 8): verify recomputes the hash chain and every stored
-balance from the entries and names the first break.
+"""Tamper evidence (docs/reliability.md, guarantee 8): verify recomputes the hash chain and every
+stored balance from the entries and names the first break.
 
 Each test builds a small ledger on a private database, tampers with it the way someone with
 direct database access could (triggers dropped first), and expects ``verify`` to notice.

@@ -1,4 +1,4 @@
-"""Quantities stay exact whole numbers in the database itself (issue 21, item 3).
+"""Quantities stay exact whole numbers in the database itself.
 
 SQLite stores integer arithmetic that overflows 64 bits as a REAL; its guards
 (``ledger.quantities``, migration 0008) refuse such a write on every quantity column, where

@@ -1,6 +1,6 @@
-"""Verified checkpoints (LEDGER.md guarantee 8): after a full pass, a check since its checkpoint
-covers what was written later, in time that follows it, and finds what was tampered with there;
-what the full pass already verified is left, by design, to the next full pass.
+"""Verified checkpoints (docs/reliability.md, guarantee 8): after a full pass, a check since its
+checkpoint covers what was written later, in time that follows it, and finds what was tampered with
+there; what the full pass already verified is left, by design, to the next full pass.
 
 Each test builds a small ledger on a private database (the ``ledger`` fixture of
 test_ledger_verify), records a checkpoint, writes more, tampers the way someone with direct

@@ -1,4 +1,4 @@
-"""The ledger against a reference model (LEDGER.md "Tests the anchors run"), on both databases.
+"""The ledger against a reference model, on both databases.
 
 Hypothesis drives random accounts of two assets (an unlimited issuer, no-overdraft holders and an
 unlimited plain account per asset) through transfers, batches, pending transfers (posted in full

@@ -1,4 +1,5 @@
-"""Legal holidays (Minn. Stat. 645.44 subd. 5) and the computation of time (645.15): DOMAIN.md §4.
+"""Legal holidays (Minn. Stat. 645.44 subd. 5) and the computation of time (645.15): docs/domain.md
+§4.
 
 Every date below was checked against ``date.weekday()``; the tables carry the weekday so a test can
 check them again.
@@ -226,7 +227,7 @@ def test_a_business_day_rolls_forward_to_itself_and_a_saturday_to_the_monday() -
     assert BOARD.roll_forward(date(2026, 6, 27)) == date(2026, 6, 29)
 
 
-# EXAMPLES.md: (what, calendar, start, days, plain last day, its weekday, deadline, its weekday)
+# worked examples: (what, calendar, start, days, plain last day, its weekday, deadline, its weekday)
 WORKED_EXAMPLES = [
     ("Hollis notice due", "lgu_neither", date(2026, 6, 8), 10, date(2026, 6, 18), "Thu", None),
     ("Hollis decision due", "lgu_neither", date(2026, 6, 8), 60, date(2026, 8, 7), "Fri", None),

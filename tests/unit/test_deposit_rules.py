@@ -1,4 +1,5 @@
-"""Subd. 12 (a), (b), (c): deposit eligibility and credit caps (DOMAIN.md §2, EXAMPLES.md story 1).
+"""Subd. 12 (a), (b), (c): deposit eligibility and credit caps (docs/domain.md §2, the worked
+deposit).
 
 Every cap and precondition is tried on both sides of its boundary, with the statute's numbers
 (the seed ruleset) written out in the tests.
@@ -340,7 +341,7 @@ def test_paying_back_with_interest_does_not_lift_the_category_caps() -> None:
         evaluate(pond(12_001, 9_001), facts=facts)
 
 
-# --- EXAMPLES.md story 1 -----------------------------------------------------------------------
+# --- the worked deposit: wetland, buffer and pond --------------------------------------------
 
 
 STORY_1 = [

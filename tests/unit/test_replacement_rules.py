@@ -1,5 +1,5 @@
-"""Ratios, required credits, withdrawal allocation (DOMAIN.md §3, EXAMPLES.md story 2),
-revisions (Subd. 6 (c)) and notice kinds (Subd. 6 (b), Subd. 8)."""
+"""Ratios, required credits, withdrawal allocation (docs/domain.md §3, the worked Hollis Township
+plan), revisions (Subd. 6 (c)) and notice kinds (Subd. 6 (b), Subd. 8)."""
 
 from __future__ import annotations
 

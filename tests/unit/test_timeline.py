@@ -1,9 +1,9 @@
-"""The replacement-plan timeline (DOMAIN.md §4; Subd. 4, 6-9; Minn. Stat. 15.99, 645.15).
+"""The replacement-plan timeline (docs/domain.md §4; Subd. 4, 6-9; Minn. Stat. 15.99, 645.15).
 
-EXAMPLES.md stories 2 and 3 date by date, and every deadline one day before, on and one day
-after it.  Every date here was checked with ``datetime`` (weekday and 645.15 roll-forward); dates
-are 2026.  The LGU keeps neither optional holiday (the default); the board keeps the Friday after
-Thanksgiving.
+The worked Hollis Township and contested plans date by date, and every deadline one day before,
+on and one day after it.  Every date here was checked with ``datetime`` (weekday and 645.15
+roll-forward); dates are 2026.  The LGU keeps neither optional holiday (the default); the board
+keeps the Friday after Thanksgiving.
 """
 
 from __future__ import annotations
@@ -59,13 +59,13 @@ def d(month: int, day: int) -> date:
     return date(2026, month, day)
 
 
-# EXAMPLES.md story 2: Hollis Township, 9,000 sq ft, received Monday 2026-06-08
+# the worked Hollis Township plan: 9,000 sq ft, received Monday 2026-06-08
 HOLLIS = PlanFacts(received_on=d(6, 8), impact_area_sqft=9_000)
 HOLLIS_APPROVED = replace(
     HOLLIS, decision_outcome="approved", decided_on=d(7, 1), decision_notice_mailed_on=d(7, 2)
 )
 
-# EXAMPLES.md story 3: a developer, 25,000 sq ft, received Wednesday 2026-06-17
+# the worked contested plan: a developer, 25,000 sq ft, received Wednesday 2026-06-17
 CONTESTED = PlanFacts(received_on=d(6, 17), impact_area_sqft=25_000)
 CONTESTED_NOTICED = replace(CONTESTED, notice_mailed_on=d(6, 22))
 CONTESTED_EXTENDED = replace(CONTESTED_NOTICED, extensions=(ExtensionFacts(d(8, 10), 30),))
