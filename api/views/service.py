@@ -1,4 +1,4 @@
-"""API.md "Service": health, the caller, tokens."""
+"""docs/http.md "Service and tokens": health, the caller, tokens."""
 
 from __future__ import annotations
 
