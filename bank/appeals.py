@@ -25,6 +25,7 @@ from bank.errors import Conflict, InvalidFee, SecurityRequired, ValidationFailed
 from bank.ids import new_id
 from bank.plan_tables import Appeal, Plan
 from bank.rules import timeline
+from bank.rules.ruleset import ruleset_by_id
 from ledger import clock
 from ledger.db import Database
 
@@ -223,7 +224,7 @@ def _check_grounds(granted: bool, grounds: tuple[str, ...]) -> tuple[str, ...]:
 def _check_paid(session: Session, plan: Plan, appeal: Appeal, on: date) -> None:
     """A grant on ``on`` needs the filing fee, and any security the LGU required, received by
     then: a grant dated before the money arrived would stand on a payment not yet made."""
-    ruleset = plans.clocks(session, plan).ruleset
+    ruleset = ruleset_by_id(appeal.ruleset)  # the fee its payment was checked against
     received_on = money.filing_fee_received_on(session, ruleset, appeal.id)
     if received_on is None:
         raise InvalidFee(
