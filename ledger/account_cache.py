@@ -3,12 +3,15 @@
 Accounts never change once created, so their asset, limits and slot count are kept per engine
 where an id always names the same account (``Store.ids_are_never_reused``); a write then reads
 nothing about an account it has written before, until it locks the limited ones
-(``ledger.locks``).
+(``ledger.locks``).  Nor about a limited account whose balance row its caller locked already
+(``held``): that row carries the account's asset and limits, and a limited account keeps one
+balance row (``ledger.accounts.create_account``).
 """
 
 from __future__ import annotations
 
 import weakref
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -53,12 +56,25 @@ _FACTS_OF = select(
 )
 
 
-def accounts_for(session: Session, account_ids: set[int]) -> dict[int, AccountRow]:
-    """The accounts ``account_ids`` name; ``UnknownAccount`` if any does not exist."""
+def accounts_for(
+    session: Session, account_ids: set[int], held: Mapping[int, AccountRow] | None = None
+) -> dict[int, AccountRow]:
+    """The accounts ``account_ids`` name; ``UnknownAccount`` if any does not exist.
+
+    ``held``: balance rows of limited accounts locked earlier in this unit of work
+    (``ledger.locks``); their accounts' facts are taken from them, not read again.
+    """
     engine = session.get_bind().engine
     cacheable = store.of(session).ids_are_never_reused
     cache = _FACTS.setdefault(engine, {}) if cacheable else {}
     found = {a: _row(a, cache[a]) for a in account_ids if a in cache}
+    for a in account_ids - set(found):
+        row = held.get(a) if held else None
+        if row is not None and row.limited:
+            facts = (row.asset, row.no_overdraft, row.no_overcredit, 1)
+            found[a] = _row(a, facts)
+            if cacheable:
+                cache[a] = facts
     wanted = account_ids - set(found)
     if wanted:
         for r in session.execute(_FACTS_OF.where(LedgerAccount.id.in_(sorted(wanted)))):

@@ -65,7 +65,7 @@ def write(
     """
     bound_to = request_hash(request, meta)
     now = now or clock.utcnow()
-    accounts = accounts_for(session, {line.account_id for line in lines})
+    accounts = accounts_for(session, {line.account_id for line in lines}, held)
     check_balanced(lines, accounts)
     locked = _still_held(accounts, held) if held is not None else None
     if locked is None:

@@ -154,6 +154,25 @@ def test_a_holder_transfers_credits_out_of_its_own_account(db: Database, bank: B
         assert received is not None and received.parent_lot_id == lot.from_lot_id
 
 
+def test_a_transfer_between_lots_it_locked_reads_nothing_more_about_their_accounts(
+    db: Database, bank: Bank
+) -> None:
+    """The statement that picks and locks a transfer's lots returns their accounts' asset and
+    limits: the ledger's write does not read them again, even in a process that has never
+    written to those accounts (a new engine: nothing of theirs is cached)."""
+    owner = holder_actor(bank.holder_id)
+    transfers.transfer(db, owner, transfer_of(bank, 1_000), "req-1")  # the receiving lot now exists
+    new_process = Database.from_url(db.engine.url.render_as_string(hide_password=False))
+    try:
+        with statements(new_process) as sent:
+            transfers.transfer(new_process, owner, transfer_of(bank, 1_000), "req-2")
+    finally:
+        new_process.dispose()
+    assert not [s for s in sent if "FROM ledger_accounts" in s]
+    assert available(db, bank.funded) == (8_000, 0)
+    assert available(db, bank.empty) == (2_000, 0)
+
+
 @pytest.mark.parametrize(
     ("refusal", "error", "code"),
     [
