@@ -586,6 +586,39 @@ def test_a_security_must_expire_after_it_is_issued(kit, expires_on, status):
         assert "expires_on" in problem(response, 422, "validation_error")["errors"]
 
 
+@pytest.mark.parametrize(
+    ("expires_on", "status"),
+    [("2026-06-14", 422), ("2026-06-15", 201), ("2026-06-16", 201)],
+)
+def test_a_security_already_expired_on_the_day_it_is_recorded_is_refused(kit, expires_on, status):
+    """Issued 2026-05-01 and recorded 2026-06-15: one that expired the day before would be
+    expired from the start and is refused, booking nothing; one expiring that day is held until
+    its end, like any security on its expiry date."""
+    lgu = kit.lgu()
+    plan = project_plan(kit, lgu, day="2026-05-01")
+    body = security_body(issued_on="2026-05-01", expires_on=expires_on)
+    issue_day = {"kind": "security_held", "from": "2026-05-01", "to": "2026-05-01"}
+    with on("2026-06-15"):
+        before = journal(kit.api, **issue_day)
+        response = kit.api.post(f"/plans/{plan['id']}/securities", body, token=lgu["token"])
+        listed = ok(kit.api.get("/securities", query_string={"plan_id": plan["id"]}), 200)
+        after = journal(kit.api, **issue_day)
+    if status == 422:
+        refused = problem(response, 422, "validation_error")
+        assert list(refused["errors"]) == ["expires_on"]
+        assert listed["items"] == []
+        assert after == before
+        return
+    held = ok(response)
+    assert held["status"] == "held"
+    assert [s["id"] for s in listed["items"]] == [held["id"]]
+    assert len(after) == len(before) + 1
+    with on(expires_on):
+        assert ok(kit.api.get(f"/securities/{held['id']}"), 200)["status"] == "held"
+    with on(next_day(expires_on)):
+        assert ok(kit.api.get(f"/securities/{held['id']}"), 200)["status"] == "expired"
+
+
 def release(kit: Kit, security: dict[str, Any], day: str, token: str | None = None) -> Any:
     with on(day):
         path = f"/securities/{security['id']}/release"
