@@ -12,8 +12,12 @@ from typing import Any
 import pytest
 from flask import Flask
 from freezegun import freeze_time
+from sqlalchemy.exc import IntegrityError
 
 from api import create_app
+from bank import money
+from bank.ids import new_id
+from bank.money_tables import Payment
 from tests.api.conftest import Api, make_token
 from tests.api.kit import Kit, mailing, ok, on, problem
 
@@ -492,6 +496,67 @@ def test_appeal_security_is_kept_when_the_petition_is_denied(kit):
             for tx in journal(kit.api, kind="payment_returned")
             if tx["reverses_id"] == security["transaction_id"]
         ]
+
+
+def write_live_copy(app: Flask, payment_id: str) -> None:
+    """A second live payment like ``payment_id``, written with the ORM past the bank's checks
+    and the plan's lock."""
+    with app.extensions["wetbank.db"].transaction() as session:
+        paid = session.get(Payment, payment_id)
+        assert paid is not None
+        columns = Payment.__table__.columns.keys()
+        copy = {name: getattr(paid, name) for name in columns}
+        copy.update(id=new_id("pay"), status="received", compensation_transaction_id=None)
+        session.add(Payment(**copy))
+
+
+def test_the_database_refuses_a_second_live_fee_or_security_and_takes_one_after_a_refund(kit):
+    """Migration 0021: whatever writes the row, an appeal has one live filing fee and one live
+    security; a refunded security leaves room for the next."""
+    lgu = kit.lgu()
+    plan, appeal = appealed(kit, lgu, security=SECURITY_CAP)
+    fee = ok(pay(kit.api, "appeal_filing_fee", FEE, "2026-09-11", appeal_id=appeal["id"]))
+    security = ok(
+        pay(kit.api, "appeal_security", SECURITY_CAP, "2026-09-11", appeal_id=appeal["id"])
+    )
+    with on("2026-09-11"):
+        before = payments_of(kit.api, plan["id"])
+    for live in (fee, security):
+        with pytest.raises(IntegrityError):
+            write_live_copy(kit.app, live["id"])
+    with on("2026-09-12"):
+        assert payments_of(kit.api, plan["id"]) == before
+        refunded = ok(kit.api.post(f"/payments/{security['id']}/refund"))
+    assert refunded["status"] == "refunded"
+    again = ok(pay(kit.api, "appeal_security", SECURITY_CAP, "2026-09-12", appeal_id=appeal["id"]))
+    with pytest.raises(IntegrityError):
+        write_live_copy(kit.app, again["id"])
+    with on("2026-09-12"):
+        statuses = {p["id"]: p["status"] for p in payments_of(kit.api, plan["id"])}
+    assert statuses == {fee["id"]: "received", security["id"]: "refunded", again["id"]: "received"}
+
+
+@pytest.mark.parametrize(
+    ("kind", "amount"), [("appeal_filing_fee", FEE), ("appeal_security", SECURITY_CAP)]
+)
+def test_a_second_live_appeal_payment_past_the_plans_lock_is_a_conflict_booking_nothing(
+    kit, monkeypatch, kind, amount
+):
+    """Were the check under the plan's lock ever passed (it reads no live payment), the
+    database's index still refuses the second payment: ``conflict``, nothing booked."""
+    lgu = kit.lgu()
+    plan, appeal = appealed(kit, lgu, security=SECURITY_CAP)
+    first = ok(pay(kit.api, kind, amount, "2026-09-11", appeal_id=appeal["id"]))
+    with on("2026-09-11"):
+        before = payments_of(kit.api, plan["id"])
+        booked = journal(kit.api, kind=f"payment_{kind}", **{"from": "2026-09-11"})
+    monkeypatch.setattr(money, "_live_payment", lambda *_args: None)
+    second = pay(kit.api, kind, amount, "2026-09-11", appeal_id=appeal["id"])
+    monkeypatch.undo()
+    assert "already" in problem(second, 409, "conflict")["detail"]
+    with on("2026-09-11"):
+        assert payments_of(kit.api, plan["id"]) == before == [first]
+        assert journal(kit.api, kind=f"payment_{kind}", **{"from": "2026-09-11"}) == booked
 
 
 # --- refunds ----------------------------------------------------------------------------------
