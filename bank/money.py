@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from datetime import date, datetime
 
 from sqlalchemy import ColumnElement, func, select
+from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
 import ledger
@@ -39,6 +40,15 @@ from ledger.slices import slices
 #: what only board staff do with money (Subd. 9: the appeal fee and security are the board's)
 APPEAL_PAYMENTS = "record or refund appeal payments"
 APPEAL_KINDS = ("appeal_filing_fee", "appeal_security")
+#: why a second live payment of an appeal kind is refused (``_check_filing_fee``,
+#: ``_check_security``, and the database's index beside them)
+_ALREADY_PAID = {
+    "appeal_filing_fee": "the filing fee for this appeal was already paid",
+    "appeal_security": "security for this appeal was already posted",
+}
+#: the index holding one live payment of each appeal kind, as PostgreSQL names it and as
+#: SQLite names its columns (migration 0021)
+_ONE_LIVE = ("uq_payments_live_appeal_kind", "payments.appeal_id, payments.kind")
 
 
 @dataclass(frozen=True)
@@ -141,7 +151,13 @@ def receive_payment(
             external_refs=dict(request.external_refs),
         )
         session.add(payment)
-        session.flush()
+        try:
+            session.flush()
+        except IntegrityError as error:
+            # a second live fee or security for the appeal, past the checks under the plan's lock
+            if any(marker in str(error.orig) for marker in _ONE_LIVE):
+                raise Conflict(_ALREADY_PAID[request.kind]) from error
+            raise
         return PaymentView.of(payment)
 
 
@@ -234,7 +250,7 @@ def _check_filing_fee(session: Session, ruleset: Ruleset, amount: int, appeal: A
             amount_cents=amount,
         )
     if _live_payment(session, appeal.id, "appeal_filing_fee"):
-        raise Conflict("the filing fee for this appeal was already paid")
+        raise Conflict(_ALREADY_PAID["appeal_filing_fee"])
 
 
 def _check_security(session: Session, ruleset: Ruleset, amount: int, appeal: Appeal) -> None:
@@ -248,7 +264,7 @@ def _check_security(session: Session, ruleset: Ruleset, amount: int, appeal: App
     if appeal.petition_granted is not None:
         raise Conflict("the petition was already decided: security is posted before that")
     if _live_payment(session, appeal.id, "appeal_security"):
-        raise Conflict("security for this appeal was already posted")
+        raise Conflict(_ALREADY_PAID["appeal_security"])
 
 
 # --- what an appeal or a plan has received ------------------------------------------------------

@@ -8,13 +8,17 @@ from __future__ import annotations
 
 from datetime import date, datetime
 
-from sqlalchemy import JSON, BigInteger, Boolean, Date, String, Text, text
+from sqlalchemy import JSON, BigInteger, Boolean, Date, Index, String, Text, text
 from sqlalchemy.orm import Mapped, mapped_column
 
 from bank.columns import actor_label, moment, part_of, public_id, refers
 from ledger.schema import Base
 
 PAYMENT_KINDS = ("in_lieu", "processing_fee", "appeal_filing_fee", "appeal_security")
+#: an appeal's live payments (received, neither refunded nor returned): one of each kind at most
+_LIVE_APPEAL_PAYMENT = text(
+    "status = 'received' AND kind IN ('appeal_filing_fee', 'appeal_security')"
+)
 SECURITY_KINDS = ("letter_of_credit", "cashiers_check", "cash", "other")
 
 
@@ -29,9 +33,21 @@ class Referenced:
 class Payment(Referenced, Base):
     """Money received; ``status`` becomes refunded or returned by a compensating transaction,
     which ``compensation_transaction_id`` names once: the database refuses any transaction but
-    one reversing the payment's, and any later change (migration 0019)."""
+    one reversing the payment's, and any later change (migration 0019).  An appeal has at most
+    one live filing fee and one live security: the database refuses a second (migration 0021),
+    and takes another once the first is refunded or returned."""
 
     __tablename__ = "payments"
+    __table_args__ = (
+        Index(
+            "uq_payments_live_appeal_kind",
+            "appeal_id",
+            "kind",
+            unique=True,
+            sqlite_where=_LIVE_APPEAL_PAYMENT,
+            postgresql_where=_LIVE_APPEAL_PAYMENT,
+        ),
+    )
 
     id: Mapped[str] = public_id()
     kind: Mapped[str] = mapped_column(String(30))

@@ -165,6 +165,10 @@ def _check_request(request: SecurityRequest) -> None:
         )
     if request.issued_on > clock.today():
         raise ValidationFailed("this date is in the future", {"issued_on": ["in the future"]})
+    if request.expires_on < clock.today():
+        # held to the end of its expiry date (``security_status``): one whose date is past on
+        # the day it is recorded would be expired from the start
+        raise ValidationFailed("the expiry is in the past", {"expires_on": ["in the past"]})
 
 
 # --- status -----------------------------------------------------------------------------------

@@ -74,7 +74,8 @@ class PaymentRefund(MethodView):
 class PlanSecurities(MethodView):
     @blp.write("board", "lgu", body=SecurityIn, status=201, reply=SecurityOut)
     def post(self, data: dict[str, Any], plan_id: str) -> Any:
-        """Record a security given to the LGU (Subd. 3); a letter of credit must be irrevocable."""
+        """Record a security given to the LGU (Subd. 3); a letter of credit must be irrevocable,
+        and a security expires after its issue and no earlier than the day it is recorded."""
         request = securities.SecurityRequest(**data)
         return securities.hold_security(database(), actor(), plan_id, request, request_id())
 

@@ -12,8 +12,12 @@ from typing import Any
 import pytest
 from flask import Flask
 from freezegun import freeze_time
+from sqlalchemy.exc import IntegrityError
 
 from api import create_app
+from bank import money
+from bank.ids import new_id
+from bank.money_tables import Payment
 from tests.api.conftest import Api, make_token
 from tests.api.kit import Kit, mailing, ok, on, problem
 
@@ -494,6 +498,67 @@ def test_appeal_security_is_kept_when_the_petition_is_denied(kit):
         ]
 
 
+def write_live_copy(app: Flask, payment_id: str) -> None:
+    """A second live payment like ``payment_id``, written with the ORM past the bank's checks
+    and the plan's lock."""
+    with app.extensions["wetbank.db"].transaction() as session:
+        paid = session.get(Payment, payment_id)
+        assert paid is not None
+        columns = Payment.__table__.columns.keys()
+        copy = {name: getattr(paid, name) for name in columns}
+        copy.update(id=new_id("pay"), status="received", compensation_transaction_id=None)
+        session.add(Payment(**copy))
+
+
+def test_the_database_refuses_a_second_live_fee_or_security_and_takes_one_after_a_refund(kit):
+    """Migration 0021: whatever writes the row, an appeal has one live filing fee and one live
+    security; a refunded security leaves room for the next."""
+    lgu = kit.lgu()
+    plan, appeal = appealed(kit, lgu, security=SECURITY_CAP)
+    fee = ok(pay(kit.api, "appeal_filing_fee", FEE, "2026-09-11", appeal_id=appeal["id"]))
+    security = ok(
+        pay(kit.api, "appeal_security", SECURITY_CAP, "2026-09-11", appeal_id=appeal["id"])
+    )
+    with on("2026-09-11"):
+        before = payments_of(kit.api, plan["id"])
+    for live in (fee, security):
+        with pytest.raises(IntegrityError):
+            write_live_copy(kit.app, live["id"])
+    with on("2026-09-12"):
+        assert payments_of(kit.api, plan["id"]) == before
+        refunded = ok(kit.api.post(f"/payments/{security['id']}/refund"))
+    assert refunded["status"] == "refunded"
+    again = ok(pay(kit.api, "appeal_security", SECURITY_CAP, "2026-09-12", appeal_id=appeal["id"]))
+    with pytest.raises(IntegrityError):
+        write_live_copy(kit.app, again["id"])
+    with on("2026-09-12"):
+        statuses = {p["id"]: p["status"] for p in payments_of(kit.api, plan["id"])}
+    assert statuses == {fee["id"]: "received", security["id"]: "refunded", again["id"]: "received"}
+
+
+@pytest.mark.parametrize(
+    ("kind", "amount"), [("appeal_filing_fee", FEE), ("appeal_security", SECURITY_CAP)]
+)
+def test_a_second_live_appeal_payment_past_the_plans_lock_is_a_conflict_booking_nothing(
+    kit, monkeypatch, kind, amount
+):
+    """Were the check under the plan's lock ever passed (it reads no live payment), the
+    database's index still refuses the second payment: ``conflict``, nothing booked."""
+    lgu = kit.lgu()
+    plan, appeal = appealed(kit, lgu, security=SECURITY_CAP)
+    first = ok(pay(kit.api, kind, amount, "2026-09-11", appeal_id=appeal["id"]))
+    with on("2026-09-11"):
+        before = payments_of(kit.api, plan["id"])
+        booked = journal(kit.api, kind=f"payment_{kind}", **{"from": "2026-09-11"})
+    monkeypatch.setattr(money, "_live_payment", lambda *_args: None)
+    second = pay(kit.api, kind, amount, "2026-09-11", appeal_id=appeal["id"])
+    monkeypatch.undo()
+    assert "already" in problem(second, 409, "conflict")["detail"]
+    with on("2026-09-11"):
+        assert payments_of(kit.api, plan["id"]) == before == [first]
+        assert journal(kit.api, kind=f"payment_{kind}", **{"from": "2026-09-11"}) == booked
+
+
 # --- refunds ----------------------------------------------------------------------------------
 
 
@@ -584,6 +649,39 @@ def test_a_security_must_expire_after_it_is_issued(kit, expires_on, status):
         assert ok(response)["status"] == "held"
     else:
         assert "expires_on" in problem(response, 422, "validation_error")["errors"]
+
+
+@pytest.mark.parametrize(
+    ("expires_on", "status"),
+    [("2026-06-14", 422), ("2026-06-15", 201), ("2026-06-16", 201)],
+)
+def test_a_security_already_expired_on_the_day_it_is_recorded_is_refused(kit, expires_on, status):
+    """Issued 2026-05-01 and recorded 2026-06-15: one that expired the day before would be
+    expired from the start and is refused, booking nothing; one expiring that day is held until
+    its end, like any security on its expiry date."""
+    lgu = kit.lgu()
+    plan = project_plan(kit, lgu, day="2026-05-01")
+    body = security_body(issued_on="2026-05-01", expires_on=expires_on)
+    issue_day = {"kind": "security_held", "from": "2026-05-01", "to": "2026-05-01"}
+    with on("2026-06-15"):
+        before = journal(kit.api, **issue_day)
+        response = kit.api.post(f"/plans/{plan['id']}/securities", body, token=lgu["token"])
+        listed = ok(kit.api.get("/securities", query_string={"plan_id": plan["id"]}), 200)
+        after = journal(kit.api, **issue_day)
+    if status == 422:
+        refused = problem(response, 422, "validation_error")
+        assert list(refused["errors"]) == ["expires_on"]
+        assert listed["items"] == []
+        assert after == before
+        return
+    held = ok(response)
+    assert held["status"] == "held"
+    assert [s["id"] for s in listed["items"]] == [held["id"]]
+    assert len(after) == len(before) + 1
+    with on(expires_on):
+        assert ok(kit.api.get(f"/securities/{held['id']}"), 200)["status"] == "held"
+    with on(next_day(expires_on)):
+        assert ok(kit.api.get(f"/securities/{held['id']}"), 200)["status"] == "expired"
 
 
 def release(kit: Kit, security: dict[str, Any], day: str, token: str | None = None) -> Any:
