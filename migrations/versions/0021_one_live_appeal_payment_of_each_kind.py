@@ -13,7 +13,7 @@ appeal.  Downgrading to 0020 drops the index.
 
 Revision ID: 0021
 Revises: 0020
-Create Date: 2026-12-10 09:00:00
+Create Date: 2026-12-07 07:00:00
 """
 
 from __future__ import annotations
