@@ -13,8 +13,9 @@ adds what a client generator and a person need and what the views do not say the
 * the problem responses each operation can give, derived from what it is: 401 unless it is
   public (public ones carry ``security: []``), 403 unless every role may call it
   (``api.roles``), 404 with an id in its path, body or query, 409, 413, 415 and 422 for writes
-  (422 for reads with a query too), 429 for rate-limited writes, 400 and 503 always; each a
-  ``Problem`` whose ``code`` is an enum of every stable code (``api.problem_types``);
+  (422 for reads with a query too, a documented ``?format=`` included), 429 for rate-limited
+  writes, 400 and 503 always; each a ``Problem`` whose ``code`` is an enum of every stable code
+  (``api.problem_types``);
 * every content type a response is sent in (``text/csv`` for the exports, HTML and PDF for the
   notices), where flask-smorest keeps only one per status, and ``?format=`` where it chooses;
 * request examples for the main writes.
@@ -29,7 +30,7 @@ from typing import Any
 from apispec import APISpec, BasePlugin
 from flask import Flask
 
-from api import auth, problems
+from api import auth, formats, problems
 from api.context import AUTHENTICATES_IN_UNIT
 from api.openapi_examples import REQUEST_EXAMPLES
 from api.openapi_problems import (
@@ -150,7 +151,7 @@ class _Facts:
         self.write = method in WRITE_METHODS
         self.body = "requestBody" in operation
         query = [p for p in operation.get("parameters", []) if _in(p) == "query"]
-        self.query = bool(query)
+        self.query = bool(query) or len(formats.words(handler)) > 1  # ``?format=`` at least
         self.ids = ids_in_path or self.body or any(_name(p).endswith("_id") for p in query)
 
     def problem_statuses(self) -> list[int]:
@@ -241,10 +242,12 @@ PARAMETERS: dict[str, dict[str, Any]] = {
     },
 }
 
-#: the media types ``?format=`` asks for (``api.query_params.GLOBAL``), and what it then answers
+#: what ``?format=`` answers with each word (``api.formats``)
 _FORMATS = {
-    "text/csv": "`csv` answers `text/csv`, as `Accept: text/csv` does: every row, not a page",
-    "application/pdf": "`pdf` answers `application/pdf`, as `Accept: application/pdf` does",
+    "json": "`json` answers `application/json`",
+    "csv": "`csv` answers `text/csv`, as `Accept: text/csv` does: every row, not a page",
+    "html": "`html` answers the printable page (`text/html`)",
+    "pdf": "`pdf` answers `application/pdf`, as `Accept: application/pdf` does",
 }
 
 
@@ -296,17 +299,26 @@ def _responses(operation: dict[str, Any], facts: _Facts) -> None:
             responses[str(status)] = name
     responses["default"] = OTHER_PROBLEM
     operation["responses"] = dict(sorted(responses.items(), key=lambda item: item[0]))
-    formats = [about for media_type, about in _FORMATS.items() if _offers(operation, media_type)]
-    if formats and not any(_name(p) == "format" for p in operation["parameters"]):
-        operation["parameters"].append(
-            {
-                "in": "query",
-                "name": "format",
-                "required": False,
-                "description": "; ".join(formats) + ".",
-                "schema": {"type": "string"},
-            }
-        )
+    _format_parameter(operation, facts)
+
+
+def _format_parameter(operation: dict[str, Any], facts: _Facts) -> None:
+    """``?format=`` where the operation answers in more than one media type, its words an enum
+    (every endpoint takes ``format``, but one answering in JSON alone takes only ``json``)."""
+    words = formats.words(facts.handler)
+    if len(words) < 2 or any(_name(p) == "format" for p in operation["parameters"]):
+        return
+    about = [_FORMATS[word] + (" (the default)" if word == words[0] else "") for word in words]
+    operation["parameters"].append(
+        {
+            "in": "query",
+            "name": "format",
+            "required": False,
+            "description": "; ".join(about) + ". It decides whatever `Accept` says; any other "
+            "value is 422 `validation_error`.",
+            "schema": {"type": "string", "enum": words},
+        }
+    )
 
 
 def _success(response: dict[str, Any], facts: _Facts, status: str) -> None:
@@ -314,7 +326,7 @@ def _success(response: dict[str, Any], facts: _Facts, status: str) -> None:
     headers["X-Request-Id"] = "X-Request-Id"
     if facts.idempotent:
         headers["Idempotent-Replayed"] = "Idempotent-Replayed"
-    declared = _declared_content(facts.handler, int(status))
+    declared = formats.declared(facts.handler, int(status))
     if len(declared) > 1 or declared and "content" not in response:
         content = response.setdefault("content", {})
         for media_type in declared:
@@ -327,30 +339,6 @@ def _success(response: dict[str, Any], facts: _Facts, status: str) -> None:
         for media_type, word in (("text/csv", "csv"), ("application/pdf", "pdf")):
             if media_type in declared:
                 response["description"] += f" (ask with `Accept: {media_type}` or `?format={word}`)"
-
-
-def _declared_content(handler: Any, status: int) -> dict[str, str]:
-    """Every media type the view declared for ``status`` (``@blp.response``, then each
-    ``@blp.alt_response``), with its description: flask-smorest's document keeps only one."""
-    responses = getattr(handler, "_apidoc", {}).get("response", {}).get("responses", {})
-    entries = responses.get(status) or responses.get(str(status)) or []
-    entries = [e for e in (entries if isinstance(entries, list) else [entries]) if e]
-    entries.reverse()  # decorators apply from the bottom: ``@blp.response``, above, came last
-    out: dict[str, str] = {}
-    for entry in entries:
-        about = str(entry.get("description") or "")
-        out.setdefault(
-            entry.get("content_type") or "application/json", "" if about == "OK" else about
-        )
-    return out
-
-
-def _offers(operation: dict[str, Any], media_type: str) -> bool:
-    return any(
-        isinstance(response, dict) and media_type in response.get("content", {})
-        for status, response in operation["responses"].items()
-        if status.startswith("2")
-    )
 
 
 # --- examples ---------------------------------------------------------------------------------

@@ -22,9 +22,10 @@ from dataclasses import dataclass
 from datetime import date, datetime
 from typing import Any
 
-from flask import Response, request, stream_with_context
+from flask import Response, stream_with_context
 from marshmallow import Schema, fields, validate
 
+from api import formats
 from api.problems import ApiProblem
 from ledger import clock
 
@@ -95,11 +96,9 @@ class Listing:
 
 
 def wants_csv() -> bool:
-    """Whether the client asked for ``text/csv`` (Accept header or ``?format=csv``)."""
-    if request.args.get("format") == "csv":
-        return True
-    best = request.accept_mimetypes.best_match(["application/json", "text/csv"])
-    return best == "text/csv" and request.accept_mimetypes["text/csv"] > 0
+    """Whether the client asked for ``text/csv`` (``?format=csv``, or without ``?format=`` an
+    ``Accept`` header preferring it: ``api.formats``)."""
+    return formats.wanted() == formats.CSV
 
 
 def csv_response(fieldnames: list[str], rows: Iterable[dict[str, Any]], filename: str) -> Response:

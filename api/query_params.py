@@ -8,6 +8,10 @@ documents them in OpenAPI) are allowed, and so are the few the app reads on any 
 takes only the global ones.  The pages (``api.web``) are not API endpoints and keep their own
 parameters.
 
+``format``, the one global parameter, is also checked here against the representations the
+endpoint answers in (``api.formats``): ``?format=xml`` is 422 ``validation_error`` naming it, not
+a JSON answer, and an export refused so never starts streaming.
+
 As for a body refused before the view (``api.auth``), the caller's token and role are checked
 first: a role the endpoint refuses hears 403 whatever it sends.
 """
@@ -18,23 +22,25 @@ from typing import Any
 
 from flask import current_app, g, request
 
-from api import roles
+from api import formats, roles
 from api.context import actor
 from api.problems import ApiProblem
 from api.strict_json import check_query_string, unstorable
 
-#: read by the app on any endpoint: ``?format=csv`` (``api.pagination.wants_csv``) and
-#: ``?format=pdf`` (a notice's document)
+#: taken by every endpoint: ``?format=``, one of the representations the endpoint answers in
+#: (``api.formats``: ``json`` everywhere JSON is answered, ``csv`` on the exports, ``html`` and
+#: ``pdf`` on the notices), any other value being 422
 GLOBAL = frozenset({"format"})
 
 
 def refuse_unknown() -> None:
     """400 ``bad_request`` for a query parameter the API endpoint called does not take, and
-    422 ``validation_error`` for one holding text no record can (a NUL), before the view runs
-    (installed by ``api.auth``, after the token is checked)."""
+    422 ``validation_error`` for one holding text no record can (a NUL) or for a ``format``
+    the endpoint does not answer in, before the view runs (installed by ``api.auth``, after the
+    token is checked)."""
     if not request.args or not _api_endpoint():
         return
-    handler = _handler()
+    handler = formats.current_handler()
     if handler is None:
         return
     unknown = sorted(set(request.args) - allowed(handler))
@@ -42,6 +48,9 @@ def refuse_unknown() -> None:
         if any(unstorable(name) or unstorable(value) for name, value in _every_arg()):
             _caller_checked(handler)
             check_query_string()  # a NUL in a filter: 422, before an export starts streaming
+        if "format" in request.args:
+            _caller_checked(handler)
+            formats.check(handler)  # a format the endpoint has not: 422, not JSON
         return
     _caller_checked(handler)
     names = ", ".join(unknown)
@@ -83,9 +92,3 @@ def _api_endpoint() -> bool:
     not a page, a static file or the OpenAPI document."""
     names = current_app.extensions.get("flask-smorest", {}).get("blp_name_to_api", {})
     return request.blueprint in names
-
-
-def _handler() -> Any:
-    view = current_app.view_functions.get(request.endpoint or "")
-    view_class = getattr(view, "view_class", None)
-    return getattr(view_class, request.method.lower(), None) if view_class else view

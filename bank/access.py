@@ -112,8 +112,9 @@ class TokenRevoked(BankError):
     code = "unauthorized"
 
 
-def revoke_token(session: Session, token_id: str, by: str | None = None) -> ApiToken:
-    """Revoke a token: it stops working at once.  Revoking twice is harmless.
+def revoke_token(session: Session, token_id: str, by: str | None = None) -> bool:
+    """Revoke a token: it stops working at once.  Whether this call revoked it: ``False`` for a
+    token revoked already, which is left as it was (its ``revoked_at`` is kept).
 
     The row is locked ``FOR UPDATE``, so the revocation waits for every write that has confirmed
     the token (``confirm_token``) to commit, and a write confirming it later sees it and is
@@ -134,9 +135,10 @@ def revoke_token(session: Session, token_id: str, by: str | None = None) -> ApiT
     row = by_id.get(token_id)
     if row is None:
         raise NotFound(f"token {token_id} does not exist")
-    if row.revoked_at is None:
-        row.revoked_at = clock.utcnow()
-    return row
+    if row.revoked_at is not None:
+        return False
+    row.revoked_at = clock.utcnow()
+    return True
 
 
 # Fixed SQL: this runs on every request, and a statement built per call costs SQLAlchemy more

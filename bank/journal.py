@@ -12,9 +12,30 @@ from sqlalchemy import bindparam, func, select
 from sqlalchemy.orm import Session
 
 from bank import credits
+from bank.money_tables import PAYMENT_KINDS
 from ledger.schema import LedgerAccount, LedgerChainLink, LedgerEntry, LedgerTransaction
 
 C, T, E, A = LedgerChainLink, LedgerTransaction, LedgerEntry, LedgerAccount
+
+#: every ``kind`` of ledger transaction the bank writes, the values ``?kind=`` takes: a kind
+#: outside this list names no transaction, so the filter refuses it rather than answer nothing
+#: (``tests/unit/test_journal_kinds.py`` checks every write names one of these)
+KINDS = (
+    "deposit",
+    "deposit_reversal",
+    "transfer",
+    "reservation",
+    "reservation_void",
+    "expire",  # a reservation or security hold that ran out (``ledger.write``)
+    "withdrawal",
+    "withdrawal_reversal",
+    "security_held",
+    "security_drawn",
+    "security_released",
+    *(f"payment_{kind}" for kind in PAYMENT_KINDS),
+    "payment_refunded",
+    "payment_returned",
+)
 
 
 @dataclass(frozen=True)

@@ -63,11 +63,14 @@ def create(
 
 
 def revoke(db: Database, actor: Actor, request: Request, token_id: str) -> None:
-    """Revoke a token (board): it stops working at once.  Revoking twice is harmless."""
+    """Revoke a token (board): it stops working at once.  Revoking it again changes nothing and
+    records no second ``token_revoked`` event: the audit trail has one revocation per token,
+    the one that stopped it (the row lock in ``access.revoke_token`` makes two revocations at
+    once take turns, so only the first records one)."""
     policy.require_board(actor, "revoke tokens")
     with db.transaction() as session:
-        access.revoke_token(session, token_id, by=actor.token_id)
-        _record(session, actor, request, "token_revoked", 204)
+        if access.revoke_token(session, token_id, by=actor.token_id):
+            _record(session, actor, request, "token_revoked", 204)
 
 
 def _record(session: Session, actor: Actor, request: Request, kind: str, status: int) -> None:

@@ -8,6 +8,7 @@ from marshmallow import Schema, fields, validate
 from api.pagination import PageArgs
 from api.schemas.common import IsoDate, PeriodArgs, Timestamp
 from api.schemas.replies import reply_schema
+from bank import journal
 from bank.audit import AssetTotals, LastFullPass, TrialBalance, VerifyAnswer
 from bank.reports import Availability, Statement, StatementClass, StatementEntry
 
@@ -16,7 +17,11 @@ class JournalArgs(Schema):
     from_ = IsoDate(data_key="from", load_default=None)
     to = IsoDate(load_default=None)
     account_id = fields.String(load_default=None)
-    kind = fields.String(load_default=None)
+    kind = fields.String(
+        load_default=None,
+        validate=validate.OneOf(journal.KINDS),
+        metadata={"description": "only the transactions of this kind"},
+    )
     limit = fields.Integer(load_default=50, validate=validate.Range(min=1, max=500))
     cursor = fields.String(load_default=None)
 

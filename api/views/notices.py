@@ -8,10 +8,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from flask import Response, render_template, request
+from flask import Response, render_template
 from flask.views import MethodView
 
-from api import pdf
+from api import formats, pdf
 from api.context import actor, database
 from api.roles import roles
 from api.schemas.notices import CopyRequestIn, CopyRequestOut, NoticeIn
@@ -19,7 +19,7 @@ from api.schemas.plans import NoticeOut
 from api.views.plans import blp
 from bank import notice_document, notices, plan_acts
 
-HTML, PDF = "text/html", "application/pdf"
+HTML, PDF = formats.HTML, formats.PDF
 
 
 def recipients(data: dict[str, Any]) -> list[notices.Recipient]:
@@ -62,11 +62,11 @@ class PlanCopyRequests(MethodView):
 
 
 def _document(plan_id: str, notice: str) -> Response:
-    """The notice as mailed, as HTML or (``Accept: application/pdf``) PDF."""
+    """The notice as mailed, as HTML or (``?format=pdf``, ``Accept: application/pdf``) PDF."""
+    wanted = formats.wanted()
     doc = notice_document.document(database(), actor(), plan_id, notice)
     name = f"notice-of-{notice}-{plan_id}"
-    wanted = request.accept_mimetypes.best_match([HTML, PDF], default=HTML)
-    if request.args.get("format") == "pdf" or wanted == PDF:
+    if wanted == PDF:
         response = Response(pdf.document(doc), mimetype=PDF)
         response.headers["Content-Disposition"] = f'inline; filename="{name}.pdf"'
     else:

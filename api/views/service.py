@@ -95,7 +95,8 @@ class TokenById(MethodView):
     @roles("board")
     @blp.response(204)
     def delete(self, token_id: str) -> None:
-        """Revoke a token (board): it stops working at once."""
+        """Revoke a token (board): it stops working at once.  Revoking a revoked token again
+        answers 204 too, changes nothing and records no second ``token_revoked`` event."""
         tokens.revoke(database(), require_board(), _request(), token_id)
 
 

@@ -246,7 +246,8 @@ def test_the_journal_filters_by_kind_account_and_effective_dates(fresh):
         middle = journal(fresh.api, **{"from": D2, "to": D3})
         since = journal(fresh.api, **{"from": D3})
         until = journal(fresh.api, to=D2)
-        nothing = journal(fresh.api, kind="no_such_kind")
+        by_kind = {kind: journal(fresh.api, kind=kind) for kind in {t["kind"] for t in everything}}
+        refused = fresh.api.get("/audit/journal?kind=no_such_kind")
         deposits_csv = csv_rows(fresh.api.get("/audit/journal?kind=deposit", headers=CSV))
         of_a_csv = csv_rows(
             fresh.api.get(f"/audit/journal?account_id={work.a['id']}&to={D2}", headers=CSV)
@@ -277,7 +278,14 @@ def test_the_journal_filters_by_kind_account_and_effective_dates(fresh):
     assert not set(dated(D2, D3)) & {*work.deposits, *work.payments}
     assert [t["transaction_id"] for t in since] == dated(D3, None)
     assert [t["transaction_id"] for t in until] == dated(None, D2)
-    assert nothing == []
+    # every kind the workload wrote filters to exactly its transactions; a kind no transaction
+    # can have is refused, not answered with an empty journal
+    assert set(by_kind) >= {"deposit", "transfer", "reservation", "withdrawal", "security_held"}
+    for kind, found in by_kind.items():
+        assert [t["transaction_id"] for t in found] == [
+            t["transaction_id"] for t in everything if t["kind"] == kind
+        ]
+    assert list(problem(refused, 422, "validation_error")["errors"]) == ["kind"]
     # the CSV applies the same filters
     assert [r["transaction_id"] for r in deposits_csv] == work.deposits
     assert [r["transaction_id"] for r in of_a_csv] == [work.deposits[0], work.transfer]

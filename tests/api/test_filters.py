@@ -4,8 +4,11 @@ parameters)."""
 
 from __future__ import annotations
 
+import uuid
+
 import pytest
 
+from bank import journal
 from tests.api.kit import Kit, ok, problem
 
 
@@ -83,3 +86,103 @@ def test_the_filters_are_documented_in_openapi(api):
     spec = ok(api.get("/openapi.json", token=""), 200)
     names = {p.get("name") for p in spec["paths"]["/api/v1/accounts"]["get"].get("parameters", [])}
     assert {"holder_id", "limit", "cursor"} <= names
+
+
+# --- enumerated filters: a value outside the list is 422, not an empty list --------------------
+
+#: every listing's enumerated filter, with one value it takes
+ENUMERATED = [
+    ("/audit/journal", "kind", "deposit"),
+    ("/plans", "status", "received"),
+    ("/payments", "status", "received"),
+    ("/securities", "status", "held"),
+]
+
+
+@pytest.mark.parametrize(("path", "name", "valid"), ENUMERATED, ids=lambda v: str(v))
+@pytest.mark.parametrize("value", ["nonsense", "RECEIVED", ""])
+def test_an_enumerated_filter_refuses_a_value_outside_its_list(api, path, name, valid, value):
+    for headers in ({}, {"Accept": "text/csv"}):
+        response = api.get(path, query_string={name: value}, headers=headers)
+        body = problem(response, 422, "validation_error")
+        assert list(body["errors"]) == [name]
+        assert valid in body["errors"][name][0]  # the message lists the values it takes
+    ok(api.get(path, query_string={name: valid}), 200)
+
+
+def test_the_journal_kind_filter_takes_every_kind_the_ledger_writes(api):
+    for kind in journal.KINDS:
+        ok(api.get("/audit/journal", query_string={"kind": kind, "limit": 1}), 200)
+
+
+@pytest.mark.parametrize(("path", "name", "valid"), ENUMERATED, ids=lambda v: str(v))
+def test_an_enumerated_filter_lists_its_values_in_openapi(api, path, name, valid):
+    spec = ok(api.get("/openapi.json", token=""), 200)
+    parameters = spec["paths"][f"/api/v1{path}"]["get"]["parameters"]
+    (schema,) = (p["schema"] for p in parameters if p.get("name") == name)
+    assert valid in schema["enum"]
+    if name == "kind":
+        assert [k for k in schema["enum"] if k is not None] == list(journal.KINDS)
+
+
+# --- ?format=: a representation the endpoint answers in, or 422 ---------------------------------
+
+
+def test_a_format_no_endpoint_answers_in_is_422_naming_format_and_the_allowed_values(api):
+    body = problem(api.get("/audit/journal?format=xml"), 422, "validation_error")
+    assert body["errors"] == {"format": ["Must be one of: json, csv."]}
+    assert "json, csv" in body["detail"]
+    problem(
+        api.get("/audit/journal?format=", headers={"Accept": "text/csv"}), 422, "validation_error"
+    )
+
+
+def test_a_format_another_endpoint_answers_in_is_422_here(api, kit):
+    holder = kit.holder()
+    body = problem(api.get("/plans?format=pdf"), 422, "validation_error")
+    assert body["errors"] == {"format": ["Must be one of: json, csv."]}
+    body = problem(api.get(f"/holders/{holder['id']}?format=pdf"), 422, "validation_error")
+    assert body["errors"] == {"format": ["Must be one of: json."]}
+    body = problem(api.get("/health?format=csv", token=""), 422, "validation_error")
+    assert body["errors"] == {"format": ["Must be one of: json."]}
+
+
+def test_a_write_with_a_format_it_has_not_is_refused_and_writes_nothing(api):
+    name = f"Format Holder {uuid.uuid4().hex[:8]}"
+    response = api.post("/holders?format=csv", {"name": name})
+    assert list(problem(response, 422, "validation_error")["errors"]) == ["format"]
+    assert ok(api.get("/holders", query_string={"q": name}), 200)["items"] == []
+
+
+def test_the_token_and_the_role_are_checked_before_the_format(api, holder):
+    problem(api.get("/audit/journal?format=xml", token="wbt_nope"), 401, "unauthorized")
+    problem(api.get("/audit/journal?format=xml", token=holder["token"]), 403, "forbidden")
+
+
+def test_format_decides_whatever_accept_says_and_accept_chooses_without_it(api, kit):
+    account = kit.account(kit.holder()["id"])
+    path = f"/accounts/{account}/entries"
+    as_json = api.get(f"{path}?format=json", headers={"Accept": "text/csv"})
+    assert (as_json.status_code, as_json.mimetype) == (200, "application/json")
+    as_csv = api.get(f"{path}?format=csv", headers={"Accept": "application/json"})
+    assert (as_csv.status_code, as_csv.mimetype) == (200, "text/csv")
+    assert as_csv.get_data(as_text=True).startswith("transaction_id,")
+    by_accept = api.get(path, headers={"Accept": "text/csv"})
+    assert (by_accept.status_code, by_accept.mimetype) == (200, "text/csv")
+    assert by_accept.get_data(as_text=True).startswith("transaction_id,")
+    # Accept is a preference: a type the endpoint has not gets its default, JSON
+    other = api.get(path, headers={"Accept": "application/xml"})
+    assert (other.status_code, other.mimetype) == (200, "application/json")
+
+
+def test_the_format_parameter_lists_its_values_in_openapi(api):
+    spec = ok(api.get("/openapi.json", token=""), 200)
+
+    def values(path: str) -> list[str]:
+        parameters = spec["paths"][f"/api/v1{path}"]["get"]["parameters"]
+        (schema,) = (p["schema"] for p in parameters if p.get("name") == "format")
+        return list(schema["enum"])
+
+    assert values("/audit/journal") == ["json", "csv"]
+    assert values("/reports/credit-availability") == ["json", "csv"]
+    assert values("/plans/{plan_id}/notices/application") == ["html", "pdf"]

@@ -188,6 +188,8 @@ def test_each_operation_lists_the_problems_it_can_give(doc: dict[str, Any], doc_
         if method != "GET":
             for status in ("409", "413", "422"):
                 assert status in responses, (key, status)
+        if any(kind == "query" for kind, _name in parameter_names(doc, operation)):
+            assert "422" in responses, key  # a filter's value, or a ``?format=``, not taken
         if getattr(by_key[key], AUTHENTICATES_IN_UNIT, False):
             assert "429" in responses, key
         if "requestBody" in operation:

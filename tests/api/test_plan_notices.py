@@ -373,6 +373,23 @@ def test_the_notice_pdf_opens_in_a_pdf_reader_and_names_the_applicant(kit, which
     assert page.stat().st_size > 1_000
 
 
+def test_a_notice_is_the_format_asked_for_and_a_format_it_has_not_is_422(kit):
+    lgu = kit.lgu()
+    plan = full_plan(kit, lgu)
+    ok(notice(kit, plan, lgu, "2026-06-22", RECIPIENTS))
+    path = f"/plans/{plan['id']}/notices/application"
+    with on("2026-07-28"):
+        as_pdf = kit.api.get(f"{path}?format=pdf")
+        as_html = kit.api.get(f"{path}?format=html", headers={"Accept": "application/pdf"})
+        refused = [kit.api.get(f"{path}?format={word}") for word in ("xml", "json", "csv")]
+    assert (as_pdf.status_code, as_pdf.mimetype) == (200, "application/pdf")
+    assert as_pdf.data.startswith(b"%PDF")
+    assert (as_html.status_code, as_html.mimetype) == (200, "text/html")  # ?format= decides
+    for response in refused:
+        body = problem(response, 422, "validation_error")
+        assert body["errors"] == {"format": ["Must be one of: html, pdf."]}
+
+
 def test_a_notice_not_yet_mailed_has_no_document_and_others_see_none(kit):
     lgu, other = kit.lgu(), kit.lgu()
     plan = full_plan(kit, lgu)

@@ -13,6 +13,7 @@ from api import create_app
 from bank.access import ApiToken, AuditEvent
 from tests.api.conftest import make_token
 from tests.api.kit import ok
+from tests.api.web_kit import audit_events
 
 PROBLEM = "application/problem+json"
 
@@ -197,6 +198,22 @@ def test_a_revoked_token_stops_working_at_once(api):
     assert api.get("/me", token=created["token"]).status_code == 200
     assert api.delete(f"/tokens/{created['id']}").status_code == 204
     assert api.get("/me", token=created["token"]).status_code == 401
+
+
+def test_revoking_a_revoked_token_again_is_204_and_records_no_second_event(api):
+    created = ok(api.post("/tokens", {"role": "board", "name": "revoked twice"}))
+    path = f"/tokens/{created['id']}"
+    first = api.delete(path, headers={"X-Request-Id": f"first-{created['id']}"})
+    again = api.delete(path, headers={"X-Request-Id": f"again-{created['id']}"})
+    assert (first.status_code, again.status_code) == (204, 204)
+    assert again.get_data() == b""
+    assert api.get("/me", token=created["token"]).status_code == 401
+    revoked = [
+        (event["kind"], event["status"], event["request_id"])
+        for event in audit_events(api)
+        if event["path"].endswith(f"/api/v1{path}")
+    ]
+    assert revoked == [("token_revoked", 204, f"first-{created['id']}")]
 
 
 def test_revoking_an_unknown_token_is_404(api):
