@@ -63,6 +63,10 @@ class ReservationView:
     amount_sqft: int
     expires_on: date
     status: str
+    #: the square feet a withdrawal took from it, from the ledger: what its posted shares moved
+    #: (less than ``amount_sqft`` when posted in part, the rest released to its lots); 0 unless
+    #: posted, and still what was taken after a reversal on appeal returned it
+    withdrawn_sqft: int
     created_at: datetime
     lots: tuple[ReservationLot, ...]
     #: posted by a withdrawal that an appeal then reversed: its credits went back to their lots
@@ -296,13 +300,14 @@ def _made_view(
     rather than read back: its shares are pending transfers nothing has resolved yet, all
     expiring when the reservation does, so its status is pending until then."""
     expired = is_expired(clock.end_of_day(reservation.expires_on), clock.utcnow())
-    return _view(reservation, klass, "expired" if expired else "pending", held, False)
+    state = Standing("expired" if expired else "pending", 0)
+    return _view(reservation, klass, state, held, False)
 
 
 def _view(
     reservation: Reservation,
     klass: credits.CreditClass,
-    status: str,
+    state: Standing,
     held: Sequence[ReservationLot],
     reversed_on_appeal: bool,
 ) -> ReservationView:
@@ -314,7 +319,8 @@ def _view(
         lot_id=reservation.lot_id,
         amount_sqft=reservation.amount_sqft,
         expires_on=reservation.expires_on,
-        status=status,
+        status=state.status,
+        withdrawn_sqft=state.withdrawn_sqft,
         created_at=reservation.created_at,
         lots=tuple(held),
         reversed_on_appeal=reversed_on_appeal,
@@ -402,15 +408,35 @@ def shares_of(
     return held
 
 
+@dataclass(frozen=True)
+class Standing:
+    """A reservation's status from the ledger, and the square feet withdrawn from it: what its
+    shares' pending transfers posted."""
+
+    status: str
+    withdrawn_sqft: int
+
+
 def statuses(
     session: Session, held_by: dict[str, list[ReservationLot]], now: datetime | None = None
 ) -> dict[str, str]:
     """``status_of`` each reservation of ``held_by`` (``shares_of``' answer), read with two
     queries for all of them (per ``SLICE``)."""
+    return {rid: state.status for rid, state in standings(session, held_by, now).items()}
+
+
+def standings(
+    session: Session, held_by: dict[str, list[ReservationLot]], now: datetime | None = None
+) -> dict[str, Standing]:
+    """``Standing`` of each reservation of ``held_by`` (``shares_of``' answer), read with two
+    queries for all of them (per ``SLICE``), as ``statuses``."""
     pending_ids = [share.pending_transaction_id for held in held_by.values() for share in held]
-    state_of = ledger.pending_states(session, pending_ids, now)
+    outcome_of = ledger.pending_outcomes(session, pending_ids, now)
     return {
-        rid: _first_state({state_of[share.pending_transaction_id] for share in held})
+        rid: Standing(
+            _first_state({outcome_of[share.pending_transaction_id].state for share in held}),
+            sum(outcome_of[share.pending_transaction_id].posted for share in held),
+        )
         for rid, held in held_by.items()
     }
 
@@ -465,14 +491,14 @@ def reservation_views(session: Session, listed: Sequence[Reservation]) -> list[R
     which were posted by a withdrawal an appeal reversed."""
     ids = [reservation.id for reservation in listed]
     held_by = shares_of(session, ids)
-    status = statuses(session, held_by)
+    standing = standings(session, held_by)
     classes = credits.classes(session, (reservation.credit_class for reservation in listed))
     returned = _returned_on_appeal(session, ids)
     return [
         _view(
             reservation,
             classes[reservation.credit_class],
-            status[reservation.id],
+            standing[reservation.id],
             held_by[reservation.id],
             reservation.id in returned,
         )

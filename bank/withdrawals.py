@@ -8,6 +8,7 @@ appeal that reverses the approval reverses the withdrawal with a compensating tr
 
 from __future__ import annotations
 
+import json
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
@@ -27,7 +28,7 @@ from bank.plan_tables import Plan
 from bank.reservations import Reservation, ReservationLot, shares, status_of
 from bank.rules import replacement_rules
 from bank.withdrawal_tables import Withdrawal, WithdrawalAllocation
-from ledger import clock
+from ledger import clock, locks, store
 from ledger.db import Database
 from ledger.slices import grouped
 
@@ -265,6 +266,34 @@ def active_withdrawals(session: Session, plan_id: str) -> list[Withdrawal]:
     )
 
 
+# The balance rows a reversal of withdrawals touches: the limited ones (lots) among the accounts
+# their transactions posted to, locked in ONE statement in ascending account id
+# (``ledger.locks.held_cte``, the global lock order), before anything is written.  Reversing them
+# one by one, each locking its own lots, would take a plan's lots out of that order whenever two
+# withdrawals drew on different lots: a transfer or a reservation locking the same lots in
+# order could then deadlock with it.  The transactions' ids travel as one JSON array.
+_REVERSED_LOTS = store.Statement(
+    postgresql=f"""
+WITH {
+        locks.held_cte(
+            "SELECT account_id FROM ledger_entries WHERE phase = 'posted' AND transaction_id = "
+            "ANY(ARRAY(SELECT jsonb_array_elements_text(:transaction_ids::jsonb)::bigint))"
+        )
+    }
+SELECT {", ".join(locks.HELD_COLUMNS)} FROM held ORDER BY account_id
+""",
+    sqlite=f"""
+WITH {
+        locks.held_cte(
+            "SELECT account_id FROM ledger_entries WHERE phase = 'posted' AND transaction_id IN "
+            "(SELECT value FROM json_each(:transaction_ids))"
+        )
+    }
+SELECT {", ".join(locks.HELD_COLUMNS)} FROM held ORDER BY account_id
+""",
+)
+
+
 def reverse_for_plan(
     session: Session,
     plan_id: str,
@@ -276,27 +305,50 @@ def reverse_for_plan(
     """An appeal reversed the approval: compensate each withdrawal (each made ``since``, when
     only a revision's approval was reversed and the approval before it stands; each made before
     ``until``, when the approval reversed is one a later revision superseded and what was
-    withdrawn since is that revision's); credits return to their lots."""
-    for row in active_withdrawals(session, plan_id):
-        if since is not None and clock.as_utc(row.created_at) < clock.as_utc(since):
-            continue  # withdrawn for the approval that stands
-        if until is not None and clock.as_utc(row.created_at) >= clock.as_utc(until):
-            continue  # withdrawn for an application that followed the approval reversed
-        _reopen_closed_sources(session, row)
+    withdrawn since is that revision's); credits return to their lots.
+
+    The lots' balance rows of every withdrawal reversed are locked first, all at once in the
+    global order (``_REVERSED_LOTS``), and each reversal's ledger write takes them (``held``);
+    then the withdrawals' headers, ascending, as each is reversed."""
+    chosen = sorted(
+        (row for row in active_withdrawals(session, plan_id) if _reversed_now(row, since, until)),
+        key=lambda row: row.transaction_id,
+    )
+    if not chosen:
+        return
+    params = {"transaction_ids": json.dumps([row.transaction_id for row in chosen])}
+    held = locks.held_rows(store.of(session).run(session, _REVERSED_LOTS, params))
+    _reopen_closed_sources(session, [row.id for row in chosen])
+    for row in chosen:
         reversal = ledger.reverse(
             session,
             row.transaction_id,
             reversed_on_appeal(f"withdrawal-reversal:{row.id}", plan_id, actor, request_id),
             kind="withdrawal_reversal",
+            held=held,
         )
         row.reversal_transaction_id = reversal.transaction_id
+        for account_id, _amount, _phase in reversal.entries:
+            # written to: a later reversal on the same lot reads its row again (still held)
+            held.pop(account_id, None)
     session.flush()
 
 
-def _reopen_closed_sources(session: Session, row: Withdrawal) -> None:
-    """The accounts the withdrawal drew on get their credits back: one closed meanwhile (its
+def _reversed_now(row: Withdrawal, since: datetime | None, until: datetime | None) -> bool:
+    """Whether the withdrawal is one the reversal of an approval between ``since`` and
+    ``until`` compensates."""
+    if since is not None and clock.as_utc(row.created_at) < clock.as_utc(since):
+        return False  # withdrawn for the approval that stands
+    if until is not None and clock.as_utc(row.created_at) >= clock.as_utc(until):
+        return False  # withdrawn for an application that followed the approval reversed
+    return True
+
+
+def _reopen_closed_sources(session: Session, withdrawal_ids: list[str]) -> None:
+    """The accounts the withdrawals drew on get their credits back: one closed meanwhile (its
     plan was final, and a petition mailed in time reached the board later) is reopened, as it
-    would otherwise hold credits nothing could move (``bank.account_close``)."""
+    would otherwise hold credits nothing could move (``bank.account_close``).  Locked after the
+    lots' balance rows, as a transfer locks its accounts after its lots."""
     closed = session.execute(
         select(BankAccount)
         .where(
@@ -304,7 +356,7 @@ def _reopen_closed_sources(session: Session, row: Withdrawal) -> None:
             BankAccount.id.in_(
                 select(credits.Lot.account_id)
                 .join(WithdrawalAllocation, WithdrawalAllocation.lot_id == credits.Lot.id)
-                .where(WithdrawalAllocation.withdrawal_id == row.id)
+                .where(WithdrawalAllocation.withdrawal_id.in_(withdrawal_ids))
             ),
         )
         .order_by(BankAccount.id)

@@ -15,7 +15,7 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from ledger import clock, locks
-from ledger.account_cache import AccountRow
+from ledger.account_cache import AccountRow, accounts_for
 from ledger.errors import (
     AlreadyResolved,
     AlreadyReversed,
@@ -33,7 +33,7 @@ from ledger.pending import (
     release,
 )
 from ledger.schema import PHASE_PENDING, PHASE_POSTED, LedgerTransaction
-from ledger.write import replay, replay_or_raise, write
+from ledger.write import replay, replay_or_raise, still_held, write
 
 Resolution = tuple[int, str, int | None]  # (pending id, "posted" | "voided", amount to post)
 
@@ -129,8 +129,19 @@ def resolve_pending(
     return write(session, kind, lines, meta, request, now=now)
 
 
-def reverse(session: Session, transaction_id: int, meta: Meta, *, kind: str = "reversal") -> Posted:
-    """A compensating transaction for a posted one; a transaction is reversed at most once."""
+def reverse(
+    session: Session,
+    transaction_id: int,
+    meta: Meta,
+    *,
+    kind: str = "reversal",
+    held: Mapping[int, AccountRow] | None = None,
+) -> Posted:
+    """A compensating transaction for a posted one; a transaction is reversed at most once.
+
+    ``held``: as ``transfer``'s.  A caller reversing several transactions in one unit of work
+    locks the balance rows of them all at once, in the global order, and hands them over: each
+    reversal then waits for nothing but its header."""
     request = {"op": "reverse", "transaction_id": transaction_id, "kind": kind}
     bound_to = request_hash(request, meta)
     earlier = replay(session, meta.idempotency_key, bound_to)
@@ -151,12 +162,15 @@ def reverse(session: Session, transaction_id: int, meta: Meta, *, kind: str = "r
     if not lines:
         raise LedgerError("the transaction moved nothing to reverse", transaction_id=transaction_id)
     # a concurrent reversal commits first; we then see it (and not its effect on the limits)
-    locks.lock_balances(session, {line.account_id for line in lines})
+    touched = {line.account_id for line in lines}
+    locked = still_held(accounts_for(session, touched), held) if held is not None else None
+    if locked is None:
+        locks.lock_balances(session, touched)
     locks.lock_headers(session, [transaction_id])
     if _reversed_by(session, transaction_id) is not None:
         refusal = AlreadyReversed(f"transaction {transaction_id} was already reversed")
         return replay_or_raise(session, meta.idempotency_key, bound_to, refusal)
-    return write(session, kind, lines, meta, request, reverses_id=transaction_id)
+    return write(session, kind, lines, meta, request, reverses_id=transaction_id, held=locked)
 
 
 def _reversed_by(session: Session, transaction_id: int) -> int | None:

@@ -67,7 +67,7 @@ def write(
     now = now or clock.utcnow()
     accounts = accounts_for(session, {line.account_id for line in lines}, held)
     check_balanced(lines, accounts)
-    locked = _still_held(accounts, held) if held is not None else None
+    locked = still_held(accounts, held) if held is not None else None
     if locked is None:
         locked = locks.lock_balances(session, accounts)
     else:
@@ -114,7 +114,7 @@ def _recorded(meta: Meta, bound_to: str, now: datetime) -> dict[str, Any]:
     }
 
 
-def _still_held(
+def still_held(
     accounts: dict[int, AccountRow], held: Mapping[int, AccountRow]
 ) -> dict[int, AccountRow] | None:
     """``held``'s rows of the limited ``accounts`` (as ``locks.lock_balances`` would lock them),

@@ -20,6 +20,7 @@ from api.schemas.common import (
     ServiceArea,
     StrictInteger,
     Timestamp,
+    WithdrawnSqft,
     page_schema,
     text_of,
 )
@@ -217,7 +218,7 @@ class ReservationLotOut(Schema):
 
 
 register(ReservationLot, ReservationLotOut)
-ReservationOut = reply_schema(ReservationView, "ReservationOut")
+ReservationOut = reply_schema(ReservationView, "ReservationOut", withdrawn_sqft=WithdrawnSqft())
 
 
 # --- the board's lists and corrections of parties; closing accounts ---------------------------
@@ -270,7 +271,10 @@ SitePage = page_schema(SiteOut, "SitePage")
 ReservedForPlanOut = reply_schema(ReservedFor, "ReservedForPlanOut")
 # a reservation as its account's holder sees it: the plan it is for, not its lots
 AccountReservationOut = reply_schema(
-    AccountReservation, "AccountReservationOut", exclude=("plan_id", "lots")
+    AccountReservation,
+    "AccountReservationOut",
+    exclude=("plan_id", "lots"),
+    withdrawn_sqft=WithdrawnSqft(),
 )
 register(AccountReservation, AccountReservationOut)
 AccountReservationList = reply_schema(AccountReservations, "AccountReservationList")

@@ -159,6 +159,21 @@ class CreditClassOut(Schema):
     restricted = fields.Boolean()
 
 
+def WithdrawnSqft() -> fields.Integer:  # noqa: N802
+    """A reservation's ``withdrawn_sqft``, read-only and described in the OpenAPI document."""
+    return fields.Integer(
+        dump_only=True,
+        metadata={
+            "description": (
+                "Square feet a withdrawal took from the reservation, from the ledger: what its "
+                "posted shares moved. Less than `amount_sqft` when it was posted in part (the "
+                "rest went back to its lots); 0 unless `status` is `posted`. A reversal on "
+                "appeal leaves it as it was and sets `reversed_on_appeal`: the credits went back."
+            )
+        },
+    )
+
+
 def ServiceArea(**kwargs: Any) -> StrictInteger:  # noqa: N802
     """A bank service area number (1..10; the ruleset checks the upper bound)."""
     return StrictInteger(minimum=1, **kwargs)

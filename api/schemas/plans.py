@@ -23,6 +23,7 @@ from api.schemas.common import (
     RecordId,
     ServiceArea,
     StrictInteger,
+    WithdrawnSqft,
     page_schema,
     text_of,
 )
@@ -79,7 +80,10 @@ BlockerOut = reply_schema(Blocker, "BlockerOut")
 # a reservation as its plan lists it: not the plan itself, nor the lot asked for, when it was
 # made, or each lot's share
 PlanReservationOut = reply_schema(
-    ReservationView, "PlanReservationOut", exclude=("plan_id", "lot_id", "created_at", "lots")
+    ReservationView,
+    "PlanReservationOut",
+    exclude=("plan_id", "lot_id", "created_at", "lots"),
+    withdrawn_sqft=WithdrawnSqft(),
 )
 AllocationOut = reply_schema(AllocationView, "AllocationOut")
 WithdrawalOut = reply_schema(WithdrawalView, "WithdrawalOut")

@@ -382,3 +382,13 @@ def test_the_docs_page_is_public_and_loads_only_its_own_assets(doc_app: Flask) -
     init = client.get(f"{BASE}/docs/assets/docs.js")
     assert "validatorUrl: null" in init.get_data(as_text=True)
     init.close()
+
+
+def test_a_reservations_withdrawn_sqft_is_described_and_read_only(doc):
+    """Wherever a reservation is shown (its own reply, its account's list, its plan's), the
+    square feet withdrawn from it are a read-only integer the document explains."""
+    schemas = doc["components"]["schemas"]
+    for name in ("ReservationOut", "AccountReservationOut", "PlanReservationOut"):
+        field = schemas[name]["properties"]["withdrawn_sqft"]
+        assert field["type"] == "integer" and field["readOnly"] is True, (name, field)
+        assert "posted in part" in field["description"], (name, field)

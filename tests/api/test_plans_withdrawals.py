@@ -7,6 +7,8 @@ from __future__ import annotations
 import pytest
 
 from tests.api.kit import Kit, decision_body, mailing, ok, on, problem
+from tests.api.test_appeals import grant, noticed_decision, petition, rule
+from tests.api.web_kit import parse, signed_in
 
 DAY = "2026-06-08"
 
@@ -304,3 +306,96 @@ def test_credits_from_another_service_area_are_not_eligible_unless_the_plan_allo
         )
         reservation = kit.reserve(bank["id"], elsewhere["id"], bank["unrestricted_class"], 18_000)
         ok(withdraw(kit, elsewhere, [reservation], token=lgu["token"]))
+
+
+# --- what a withdrawal took from each reservation -------------------------------------------------
+
+
+def test_a_reservation_posted_in_part_shows_the_square_feet_withdrawn_from_it(app, kit):
+    """18,000 sq ft required, 10,000 + 12,000 + 500 reserved: the withdrawal takes 18,000 from
+    the first two (one of them in part) and releases the 500 whole; each reservation says, from
+    the ledger, what was taken from it, as the withdrawal's allocations do, on the API and the
+    pages; a reversal on appeal leaves that as it was and says the credits went back."""
+    lgu = kit.lgu()
+    with on("2026-08-20"):
+        bank = kit.funded_account(day="2026-08-20", service_area=5, unrestricted=30_000)
+    code = bank["unrestricted_class"]
+    plan = noticed_decision(kit, lgu)  # 9,000 sq ft at 2:1, approved, noticed 2026-09-04
+    with on("2026-09-04"):
+        made = [kit.reserve(bank["id"], plan["id"], code, n) for n in (10_000, 12_000, 500)]
+        before = reservations_shown(kit, bank, plan, made, lgu)
+        withdrawal = ok(withdraw(kit, plan, made, token=lgu["token"]))
+        after = reservations_shown(kit, bank, plan, made, lgu)
+        pages = reservation_pages(app, bank, plan, made, lgu)
+    taken = {r["id"]: 0 for r in made}
+    for allocation in withdrawal["allocations"]:
+        taken[allocation["reservation_id"]] += allocation["amount_sqft"]
+    assert sum(taken.values()) == withdrawal["withdrawn_sqft"] == 18_000
+    assert taken[made[2]["id"]] == 0  # released whole
+    ids = [r["id"] for r in made]
+    assert made[0]["withdrawn_sqft"] == 0  # the reservation as made
+    assert before == {where: {rid: ("pending", 0) for rid in ids} for where in before}
+    expected = {
+        rid: ("voided", 0) if rid == made[2]["id"] else ("posted", taken[rid]) for rid in ids
+    }
+    assert after == {where: expected for where in after}
+    # one of the two posted is posted in part: less withdrawn than reserved
+    assert sorted(n for rid, n in taken.items() if n) in ([8_000, 10_000], [6_000, 12_000])
+    page_numbers = {
+        rid: f"{n:,}" if expected[rid][0] == "posted" else "—" for rid, n in taken.items()
+    }
+    assert pages == {"plan": page_numbers, "account": page_numbers}
+
+    appeal = ok(petition(kit, plan))
+    ok(grant(kit, appeal, "2026-10-06"))
+    ok(rule(kit, appeal, "2026-10-20", "plan_reversed"))
+    with on("2026-10-20"):
+        returned = ok(kit.api.get(f"/reservations/{made[0]['id']}"), 200)
+        reversed_after = reservations_shown(kit, bank, plan, made, lgu)
+        back = kit.balances(bank["id"])[code]
+    assert reversed_after == after
+    assert returned["reversed_on_appeal"] is True
+    assert back["available_sqft"] == 30_000
+
+
+def reservations_shown(
+    kit: Kit, bank: dict, plan: dict, made: list[dict], lgu: dict
+) -> dict[str, dict[str, tuple[str, int]]]:
+    """Each reservation's status and ``withdrawn_sqft`` as its own reply, its plan's and its
+    account's list show them."""
+    ids = {r["id"] for r in made}
+
+    def shown(items: list[dict]) -> dict[str, tuple[str, int]]:
+        return {r["id"]: (r["status"], r["withdrawn_sqft"]) for r in items if r["id"] in ids}
+
+    own = [ok(kit.api.get(f"/reservations/{rid}", token=lgu["token"]), 200) for rid in ids]
+    of_plan = kit.get_plan(plan["id"], token=lgu["token"])["reservations"]
+    of_account = ok(kit.api.get(f"/accounts/{bank['id']}/reservations"), 200)["items"]
+    return {"own": shown(own), "plan": shown(of_plan), "account": shown(of_account)}
+
+
+def reservation_pages(
+    app, bank: dict, plan: dict, made: list[dict], lgu: dict
+) -> dict[str, dict[str, str]]:
+    """The "Withdrawn" cell of each reservation on the plan's page (its LGU's) and on the
+    account's reservations page (its holder's)."""
+    ids = {r["id"] for r in made}
+    out = {}
+    for where, token, path, table in (
+        ("plan", lgu["token"], f"/plans/{plan['id']}", "reservations"),
+        (
+            "account",
+            bank["holder"]["token"],
+            f"/accounts/{bank['id']}/reservations",
+            "account-reservations",
+        ),
+    ):
+        response = signed_in(app.test_client(), token).get(path)
+        assert response.status_code == 200, response.get_data(as_text=True)
+        rows = parse(response.get_data(as_text=True)).one("table", id=table).one("tbody").all("tr")
+        out[where] = {
+            row.attrs["data-reservation-id"]: row.one("td", data_field="withdrawn_sqft").text
+            for row in rows
+            if row.attrs.get("data-reservation-id") in ids
+        }
+    return out

@@ -21,6 +21,7 @@ from typing import Any
 import pytest
 from flask import Flask
 from sqlalchemy import func, select, text
+from sqlalchemy.exc import DBAPIError
 
 from bank import access, appeals, guarantees, money, parties, reservations, transfers
 from bank.access import SYSTEM
@@ -386,6 +387,93 @@ def test_a_reservation_refused_at_its_last_word_names_the_account_before_the_sit
         assert refused.get("account_id") == funded["id"], refused
         assert "bank_site_ids" not in refused
         assert kit.balances(funded["id"])[funded["unrestricted_class"]]["reserved_sqft"] == 0
+
+
+def test_an_appeal_reversing_withdrawals_from_two_lots_waits_for_the_lower_lot_first(
+    kit, app, backend
+):
+    """A plan's two withdrawals drew on two lots, the first on the newer one (the higher
+    ledger account id).  Reversed on appeal while another transaction holds the older lot, the
+    reversal waits for it holding neither lot, as a transfer or a reservation drawing on both
+    locks them (ascending account id): none of them can hold one lot while waiting for the
+    other, so none deadlocks.  Once the older lot is free, both withdrawals are reversed and
+    the credits are back in their lots.  On SQLite (one writer at a time) only the outcome is
+    checked."""
+    lgu = kit.lgu()
+    with on("2026-08-20"):
+        older = kit.funded_account(day="2026-08-20", service_area=5, unrestricted=1_600)
+        newer = kit.funded_account(day="2026-08-20", service_area=5, unrestricted=18_000)
+        (older_lot,), (newer_lot,) = kit.lots_by_id(older["id"]), kit.lots_by_id(newer["id"])
+    assert ledger_account(app, older_lot) < ledger_account(app, newer_lot)
+    plan = noticed_decision(kit, lgu)  # 9,000 sq ft at 2:1, approved, noticed 2026-09-04
+    path = f"/plans/{plan['id']}"
+    with on("2026-09-04"):
+        first = kit.reserve(newer["id"], plan["id"], newer["unrestricted_class"], 18_000)
+        body = {"reservation_ids": [first["id"]]}
+        ok(kit.api.post(f"{path}/withdrawals", body, token=lgu["token"]))
+    with on("2026-09-08"):
+        # 9,800 sq ft, less than 10% larger: the same application, 19,600 sq ft required
+        body = {"area_sqft": 9_800, "displacement_ft": 0, "received_on": "2026-09-08"}
+        ok(kit.api.post(f"{path}/revisions", body, token=lgu["token"]))
+        second = kit.reserve(older["id"], plan["id"], older["unrestricted_class"], 1_600)
+        body = {"reservation_ids": [second["id"]]}
+        ok(kit.api.post(f"{path}/withdrawals", body, token=lgu["token"]))
+        withdrawn = kit.available_by_lot(older["id"]) | kit.available_by_lot(newer["id"])
+    assert withdrawn == {older_lot: 0, newer_lot: 0}
+    appeal = ok(petition(kit, plan))
+    ok(grant(kit, appeal, "2026-10-06"))
+    answered: list[Any] = []
+
+    def reverse() -> None:
+        headers = {"Authorization": f"Bearer {kit.api.token}"}
+        body = {"outcome": "plan_reversed", "decided_on": "2026-10-20"}
+        path = f"/api/v1/appeals/{appeal['id']}/decision"
+        answered.append(app.test_client().post(path, json=body, headers=headers))
+
+    reversal = threading.Thread(target=reverse)
+    with on("2026-10-20"):
+        with busy_lot(app, backend, older_lot) as wait_for_a_waiter:
+            reversal.start()
+            wait_for_a_waiter()
+            newer_was_free = backend != "postgresql" or lot_is_free(app, newer_lot)
+            assert backend != "postgresql" or reversal.is_alive()  # waiting for the older lot
+        reversal.join(30)
+        assert ok(answered[0])["decision"]["outcome"] == "plan_reversed"
+        shown = kit.get_plan(plan["id"])
+        back = kit.available_by_lot(older["id"]) | kit.available_by_lot(newer["id"])
+    assert newer_was_free, "the reversal held the newer lot while it waited for the older one"
+    assert all(w["reversal_transaction_id"] for w in shown["withdrawals"])
+    assert len(shown["withdrawals"]) == 2
+    assert back == {older_lot: 1_600, newer_lot: 18_000}
+
+
+def ledger_account(app: Flask, lot_id: str) -> int:
+    with database(app).transaction() as session:
+        found = session.execute(
+            text("SELECT ledger_account_id FROM lots WHERE id = :lot"), {"lot": lot_id}
+        )
+        return int(found.scalar_one())
+
+
+def lot_is_free(app: Flask, lot_id: str) -> bool:
+    """On PostgreSQL, whether no transaction holds the lot's balance row (asked without
+    waiting, and let go at once)."""
+    with database(app).engine.connect() as probe:
+        probe = probe.execution_options(isolation_level="AUTOCOMMIT")
+        try:
+            probe.execute(
+                text(
+                    "SELECT 1 FROM ledger_balances AS b JOIN lots AS l "
+                    "ON l.ledger_account_id = b.account_id WHERE l.id = :lot "
+                    "FOR UPDATE OF b NOWAIT"
+                ),
+                {"lot": lot_id},
+            ).one()
+        except DBAPIError as error:
+            if getattr(error.orig, "sqlstate", None) == "55P03":  # lock_not_available
+                return False
+            raise
+        return True
 
 
 def posted(kit: Kit, funded: dict[str, Any]) -> int:
