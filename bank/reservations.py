@@ -13,7 +13,7 @@ from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import date, datetime
 
-from sqlalchemy import JSON, Date, DateTime, bindparam, select
+from sqlalchemy import JSON, Date, DateTime, bindparam, case, func, select
 from sqlalchemy.orm import Session
 
 import ledger
@@ -63,9 +63,9 @@ class ReservationView:
     amount_sqft: int
     expires_on: date
     status: str
-    #: the square feet a withdrawal took from it, from the ledger: what its posted shares moved
-    #: (less than ``amount_sqft`` when posted in part, the rest released to its lots); 0 unless
-    #: posted, and still what was taken after a reversal on appeal returned it
+    #: the square feet the withdrawal that posted it took from it (its allocations: less than
+    #: ``amount_sqft`` when posted in part, the rest released to its lots); 0 unless posted, and
+    #: still what was taken after a reversal on appeal returned it
     withdrawn_sqft: int
     created_at: datetime
     lots: tuple[ReservationLot, ...]
@@ -300,16 +300,15 @@ def _made_view(
     rather than read back: its shares are pending transfers nothing has resolved yet, all
     expiring when the reservation does, so its status is pending until then."""
     expired = is_expired(clock.end_of_day(reservation.expires_on), clock.utcnow())
-    state = Standing("expired" if expired else "pending", 0)
-    return _view(reservation, klass, state, held, False)
+    return _view(reservation, klass, "expired" if expired else "pending", held, _NOTHING_TAKEN)
 
 
 def _view(
     reservation: Reservation,
     klass: credits.CreditClass,
-    state: Standing,
+    status: str,
     held: Sequence[ReservationLot],
-    reversed_on_appeal: bool,
+    taken: _Taken,
 ) -> ReservationView:
     return ReservationView(
         id=reservation.id,
@@ -319,11 +318,11 @@ def _view(
         lot_id=reservation.lot_id,
         amount_sqft=reservation.amount_sqft,
         expires_on=reservation.expires_on,
-        status=state.status,
-        withdrawn_sqft=state.withdrawn_sqft,
+        status=status,
+        withdrawn_sqft=taken.sqft,
         created_at=reservation.created_at,
         lots=tuple(held),
-        reversed_on_appeal=reversed_on_appeal,
+        reversed_on_appeal=taken.reversed_on_appeal,
     )
 
 
@@ -408,35 +407,15 @@ def shares_of(
     return held
 
 
-@dataclass(frozen=True)
-class Standing:
-    """A reservation's status from the ledger, and the square feet withdrawn from it: what its
-    shares' pending transfers posted."""
-
-    status: str
-    withdrawn_sqft: int
-
-
 def statuses(
     session: Session, held_by: dict[str, list[ReservationLot]], now: datetime | None = None
 ) -> dict[str, str]:
     """``status_of`` each reservation of ``held_by`` (``shares_of``' answer), read with two
     queries for all of them (per ``SLICE``)."""
-    return {rid: state.status for rid, state in standings(session, held_by, now).items()}
-
-
-def standings(
-    session: Session, held_by: dict[str, list[ReservationLot]], now: datetime | None = None
-) -> dict[str, Standing]:
-    """``Standing`` of each reservation of ``held_by`` (``shares_of``' answer), read with two
-    queries for all of them (per ``SLICE``), as ``statuses``."""
     pending_ids = [share.pending_transaction_id for held in held_by.values() for share in held]
-    outcome_of = ledger.pending_outcomes(session, pending_ids, now)
+    state_of = ledger.pending_states(session, pending_ids, now)
     return {
-        rid: Standing(
-            _first_state({outcome_of[share.pending_transaction_id].state for share in held}),
-            sum(outcome_of[share.pending_transaction_id].posted for share in held),
-        )
+        rid: _first_state({state_of[share.pending_transaction_id] for share in held})
         for rid, held in held_by.items()
     }
 
@@ -488,36 +467,51 @@ def reservation_view(session: Session, reservation: Reservation) -> ReservationV
 def reservation_views(session: Session, listed: Sequence[Reservation]) -> list[ReservationView]:
     """``reservation_view`` of each of ``listed``, with five queries for all of them (per
     ``SLICE``): their shares, the shares' resolutions and pending headers, their classes, and
-    which were posted by a withdrawal an appeal reversed."""
+    what withdrawals took from them."""
     ids = [reservation.id for reservation in listed]
     held_by = shares_of(session, ids)
-    standing = standings(session, held_by)
+    status = statuses(session, held_by)
     classes = credits.classes(session, (reservation.credit_class for reservation in listed))
-    returned = _returned_on_appeal(session, ids)
+    taken = _taken_from(session, ids)
     return [
         _view(
             reservation,
             classes[reservation.credit_class],
-            standing[reservation.id],
+            status[reservation.id],
             held_by[reservation.id],
-            reservation.id in returned,
+            taken.get(reservation.id, _NOTHING_TAKEN),
         )
         for reservation in listed
     ]
 
 
-def _returned_on_appeal(session: Session, reservation_ids: Sequence[str]) -> set[str]:
-    """Those of ``reservation_ids`` a withdrawal posted that an appeal then reversed."""
-    returned: set[str] = set()
+@dataclass(frozen=True)
+class _Taken:
+    """What the withdrawal that posted a reservation took from it (the sum of its allocations
+    of the reservation), and whether an appeal then reversed that withdrawal."""
+
+    sqft: int
+    reversed_on_appeal: bool
+
+
+_NOTHING_TAKEN = _Taken(0, False)
+
+
+def _taken_from(session: Session, reservation_ids: Sequence[str]) -> dict[str, _Taken]:
+    """``_Taken`` of those of ``reservation_ids`` a withdrawal posted, one query per ``SLICE``."""
+    reversed_ = case((Withdrawal.reversal_transaction_id.is_not(None), 1), else_=0)
+    taken: dict[str, _Taken] = {}
     for some in slices(reservation_ids):
-        returned.update(
-            session.scalars(
-                select(WithdrawalAllocation.reservation_id)
-                .join(Withdrawal, Withdrawal.id == WithdrawalAllocation.withdrawal_id)
-                .where(
-                    WithdrawalAllocation.reservation_id.in_(some),
-                    Withdrawal.reversal_transaction_id.is_not(None),
-                )
+        rows = session.execute(
+            select(
+                WithdrawalAllocation.reservation_id,
+                func.sum(WithdrawalAllocation.amount_sqft),
+                func.max(reversed_),
             )
+            .join(Withdrawal, Withdrawal.id == WithdrawalAllocation.withdrawal_id)
+            .where(WithdrawalAllocation.reservation_id.in_(some))
+            .group_by(WithdrawalAllocation.reservation_id)
         )
-    return returned
+        for reservation_id, sqft, was_reversed in rows:
+            taken[reservation_id] = _Taken(int(sqft), bool(was_reversed))
+    return taken

@@ -45,7 +45,7 @@ from ledger.errors import (
     UnknownTransaction,
 )
 from ledger.locks import advisory_lock
-from ledger.pending import Outcome, pending_outcomes, pending_states
+from ledger.pending import pending_states
 from ledger.posting import (
     Leg,
     Meta,
@@ -71,7 +71,6 @@ __all__ = [
     "Leg",
     "LedgerError",
     "Meta",
-    "Outcome",
     "PendingExpired",
     "Posted",
     "Report",
@@ -85,7 +84,6 @@ __all__ = [
     "last_effective_on",
     "create_account",
     "lock",
-    "pending_outcomes",
     "pending_state",
     "pending_states",
     "post_pending",

@@ -1,5 +1,4 @@
-"""Pending transfers: their state and what a posted one moved, and the lines that resolve them
-(post, void or expire).
+"""Pending transfers: their state, and the lines that resolve them (post, void or expire).
 
 A pending transfer's entries reserve amounts (phase ``pending``).  Resolving it writes one
 ``release`` line per pending entry, undoing the reservation and naming the resolution, and, when
@@ -10,12 +9,10 @@ index on release entries lets each pending transfer resolve once.
 from __future__ import annotations
 
 from collections.abc import Collection, Sequence
-from dataclasses import dataclass
 from datetime import datetime
-from typing import Any
 
-from sqlalchemy import and_, bindparam, case, exists, func, select
-from sqlalchemy.orm import Session, aliased
+from sqlalchemy import select
+from sqlalchemy.orm import Session
 
 from ledger import clock
 from ledger.errors import AlreadyResolved, LedgerError, PendingExpired, UnknownTransaction
@@ -30,87 +27,20 @@ def pending_state(session: Session, pending_id: int, now: datetime | None = None
     return pending_states(session, [pending_id], now)[pending_id]
 
 
-@dataclass(frozen=True)
-class Outcome:
-    """Where a pending transfer stands: its ``state`` (``pending_state``) and ``posted``, what
-    it moved once posted, in full or in part (the sum of its posted credits; 0 unless posted)."""
-
-    state: str
-    posted: int
-
-
-# The posted credits of the transaction resolving a pending transfer that are its own: a
-# resolution's lines are, per pending transfer it resolves, its release lines then, if posted,
-# its posted lines (``posting.resolve_pending``), and entry ids follow the lines' order; so they
-# are the posted entries after its last release entry and before the next release entry.
-_RESOLVED = aliased(LedgerEntry)
-_POSTED = aliased(LedgerEntry)
-_NEXT = aliased(LedgerEntry)
-
-
-def _outcome_rows() -> Any:
-    """Per pending transfer of ``:ids`` resolved: its id, resolution and posted credits."""
-    resolved = (
-        select(
-            _RESOLVED.resolves_id,
-            _RESOLVED.resolution,
-            _RESOLVED.transaction_id,
-            func.max(_RESOLVED.id).label("last_id"),
-        )
-        .where(
-            _RESOLVED.resolves_id.in_(bindparam("ids", expanding=True)),
-            _RESOLVED.resolution.is_not(None),
-        )
-        .group_by(_RESOLVED.resolves_id, _RESOLVED.resolution, _RESOLVED.transaction_id)
-        .subquery()
-    )
-    own = and_(_POSTED.transaction_id == resolved.c.transaction_id, _POSTED.id > resolved.c.last_id)
-    next_release = (
-        exists()
-        .where(
-            _NEXT.transaction_id == resolved.c.transaction_id,
-            _NEXT.phase == PHASE_RELEASE,
-            _NEXT.id > resolved.c.last_id,
-            _NEXT.id < _POSTED.id,
-        )
-        .correlate(resolved, _POSTED)
-    )
-    posted = (
-        select(func.coalesce(func.sum(_POSTED.amount), 0))
-        .where(own, _POSTED.phase == PHASE_POSTED, _POSTED.amount > 0, ~next_release)
-        .correlate(resolved)
-        .scalar_subquery()
-    )
-    return select(
-        resolved.c.resolves_id,
-        resolved.c.resolution,
-        case((resolved.c.resolution == "posted", posted), else_=0),
-    )
-
-
-# built once: built per call, its cache key would cost more than the database spends on it
-_OUTCOMES = _outcome_rows()
-
-
 def pending_states(
     session: Session, pending_ids: Collection[int], now: datetime | None = None
 ) -> dict[int, str]:
     """``pending_state`` of each of ``pending_ids``, read with two queries per ``SLICE`` of
     them."""
-    outcomes = pending_outcomes(session, pending_ids, now)
-    return {pending_id: outcome.state for pending_id, outcome in outcomes.items()}
-
-
-def pending_outcomes(
-    session: Session, pending_ids: Collection[int], now: datetime | None = None
-) -> dict[int, Outcome]:
-    """``Outcome`` of each of ``pending_ids``, read with two queries per ``SLICE`` of them;
-    ``UnknownTransaction`` if one is no pending transfer."""
-    resolved: dict[int, tuple[str, int]] = {}
+    resolved: dict[int, str] = {}
     headers: dict[int, datetime | None] = {}
     for ids in slices(sorted(set(pending_ids))):
-        for resolves_id, resolution, posted in session.execute(_OUTCOMES, {"ids": ids}):
-            resolved[int(resolves_id or 0)] = (str(resolution), int(posted or 0))
+        for resolves_id, resolution in session.execute(
+            select(LedgerEntry.resolves_id, LedgerEntry.resolution)
+            .where(LedgerEntry.resolves_id.in_(ids), LedgerEntry.resolution.is_not(None))
+            .distinct()
+        ):
+            resolved[int(resolves_id or 0)] = str(resolution)
         for header_id, expires_at in session.execute(
             select(LedgerTransaction.id, LedgerTransaction.expires_at).where(
                 LedgerTransaction.id.in_(ids), LedgerTransaction.pending.is_(True)
@@ -118,16 +48,15 @@ def pending_outcomes(
         ):
             headers[header_id] = expires_at
     moment = now or clock.utcnow()
-    outcomes = {}
+    states = {}
     for pending_id in pending_ids:
         if pending_id in resolved:
-            outcomes[pending_id] = Outcome(*resolved[pending_id])
+            states[pending_id] = str(resolved[pending_id])
         elif pending_id not in headers:
             raise UnknownTransaction(f"pending transfer {pending_id} does not exist")
         else:
-            expired = is_expired(headers[pending_id], moment)
-            outcomes[pending_id] = Outcome("expired" if expired else "pending", 0)
-    return outcomes
+            states[pending_id] = "expired" if is_expired(headers[pending_id], moment) else "pending"
+    return states
 
 
 def pending_header(session: Session, pending_id: int) -> LedgerTransaction:

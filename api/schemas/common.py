@@ -165,10 +165,11 @@ def WithdrawnSqft() -> fields.Integer:  # noqa: N802
         dump_only=True,
         metadata={
             "description": (
-                "Square feet a withdrawal took from the reservation, from the ledger: what its "
-                "posted shares moved. Less than `amount_sqft` when it was posted in part (the "
-                "rest went back to its lots); 0 unless `status` is `posted`. A reversal on "
-                "appeal leaves it as it was and sets `reversed_on_appeal`: the credits went back."
+                "Square feet the withdrawal that posted the reservation took from it (the "
+                "withdrawal's allocations of it). Less than `amount_sqft` when it was posted in "
+                "part (the rest went back to its lots); 0 unless `status` is `posted`. A reversal "
+                "on appeal leaves it as it was and sets `reversed_on_appeal`: the credits went "
+                "back."
             )
         },
     )

@@ -25,12 +25,10 @@ from ledger import (
     balances,
     balances_as_of,
     clock,
-    pending_outcomes,
     pending_state,
     post_pending,
     posting,
     reserve,
-    resolve_pending,
     reverse,
     transfer,
     void_pending,
@@ -435,31 +433,6 @@ def test_posting_a_pending_transfer_in_part_releases_the_rest(db, book):
     assert (got[a].posted, got[a].reserved_debits, got[a].available) == (70, 0, 70)
     assert (got[b].posted, got[b].reserved_credits) == (30, 0)
     assert _state(db, hold.transaction_id) == "posted"
-
-
-def test_each_pending_transfer_resolved_together_says_what_it_posted(db, book):
-    """Four holds on the same two accounts resolved as ONE transaction: posted in part, voided,
-    posted in full, posted in part; each says what it moved, none counts another's lines."""
-    _asset, _issuer, a, b = book
-    holds = [_reserve(db, a, b, n).transaction_id for n in (30, 20, 25, 15)]
-    pending = _reserve(db, a, b, 5).transaction_id
-    items = [
-        (holds[0], "posted", 10),
-        (holds[1], "voided", None),
-        (holds[2], "posted", None),
-        (holds[3], "posted", 14),
-    ]
-    db.run(lambda s: resolve_pending(s, items, meta(), kind="withdrawal"))
-    with db.transaction() as session:
-        outcomes = pending_outcomes(session, [*holds, pending])
-    assert [(outcomes[h].state, outcomes[h].posted) for h in [*holds, pending]] == [
-        ("posted", 10),
-        ("voided", 0),
-        ("posted", 25),
-        ("posted", 14),
-        ("pending", 0),
-    ]
-    assert balance(db, b).posted == 10 + 25 + 14
 
 
 @pytest.mark.parametrize("amount", [0, 41, -1])
