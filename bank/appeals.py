@@ -27,6 +27,7 @@ from bank.plan_tables import Appeal, Plan
 from bank.rules import timeline
 from bank.rules.ruleset import ruleset_by_id
 from ledger import clock
+from ledger.account_cache import AccountRow
 from ledger.db import Database
 
 PETITIONER_KINDS = timeline.PETITIONER_KINDS
@@ -307,8 +308,13 @@ def decide_appeal(
             # the reservations first, as a holder's void locks its reservation before the
             # balances: a void in flight ends before this one reads what is still pending
             held = _lock_reservations(session, plan.id)
-            withdrawals.reverse_for_plan(session, plan.id, board, request_id, since)
-            _void_pending_reservations(session, held, plan.id, board, request_id)
+            voiding = _pending_shares(session, held)
+            pending_ids = [share.pending_transaction_id for v in voiding.values() for share in v]
+            # the lots of the withdrawals reversed and of the shares voided, in one statement
+            rows = withdrawals.reverse_for_plan(
+                session, plan.id, board, request_id, since, voiding=pending_ids
+            )
+            _void_pending_reservations(session, held, voiding, rows, plan.id, board, request_id)
 
     return _decide(db, board, appeal_id, decide)
 
@@ -363,27 +369,46 @@ def _lock_reservations(session: Session, plan_id: str) -> list[reservations.Rese
     return held
 
 
+def _pending_shares(
+    session: Session, held: list[reservations.Reservation]
+) -> dict[str, list[reservations.ReservationLot]]:
+    """The shares of each of ``held`` (locked) still pending, by reservation id: what
+    ``_void_pending_reservations`` may void, read before any balance row is locked, so that the
+    lots of them all are locked at once (``withdrawals.reverse_for_plan``'s ``voiding``)."""
+    held_by = reservations.shares_of(session, [reservation.id for reservation in held])
+    status = reservations.statuses(session, held_by)
+    return {rid: found for rid, found in held_by.items() if status[rid] == "pending"}
+
+
 def _void_pending_reservations(
     session: Session,
     held: list[reservations.Reservation],
+    voiding: dict[str, list[reservations.ReservationLot]],
+    rows: dict[int, AccountRow],
     plan_id: str,
     actor: Actor,
     request_id: str | None,
 ) -> None:
     """The approval was reversed: nothing more will be withdrawn for the plan, so the credits
-    still held for it (``held``, locked) go back to their holders' available balances."""
+    still held for it (``held``, locked; ``voiding``, their shares pending before the lots were
+    locked) go back to their holders' available balances, in ``held``'s order.  ``rows``: the
+    lots' balance rows this unit of work locked and has not written to since; each void takes
+    them, and a lot it wrote to is read again by the next."""
     for reservation in held:
-        if reservations.status_of(session, reservation) != "pending":
+        found = voiding.get(reservation.id)
+        if found is None or reservations.status_of(session, reservation) != "pending":
             continue  # posted, voided by its holder, or expired
-        for share in reservations.shares(session, reservation.id):
-            ledger.void_pending(
+        for share in found:
+            voided = ledger.void_pending(
                 session,
                 share.pending_transaction_id,
                 withdrawals.reversed_on_appeal(
                     f"void:{share.pending_transaction_id}", plan_id, actor, request_id
                 ),
                 kind="reservation_void",
+                held=rows,
             )
+            withdrawals.forget_written(rows, voided)
 
 
 def _check_day(day: date, not_before: date, field: str) -> None:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 from collections import defaultdict
-from collections.abc import Iterable, Sequence
+from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
@@ -29,6 +29,7 @@ from bank.reservations import Reservation, ReservationLot, shares, status_of
 from bank.rules import replacement_rules
 from bank.withdrawal_tables import Withdrawal, WithdrawalAllocation
 from ledger import clock, locks, store
+from ledger.account_cache import AccountRow
 from ledger.db import Database
 from ledger.slices import grouped
 
@@ -266,18 +267,22 @@ def active_withdrawals(session: Session, plan_id: str) -> list[Withdrawal]:
     )
 
 
-# The balance rows a reversal of withdrawals touches: the limited ones (lots) among the accounts
-# their transactions posted to, locked in ONE statement in ascending account id
-# (``ledger.locks.held_cte``, the global lock order), before anything is written.  Reversing them
-# one by one, each locking its own lots, would take a plan's lots out of that order whenever two
-# withdrawals drew on different lots: a transfer or a reservation locking the same lots in
-# order could then deadlock with it.  The transactions' ids travel as one JSON array.
+# The balance rows a reversal on appeal touches: the limited ones (lots) among the accounts the
+# withdrawals' transactions posted to and those the pending transfers it voids reserve on,
+# locked in ONE statement in ascending account id (``ledger.locks.held_cte``, the global lock
+# order), before anything is written.  Reversing the withdrawals one by one, each locking its
+# own lots, then voiding each pending transfer in turn, would take a plan's lots out of that
+# order whenever they drew on different lots: a transfer or a reservation locking the same lots
+# in order could then deadlock with it.  The transactions' ids travel as JSON arrays.
 _REVERSED_LOTS = store.Statement(
     postgresql=f"""
 WITH {
         locks.held_cte(
             "SELECT account_id FROM ledger_entries WHERE phase = 'posted' AND transaction_id = "
-            "ANY(ARRAY(SELECT jsonb_array_elements_text(:transaction_ids::jsonb)::bigint))"
+            "ANY(ARRAY(SELECT jsonb_array_elements_text(:transaction_ids::jsonb)::bigint)) "
+            "UNION ALL "
+            "SELECT account_id FROM ledger_entries WHERE phase = 'pending' AND transaction_id = "
+            "ANY(ARRAY(SELECT jsonb_array_elements_text(:pending_ids::jsonb)::bigint))"
         )
     }
 SELECT {", ".join(locks.HELD_COLUMNS)} FROM held ORDER BY account_id
@@ -286,7 +291,10 @@ SELECT {", ".join(locks.HELD_COLUMNS)} FROM held ORDER BY account_id
 WITH {
         locks.held_cte(
             "SELECT account_id FROM ledger_entries WHERE phase = 'posted' AND transaction_id IN "
-            "(SELECT value FROM json_each(:transaction_ids))"
+            "(SELECT value FROM json_each(:transaction_ids)) "
+            "UNION ALL "
+            "SELECT account_id FROM ledger_entries WHERE phase = 'pending' AND transaction_id IN "
+            "(SELECT value FROM json_each(:pending_ids))"
         )
     }
 SELECT {", ".join(locks.HELD_COLUMNS)} FROM held ORDER BY account_id
@@ -301,23 +309,32 @@ def reverse_for_plan(
     request_id: str | None,
     since: datetime | None = None,
     until: datetime | None = None,
-) -> None:
+    *,
+    voiding: Collection[int] = (),
+) -> dict[int, AccountRow]:
     """An appeal reversed the approval: compensate each withdrawal (each made ``since``, when
     only a revision's approval was reversed and the approval before it stands; each made before
     ``until``, when the approval reversed is one a later revision superseded and what was
     withdrawn since is that revision's); credits return to their lots.
 
-    The lots' balance rows of every withdrawal reversed are locked first, all at once in the
-    global order (``_REVERSED_LOTS``), and each reversal's ledger write takes them (``held``);
-    then the withdrawals' headers, ascending, as each is reversed."""
+    The lots' balance rows of every withdrawal reversed, and of the pending transfers
+    ``voiding`` that the caller voids next in this unit of work, are locked first, all at once in
+    the global order (``_REVERSED_LOTS``), and each reversal's ledger write takes them (``held``);
+    then the withdrawals' headers, ascending, as each is reversed.  Answers the rows no reversal
+    wrote to, for the voids' writes to take (``ledger.void_pending``'s ``held``)."""
     chosen = sorted(
         (row for row in active_withdrawals(session, plan_id) if _reversed_now(row, since, until)),
         key=lambda row: row.transaction_id,
     )
-    if not chosen:
-        return
-    params = {"transaction_ids": json.dumps([row.transaction_id for row in chosen])}
+    if not chosen and not voiding:
+        return {}
+    params = {
+        "transaction_ids": json.dumps([row.transaction_id for row in chosen]),
+        "pending_ids": json.dumps(sorted(voiding)),
+    }
     held = locks.held_rows(store.of(session).run(session, _REVERSED_LOTS, params))
+    if not chosen:
+        return held
     _reopen_closed_sources(session, [row.id for row in chosen])
     for row in chosen:
         reversal = ledger.reverse(
@@ -328,10 +345,17 @@ def reverse_for_plan(
             held=held,
         )
         row.reversal_transaction_id = reversal.transaction_id
-        for account_id, _amount, _phase in reversal.entries:
-            # written to: a later reversal on the same lot reads its row again (still held)
-            held.pop(account_id, None)
+        forget_written(held, reversal)
     session.flush()
+    return held
+
+
+def forget_written(held: dict[int, AccountRow], written: ledger.Posted) -> None:
+    """Drop from ``held`` the rows of the accounts ``written`` wrote to: a later write on the
+    same account reads its row again (still held by this unit of work, so it waits for
+    nothing)."""
+    for account_id, _amount, _phase in written.entries:
+        held.pop(account_id, None)
 
 
 def _reversed_now(row: Withdrawal, since: datetime | None, until: datetime | None) -> bool:

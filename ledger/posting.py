@@ -88,18 +88,34 @@ def post_pending(
     return resolve_pending(session, [(pending_id, "posted", amount)], meta, kind=kind)
 
 
-def void_pending(session: Session, pending_id: int, meta: Meta, *, kind: str = "void") -> Posted:
-    """Release everything a pending transfer reserved."""
-    return resolve_pending(session, [(pending_id, "voided", None)], meta, kind=kind)
+def void_pending(
+    session: Session,
+    pending_id: int,
+    meta: Meta,
+    *,
+    kind: str = "void",
+    held: Mapping[int, AccountRow] | None = None,
+) -> Posted:
+    """Release everything a pending transfer reserved.  ``held``: as ``resolve_pending``'s."""
+    return resolve_pending(session, [(pending_id, "voided", None)], meta, kind=kind, held=held)
 
 
 def resolve_pending(
-    session: Session, items: Sequence[Resolution], meta: Meta, *, kind: str
+    session: Session,
+    items: Sequence[Resolution],
+    meta: Meta,
+    *,
+    kind: str,
+    held: Mapping[int, AccountRow] | None = None,
 ) -> Posted:
     """Post (in full or in part) or void several pending transfers as ONE transaction.
 
     Each pending transfer resolves at most once (a unique index on its release entries); one that
     has expired reserves nothing and cannot be resolved (``PendingExpired``).
+
+    ``held``: as ``reverse``'s.  A caller resolving pending transfers along with other writes in
+    one unit of work locks the balance rows of them all at once, in the global order, and hands
+    them over: the resolution then waits for nothing but its headers.
     """
     request = {"op": "resolve", "kind": kind, "items": [list(item) for item in items]}
     bound_to = request_hash(request, meta)
@@ -107,7 +123,10 @@ def resolve_pending(
     if earlier:
         return earlier
     entries = {pending_id: pending_entries(session, pending_id) for pending_id, _, _ in items}
-    locks.lock_balances(session, {e.account_id for found in entries.values() for e in found})
+    touched = {e.account_id for found in entries.values() for e in found}
+    locked = still_held(accounts_for(session, touched), held) if held is not None else None
+    if locked is None:
+        locks.lock_balances(session, touched)
     # a concurrent resolver of the same pending transfer commits first; we then see it resolved
     # (an account with no limit takes no lock above, so the header is what serializes us)
     locks.lock_headers(session, entries)
@@ -126,7 +145,7 @@ def resolve_pending(
         lines += release(entries[pending_id], pending_id, resolution)
         if resolution == "posted":
             lines += posted_part(entries[pending_id], amount)
-    return write(session, kind, lines, meta, request, now=now)
+    return write(session, kind, lines, meta, request, now=now, held=locked)
 
 
 def reverse(

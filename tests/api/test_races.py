@@ -447,6 +447,66 @@ def test_an_appeal_reversing_withdrawals_from_two_lots_waits_for_the_lower_lot_f
     assert back == {older_lot: 1_600, newer_lot: 18_000}
 
 
+def test_an_appeal_voiding_reservations_and_reversing_a_withdrawal_waits_for_the_lowest_lot_first(
+    kit, app, backend
+):
+    """Three lots, by ledger account id: a plan's withdrawal drew on the middle one, and two of
+    its reservations still pending hold credits in the highest (reserved first) and the lowest.
+    Reversed on appeal while another transaction holds the lowest lot, the decision waits for it
+    holding neither of the others: the lots of the withdrawal it reverses and of the
+    reservations it voids are locked together, ascending, as a transfer or a reservation drawing
+    on them locks them, so none deadlocks.  Once the lowest lot is free, the withdrawal is
+    reversed, both reservations are voided and every credit is back in its lot.  On SQLite (one
+    writer at a time) only the outcome is checked."""
+    lgu = kit.lgu()
+    with on("2026-08-20"):
+        funded = [
+            kit.funded_account(day="2026-08-20", service_area=5, unrestricted=sqft)
+            for sqft in (1_000, 18_000, 2_000)
+        ]
+        low, middle, high = funded
+        (low_lot,), (middle_lot,), (high_lot,) = (kit.lots_by_id(f["id"]) for f in funded)
+    accounts = [ledger_account(app, lot) for lot in (low_lot, middle_lot, high_lot)]
+    assert accounts == sorted(accounts)
+    plan = noticed_decision(kit, lgu)  # 9,000 sq ft at 2:1, approved, noticed 2026-09-04
+    with on("2026-09-04"):
+        used = kit.reserve(middle["id"], plan["id"], middle["unrestricted_class"], 18_000)
+        body = {"reservation_ids": [used["id"]]}
+        ok(kit.api.post(f"/plans/{plan['id']}/withdrawals", body, token=lgu["token"]))
+        first = kit.reserve(high["id"], plan["id"], high["unrestricted_class"], 2_000)
+    with on("2026-09-08"):
+        second = kit.reserve(low["id"], plan["id"], low["unrestricted_class"], 1_000)
+        taken = {lot: n for f in funded for lot, n in kit.available_by_lot(f["id"]).items()}
+    assert taken == {low_lot: 0, middle_lot: 0, high_lot: 0}
+    appeal = ok(petition(kit, plan))
+    ok(grant(kit, appeal, "2026-10-06"))
+    answered: list[Any] = []
+
+    def reverse() -> None:
+        headers = {"Authorization": f"Bearer {kit.api.token}"}
+        body = {"outcome": "plan_reversed", "decided_on": "2026-10-20"}
+        path = f"/api/v1/appeals/{appeal['id']}/decision"
+        answered.append(app.test_client().post(path, json=body, headers=headers))
+
+    reversal = threading.Thread(target=reverse)
+    with on("2026-10-20"):
+        with busy_lot(app, backend, low_lot) as wait_for_a_waiter:
+            reversal.start()
+            wait_for_a_waiter()
+            others = (middle_lot, high_lot)
+            free = {lot: backend != "postgresql" or lot_is_free(app, lot) for lot in others}
+            assert backend != "postgresql" or reversal.is_alive()  # waiting for the lowest lot
+        reversal.join(30)
+        assert ok(answered[0])["decision"]["outcome"] == "plan_reversed"
+        shown = kit.get_plan(plan["id"])
+        voided = [ok(kit.api.get(f"/reservations/{r['id']}"), 200) for r in (first, second)]
+        back = {lot: n for f in funded for lot, n in kit.available_by_lot(f["id"]).items()}
+    assert free == {middle_lot: True, high_lot: True}, "it held a lot while it waited"
+    assert [w["reversal_transaction_id"] is not None for w in shown["withdrawals"]] == [True]
+    assert [r["status"] for r in voided] == ["voided", "voided"]
+    assert back == {low_lot: 1_000, middle_lot: 18_000, high_lot: 2_000}
+
+
 def ledger_account(app: Flask, lot_id: str) -> int:
     with database(app).transaction() as session:
         found = session.execute(
