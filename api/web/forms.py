@@ -45,7 +45,11 @@ KEY_FIELD = "idempotency_key"
 #: keys a form makes are stored apart from the API's under the same token
 KEY_SCOPE = "web:"
 _KEY = re.compile(r"[A-Za-z0-9_-]{16,200}")
-_WHOLE = re.compile(r"[+-]?[0-9][0-9,_]*")
+#: a whole number as people write it: plain digits, or commas between groups of three digits
+#: (``12,000``, ``1,234,567``).  Anything else (``1,5``, ``10,00``, ``1_000``, ``12 000``) is sent
+#: as typed, and the schema refuses it beside its field: a misplaced separator never changes the
+#: amount.
+_WHOLE = re.compile(r"[+-]?(?:[0-9]+|[1-9][0-9]{0,2}(?:,[0-9]{3})+)")
 #: the schemas' messages, said as a person filling in a form needs them
 PLAIN = {
     "Missing data for required field.": "Fill in this field.",
@@ -417,7 +421,7 @@ def _value(f: Field) -> Any:
     if not text:
         return None
     if f.kind == "number" and _WHOLE.fullmatch(text):
-        return int(text.replace(",", "").replace("_", ""))
+        return int(text.replace(",", ""))
     return text
 
 

@@ -373,6 +373,48 @@ def test_a_holder_reserves_credits_for_a_plan_of_its_area(app: Flask, kit: Kit) 
     assert kit.available(bank["id"], bank["unrestricted_class"]) == 15_000
 
 
+@pytest.mark.parametrize("typed", ["1,5", "10,00", "1,0000", ",500", "1,500,", "1_000", "12 000"])
+def test_a_misplaced_thousands_separator_is_refused_not_read_as_another_amount(
+    app: Flask, kit: Kit, typed: str
+) -> None:
+    lgu = kit.lgu()
+    with on(DAY):
+        bank = kit.funded_account(day=DAY, service_area=5, unrestricted=20_000)
+        plan = kit.plan(lgu, received_on=DAY, area_sqft=9_000)
+        client = signed_in(app.test_client(), bank["holder"]["token"])
+        fields = {
+            "plan_id": plan["id"],
+            "credit_class": bank["unrestricted_class"],
+            "amount_sqft": typed,
+            "expires_on": "2027-06-08",
+        }
+        page = document(send(client, f"/accounts/{bank['id']}/reservations/new", fields), 422)
+    assert beside(page, "f-amount_sqft") == "Write a whole number."
+    assert page.one("input", id="f-amount_sqft").attrs["value"] == typed  # kept as typed
+    assert kit.rows_naming(bank["id"])["reservations"] == 0
+    assert kit.available(bank["id"], bank["unrestricted_class"]) == 20_000
+
+
+def test_amounts_grouped_by_threes_are_read_as_written(app: Flask, kit: Kit) -> None:
+    with on(DAY):
+        bank = kit.funded_account(day=DAY, service_area=5, unrestricted=1_500_000)
+        other = kit.account(kit.holder()["id"], 5, "Wright")
+        client = signed_in(app.test_client(), bank["holder"]["token"])
+        path = f"/accounts/{bank['id']}/transfers/new"
+        for amount in ("1,234,567", "12,000", "433"):
+            fields = {
+                "to_account_id": other,
+                "credit_class": bank["unrestricted_class"],
+                "amount_sqft": amount,
+            }
+            followed(client, send(client, path, fields))
+        refused = {**fields, "amount_sqft": "10,00", "price_per_sqft_cents": "1,5"}
+        page = document(send(client, path, refused), 422)
+    assert beside(page, "f-amount_sqft") == beside(page, "f-price_per_sqft_cents")
+    assert beside(page, "f-price_per_sqft_cents") == "Write a whole number."
+    assert kit.available(other, bank["unrestricted_class"]) == 1_234_567 + 12_000 + 433
+
+
 def test_a_reservation_past_its_expiry_is_refused_beside_the_field(app: Flask, kit: Kit) -> None:
     lgu = kit.lgu()
     with on(DAY):
