@@ -50,6 +50,8 @@ _KEY = re.compile(r"[A-Za-z0-9_-]{16,200}")
 #: as typed, and the schema refuses it beside its field: a misplaced separator never changes the
 #: amount.
 _WHOLE = re.compile(r"[+-]?(?:[0-9]+|[1-9][0-9]{0,2}(?:,[0-9]{3})+)")
+#: a word that is an id or a code, not English: letters and digits joined by underscores
+_CODE = re.compile(r"[A-Za-z0-9]+(?:_[A-Za-z0-9]+)+\b")
 #: the schemas' messages, said as a person filling in a form needs them
 PLAIN = {
     "Missing data for required field.": "Fill in this field.",
@@ -337,11 +339,13 @@ def refusal(error: LedgerError) -> Refused:
 
 
 def sentence(text: str) -> str:
-    """``"the expiry is in the past"`` → ``"The expiry is in the past."``"""
+    """``"the expiry is in the past"`` → ``"The expiry is in the past."``; a sentence that
+    starts with an id or a code (``res_81827e7e…``, ``replacement_wetland``) keeps it as written."""
     text = " ".join(str(text).split())
     if not text:
         return text
-    text = text[0].upper() + text[1:]
+    if not _CODE.match(text):
+        text = text[0].upper() + text[1:]
     return text if text[-1] in ".!?" else text + "."
 
 

@@ -248,6 +248,24 @@ def test_a_credited_action_with_its_category_chosen_and_no_area_is_refused_not_d
     }
 
 
+def test_a_category_registered_twice_is_named_as_its_code(app, kit, board) -> None:
+    name = unique("Site")
+    fields = {
+        "name": name,
+        "holder_id": kit.holder()["id"],
+        "service_area": "5",
+        "county": "Lyon",
+        "credit_areas.0.category": "replacement_wetland",
+        "credit_areas.0.area_sqft": "10,000",
+        "credit_areas.2.category": "replacement_wetland",
+        "credit_areas.2.area_sqft": "2,000",
+    }
+    shown = html(fill(board, "/bank-sites/new", "record-form", fields), 422)
+    assert problem_above(shown).startswith("replacement_wetland is registered twice.")
+    assert error_beside(shown, "credit_areas.2.category") == "Repeated."
+    assert count(app, BankSite, BankSite.name == name) == 0
+
+
 # --- accounts ------------------------------------------------------------------------------------
 
 

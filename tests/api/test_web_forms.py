@@ -339,6 +339,22 @@ def test_the_lgu_withdraws_the_reserved_credits(app: Flask, kit: Kit) -> None:
     assert len(kit.get_plan(plan["id"])["withdrawals"]) == 1
 
 
+def test_a_refusal_that_starts_with_an_id_keeps_the_id_as_written(app: Flask, kit: Kit) -> None:
+    lgu = kit.lgu()
+    client = signed_in(app.test_client(), lgu["token"])
+    with on(DAY):
+        bank = kit.funded_account(day=DAY, service_area=5, unrestricted=20_000)
+        plan = kit.approved_plan(lgu, DAY, area_sqft=1_000, ratio="1")
+        other = kit.approved_plan(lgu, DAY, area_sqft=1_000, ratio="1")
+        theirs = kit.reserve(bank["id"], other["id"], bank["unrestricted_class"], 1_000)
+        path = f"/plans/{plan['id']}/withdrawal"
+        page = document(send(client, path, {"reservation_ids": [theirs["id"]]}), 422)
+    assert theirs["id"].startswith("res_")
+    assert beside(page, "f-reservation_ids") == f"{theirs['id']} is not reserved for this plan."
+    assert page.one("div", id="form-problem").text == f"No reservation {theirs['id']} for this plan."
+    assert kit.get_plan(plan["id"])["withdrawals"] == []
+
+
 # --- the holder's forms -------------------------------------------------------------------------
 
 
