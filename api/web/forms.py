@@ -77,6 +77,9 @@ class Field:
     #: a menu on a numbered row whose choice keeps the row, as a typed field filled in would:
     #: the row's blank fields are then refused beside them, not the row silently left out
     keeps_row: bool = False
+    #: a typed field that, filled in, is sent as the field of this name in place of that one's
+    #: choice (a record its menu does not offer, named by its id); refused, it is marked itself
+    stands_for: str = ""
 
     @property
     def id(self) -> str:
@@ -150,6 +153,8 @@ class Body:
 
     data: dict[str, Any]
     rows: dict[str, tuple[int, ...]] = field(default_factory=dict)
+    #: a field of the body sent from a typed field that ``stands_for`` it: the typed field's name
+    typed: dict[str, str] = field(default_factory=dict)
 
     def row(self, path: str, position: int) -> int:
         """The form's row number of item ``position`` of the body's list ``path``."""
@@ -166,7 +171,7 @@ class Body:
             else part
             for at, part in enumerate(parts)
         ]
-        return ".".join(named)
+        return self.typed.get(".".join(named), ".".join(named))
 
     def refused(self, why: Refused) -> Refused:
         """``why`` with each error beside the form's field (paths from the schema or a use
@@ -404,16 +409,22 @@ def read(form: Form) -> Body:
     """The JSON body the API would get: blank fields left out, whole numbers as numbers,
     checkboxes as booleans, dotted names nested, numbered rows as lists (a row whose typed
     fields are all blank is left out, whatever its menus say, unless a menu that ``keeps_row``
-    is chosen); and which form row each item of a list came from."""
+    is chosen; a typed field that ``stands_for`` another, filled in, is sent in its place); and
+    which form row each item of a list came from."""
+    typed = {
+        f.stands_for: f.name
+        for f in form.fields()
+        if f.stands_for and request.form.get(f.name, "").strip()
+    }
     tree: dict[str, Any] = {}
     for f in form.fields():
-        if _row_is_blank(form, f):
+        if _row_is_blank(form, f) or f.name in typed:
             continue
         value = _value(f)
         if value is not None:
-            _put(tree, f.name.split("."), value)
+            _put(tree, (f.stands_for or f.name).split("."), value)
     pruned, rows = _pruned(tree)
-    return Body(pruned, rows) if isinstance(pruned, dict) else Body({})
+    return Body(pruned, rows, typed) if isinstance(pruned, dict) else Body({}, typed=typed)
 
 
 def _value(f: Field) -> Any:
