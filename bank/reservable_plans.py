@@ -1,30 +1,39 @@
 """The plans a holder may reserve an account's credits for, as its holder may know them: the
 plans whose impact lies in the account's bank service area (or whose LGU approved replacement
-outside it), newest first, without those denied.  A holder names such a plan when it reserves
-(``bank.reservations``); the whole plan stays the LGU's and the board's (``bank.policy``)."""
+outside it), newest first, that a reservation can still serve (``serves``).  A holder names such
+a plan when it reserves (``bank.reservations``); the whole plan stays the LGU's and the board's
+(``bank.policy``)."""
 
 from __future__ import annotations
 
 from sqlalchemy import or_, select
 
-from bank import keyset, parties, plans
+from bank import keyset, parties, plans, withdrawals
 from bank.access import Actor
 from bank.account_reservations import ReservedFor
 from bank.plan_tables import Plan
 from bank.reservations import CLOSED_OUTCOMES
+from bank.rules import replacement_rules
 from ledger import clock
 from ledger.db import Database
 
 #: how many plans a choice offers, newest first
 OFFERED = 50
+#: how many batches of plans (``OFFERED`` each), newest first, a choice reads at most: an area
+#: whose newest plans a reservation can no longer serve offers fewer than ``OFFERED``, and a
+#: plan left out is named by its id (the reserve form's "another plan" field, or the API)
+BATCHES = 4
 
 
 def for_account(
     db: Database, actor: Actor, account_id: str, limit: int = OFFERED
 ) -> list[ReservedFor]:
-    """The newest ``limit`` plans the account's credits may replace, less those denied (board,
-    or the account's holder; another caller hears ``not_found`` for the account).  Denial is
-    computed, so plans are read newest first in batches until ``limit`` of them are offered."""
+    """The newest ``limit`` plans the account's credits may replace that a reservation can still
+    serve (board, or the account's holder; another caller hears ``not_found`` for the account).
+
+    Whether a plan can is computed from its state and withdrawals, so plans are read newest first
+    in batches of ``limit`` until ``limit`` of them are offered, at most ``BATCHES`` batches: a
+    batch reads as many statements for one plan as for ``limit`` of them."""
     with db.transaction() as session:
         account = parties.visible_account(session, actor, account_id)
         query = (
@@ -40,15 +49,32 @@ def for_account(
             .limit(limit)
         )
         offered: list[ReservedFor] = []
-        while len(offered) < limit:
+        for _batch in range(BATCHES):
             rows = session.execute(query).all()
-            state_of = plans.states(session, [plan for plan, _ in rows], clock.today())
+            listed = [plan for plan, _ in rows]
+            state_of = plans.states(session, listed, clock.today())
+            met = withdrawals.met_portions_of(session, [plan.id for plan in listed])
             offered += [
                 ReservedFor(plan.id, plan.project, lgu_name, state_of[plan.id].status)
                 for plan, lgu_name in rows
-                if state_of[plan.id].outcome not in CLOSED_OUTCOMES
+                if serves(plan, state_of[plan.id], met[plan.id])
             ]
-            if len(rows) < limit:
+            if len(offered) >= limit or len(rows) < limit:
                 break
             query = query.where(keyset.before(Plan.created_at, Plan.id, rows[-1][0].id))
         return offered[:limit]
+
+
+def serves(plan: Plan, state: plans.PlanState, met: tuple[int, int]) -> bool:
+    """Whether a reservation for ``plan`` can still serve it, a withdrawal for the plan taking its
+    credits one day: not for a plan denied (a reservation for it is refused,
+    ``bank.reservations``), nor for one whose requirement earlier withdrawals ``met`` in full (a
+    further withdrawal is refused, ``bank.withdrawals``, until a revision raises it), nor for one
+    final whose replacement is not bank credits (its impact needs none).  The API takes a
+    reservation for either of the last two; the choice leaves them out."""
+    if state.outcome in CLOSED_OUTCOMES:
+        return False
+    ratio = replacement_rules.parse_ratio(plan.replacement_ratio)
+    if replacement_rules.remaining_requirement(state.area_sqft, ratio, met) == (0, 0):
+        return False
+    return not (state.status == "final" and plan.method != "bank_credits")

@@ -14,7 +14,7 @@ from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
-from sqlalchemy import select
+from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
 import ledger
@@ -31,7 +31,7 @@ from bank.withdrawal_tables import Withdrawal, WithdrawalAllocation
 from ledger import clock, locks, store
 from ledger.account_cache import AccountRow
 from ledger.db import Database
-from ledger.slices import grouped
+from ledger.slices import grouped, slices
 
 APPROVALS = frozenset({"approved", "deemed_approved"})
 WITHDRAWABLE_STATUSES = frozenset({"approved", "deemed_approved", "final"})
@@ -198,13 +198,31 @@ def _check_plan_allows(session: Session, plan: Plan) -> tuple[int, tuple[int, in
 
 def met_portions(session: Session, plan_id: str) -> tuple[int, int]:
     """(first 1:1, above 1:1) sq ft the plan's withdrawals that no appeal reversed met."""
-    rows = session.execute(
-        select(WithdrawalAllocation.portion, WithdrawalAllocation.amount_sqft)
-        .join(Withdrawal, Withdrawal.id == WithdrawalAllocation.withdrawal_id)
-        .where(Withdrawal.plan_id == plan_id, Withdrawal.reversal_transaction_id.is_(None))
-    ).all()
-    first = sum(amount for portion, amount in rows if portion == replacement_rules.FIRST_1_TO_1)
-    return first, sum(amount for _portion, amount in rows) - first
+    return met_portions_of(session, [plan_id])[plan_id]
+
+
+def met_portions_of(session: Session, plan_ids: Sequence[str]) -> dict[str, tuple[int, int]]:
+    """``met_portions`` of each plan of ``plan_ids``, by plan id, with one query per slice of
+    them (not one per plan); (0, 0) for a plan nothing was withdrawn for."""
+    met = dict.fromkeys(plan_ids, (0, 0))
+    for part in slices(list(met)):
+        rows = session.execute(
+            select(
+                Withdrawal.plan_id,
+                WithdrawalAllocation.portion,
+                func.sum(WithdrawalAllocation.amount_sqft),
+            )
+            .join(Withdrawal, Withdrawal.id == WithdrawalAllocation.withdrawal_id)
+            .where(Withdrawal.plan_id.in_(part), Withdrawal.reversal_transaction_id.is_(None))
+            .group_by(Withdrawal.plan_id, WithdrawalAllocation.portion)
+        ).all()
+        for plan_id, portion, amount in rows:
+            first, above = met[plan_id]
+            if portion == replacement_rules.FIRST_1_TO_1:
+                met[plan_id] = (first + int(amount), above)
+            else:
+                met[plan_id] = (first, above + int(amount))
+    return met
 
 
 def _reservations(session: Session, plan: Plan, ids: list[str]) -> list[Reservation]:

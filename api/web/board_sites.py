@@ -51,7 +51,11 @@ def _new_site(who: Actor) -> tuple[Item, ...]:
             f"Credited action {row + 1}",
             (
                 Field(
-                    f"credit_areas.{row}.category", "Category", "select", choices=CATEGORY_CHOICES
+                    f"credit_areas.{row}.category",
+                    "Category",
+                    "select",
+                    choices=CATEGORY_CHOICES,
+                    keeps_row=True,
                 ),
                 Field(f"credit_areas.{row}.area_sqft", "Area (sq ft)", "number"),
             ),

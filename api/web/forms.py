@@ -45,7 +45,13 @@ KEY_FIELD = "idempotency_key"
 #: keys a form makes are stored apart from the API's under the same token
 KEY_SCOPE = "web:"
 _KEY = re.compile(r"[A-Za-z0-9_-]{16,200}")
-_WHOLE = re.compile(r"[+-]?[0-9][0-9,_]*")
+#: a whole number as people write it: plain digits, or commas between groups of three digits
+#: (``12,000``, ``1,234,567``).  Anything else (``1,5``, ``10,00``, ``1_000``, ``12 000``) is sent
+#: as typed, and the schema refuses it beside its field: a misplaced separator never changes the
+#: amount.
+_WHOLE = re.compile(r"[+-]?(?:[0-9]+|[1-9][0-9]{0,2}(?:,[0-9]{3})+)")
+#: a word that is an id or a code, not English: letters and digits joined by underscores
+_CODE = re.compile(r"[A-Za-z0-9]+(?:_[A-Za-z0-9]+)+\b")
 #: the schemas' messages, said as a person filling in a form needs them
 PLAIN = {
     "Missing data for required field.": "Fill in this field.",
@@ -71,6 +77,9 @@ class Field:
     #: a menu on a numbered row whose choice keeps the row, as a typed field filled in would:
     #: the row's blank fields are then refused beside them, not the row silently left out
     keeps_row: bool = False
+    #: a typed field that, filled in, is sent as the field of this name in place of that one's
+    #: choice (a record its menu does not offer, named by its id); refused, it is marked itself
+    stands_for: str = ""
 
     @property
     def id(self) -> str:
@@ -144,6 +153,8 @@ class Body:
 
     data: dict[str, Any]
     rows: dict[str, tuple[int, ...]] = field(default_factory=dict)
+    #: a field of the body sent from a typed field that ``stands_for`` it: the typed field's name
+    typed: dict[str, str] = field(default_factory=dict)
 
     def row(self, path: str, position: int) -> int:
         """The form's row number of item ``position`` of the body's list ``path``."""
@@ -160,7 +171,7 @@ class Body:
             else part
             for at, part in enumerate(parts)
         ]
-        return ".".join(named)
+        return self.typed.get(".".join(named), ".".join(named))
 
     def refused(self, why: Refused) -> Refused:
         """``why`` with each error beside the form's field (paths from the schema or a use
@@ -333,11 +344,13 @@ def refusal(error: LedgerError) -> Refused:
 
 
 def sentence(text: str) -> str:
-    """``"the expiry is in the past"`` → ``"The expiry is in the past."``"""
+    """``"the expiry is in the past"`` → ``"The expiry is in the past."``; a sentence that
+    starts with an id or a code (``res_81827e7e…``, ``replacement_wetland``) keeps it as written."""
     text = " ".join(str(text).split())
     if not text:
         return text
-    text = text[0].upper() + text[1:]
+    if not _CODE.match(text):
+        text = text[0].upper() + text[1:]
     return text if text[-1] in ".!?" else text + "."
 
 
@@ -396,16 +409,22 @@ def read(form: Form) -> Body:
     """The JSON body the API would get: blank fields left out, whole numbers as numbers,
     checkboxes as booleans, dotted names nested, numbered rows as lists (a row whose typed
     fields are all blank is left out, whatever its menus say, unless a menu that ``keeps_row``
-    is chosen); and which form row each item of a list came from."""
+    is chosen; a typed field that ``stands_for`` another, filled in, is sent in its place); and
+    which form row each item of a list came from."""
+    typed = {
+        f.stands_for: f.name
+        for f in form.fields()
+        if f.stands_for and request.form.get(f.name, "").strip()
+    }
     tree: dict[str, Any] = {}
     for f in form.fields():
-        if _row_is_blank(form, f):
+        if _row_is_blank(form, f) or f.name in typed:
             continue
         value = _value(f)
         if value is not None:
-            _put(tree, f.name.split("."), value)
+            _put(tree, (f.stands_for or f.name).split("."), value)
     pruned, rows = _pruned(tree)
-    return Body(pruned, rows) if isinstance(pruned, dict) else Body({})
+    return Body(pruned, rows, typed) if isinstance(pruned, dict) else Body({}, typed=typed)
 
 
 def _value(f: Field) -> Any:
@@ -417,7 +436,7 @@ def _value(f: Field) -> Any:
     if not text:
         return None
     if f.kind == "number" and _WHOLE.fullmatch(text):
-        return int(text.replace(",", "").replace("_", ""))
+        return int(text.replace(",", ""))
     return text
 
 

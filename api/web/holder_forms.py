@@ -1,7 +1,7 @@
 """The holder's forms on its account (the board may use them too, as through the API): reserve
-credits for a plan chosen from the plans in the account's service area, void a reservation, and
-transfer credits to another account.  Each posts to the use case its API twin calls
-(``api/views/movements.py``) through ``api.web.forms``."""
+credits for a plan chosen from the plans in the account's service area (or named by its id),
+void a reservation, and transfer credits to another account.  Each posts to the use case its API
+twin calls (``api/views/movements.py``) through ``api.web.forms``."""
 
 from __future__ import annotations
 
@@ -73,6 +73,9 @@ def _form_page(
 
 
 def _reserve_form(who: Actor, account: accounts.AccountView) -> Form:
+    """The plan is chosen from the newest plans of the account's area a reservation can still
+    serve (``reservable_plans``: at most ``OFFERED``), or named by its id: any plan the API
+    would take, older ones and those the menu leaves out alike."""
     offered = reservable_plans.for_account(database(), who, account.id)
     plans = tuple(
         (p.id, f"{p.project}, {p.lgu_name} ({p.status.replace('_', ' ')})") for p in offered
@@ -82,9 +85,18 @@ def _reserve_form(who: Actor, account: accounts.AccountView) -> Form:
             "plan_id",
             "Plan",
             "select",
-            True,
+            False,
             plans,
-            f"Plans whose impact is in service area {account.service_area}, newest first.",
+            f"Plans whose impact is in service area {account.service_area}, newest first "
+            f"(at most {reservable_plans.OFFERED}), that can still use credits: not those "
+            "denied, those whose credits are all withdrawn, nor final plans replaced otherwise.",
+        ),
+        Field(
+            "other_plan_id",
+            "Or another plan, by its id",
+            hint="A plan the list does not offer, by the id its LGU gives (plan_…): "
+            "used instead of the list's choice.",
+            stands_for="plan_id",
         ),
         Field("credit_class", "Credit class", "select", True, _classes(account)),
         Field("amount_sqft", "Square feet", "number", required=True),

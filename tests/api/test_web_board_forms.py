@@ -17,7 +17,7 @@ from sqlalchemy import func, select
 
 from bank import party_edits
 from bank.deposit_tables import Deposit
-from bank.party_tables import Holder
+from bank.party_tables import BankSite, Holder
 from tests.api.conftest import Api
 from tests.api.kit import Kit, ok, on, unique
 from tests.api.test_appeals import noticed_decision
@@ -216,6 +216,54 @@ def test_a_site_is_registered_with_its_credit_register_amended_and_frozen(kit, b
     redirected(fill(board, edit, "freeze-form", {}), edit)
     assert ok(kit.api.get(f"/bank-sites/{site_id}"), 200)["frozen"] is True
     assert html(board.get(edit)).one(id="site-frozen").text == "Frozen"
+
+
+def test_a_credited_action_with_its_category_chosen_and_no_area_is_refused_not_dropped(
+    app, kit, board
+) -> None:
+    holder = kit.holder()
+    name = unique("Site")
+    fields = {
+        "name": name,
+        "holder_id": holder["id"],
+        "service_area": "5",
+        "county": "Lyon",
+        "credit_areas.0.category": "replacement_wetland",
+        "credit_areas.0.area_sqft": "10,000",
+        "credit_areas.1.category": "upland_buffer",  # its area left blank
+    }
+    shown = html(fill(board, "/bank-sites/new", "record-form", fields), 422)
+    assert error_beside(shown, "credit_areas.1.area_sqft") == "Fill in this field."
+    row = shown.one("select", id="f-credit_areas-1-category")
+    chosen = [o.attrs["value"] for o in row.all("option") if "selected" in o.attrs]
+    assert chosen == ["upland_buffer"]  # kept as chosen
+    assert count(app, BankSite, BankSite.name == name) == 0
+
+    fields["credit_areas.1.area_sqft"] = "4,000"
+    location = redirected(fill(board, "/bank-sites/new", "record-form", fields), "/bank-sites/")
+    page = html(board.get(location))
+    assert {r.attrs["data-category"] for r in page.all("tr") if "data-category" in r.attrs} == {
+        "replacement_wetland",
+        "upland_buffer",
+    }
+
+
+def test_a_category_registered_twice_is_named_as_its_code(app, kit, board) -> None:
+    name = unique("Site")
+    fields = {
+        "name": name,
+        "holder_id": kit.holder()["id"],
+        "service_area": "5",
+        "county": "Lyon",
+        "credit_areas.0.category": "replacement_wetland",
+        "credit_areas.0.area_sqft": "10,000",
+        "credit_areas.2.category": "replacement_wetland",
+        "credit_areas.2.area_sqft": "2,000",
+    }
+    shown = html(fill(board, "/bank-sites/new", "record-form", fields), 422)
+    assert problem_above(shown).startswith("replacement_wetland is registered twice.")
+    assert error_beside(shown, "credit_areas.2.category") == "Repeated."
+    assert count(app, BankSite, BankSite.name == name) == 0
 
 
 # --- accounts ------------------------------------------------------------------------------------

@@ -15,9 +15,10 @@ from flask import Flask
 from flask.testing import FlaskClient
 from sqlalchemy import func, select
 
+from bank import reservable_plans
 from bank.plan_tables import Plan
 from tests.api.conftest import Api
-from tests.api.kit import RECIPIENTS, Kit, ok, on
+from tests.api.kit import RECIPIENTS, Kit, mailing, ok, on
 from tests.api.web_kit import Element, page_balances, parse, signed_in
 
 DAY = "2026-06-08"
@@ -339,6 +340,24 @@ def test_the_lgu_withdraws_the_reserved_credits(app: Flask, kit: Kit) -> None:
     assert len(kit.get_plan(plan["id"])["withdrawals"]) == 1
 
 
+def test_a_refusal_that_starts_with_an_id_keeps_the_id_as_written(app: Flask, kit: Kit) -> None:
+    lgu = kit.lgu()
+    client = signed_in(app.test_client(), lgu["token"])
+    with on(DAY):
+        bank = kit.funded_account(day=DAY, service_area=5, unrestricted=20_000)
+        plan = kit.approved_plan(lgu, DAY, area_sqft=1_000, ratio="1")
+        other = kit.approved_plan(lgu, DAY, area_sqft=1_000, ratio="1")
+        theirs = kit.reserve(bank["id"], other["id"], bank["unrestricted_class"], 1_000)
+        path = f"/plans/{plan['id']}/withdrawal"
+        page = document(send(client, path, {"reservation_ids": [theirs["id"]]}), 422)
+    assert theirs["id"].startswith("res_")
+    assert beside(page, "f-reservation_ids") == f"{theirs['id']} is not reserved for this plan."
+    assert (
+        page.one("div", id="form-problem").text == f"No reservation {theirs['id']} for this plan."
+    )
+    assert kit.get_plan(plan["id"])["withdrawals"] == []
+
+
 # --- the holder's forms -------------------------------------------------------------------------
 
 
@@ -371,6 +390,123 @@ def test_a_holder_reserves_credits_for_a_plan_of_its_area(app: Flask, kit: Kit) 
     assert len(rows) == 1 and rows[0].attrs["data-status"] == "pending"
     assert kit.rows_naming(bank["id"])["reservations"] == 1
     assert kit.available(bank["id"], bank["unrestricted_class"]) == 15_000
+
+
+@pytest.mark.parametrize("typed", ["1,5", "10,00", "1,0000", ",500", "1,500,", "1_000", "12 000"])
+def test_a_misplaced_thousands_separator_is_refused_not_read_as_another_amount(
+    app: Flask, kit: Kit, typed: str
+) -> None:
+    lgu = kit.lgu()
+    with on(DAY):
+        bank = kit.funded_account(day=DAY, service_area=5, unrestricted=20_000)
+        plan = kit.plan(lgu, received_on=DAY, area_sqft=9_000)
+        client = signed_in(app.test_client(), bank["holder"]["token"])
+        fields = {
+            "plan_id": plan["id"],
+            "credit_class": bank["unrestricted_class"],
+            "amount_sqft": typed,
+            "expires_on": "2027-06-08",
+        }
+        page = document(send(client, f"/accounts/{bank['id']}/reservations/new", fields), 422)
+    assert beside(page, "f-amount_sqft") == "Write a whole number."
+    assert page.one("input", id="f-amount_sqft").attrs["value"] == typed  # kept as typed
+    assert kit.rows_naming(bank["id"])["reservations"] == 0
+    assert kit.available(bank["id"], bank["unrestricted_class"]) == 20_000
+
+
+def test_amounts_grouped_by_threes_are_read_as_written(app: Flask, kit: Kit) -> None:
+    with on(DAY):
+        bank = kit.funded_account(day=DAY, service_area=5, unrestricted=1_500_000)
+        other = kit.account(kit.holder()["id"], 5, "Wright")
+        client = signed_in(app.test_client(), bank["holder"]["token"])
+        path = f"/accounts/{bank['id']}/transfers/new"
+        for amount in ("1,234,567", "12,000", "433"):
+            fields = {
+                "to_account_id": other,
+                "credit_class": bank["unrestricted_class"],
+                "amount_sqft": amount,
+            }
+            followed(client, send(client, path, fields))
+        refused = {**fields, "amount_sqft": "10,00", "price_per_sqft_cents": "1,5"}
+        page = document(send(client, path, refused), 422)
+    assert beside(page, "f-amount_sqft") == beside(page, "f-price_per_sqft_cents")
+    assert beside(page, "f-price_per_sqft_cents") == "Write a whole number."
+    assert kit.available(other, bank["unrestricted_class"]) == 1_234_567 + 12_000 + 433
+
+
+def offered_plans(client: FlaskClient, account_id: str) -> list[str]:
+    menu = document(client.get(f"/accounts/{account_id}/reservations/new"))
+    return [o.attrs["value"] for o in menu.one("select", id="f-plan_id").all("option")]
+
+
+def test_the_reserve_form_offers_only_plans_a_reservation_can_still_serve(
+    app: Flask, kit: Kit
+) -> None:
+    lgu = kit.lgu()
+    with on(DAY):
+        # service area 8, which few other tests use: the form offers the newest plans of the area
+        bank = kit.funded_account(day=DAY, service_area=8, unrestricted=20_000)
+        code = bank["unrestricted_class"]
+        met = kit.approved_plan(lgu, DAY, area_sqft=1_000, ratio="1", service_area=8)
+        used = kit.reserve(bank["id"], met["id"], code, 1_000)
+        path = f"/plans/{met['id']}/withdrawals"
+        ok(kit.api.post(path, {"reservation_ids": [used["id"]]}, token=lgu["token"]))
+        received = kit.plan(lgu, received_on=DAY, area_sqft=1_000, service_area=8)
+        methods = {
+            method: kit.approved_plan(lgu, DAY, area_sqft=1_000, service_area=8, method=method)
+            for method in ("bank_credits", "project_specific")
+        }
+        for plan in methods.values():
+            notice = f"/plans/{plan['id']}/decision-notice"
+            ok(kit.api.post(notice, mailing(DAY), token=lgu["token"]))
+        holder = bank["holder"]["token"]
+        before_final = offered_plans(signed_in(app.test_client(), holder), bank["id"])
+    with on("2026-07-06"):  # the appeal windows have closed: both decisions are final
+        assert {kit.get_plan(p["id"])["status"] for p in methods.values()} == {"final"}
+        offered = offered_plans(signed_in(app.test_client(), holder), bank["id"])
+    assert met["id"] not in before_final and met["id"] not in offered  # its credits all withdrawn
+    assert {received["id"], methods["bank_credits"]["id"]} <= set(offered)
+    assert methods["project_specific"]["id"] in before_final  # its method may still change
+    assert methods["project_specific"]["id"] not in offered  # final: its impact needs no credits
+
+
+def test_a_plan_the_menu_does_not_offer_is_reserved_by_its_id(app: Flask, kit: Kit) -> None:
+    lgu = kit.lgu()
+    with on("2027-03-01"):
+        bank = kit.funded_account(day="2027-03-01", service_area=7, unrestricted=20_000)
+        older = kit.plan(lgu, received_on="2027-03-01", area_sqft=1_000, service_area=7)
+    with on("2027-03-02"):  # every one of them newer than ``older``
+        for _ in range(reservable_plans.OFFERED):
+            kit.plan(lgu, received_on="2027-03-02", area_sqft=1_000, service_area=7)
+        client = signed_in(app.test_client(), bank["holder"]["token"])
+        path = f"/accounts/{bank['id']}/reservations/new"
+        assert older["id"] not in offered_plans(client, bank["id"])
+        fields = {
+            "other_plan_id": "plan_0123456789abcdef",
+            "credit_class": bank["unrestricted_class"],
+            "amount_sqft": "700",
+            "expires_on": "2027-06-08",
+        }
+        unknown = document(send(client, path, fields), 422)
+        assert beside(unknown, "f-other_plan_id") == "No such plan."
+        assert unknown.one("input", id="f-other_plan_id").attrs["value"] == fields["other_plan_id"]
+        followed(client, send(client, path, {**fields, "other_plan_id": f" {older['id']} "}))
+    held = kit.get_plan(older["id"])["reservations"]
+    assert [(r["account_id"], r["amount_sqft"]) for r in held] == [(bank["id"], 700)]
+
+
+def test_a_reserve_form_naming_no_plan_is_refused_beside_the_menu(app: Flask, kit: Kit) -> None:
+    with on(DAY):
+        bank = kit.funded_account(day=DAY, service_area=5, unrestricted=20_000)
+        client = signed_in(app.test_client(), bank["holder"]["token"])
+        fields = {
+            "credit_class": bank["unrestricted_class"],
+            "amount_sqft": "700",
+            "expires_on": "2027-06-08",
+        }
+        page = document(send(client, f"/accounts/{bank['id']}/reservations/new", fields), 422)
+    assert beside(page, "f-plan_id") == "Fill in this field."
+    assert kit.rows_naming(bank["id"])["reservations"] == 0
 
 
 def test_a_reservation_past_its_expiry_is_refused_beside_the_field(app: Flask, kit: Kit) -> None:

@@ -300,6 +300,35 @@ def test_the_board_sees_verify_the_trial_balance_and_the_newest_journal(
     assert world["withdrawal"]["transaction_id"] in {t["transaction_id"] for t in withdrawals}
 
 
+def test_the_journal_shows_dollars_for_usd_entries_and_square_feet_for_credits(
+    app: Flask, api: Api, kit: Kit, world, board_token: str
+) -> None:
+    """A $200.00 fee (20000 cents) reads as dollars, as the trial balance's USD row does; the
+    credits' entries keep their square feet and class."""
+    plan = kit.plan(world["lgu"], received_on=DAY, area_sqft=1_000)
+    body = {
+        "kind": "processing_fee",
+        "amount_cents": 20_000,
+        "payer": "A. Payer",
+        "received_on": DAY,
+        "plan_id": plan["id"],
+    }
+    with on(DAY):
+        ok(api.post("/payments", body, token=world["lgu"]["token"]))
+    document = html(signed_in(app.test_client(), board_token).get("/audit"))
+
+    journal = document.one("table", id="journal")
+    newest = next(row for row in journal.all("tr") if "data-seq" in row.attrs)
+    assert "payment_processing_fee" in newest.text
+    entries = sorted(li.text.split(": ")[-1] for li in newest.all("li"))
+    assert entries == ["+$200.00", "-$200.00"], entries
+    usd = document.one("tr", data_asset="USD").all("td")[1:3]  # as the trial balance words it
+    assert all(cell.text.startswith("$") for cell in usd), [cell.text for cell in usd]
+    # the credits' entries keep their square feet and class: the reservation still held
+    held = f"1,500 {world['bank']['unrestricted_class']}"
+    assert held in journal.text and "$1,500" not in journal.text
+
+
 # --- / ------------------------------------------------------------------------------------------
 
 

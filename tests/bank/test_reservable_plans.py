@@ -1,6 +1,8 @@
 """``bank.reservable_plans``, on both databases: the plans a holder may reserve an account's
 credits for are those of the account's service area (or approved for replacement outside it),
-without those denied, and the account is its holder's and the board's to ask about."""
+without those denied, read in a bounded number of batches, and the account is its holder's and
+the board's to ask about.  (Plans whose credits are all withdrawn, or final and replaced
+otherwise, are left out too: ``tests/api/test_web_forms.py``, through the reserve form.)"""
 
 from __future__ import annotations
 
@@ -25,6 +27,7 @@ from tests.bank.account_kit import (
     new_account,
     new_holder,
     new_lgu,
+    statements,
     unique,
 )
 
@@ -122,3 +125,33 @@ def test_denied_plans_do_not_take_the_places_of_those_offered(db: Database, froz
     offered = reservable_plans.for_account(db, SYSTEM, account.id, limit=2)
 
     assert [p.id for p in offered] == [recorded[1], recorded[0]]
+
+
+def test_the_plans_read_are_bounded_and_past_them_a_plan_is_not_offered(
+    db: Database, frozen: Any
+) -> None:
+    """At most ``BATCHES`` batches of ``limit`` plans are read: an area whose newest plans no
+    reservation can serve offers none older (the reserve form names such a plan by its id), and
+    reads no more statements however many plans it has."""
+    holder, lgu = new_holder(db), new_lgu(db)
+    account = new_account(db, holder)
+    frozen.move_to(LATER + timedelta(days=3))  # after the other tests' plans, this file's too
+    live = plan_cases.record(db, SYSTEM, RULESET, _plan(lgu)).id
+    refusal = plan_decisions.DecisionRequest("denied", clock.today(), reasons="avoidable")
+    for _ in range(reservable_plans.BATCHES):
+        frozen.tick(timedelta(seconds=1))
+        denied = plan_cases.record(db, SYSTEM, RULESET, _plan(lgu)).id
+        plan_acts.decide(db, lgu_actor(lgu), denied, refusal)
+
+    with statements(db) as read:
+        assert reservable_plans.for_account(db, SYSTEM, account.id, limit=1) == []
+    frozen.tick(timedelta(seconds=1))
+    plan_acts.decide(
+        db, lgu_actor(lgu), plan_cases.record(db, SYSTEM, RULESET, _plan(lgu)).id, refusal
+    )
+    with statements(db) as more:
+        assert reservable_plans.for_account(db, SYSTEM, account.id, limit=1) == []
+
+    assert len(more) == len(read)
+    offered = reservable_plans.for_account(db, SYSTEM, account.id, limit=2)  # reads 8 plans
+    assert [p.id for p in offered][:1] == [live]
