@@ -113,3 +113,34 @@ def test_the_sealers_of_two_busy_processes_run_about_as_often_as_one(fresh_db_ur
 def _runs(background: sealer.BackgroundSealer | None) -> int:
     assert background is not None  # PostgreSQL
     return background.runs
+
+
+def test_vacuuming_the_queue_does_not_wait_for_a_writer_holding_it(db):
+    """The sealer's VACUUM of its queue leaves the emptied pages in place: truncating them would
+    need the table alone, and with writers always holding it VACUUM would wait for that (up to
+    5 s, the sealer's thread stalled), then block every writer while it truncates."""
+    issuer, a = open_accounts(db, unique("X"), False, True)
+    ids = [move(db, issuer, a, n).transaction_id for n in range(1, 6)]
+
+    def sealed() -> bool:
+        return bool(scalar(db, "SELECT count(*) FROM ledger_chain_queue") == 0) and bool(
+            scalar(
+                db,
+                "SELECT count(*) FROM ledger_chain WHERE transaction_id = ANY(:ids)",
+                ids=ids,
+            )
+            == len(ids)
+        )
+
+    assert _until(sealed), "the sealer left committed transactions unchained"
+    background = sealer.BackgroundSealer(db)
+    with db.engine.connect() as writer:
+        # what every writer's INSERT into the queue holds until it commits
+        writer.execute(text("LOCK TABLE ledger_chain_queue IN ROW EXCLUSIVE MODE"))
+        vacuum = threading.Thread(target=background._vacuum_queue)
+        vacuum.start()
+        vacuum.join(timeout=3.0)
+        done = not vacuum.is_alive()
+        writer.rollback()
+    vacuum.join()
+    assert done, "VACUUM of the queue waited for a writer's lock"
