@@ -89,7 +89,9 @@ def wanted() -> str:
 
 
 def current_handler() -> Any:
-    """The view method that answers this request (``MethodView.get``, ...), or the view."""
+    """The view method that answers this request (``MethodView.get``, ...), or the view.  A
+    HEAD request is answered by ``get`` (Flask's ``MethodView``), and in the same format."""
     view = current_app.view_functions.get(request.endpoint or "")
     view_class = getattr(view, "view_class", None)
-    return getattr(view_class, request.method.lower(), None) if view_class else view
+    method = "get" if request.method == "HEAD" else request.method.lower()
+    return getattr(view_class, method, None) if view_class else view

@@ -13,7 +13,7 @@ adds what a client generator and a person need and what the views do not say the
 * the problem responses each operation can give, derived from what it is: 401 unless it is
   public (public ones carry ``security: []``), 403 unless every role may call it
   (``api.roles``), 404 with an id in its path, body or query, 409, 413, 415 and 422 for writes
-  (422 for reads with a query too, a documented ``?format=`` included), 429 for rate-limited
+  (422 for reads too: every one takes ``?format=``, and a query's filters), 429 for rate-limited
   writes, 400 and 503 always; each a ``Problem`` whose ``code`` is an enum of every stable code
   (``api.problem_types``);
 * every content type a response is sent in (``text/csv`` for the exports, HTML and PDF for the
@@ -151,7 +151,8 @@ class _Facts:
         self.write = method in WRITE_METHODS
         self.body = "requestBody" in operation
         query = [p for p in operation.get("parameters", []) if _in(p) == "query"]
-        self.query = bool(query) or len(formats.words(handler)) > 1  # ``?format=`` at least
+        # every operation answering in a format takes ``?format=``, and refuses another (422)
+        self.query = bool(query) or bool(formats.words(handler))
         self.ids = ids_in_path or self.body or any(_name(p).endswith("_id") for p in query)
 
     def problem_statuses(self) -> list[int]:

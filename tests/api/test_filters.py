@@ -186,3 +186,17 @@ def test_the_format_parameter_lists_its_values_in_openapi(api):
     assert values("/audit/journal") == ["json", "csv"]
     assert values("/reports/credit-availability") == ["json", "csv"]
     assert values("/plans/{plan_id}/notices/application") == ["html", "pdf"]
+
+
+def test_a_head_request_answers_in_the_format_its_get_would(api, kit):
+    """HEAD is answered by the same view as GET: ``?format=`` and ``Accept`` choose alike, and a
+    format the endpoint has not is refused alike."""
+    account = kit.account(kit.holder()["id"])
+    path = f"/api/v1/accounts/{account}/entries"
+    headers = {"Authorization": f"Bearer {api.token}"}
+    by_format = api.client.head(f"{path}?format=csv", headers=headers)
+    assert (by_format.status_code, by_format.mimetype) == (200, "text/csv")
+    by_accept = api.client.head(path, headers={**headers, "Accept": "text/csv"})
+    assert (by_accept.status_code, by_accept.mimetype) == (200, "text/csv")
+    refused = api.client.head(f"{path}?format=xml", headers=headers)
+    assert refused.status_code == 422

@@ -18,7 +18,7 @@ from typing import Any
 import pytest
 from flask import Flask
 
-from api import create_app, openapi, openapi_problems, problem_types, problems
+from api import create_app, formats, openapi, openapi_problems, problem_types, problems
 from api.context import AUTHENTICATES_IN_UNIT
 from api.roles import declared
 from bank import access as bank_access
@@ -190,6 +190,8 @@ def test_each_operation_lists_the_problems_it_can_give(doc: dict[str, Any], doc_
                 assert status in responses, (key, status)
         if any(kind == "query" for kind, _name in parameter_names(doc, operation)):
             assert "422" in responses, key  # a filter's value, or a ``?format=``, not taken
+        if formats.words(by_key[key]):
+            assert "422" in responses, key  # ``?format=`` names one it does not answer in
         if getattr(by_key[key], AUTHENTICATES_IN_UNIT, False):
             assert "429" in responses, key
         if "requestBody" in operation:
