@@ -50,12 +50,14 @@ _MAX_BIGINT = 2**63 - 1
 class Listing:
     """One paginated listing: ``name`` (its path, e.g. ``/audit/journal`` or
     ``/accounts/acct_1/entries``) and its sort key: a row id of ``id_prefix`` (``bank.ids``:
-    ``acct_`` and hex digits), or without one a sequence number (a non-negative BIGINT)."""
+    ``acct_`` and hex digits); with ``pair``, two numbers (such as a chain ``seq`` and an entry
+    id, each a non-negative BIGINT); otherwise a sequence number (a non-negative BIGINT)."""
 
     name: str
     id_prefix: str | None = None
+    pair: bool = False
 
-    def cursor(self, key: int | str) -> str:
+    def cursor(self, key: int | str | tuple[int, int]) -> str:
         """The cursor that resumes after the row whose sort key is ``key``."""
         raw = json.dumps([self.name, key], separators=(",", ":")).encode()
         return base64.urlsafe_b64encode(raw).decode().rstrip("=")
@@ -70,7 +72,7 @@ class Listing:
             raise ApiProblem(400, "bad_request", "The cursor is not one this listing gave.")
         return key
 
-    def _key(self, cursor: str) -> int | str | None:
+    def _key(self, cursor: str) -> int | str | tuple[int, int] | None:
         if len(cursor) > MAX_CURSOR_LENGTH or not _BASE64URL.match(cursor):
             return None
         try:
@@ -81,11 +83,14 @@ class Listing:
         if not (isinstance(value, list) and len(value) == 2 and value[0] == self.name):
             return None
         key = value[1]
-        if self.id_prefix is None:  # not a bool, a float or a string of digits
-            ok = type(key) is int and 0 <= key <= _MAX_BIGINT
-        else:
-            pattern = re.escape(self.id_prefix) + "_[0-9a-f]{1,64}"
-            ok = type(key) is str and re.fullmatch(pattern, key) is not None
+        if self.pair:
+            if isinstance(key, list) and len(key) == 2 and all(map(_is_bigint, key)):
+                return (key[0], key[1])
+            return None
+        if self.id_prefix is None:
+            return key if _is_bigint(key) else None
+        pattern = re.escape(self.id_prefix) + "_[0-9a-f]{1,64}"
+        ok = type(key) is str and re.fullmatch(pattern, key) is not None
         return key if ok else None
 
     def page(self, items: list[Any], limit: int, key: Callable[[Any], Any]) -> dict[str, Any]:
@@ -93,6 +98,11 @@ class Listing:
         more = len(items) > limit
         shown = items[:limit]
         return {"items": shown, "next_cursor": self.cursor(key(shown[-1])) if more else None}
+
+
+def _is_bigint(key: Any) -> bool:
+    """A non-negative BIGINT: not a bool, a float or a string of digits."""
+    return type(key) is int and 0 <= key <= _MAX_BIGINT
 
 
 def wants_csv() -> bool:

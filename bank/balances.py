@@ -14,15 +14,15 @@ from dataclasses import dataclass
 from datetime import date
 from typing import Any
 
-from sqlalchemy import func, select
+from sqlalchemy import func, select, tuple_
 from sqlalchemy.orm import Session
 
 import ledger
 from bank import credits, parties
 from bank.access import Actor
-from ledger import verification
+from ledger import sealer, verification
 from ledger.db import Database
-from ledger.schema import PHASE_POSTED, LedgerEntry, LedgerTransaction
+from ledger.schema import PHASE_POSTED, LedgerChainLink, LedgerEntry, LedgerTransaction
 
 
 @dataclass(frozen=True)
@@ -151,7 +151,11 @@ def past_balances(
 
 # --- entries ----------------------------------------------------------------------------------
 
-E, T, L = LedgerEntry, LedgerTransaction, credits.Lot
+E, T, L, C = LedgerEntry, LedgerTransaction, credits.Lot, LedgerChainLink
+
+#: an entry's place among its account's entries: its transaction's ``seq`` in the hash chain,
+#: then its own id
+Place = tuple[int, int]
 
 
 def posted_entries_query(account_id: str) -> Any:
@@ -174,54 +178,46 @@ def posted_entries_query(account_id: str) -> Any:
     )
 
 
-def _class_totals_through(session: Session, account_id: str, entry_id: int) -> dict[str, int]:
-    rows = session.execute(
-        select(L.credit_class, func.sum(E.amount))
-        .join(L, L.ledger_account_id == E.account_id)
-        .where(L.account_id == account_id, E.phase == PHASE_POSTED, E.id <= entry_id)
-        .group_by(L.credit_class)
-    ).all()
-    return {code: int(total or 0) for code, total in rows}
-
-
 def entries_page(
-    db: Database, actor: Actor, account_id: str, limit: int, before_id: int | None
+    db: Database, actor: Actor, account_id: str, limit: int, before: Place | None
 ) -> list[dict[str, Any]]:
     """Up to ``limit + 1`` posted entries of an account the caller may see (board, or its
-    holder), newest first, each with the class balance after it.
+    holder), newest first by their place in the hash chain (those below ``before``, if given),
+    each with the balance of its class after it.
 
-    The rows and the class totals their balances count down from are two statements, read on
-    one snapshot (``_snapshot``): on PostgreSQL's READ COMMITTED each statement would see the
-    writes committed before it, and an entry committed between them (an id below the page's
-    newest, taken by a write that committed late) would be in the totals and not among the
-    rows, every balance below it off by its amount."""
+    A write takes its entries' ids before it commits, so on PostgreSQL two writes to different
+    lots of one account can commit in the other order to their ids; the chain's ``seq`` follows
+    commit order, given by one sealer at a time (``ledger.chain``).  What is queued is sealed
+    first, so every entry committed by then has its place; one committed later is chained above
+    every place there is, never below a cursor already handed out.  A place never changes, and
+    an entry's balance after is the sum of its class's entries at and below it, computed with it
+    in the one statement that reads the page (``_entries``): the same on every read, and a
+    page's balances lead into the next page's."""
+    sealer.seal_committed(db)
     with _snapshot(db) as session:
         account = parties.visible_account(session, actor, account_id)
-        query = posted_entries_query(account.id).order_by(E.id.desc()).limit(limit + 1)
-        if before_id is not None:
-            query = query.where(E.id < before_id)
-        rows = session.execute(query).all()
-        if not rows:
-            return []
-        running = _class_totals_through(session, account.id, rows[0].id)
-        return list(_with_balance_after(rows, running))
+        rows = session.execute(_entries(account.id, before, limit + 1))
+        return [_entry_item(row) for row in rows]
 
 
 def entry_stream(db: Database, actor: Actor, account_id: str) -> Iterator[dict[str, Any]]:
-    """Every posted entry of an account the caller may see, newest first, for CSV.
+    """Every posted entry of an account the caller may see, as ``entries_page`` orders and
+    balances them, for CSV.
 
     Who may see the account is settled before this returns (``not_found`` is raised here, not
-    while streaming); the entries are then read on a connection of their own as they are sent,
-    on one snapshot (the totals, then the rows: ``entries_page`` says why).
+    while streaming), and what is queued is sealed; the entries are then read by one statement
+    on a connection of their own as they are sent.
     """
     with db.transaction() as session:
         account = parties.visible_account(session, actor, account_id)
+    sealer.seal_committed(db)
     return _streamed_entries(db, account.id)
 
 
 def _streamed_entries(db: Database, account_id: str) -> Iterator[dict[str, Any]]:
     with _snapshot(db) as session:
-        yield from _all_entries(session, account_id)
+        rows = session.execute(_entries(account_id), execution_options={"yield_per": 1000})
+        yield from map(_entry_item, rows)
 
 
 @contextmanager
@@ -232,36 +228,56 @@ def _snapshot(db: Database) -> Iterator[Session]:
         yield session
 
 
-def _all_entries(session: Session, account_id: str) -> Iterator[dict[str, Any]]:
-    """Every posted entry, newest first, streamed."""
-    newest = session.execute(
-        select(func.max(E.id))
-        .join(L, L.ledger_account_id == E.account_id)
-        .where(L.account_id == account_id, E.phase == PHASE_POSTED)
-    ).scalar()
-    if newest is None:
-        return
-    running = _class_totals_through(session, account_id, newest)
-    rows = session.execute(
-        posted_entries_query(account_id).where(E.id <= newest).order_by(E.id.desc()),
-        execution_options={"yield_per": 1000},
+def _entries(account_id: str, before: Place | None = None, limit: int | None = None) -> Any:
+    """The account's chained posted entries below place ``before`` (all of them, without it),
+    newest first, at most ``limit`` of them, each with its place, its transaction's kind, time
+    and memo, and ``balance_after``: the sum of its class's entries at and below its place.
+
+    Entries above ``before`` count in no balance below it, so they are not read.  An entry
+    committed and not yet chained has no place: it is in no row and no balance, until the
+    chain gives it one above every other.  The transactions are read for the rows kept only.
+    """
+    balance_after = func.sum(E.amount).over(
+        partition_by=L.credit_class, order_by=(C.seq, E.id), rows=(None, 0)
     )
-    yield from _with_balance_after(rows, running)
+    placed = (
+        select(
+            C.seq,
+            E.id,
+            E.transaction_id,
+            L.credit_class,
+            L.id.label("lot_id"),
+            E.amount,
+            E.effective_on,
+            balance_after.label("balance_after"),
+        )
+        .join(L, L.ledger_account_id == E.account_id)
+        .join(C, C.transaction_id == E.transaction_id)
+        .where(L.account_id == account_id, E.phase == PHASE_POSTED)
+    )
+    if before is not None:
+        placed = placed.where(tuple_(C.seq, E.id) < tuple_(*before))
+    if limit is not None:
+        placed = placed.order_by(C.seq.desc(), E.id.desc()).limit(limit)
+    rows = placed.subquery()
+    return (
+        select(rows, T.kind, T.recorded_at, T.memo)
+        .join(T, T.id == rows.c.transaction_id)
+        .order_by(rows.c.seq.desc(), rows.c.id.desc())
+    )
 
 
-def _with_balance_after(rows: Any, running: dict[str, int]) -> Iterator[dict[str, Any]]:
-    for row in rows:
-        balance_after = running.get(row.credit_class, 0)
-        running[row.credit_class] = balance_after - row.amount
-        yield {
-            "entry_id": row.id,
-            "transaction_id": str(row.transaction_id),
-            "kind": row.kind,
-            "credit_class": row.credit_class,
-            "lot_id": row.lot_id,
-            "amount_sqft": row.amount,
-            "balance_after_sqft": balance_after,
-            "effective_on": row.effective_on,
-            "recorded_at": row.recorded_at,
-            "memo": row.memo,
-        }
+def _entry_item(row: Any) -> dict[str, Any]:
+    return {
+        "seq": row.seq,
+        "entry_id": row.id,
+        "transaction_id": str(row.transaction_id),
+        "kind": row.kind,
+        "credit_class": row.credit_class,
+        "lot_id": row.lot_id,
+        "amount_sqft": row.amount,
+        "balance_after_sqft": int(row.balance_after),  # PostgreSQL's sum of BIGINTs: NUMERIC
+        "effective_on": row.effective_on,
+        "recorded_at": row.recorded_at,
+        "memo": row.memo,
+    }

@@ -143,6 +143,16 @@ def seal_all(db: Database) -> chain.Sealed:
         return chain.seal(connection, wait=True)
 
 
+def seal_committed(db: Database) -> None:
+    """Give every committed transaction its place in the chain before a read that lists by it.
+
+    Where a background sealer chains (PostgreSQL) this is ``seal_all``; where each write seals
+    its own link before it commits (SQLite) nothing committed waits, and no write lock is taken.
+    """
+    if store.of(db.engine).seals_in_background:
+        seal_all(db)
+
+
 def attach(db: Database) -> BackgroundSealer | None:
     """Seal after commits in the background, where the store does not seal inside each write
     (PostgreSQL; SQLite's writers take turns and each seals its own link)."""

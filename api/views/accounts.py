@@ -77,14 +77,17 @@ class AccountEntries(MethodView):
     @blp.read("board", "holder", query=PageArgs, reply=EntryPage)
     @blp.alt_response(200, description="text/csv of every entry", content_type="text/csv")
     def get(self, args: dict[str, Any], account_id: str) -> Any:
-        """Ledger lines, newest first, with the balance after each (JSON pages or CSV)."""
+        """Ledger lines, newest first in the order they committed, with the balance after each
+        (JSON pages or CSV).  The order is their transaction's place in the hash chain, then
+        their id: a balance never changes on reload, each page's balances carry on into the
+        next page's, and an entry committed while a client pages comes on top."""
         if wants_csv():
             rows = balances.entry_stream(database(), actor(), account_id)
             return csv_response(ENTRY_FIELDS, rows, "entries.csv")
-        listing = Listing(f"/accounts/{account_id}/entries")
+        listing = Listing(f"/accounts/{account_id}/entries", pair=True)
         after = listing.after(args["cursor"])
         page = balances.entries_page(database(), actor(), account_id, args["limit"], after)
-        return listing.page(page, args["limit"], key=itemgetter("entry_id"))
+        return listing.page(page, args["limit"], key=itemgetter("seq", "entry_id"))
 
 
 @blp.route("/accounts/<account_id>/freeze")

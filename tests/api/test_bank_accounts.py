@@ -4,20 +4,26 @@ freezing, and who may see or do what."""
 
 from __future__ import annotations
 
+import base64
 import csv
 import io
+import itertools
+import json
 import threading
 from collections.abc import Callable
 from typing import Any
 
 import pytest
-from sqlalchemy import event
+from sqlalchemy import event, select
 
+from api import create_app
 from bank import transfers
 from bank.access import SYSTEM
-from bank.transfers import TransferRequest
+from bank.transfers import TransferRequest, make_transfer
+from ledger import sealer
 from ledger.db import Database
-from tests.api.conftest import Api
+from ledger.schema import LedgerChainQueue
+from tests.api.conftest import Api, make_token
 from tests.api.kit import Kit, ok, on, problem, unique
 
 
@@ -402,7 +408,16 @@ def test_entries_come_in_pages_with_a_cursor(api, kit):
 
 def test_a_bad_cursor_or_limit_is_refused(api, kit):
     account_id = kit.account(kit.holder()["id"])
+    path = f"/accounts/{account_id}/entries"
     problem(api.get(f"/accounts/{account_id}/entries?cursor=%%%"), 400, "bad_request")
+
+    def cursor(key: Any) -> str:
+        return base64.urlsafe_b64encode(json.dumps([path, key]).encode()).decode().rstrip("=")
+
+    # a cursor is a place in the chain, (seq, entry id): an entry id alone, or more, is made up
+    for key in (7, [7], [7, 7, 7], [7, -7], [7, "7"]):
+        problem(api.get(path, query_string={"cursor": cursor(key)}), 400, "bad_request")
+    assert ok(api.get(path, query_string={"cursor": cursor([7, 7])}), 200)["items"] == []
     problem(api.get(f"/accounts/{account_id}/entries?limit=0"), 422, "validation_error")
     problem(api.get(f"/accounts/{account_id}/entries?limit=501"), 422, "validation_error")
 
@@ -460,12 +475,12 @@ def test_an_account_without_entries_is_an_empty_page_and_a_header_only_csv(api, 
 
 
 def entries_read_across_a_late_commit(
-    kit: Kit, pause_before: int, read: Callable[[Api, str], Any]
+    kit: Kit, read: Callable[[Api, str], Any]
 ) -> tuple[dict[str, Any], Any]:
     """An account holding two lots of one class, and two transfers out of it at once, one from
     each lot: the first takes its entries' ids, then stays open while the second commits.
-    ``read(api, account_id)`` of the entries starts then, and waits before its statement number
-    ``pause_before`` on the ledger's entries until the first transfer has committed.  The
+    ``read(api, account_id)`` of the entries starts then, and once it has sealed what was
+    queued, waits before it reads the entries until the first transfer has committed.  The
     account, and what ``read`` answered."""
     db: Database = kit.app.extensions["wetbank.db"]
     funded = kit.funded(10_000)
@@ -496,16 +511,13 @@ def entries_read_across_a_late_commit(
         }
         out["second"] = kit.api.post("/transfers", body).status_code
 
-    statements = 0
-
     def before_statement(_conn: Any, _cursor: Any, statement: str, *_args: Any) -> None:
-        nonlocal statements
         if threading.current_thread() is not reader or "ledger_entries" not in statement:
             return
-        statements += 1
-        if statements == pause_before:
-            reading.set()
-            read_on.wait(30)
+        if "ledger_chain_queue" in statement or reading.is_set():  # its sealing, or read on
+            return
+        reading.set()
+        read_on.wait(30)
 
     def read_entries() -> None:
         out["read"] = read(Api(kit.app.test_client(), kit.api.token), funded["id"])
@@ -521,7 +533,7 @@ def entries_read_across_a_late_commit(
     event.listen(db.engine, "before_cursor_execute", before_statement)
     try:
         reader.start()
-        reading.wait(10)  # paused between its statements (or done, had it fewer)
+        assert reading.wait(10)  # paused before it reads the entries
     finally:
         release.set()
         first.join(40)  # committed
@@ -551,8 +563,7 @@ def test_an_entries_page_balances_the_entries_it_shows_while_others_commit(kit):
     def one_page(api: Api, account_id: str) -> Any:
         return ok(api.get(f"/accounts/{account_id}/entries"), 200)
 
-    # paused after reading the page's rows, before their balances
-    funded, page = entries_read_across_a_late_commit(kit, 2, one_page)
+    funded, page = entries_read_across_a_late_commit(kit, one_page)
     balances_agree_with_amounts(page["items"])
     assert page["next_cursor"] is None
     assert 10_000 in [e["amount_sqft"] for e in page["items"]]
@@ -565,10 +576,144 @@ def test_the_entries_csv_balances_the_entries_it_holds_while_others_commit(kit):
         assert response.status_code == 200
         return list(csv.DictReader(io.StringIO(response.get_data(as_text=True))))
 
-    # paused after reading the balances, before the rows
-    funded, rows = entries_read_across_a_late_commit(kit, 3, as_csv)
+    funded, rows = entries_read_across_a_late_commit(kit, as_csv)
     balances_agree_with_amounts(rows)
     balances_agree_with_amounts(kit.entries_csv(funded["id"]))
+
+
+def test_entries_of_two_lots_are_listed_newest_first_in_the_order_they_were_chained(api, kit):
+    funded = kit.funded(10_000)
+    kit.wetland_deposit(funded["id"], funded["site_id"], funded["lgu"]["id"], 4_000)
+    lots = {lot["posted_sqft"]: lot["id"] for lot in kit.lots(funded["id"])}
+    target = kit.account(funded["holder"]["id"])
+    for sqft, lot in ((300, lots[4_000]), (100, lots[10_000]), (200, lots[4_000])):
+        body = {"from_account_id": funded["id"], "to_account_id": target, "lot_id": lot}
+        ok(api.post("/transfers", {**body, "amount_sqft": sqft}))
+
+    entries = kit.entries(funded["id"])
+    journal = ok(api.get(f"/audit/journal?account_id={funded['id']}"), 200)["items"]
+
+    assert [e["transaction_id"] for e in entries] == [
+        t["transaction_id"] for t in reversed(journal)
+    ]
+    assert [(e["lot_id"], e["amount_sqft"], e["balance_after_sqft"]) for e in entries] == [
+        (lots[4_000], -200, 13_400),
+        (lots[10_000], -100, 13_600),
+        (lots[4_000], -300, 13_700),
+        (lots[4_000], 4_000, 14_000),
+        (lots[10_000], 10_000, 10_000),
+    ]
+
+
+def test_each_page_of_entries_carries_on_the_balances_of_the_page_before(api, kit):
+    funded = kit.funded(10_000, buffer_sqft=7_500)
+    kit.wetland_deposit(funded["id"], funded["site_id"], funded["lgu"]["id"], 4_000)
+    target = kit.account(funded["holder"]["id"])
+    for round_ in range(1, 3):
+        for lot in kit.lots(funded["id"]):
+            body = {"from_account_id": funded["id"], "to_account_id": target, "lot_id": lot["id"]}
+            ok(api.post("/transfers", {**body, "amount_sqft": 100 * round_}))
+
+    pages, cursor = [], ""
+    while cursor is not None:
+        page = ok(api.get(f"/accounts/{funded['id']}/entries?limit=2{cursor}"), 200)
+        pages.append(page["items"])
+        cursor = page["next_cursor"] and f"&cursor={page['next_cursor']}"
+    walked = [entry for page in pages for entry in page]
+
+    assert len(pages) == 5 and walked == kit.entries(funded["id"])  # 9 entries, pages of 2
+    assert ok(api.get(f"/accounts/{funded['id']}/entries?limit=2"), 200)["items"] == pages[0]
+    balances_agree_with_amounts(walked)  # so each class's balance carries on across pages
+    newest: dict[str, int] = {}
+    for entry in reversed(walked):
+        newest[entry["credit_class"]] = entry["balance_after_sqft"]
+    posted = {code: row["posted_sqft"] for code, row in kit.balances(funded["id"]).items()}
+    assert newest == posted == {funded["unrestricted"]: 13_400, funded["restricted"]: 7_200}
+
+
+def test_an_entry_committed_after_a_later_one_comes_on_top_and_the_pages_carry_on(
+    backend: str, fresh_db_url: str
+) -> None:
+    """Two transfers out of one account, one from each of its lots: the first takes its
+    entries' ids, then stays open while the second commits and a client reads the newest
+    entry.  Once the first commits it is the newest entry: on top, never below the client's
+    cursor, and the balances already shown do not change.  Nothing seals in the background
+    (the app's sealer is stopped), so each read's own sealing gives the entries their place."""
+    if backend != "postgresql":
+        pytest.skip("SQLite has one writer at a time: writes commit in the order of their ids")
+    app = create_app({"DATABASE_URL": fresh_db_url, "PROPAGATE_EXCEPTIONS": False})
+    db: Database = app.extensions["wetbank.db"]
+    try:
+        kit = Kit(Api(app.test_client(), make_token(app, "board")), app)
+        funded = kit.funded(10_000)
+        kit.wetland_deposit(funded["id"], funded["site_id"], funded["lgu"]["id"], 4_000)
+        lots = {lot["posted_sqft"]: lot["id"] for lot in kit.lots(funded["id"])}
+        targets = [kit.account(funded["holder"]["id"]) for _ in range(2)]
+        path = f"/accounts/{funded['id']}/entries"
+        sealer.seal_all(db)
+        db.dispose()  # stops the background sealer: the engine still serves
+        held, release = threading.Event(), threading.Event()
+        late: dict[str, str] = {}
+
+        def first_transfer() -> None:
+            try:
+                with db.transaction() as session:
+                    request = TransferRequest(funded["id"], targets[0], 1_000, lot_id=lots[10_000])
+                    late["id"] = make_transfer(session, SYSTEM, request, None).transaction_id
+                    held.set()
+                    release.wait(30)
+            finally:
+                held.set()
+
+        first = started(first_transfer)
+        try:
+            assert held.wait(20)
+            body = {"from_account_id": funded["id"], "to_account_id": targets[1]}
+            second = ok(
+                kit.api.post("/transfers", {**body, "lot_id": lots[4_000], "amount_sqft": 2_000})
+            )
+            assert int(late["id"]) < int(second["transaction_id"])  # its ids came first
+            assert second["transaction_id"] in queued(db)  # committed, not yet chained
+            top = ok(kit.api.get(f"{path}?limit=1"), 200)
+        finally:
+            release.set()
+            first.join(40)
+        assert late["id"] in queued(db)  # committed after the page was read
+        assert [(e["amount_sqft"], e["balance_after_sqft"]) for e in top["items"]] == [
+            (-2_000, 12_000)
+        ]
+
+        after_cursor = ok(kit.api.get(f"{path}?limit=5&cursor={top['next_cursor']}"), 200)
+        reloaded = kit.entries(funded["id"], limit=1)
+
+        # the client's walk carries on from its cursor as it began, the late entry not below it
+        assert [(e["amount_sqft"], e["balance_after_sqft"]) for e in after_cursor["items"]] == [
+            (4_000, 14_000),
+            (10_000, 10_000),
+        ]
+        # read again, the late entry is the newest, and the balances shown before are unchanged
+        assert [(e["amount_sqft"], e["balance_after_sqft"]) for e in reloaded] == [
+            (-1_000, 11_000),
+            (-2_000, 12_000),
+            (4_000, 14_000),
+            (10_000, 10_000),
+        ]
+        assert reloaded[1:] == top["items"] + after_cursor["items"]
+        # a client reading from the top until an entry it has seen finds the late one
+        seen = top["items"][0]["transaction_id"]
+        unseen = list(itertools.takewhile(lambda e: e["transaction_id"] != seen, reloaded))
+        assert [e["transaction_id"] for e in unseen] == [late["id"]]
+        assert kit.entries_csv(funded["id"])[0]["transaction_id"] == late["id"]
+        assert queued(db) == set()
+    finally:
+        db.dispose()
+
+
+def queued(db: Database) -> set[str]:
+    """The ids of the committed transactions waiting for their place in the hash chain."""
+    with db.transaction() as session:
+        waiting = session.execute(select(LedgerChainQueue.transaction_id)).scalars()
+        return {str(transaction_id) for transaction_id in waiting}
 
 
 # --- freezing accounts ----------------------------------------------------------------------

@@ -226,6 +226,9 @@ def crafted(name: str) -> list[str]:
     if name in ("/accounts", "/plans"):  # keyed by an id of their own kind
         own, other = ("acct", "plan") if name == "/accounts" else ("plan", "acct")
         wrong_keys += [f"{other}_0123456789abcdef", f"{own}_xyz", f"{own}_" + "0" * 65, 1]
+    if name.endswith("/entries"):  # keyed by a place in the chain: (seq, entry id)
+        wrong_keys += [[1, 2, 3], [-1, 1], [1, -1], [1, 2**64], [1.5, 1], [True, 1], ["1", "2"]]
+        wrong_keys += [[None, 1], [[1], 1], {"seq": 1, "entry_id": 1}]
     return [
         "not a cursor",
         "%%%",

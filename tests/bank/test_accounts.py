@@ -5,11 +5,15 @@ refused act writes nothing."""
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Iterator
+from contextlib import contextmanager
 from datetime import date
+from typing import Any
 
 import pytest
 from freezegun import freeze_time
+from sqlalchemy import event
 
 from bank import account_close, accounts, balances
 from bank.access import SYSTEM
@@ -208,7 +212,7 @@ def test_lots_and_entries_show_what_each_deposit_put_where(db: Database) -> None
 
     lots = accounts.account_lots(db, holder_actor(holder), account)
     page = balances.entries_page(db, SYSTEM, account, 1, None)
-    rest = balances.entries_page(db, SYSTEM, account, 1, page[0]["entry_id"])
+    rest = balances.entries_page(db, SYSTEM, account, 1, (page[0]["seq"], page[0]["entry_id"]))
     streamed = list(balances.entry_stream(db, SYSTEM, account))
 
     assert [(lot.label, lot.posted_sqft, lot.frozen) for lot in lots] == [
@@ -219,6 +223,52 @@ def test_lots_and_entries_show_what_each_deposit_put_where(db: Database) -> None
     assert [e["balance_after_sqft"] for e in streamed] == [5_000, 4_000]
     assert page == streamed and rest == streamed[1:]
     assert {e["transaction_id"] for e in streamed} == {made.transaction_id}
+
+
+def test_a_page_of_entries_reads_them_in_one_statement_however_many_there_are(
+    db: Database,
+) -> None:
+    """The same statements for a page of an account of two entries as for one of eight, first
+    page or later; one of them reads the entries with their balances (the others: the sealing
+    of what is queued, and who may see the account)."""
+    holder, lgu = new_holder(db), new_lgu(db)
+
+    def funded(deposits: int) -> str:
+        account = new_account(db, holder).id
+        for _ in range(deposits):
+            site = new_site(db, holder)
+            deposit(db, request(account, site, lgu, wetland(3_000), cover(2_000, 1_000)))
+        return account
+
+    small, large = funded(1), funded(4)
+    with own_statements(db) as one:
+        balances.entries_page(db, SYSTEM, small, 2, None)
+    with own_statements(db) as top:
+        page = balances.entries_page(db, SYSTEM, large, 2, None)
+    with own_statements(db) as later:
+        balances.entries_page(db, SYSTEM, large, 2, (page[1]["seq"], page[1]["entry_id"]))
+
+    assert len(page) == 3 and len(one) == len(top) == len(later)
+    reads = [sql for sql in top if "ledger_entries" in sql and "ledger_chain_queue" not in sql]
+    assert len(reads) == 1
+
+
+@contextmanager
+def own_statements(db: Database) -> Iterator[list[str]]:
+    """The SQL statements this thread sends through ``db`` inside the block (not the background
+    sealer's)."""
+    sent: list[str] = []
+    me = threading.current_thread()
+
+    def note(_conn: Any, _cursor: Any, statement: str, *_args: Any) -> None:
+        if threading.current_thread() is me:
+            sent.append(statement)
+
+    event.listen(db.engine, "before_cursor_execute", note)
+    try:
+        yield sent
+    finally:
+        event.remove(db.engine, "before_cursor_execute", note)
 
 
 def test_the_account_number_is_issued_in_order(db: Database) -> None:
