@@ -156,7 +156,8 @@ CATALOGUE: dict[str, ProblemType] = dict(
         _entry(
             "deadline_passed",
             422,
-            "A decision or an extension after the decision was due; `deadline` names the day.",
+            "A decision, an extension or a notice of application dated after the decision was "
+            "due; `deadline` names the day.",
             "A plan not decided in time is deemed approved: read it again.",
         ),
         _entry(

@@ -63,6 +63,7 @@ def record_decision(session: Session, plan: Plan, request: DecisionRequest) -> N
         request.outcome,
         request.decided_on,
         clock.today(),
+        plans.approval_acts(session, plan),
     )
     _check_record(plan, request)
     plan_panel.check_decision_includes(session, plan, request.decided_on)

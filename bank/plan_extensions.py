@@ -19,6 +19,7 @@ from bank.plan_facts import add_fact
 from bank.plan_record_tables import PlanExtension
 from bank.plan_tables import Plan
 from bank.rules import timeline
+from ledger import clock
 
 
 @dataclass(frozen=True)
@@ -49,7 +50,15 @@ def record_extension(session: Session, plan: Plan, request: ExtensionRequest) ->
     plans._check_not_before_receipt(plan, request.notified_on, "notified_on")
     c = plans.clocks(session, plan)
     asked = timeline.ExtensionFacts(request.notified_on, request.days, request.applicant_agreed)
-    timeline.check_extension(c.ruleset, c.lgu, c.board, plans.facts(session, plan), asked)
+    timeline.check_extension(
+        c.ruleset,
+        c.lgu,
+        c.board,
+        plans.facts(session, plan),
+        asked,
+        clock.today(),
+        plans.approval_acts(session, plan),
+    )
     row = add_fact(
         session,
         PlanExtension,

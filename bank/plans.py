@@ -21,11 +21,13 @@ from bank import guarantees, keyset, parties, policy
 from bank.access import Actor
 from bank.errors import Conflict, NotFound, ValidationFailed
 from bank.ids import new_id
+from bank.money_tables import Security, SecurityDraw
 from bank.party_tables import Lgu
 from bank.plan_record_tables import PlanApplication, PlanExtension
 from bank.plan_tables import Appeal, Plan, PlanRevision
 from bank.rules import calendar, replacement_rules, timeline
 from bank.rules.ruleset import Ruleset, ruleset_by_id
+from bank.withdrawal_tables import Withdrawal
 from ledger import clock
 from ledger.slices import grouped
 
@@ -450,6 +452,58 @@ def _record_facts(
     )
 
 
+def approval_acts(session: Session, plan: Plan) -> list[timeline.RecordedAct]:
+    """The acts recorded under the plan's current application that stand on its approval, for
+    ``timeline.relied_on_deemed_approval``: its withdrawals (reversed on appeal or not), the
+    draws on its securities and its revisions that do not count as new, each with its day.
+    Those recorded before a revision counting as new made the application the plan's stood on
+    an earlier application's approval."""
+    since = application_started_at(session, plan)
+    withdrawn = select(Withdrawal).where(Withdrawal.plan_id == plan.id)
+    drawn = (
+        select(SecurityDraw)
+        .join(Security, Security.id == SecurityDraw.security_id)
+        .where(Security.plan_id == plan.id)
+    )
+    revised = select(PlanRevision).where(
+        PlanRevision.plan_id == plan.id, PlanRevision.counts_as_new_application.is_(False)
+    )
+    if since is not None:
+        withdrawn = withdrawn.where(Withdrawal.created_at >= since)
+        drawn = drawn.where(SecurityDraw.recorded_at >= since)
+        revised = revised.where(PlanRevision.recorded_at >= since)
+    acts = [
+        timeline.RecordedAct(
+            f"withdrawal {w.id}" + (" (reversed on appeal)" if w.reversal_transaction_id else ""),
+            clock.business_date(w.created_at),
+        )
+        for w in session.execute(withdrawn.order_by(Withdrawal.created_at, Withdrawal.id)).scalars()
+    ]
+    acts += [
+        timeline.RecordedAct(f"draw {d.id} on security {d.security_id}", d.drawn_on)
+        for d in session.execute(
+            drawn.order_by(SecurityDraw.recorded_at, SecurityDraw.id)
+        ).scalars()
+    ]
+    acts += [
+        timeline.RecordedAct(f"revision {r.id} received {r.received_on.isoformat()}", r.received_on)
+        for r in session.execute(
+            revised.order_by(PlanRevision.recorded_at, PlanRevision.id)
+        ).scalars()
+    ]
+    return acts
+
+
+def application_started_at(session: Session, plan: Plan) -> datetime | None:
+    """When the revision counting as new that made the plan's current application its own was
+    recorded (``None`` for a first application)."""
+    if plan.application_number == 1:
+        return None
+    previous = earlier_application(session, plan, plan.application_number - 1)
+    revision = session.get(PlanRevision, previous.revision_id)
+    return revision.recorded_at if revision is not None else None
+
+
 def appeal_facts(appeal: Appeal) -> timeline.AppealFacts:
     """An appeal's recorded facts."""
     return timeline.AppealFacts(
@@ -647,11 +701,19 @@ def _check_not_before_receipt(plan: Plan, day: date, field: str) -> None:
 
 
 def record_notice(session: Session, plan: Plan, mailed_on: date) -> dict[str, Any]:
-    """Subd. 6 notice of application: recorded even when late, and flagged ``late``."""
+    """Subd. 6 notice of application: recorded even when late, and flagged ``late``, while the
+    plan is undecided (``timeline.check_application_notice``)."""
     _check_not_future(mailed_on, "mailed_on")
     _check_not_before_receipt(plan, mailed_on, "mailed_on")
-    if plan.decided_on is not None:
-        raise Conflict("the plan has been decided: its application notice can no longer change")
+    c = clocks(session, plan)
+    timeline.check_application_notice(
+        c.ruleset,
+        c.lgu,
+        facts(session, plan),
+        mailed_on,
+        clock.today(),
+        approval_acts(session, plan),
+    )
     if plan.notice_mailed_on is not None:
         raise Conflict("the notice of this application was already recorded")
     plan.notice_mailed_on = mailed_on

@@ -8,6 +8,7 @@ Acts of the LGU (notices, the decision) count on the LGU's calendar; acts of or 
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import date
 
@@ -77,6 +78,17 @@ class StandingApproval:
 
     outcome: str  # approved | deemed_approved
     impact_area_sqft: int
+
+
+@dataclass(frozen=True)
+class RecordedAct:
+    """An act recorded under a plan's current application, outside its timeline facts, that
+    stands on the application being approved: a withdrawal of credits for it (reversed on appeal
+    or not), a draw on its security, a revision of the approved plan.  ``what`` names it as a
+    refusal does; ``on`` is its day (a withdrawal's, the draw's, the revision's receipt)."""
+
+    what: str
+    on: date
 
 
 @dataclass(frozen=True)
@@ -249,8 +261,14 @@ def check_decision(
     decision: str,
     decided_on: date,
     today: date,
+    acts: Sequence[RecordedAct] = (),
 ) -> None:
-    """Subd. 4 and 8: refuse a decision after its deadline, twice, or inside the comment period."""
+    """Subd. 4 and 8: refuse a decision after its deadline, twice, or inside the comment period.
+
+    A decision dated on or before ``decision_due`` may be recorded after it (the LGU decided in
+    time; the record came later) only while nothing relied on the deemed approval the plan has
+    had since (``relied_on_deemed_approval``, of the facts and ``acts``): ``conflict`` after.
+    """
     if decision not in ("approved", "denied"):
         raise ValidationFailed("a decision approves or denies", {"outcome": ["unknown"]})
     if decided_on < facts.received_on:
@@ -264,6 +282,7 @@ def check_decision(
     )
     if facts.decided_on is not None:
         raise Conflict("the plan was already decided")
+    _check_deemed_approval_unrelied(ruleset, lgu, facts, today, acts, "a decision dated by {}")
     if has_comment_period(ruleset, facts.impact_area_sqft):
         _check_comment_period_over(ruleset, lgu, facts, decided_on)
 
@@ -304,11 +323,15 @@ def check_extension(
     board: Calendar,
     facts: PlanFacts,
     extension: ExtensionFacts,
+    today: date,
+    acts: Sequence[RecordedAct] = (),
 ) -> None:
     """15.99 subd. 3 (f): the LGU's one extension of at most 60 days, sent "before the end of the
     initial time limit" (the first 60 days, whatever the applicant agreed to since); (g): any
     further or longer one with the applicant's written approval or at its request, sent before
-    the decision deadline as it then stands."""
+    the decision deadline as it then stands.  One sent in time and recorded after the plan was
+    deemed approved would take the approval back: accepted only while nothing relied on it
+    (``check_decision``)."""
     days, notified_on = extension.days, extension.notified_on
     if days < 1:
         raise ValidationFailed("an extension is of 1 day or more", {"days": ["out of range"]})
@@ -343,6 +366,85 @@ def check_extension(
                 due=initial.isoformat(),
             )
     _check_by_decision_due(ruleset, lgu, facts, notified_on, "the extension had to be sent by {}")
+    _check_deemed_approval_unrelied(ruleset, lgu, facts, today, acts, "an extension sent by {}")
+
+
+def check_application_notice(
+    ruleset: Ruleset,
+    lgu: Calendar,
+    facts: PlanFacts,
+    mailed_on: date,
+    today: date,
+    acts: Sequence[RecordedAct] = (),
+) -> None:
+    """Subd. 6: a notice of application, late or not, comes before the plan is decided.
+
+    After a decision, ``conflict``.  An undecided plan is deemed approved after
+    ``decision_due``: a notice mailed after it invites comments on a plan already approved
+    (``deadline_passed``); one mailed by then and recorded later is accepted only while nothing
+    relied on the deemed approval (``check_decision``).
+    """
+    if facts.decided_on is not None:
+        raise Conflict("the plan has been decided: its application notice can no longer change")
+    _check_by_decision_due(
+        ruleset,
+        lgu,
+        facts,
+        mailed_on,
+        "Subd. 6, 15.99: the notice of application had to be mailed by {}; the plan is deemed "
+        "approved",
+    )
+    _check_deemed_approval_unrelied(
+        ruleset, lgu, facts, today, acts, "a notice of application mailed by {}"
+    )
+
+
+def relied_on_deemed_approval(
+    ruleset: Ruleset, lgu: Calendar, facts: PlanFacts, acts: Sequence[RecordedAct] = ()
+) -> list[str]:
+    """What relied on the deemed approval of an undecided application, as a refusal names it:
+    the notice of decision mailed of it (Subd. 7), every petition on it (Subd. 9, whatever the
+    board did with it), and each of ``acts`` dated after ``decision_due`` (a withdrawal reversed
+    on appeal too: the ledger keeps both transactions).  Empty for a decided application, and
+    for one nothing relied on yet (a pending reservation does not: credits are reserved for an
+    undecided plan too)."""
+    if facts.decided_on is not None:
+        return []
+    due = decision_due(ruleset, lgu, facts)
+    relied = []
+    if facts.decision_notice_mailed_on is not None:
+        relied.append(
+            f"the notice of decision mailed {facts.decision_notice_mailed_on.isoformat()}"
+        )
+    relied += [f"the petition postmarked {a.postmarked_on.isoformat()}" for a in facts.appeals]
+    relied += [act.what for act in acts if act.on > due]
+    return relied
+
+
+def _check_deemed_approval_unrelied(
+    ruleset: Ruleset,
+    lgu: Calendar,
+    facts: PlanFacts,
+    today: date,
+    acts: Sequence[RecordedAct],
+    act: str,
+) -> None:
+    """Refuse (``conflict``) an act dated on or before ``decision_due`` (``act`` says which, with
+    ``{}`` for the deadline) that would take back the plan's deemed approval, once anything
+    relied on the approval: a notice of it was mailed, a petition filed, credits withdrawn, a
+    security drawn on, the plan revised."""
+    if not _deemed(ruleset, lgu, facts, today):
+        return
+    relied = relied_on_deemed_approval(ruleset, lgu, facts, acts)
+    if relied:
+        due = decision_due(ruleset, lgu, facts)
+        raise Conflict(
+            f"15.99: the plan is deemed approved (no decision by {due.isoformat()}), and "
+            f"{'; '.join(relied)} relied on the approval: {act.format(due.isoformat())} can no "
+            "longer be recorded",
+            decision_due=due.isoformat(),
+            relied_on=relied,
+        )
 
 
 def check_decision_notice(

@@ -32,8 +32,10 @@ from bank.rules.timeline import (
     Deadlines,
     ExtensionFacts,
     PlanFacts,
+    RecordedAct,
     appeal_decision_due,
     appeal_window_ends,
+    check_application_notice,
     check_decision,
     check_decision_notice,
     check_extension,
@@ -44,6 +46,7 @@ from bank.rules.timeline import (
     notice_late,
     noticed_by,
     outcome,
+    relied_on_deemed_approval,
     reversed_on_appeal,
     status,
 )
@@ -100,7 +103,7 @@ def decide(facts: PlanFacts, decided_on: date, decision: str = "approved") -> No
 
 
 def extend(facts: PlanFacts, notified_on: date, days: int, *, agreed: bool = False) -> None:
-    check_extension(SEED, LGU, BOARD, facts, ExtensionFacts(notified_on, days, agreed))
+    check_extension(SEED, LGU, BOARD, facts, ExtensionFacts(notified_on, days, agreed), notified_on)
 
 
 def petition(
@@ -544,6 +547,69 @@ def test_after_the_extension_the_plan_is_deemed_approved_from_09_16(
 def test_a_late_decision_on_a_deemed_approval_is_deadline_passed_not_conflict() -> None:
     with refused(DeadlinePassed, "deadline_passed"):
         check_decision(SEED, LGU, BOARD, CONTESTED_NOTICED, "denied", d(8, 20), d(8, 20))
+
+
+# the contested plan deemed approved from 08-18, and what may rely on that approval
+DEEMED_NOTICED = replace(CONTESTED_NOTICED, decision_notice_mailed_on=d(8, 20))
+DEEMED_PETITIONED = replace(
+    CONTESTED_NOTICED, appeals=(replace(RESIDENTS_PETITION, postmarked_on=d(8, 19)),)
+)
+WITHDRAWN = RecordedAct("withdrawal wd_1", d(8, 19))
+
+
+@pytest.mark.parametrize(
+    ("facts", "acts", "relied"),
+    [
+        (CONTESTED_NOTICED, (), []),
+        (DEEMED_NOTICED, (), ["the notice of decision mailed 2026-08-20"]),
+        (DEEMED_PETITIONED, (), ["the petition postmarked 2026-08-19"]),
+        (CONTESTED_NOTICED, (WITHDRAWN,), ["withdrawal wd_1"]),
+        # an act dated by decision_due stood on no approval of this application
+        (CONTESTED_NOTICED, (RecordedAct("revision rev_1 received 2026-08-17", d(8, 17)),), []),
+        (CONTESTED_DECIDED, (WITHDRAWN,), []),  # decided: nothing was deemed
+    ],
+)
+def test_what_relied_on_a_deemed_approval(
+    facts: PlanFacts, acts: tuple[RecordedAct, ...], relied: list[str]
+) -> None:
+    assert relied_on_deemed_approval(SEED, LGU, facts, acts) == relied
+
+
+@pytest.mark.parametrize(
+    ("facts", "acts", "accepted"),
+    [
+        (CONTESTED_NOTICED, (), True),
+        (DEEMED_NOTICED, (), False),
+        (DEEMED_PETITIONED, (), False),
+        (CONTESTED_NOTICED, (WITHDRAWN,), False),
+    ],
+)
+def test_a_late_recorded_act_dated_by_decision_due_stands_only_while_nothing_relied(
+    facts: PlanFacts, acts: tuple[RecordedAct, ...], accepted: bool
+) -> None:
+    """A decision dated 08-17, an extension sent 08-17 and a notice of application mailed 08-17
+    (of the plan before its notice), each recorded on 08-25."""
+    agreed = ExtensionFacts(d(8, 17), 30, applicant_agreed=True)
+    unnoticed = replace(facts, notice_mailed_on=None)
+    checks = [
+        lambda: check_decision(SEED, LGU, BOARD, facts, "denied", d(8, 17), d(8, 25), acts),
+        lambda: check_extension(SEED, LGU, BOARD, facts, agreed, d(8, 25), acts),
+        lambda: check_application_notice(SEED, LGU, unnoticed, d(8, 17), d(8, 25), acts),
+    ]
+    for check in checks:
+        if accepted:
+            check()
+        else:
+            with refused(Conflict, "conflict"):
+                check()
+
+
+def test_a_notice_of_application_mailed_after_decision_due_is_deadline_passed() -> None:
+    check_application_notice(SEED, LGU, CONTESTED, d(8, 17), d(8, 18))
+    with refused(DeadlinePassed, "deadline_passed"):
+        check_application_notice(SEED, LGU, CONTESTED, d(8, 18), d(8, 18))
+    with refused(Conflict, "conflict"):
+        check_application_notice(SEED, LGU, CONTESTED_DECIDED, d(8, 17), d(9, 2))
 
 
 def test_deciding_twice_is_a_conflict() -> None:
