@@ -19,8 +19,8 @@ from typing import Any
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from bank import plans
-from bank.errors import ValidationFailed
+from bank import plan_panel, plans
+from bank.errors import Conflict, ValidationFailed
 from bank.ids import new_id
 from bank.notice_tables import CopyRequest, NoticeRecipient, PlanNotice
 from bank.plan_facts import add_fact
@@ -53,9 +53,27 @@ class Recipient:
 def register_copy_request(
     session: Session, plan: Plan, name: str, address: str, requested_on: date
 ) -> CopyRequest:
-    """A member of the public asked for a copy: every later notice is mailed to them too."""
+    """A member of the public asked for a copy: every later notice is mailed to them too.
+
+    Not before the plan's first application was received (there was nothing to ask a copy
+    of), and once per person: a second request of the same name and address (compared as a
+    notice's recipients are) is ``conflict``, naming the first."""
     if requested_on > clock.today():
         raise ValidationFailed("this date is in the future", {"requested_on": ["in the future"]})
+    if requested_on < plan.first_received_on:
+        received = plan.first_received_on.isoformat()
+        raise ValidationFailed(
+            f"a copy is asked of an application received on {received}",
+            {"requested_on": [f"before the plan's first application was received {received}"]},
+        )
+    for asked in copy_requests_of(session, plan.id):
+        if (_same(asked.name), _same(asked.address)) == (_same(name), _same(address)):
+            raise Conflict(
+                f"{asked.name}, {asked.address} asked for a copy on "
+                f"{asked.requested_on.isoformat()} ({asked.id}): every later notice is "
+                "mailed to them already",
+                copy_request_id=asked.id,
+            )
     return add_fact(
         session,
         CopyRequest,
@@ -108,22 +126,21 @@ def missing_recipients(
     mailed_on: date,
     recipients: list[Recipient],
 ) -> list[str]:
-    """What the statute requires and ``recipients`` lacks, each naming its role."""
+    """What the statute requires and ``recipients`` lacks, each naming its role.  Where the plan
+    records who a party is (the applicant, the watershed district, the panel's members once
+    its determination names them, the members of the public who asked), a recipient of that
+    role must bear that name (compared without regard to case and spacing)."""
     by_role = {role: [r for r in recipients if r.role == role] for role in ROLES}
-    missing = []
-    panel = {_same(r.name) for r in by_role["tep_member"]}
-    if len(panel) < PANEL_SIZE:
-        missing.append(
-            f"tep_member: the {PANEL_SIZE} members of the technical evaluation panel "
-            f"({len(panel)} named)"
-        )
-    if notice == "decision" and not by_role["applicant"]:
-        missing.append("applicant: Subd. 7 mails the decision to the applicant")
+    named = {role: {_same(r.name) for r in listed} for role, listed in by_role.items()}
+    missing = _missing_panel(session, plan, named["tep_member"])
+    if notice == "decision" and _same(plan.applicant) not in named["applicant"]:
+        missing.append(f"applicant: {plan.applicant} (Subd. 7 mails the decision to the applicant)")
     if not by_role["dnr_commissioner"]:
         missing.append("dnr_commissioner: the commissioner of natural resources")
-    if plan.watershed_district and (notice == "decision" or kind == "full"):
-        if not by_role["watershed_district"]:
-            missing.append(f"watershed_district: the managers of {plan.watershed_district}")
+    district = plan.watershed_district
+    if district and (notice == "decision" or kind == "full"):
+        if _same(district) not in named["watershed_district"]:
+            missing.append(f"watershed_district: the managers of {district}")
     sent_to = {(_same(r.name), _same(r.address)) for r in by_role["public_requester"]}
     for asked in copy_requests_of(session, plan.id):
         if asked.requested_on <= mailed_on and (_same(asked.name), _same(asked.address)) not in (
@@ -134,6 +151,25 @@ def missing_recipients(
                 f"(asked on {asked.requested_on.isoformat()})"
             )
     return missing
+
+
+def _missing_panel(session: Session, plan: Plan, named: set[str]) -> list[str]:
+    """Subd. 2's three members: those the panel's determination names, once it is recorded for
+    the plan's current application; three distinct names before."""
+    determination = plan_panel.determination_of(plan_panel.panel_of(session, plan))
+    if determination is None:
+        if len(named) >= PANEL_SIZE:
+            return []
+        return [
+            f"tep_member: the {PANEL_SIZE} members of the technical evaluation panel "
+            f"({len(named)} named)"
+        ]
+    return [
+        f"tep_member: {member.name} ({member.represents}), of the technical evaluation panel "
+        "as its determination names it"
+        for member in determination.members
+        if _same(member.name) not in named
+    ]
 
 
 def _check_recipients(

@@ -4,7 +4,10 @@ Subd. 4 and Minn. Stat. 15.99: approve or deny within the deadline and, above 10
 after the comment period (``bank.rules.timeline.check_decision``).  The record the statute asks for:
 
 * Subd. 1 (b): an approval is made "by a resolution of the governing body": its number and the
-  day it was adopted (on or before ``decided_on``, not before the application was received);
+  day it was adopted (on or before ``decided_on``, not before the application was received).
+  The resolution is the approval (or the denial, when one is given), so the rules that hold the
+  decision back hold it back too: not inside the Subd. 8 comment period and not before the
+  panel's inspection (``_check_adoption``);
 * Minn. Stat. 15.99 subd. 2: a denial states its reasons in writing;
 * Subd. 2: once questions went to the technical evaluation panel, the decision includes its
   determination (``bank.plan_panel``);
@@ -20,7 +23,7 @@ from datetime import date
 from sqlalchemy.orm import Session
 
 from bank import plan_panel, plans
-from bank.errors import NotEligible, ValidationFailed
+from bank.errors import CommentPeriodOpen, NotEligible, ValidationFailed
 from bank.plan_record_tables import ApplicationRecord, PlanPanel
 from bank.plan_tables import Plan
 from bank.rules import timeline
@@ -67,6 +70,8 @@ def record_decision(session: Session, plan: Plan, request: DecisionRequest) -> N
     )
     _check_record(plan, request)
     plan_panel.check_decision_includes(session, plan, request.decided_on)
+    if request.resolution is not None:
+        _check_adoption(session, plan, request.resolution.adopted_on)
     _check_peatland(plan, request)
     plan.decision_outcome, plan.decided_on = request.outcome, request.decided_on
     resolution, peatland = request.resolution, request.peatland
@@ -108,6 +113,32 @@ def _check_record(plan: Plan, request: DecisionRequest) -> None:
         raise ValidationFailed(
             "a resolution adopted before the application was received did not decide it",
             {"resolution": {"adopted_on": [f"before received_on {plan.received_on.isoformat()}"]}},
+        )
+
+
+def _check_adoption(session: Session, plan: Plan, adopted_on: date) -> None:
+    """Subd. 1 (b): the plan "must be approved by a resolution of the governing body", so the
+    day the resolution was adopted is the day of the approval (or denial): Subd. 8's comment
+    period runs "before approval or denial", and Subd. 2's determination is considered and
+    included "in their approval or denial".  ``decided_on`` met both (``record_decision``)."""
+    c = plans.clocks(session, plan)
+    ends = timeline.comment_period_ends(c.ruleset, c.lgu, plans.facts(session, plan))
+    if ends is not None and adopted_on <= ends:
+        raise CommentPeriodOpen(
+            f"Subd. 8: the comment period runs to {ends.isoformat()}; the resolution "
+            "(resolution.adopted_on) approves or denies the plan, so it is adopted after it",
+            deadline="comment_period_ends",
+            ends=ends.isoformat(),
+            errors={"resolution": {"adopted_on": [f"on or before {ends.isoformat()}"]}},
+        )
+    panel = plan_panel.panel_of(session, plan)
+    inspected_on = None if panel is None else panel.inspected_on
+    if inspected_on is not None and adopted_on < inspected_on:
+        inspected = inspected_on.isoformat()
+        raise ValidationFailed(
+            "Subd. 2: the resolution (resolution.adopted_on) includes the panel's determination, "
+            f"made after its inspection on {inspected}",
+            {"resolution": {"adopted_on": [f"before the panel's inspection {inspected}"]}},
         )
 
 

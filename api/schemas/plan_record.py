@@ -23,7 +23,9 @@ from bank.plan_revisions import ApplicationView, RevisionView
 class ResolutionIn(Schema):
     #: Subd. 1 (b): the governing body's resolution, as the LGU numbers it
     number = fields.String(required=True, validate=text_of(100))
-    #: on or before the decision's ``decided_on``
+    #: the day of the approval (the resolution is it): on or before the decision's
+    #: ``decided_on``, and held, as it is, after the Subd. 8 comment period and the panel's
+    #: inspection
     adopted_on = EventDate(required=True)
 
 

@@ -38,7 +38,10 @@ class PlanNotices(MethodView):
     @blp.write("board", "lgu", body=NoticeIn, status=201, reply=NoticeOut)
     def post(self, data: dict[str, Any], plan_id: str) -> Any:
         """Subd. 6 notice of application, to the panel, the commissioner, the watershed
-        district (full notices) and the public who asked; late notices are flagged."""
+        district (full notices) and the public who asked; late notices are flagged.
+
+        The watershed district, and the panel once its determination is recorded, are named as
+        the plan records them."""
         return _mail(plan_id, "application", data)
 
 
@@ -47,7 +50,10 @@ class PlanDecisionNotice(MethodView):
     @blp.write("board", "lgu", body=NoticeIn, status=201, reply=NoticeOut)
     def post(self, data: dict[str, Any], plan_id: str) -> Any:
         """Subd. 7 notice of decision, to the panel, the applicant, the commissioner, the
-        watershed district and the public who asked: opens the appeal window."""
+        watershed district and the public who asked: opens the appeal window.
+
+        The applicant, the watershed district, and the panel once its determination is
+        recorded, are named as the plan records them."""
         return _mail(plan_id, "decision", data)
 
 
@@ -55,7 +61,10 @@ class PlanDecisionNotice(MethodView):
 class PlanCopyRequests(MethodView):
     @blp.write("board", "lgu", body=CopyRequestIn, status=201, reply=CopyRequestOut)
     def post(self, data: dict[str, Any], plan_id: str) -> Any:
-        """A member of the public asked for a copy: later notices must be mailed to them."""
+        """A member of the public asked for a copy: later notices must be mailed to them.
+
+        Not before the plan's first application was received (``validation_error``), and once
+        per name and address (``conflict``, naming the first in ``copy_request_id``)."""
         return plan_acts.request_copy(
             database(), actor(), plan_id, data["name"], data["address"], data["requested_on"]
         )

@@ -82,8 +82,12 @@ def notice(plan: PlanReport, decision: bool) -> tuple[tuple[Item, ...], dict[str
         roles.append("applicant")
     values: dict[str, Any] = {f"recipients.{i}.role": role for i, role in enumerate(roles)}
     names = {"applicant": plan.applicant, "watershed_district": plan.watershed_district}
+    # the panel's members, once its determination names them (the notices must name them so)
+    determination = plan.tep.determination if plan.tep else None
+    panel = iter(member.name for member in determination.members) if determination else iter(())
     for i, role in enumerate(roles):
-        values[f"recipients.{i}.name"] = names.get(role) or ""
+        name = next(panel, "") if role == "tep_member" else names.get(role)
+        values[f"recipients.{i}.name"] = name or ""
     for asked in plan.copy_requests:
         i = len(roles)
         roles.append("public_requester")

@@ -97,7 +97,9 @@ def decision_body(outcome: str, day: str, **extra: Any) -> dict[str, Any]:
 
 
 #: everyone Subd. 6 and 7 name, for a plan no member of the public asked a copy of: the panel,
-#: the commissioner, the watershed district's managers and the applicant
+#: the commissioner, the watershed district's managers and the applicant, the last two (and the
+#: panel, once its determination names it) to be named as the plan records them
+#: (``recipients_for``)
 RECIPIENTS = [
     {"name": "Ann Board", "address": "520 Lafayette Rd N, St. Paul, MN", "role": "tep_member"},
     {"name": "Sam Swcd", "address": "311 Brighton Ave S, Buffalo, MN", "role": "tep_member"},
@@ -108,9 +110,29 @@ RECIPIENTS = [
 ]
 
 
-def mailing(mailed_on: str, *more: dict[str, str]) -> dict[str, Any]:
-    """A notice (of application or of decision) mailed to ``RECIPIENTS`` and ``more``."""
-    return {"mailed_on": mailed_on, "recipients": [*RECIPIENTS, *more]}
+def recipients_for(plan: dict[str, Any]) -> list[dict[str, str]]:
+    """``RECIPIENTS`` named as ``plan`` (as the API shows it) records them: its applicant, its
+    watershed district, and the panel members its determination names."""
+    names = {"applicant": [plan["applicant"]]}
+    if plan.get("watershed_district"):
+        names["watershed_district"] = [plan["watershed_district"]]
+    determination = (plan.get("tep") or {}).get("determination")
+    if determination:
+        names["tep_member"] = [member["name"] for member in determination["members"]]
+    recipients, taken = [], {role: iter(listed) for role, listed in names.items()}
+    for r in RECIPIENTS:
+        name = next(taken[r["role"]], r["name"]) if r["role"] in taken else r["name"]
+        recipients.append({**r, "name": name})
+    return recipients
+
+
+def mailing(
+    mailed_on: str, *more: dict[str, str], plan: dict[str, Any] | None = None
+) -> dict[str, Any]:
+    """A notice (of application or of decision) mailed to ``RECIPIENTS`` (named as ``plan``
+    records them, ``recipients_for``) and ``more``."""
+    listed = RECIPIENTS if plan is None else recipients_for(plan)
+    return {"mailed_on": mailed_on, "recipients": [*listed, *more]}
 
 
 class Kit:

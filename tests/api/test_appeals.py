@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 from flask import Flask
 
-from tests.api.kit import RECIPIENTS, Kit, decision_body, mailing, ok, on, problem
+from tests.api.kit import Kit, decision_body, mailing, ok, on, problem, recipients_for
 from tests.api.web_kit import Element, parse, signed_in
 
 FEE = 20_000
@@ -125,7 +125,7 @@ def noticed_decision(kit: Kit, lgu: dict, outcome: str = "approved") -> dict:
         ok(kit.api.post(f"/plans/{plan['id']}/decision", body, token=lgu["token"]))
     with on("2026-09-04"):
         path = f"/plans/{plan['id']}/decision-notice"
-        ok(kit.api.post(path, mailing("2026-09-04"), token=lgu["token"]))
+        ok(kit.api.post(path, mailing("2026-09-04", plan=plan), token=lgu["token"]))
     return plan
 
 
@@ -178,7 +178,9 @@ def test_story_3_a_contested_plan_is_reversed_and_its_credits_return_to_their_lo
     }
 
     with on("2026-06-22"):
-        notice = ok(api.post(f"/plans/{pid}/notices", mailing("2026-06-22"), token=lgu["token"]))
+        notice = ok(
+            api.post(f"/plans/{pid}/notices", mailing("2026-06-22", plan=plan), token=lgu["token"])
+        )
         noticed = kit.get_plan(pid)
     assert notice["late"] is False
     assert noticed["status"] == "noticed"
@@ -227,7 +229,11 @@ def test_story_3_a_contested_plan_is_reversed_and_its_credits_return_to_their_lo
 
     with on("2026-09-04"):
         mailed = ok(
-            api.post(f"/plans/{pid}/decision-notice", mailing("2026-09-04"), token=lgu["token"])
+            api.post(
+                f"/plans/{pid}/decision-notice",
+                mailing("2026-09-04", plan=plan),
+                token=lgu["token"],
+            )
         )
         withdrawal = ok(
             api.post(
@@ -242,7 +248,7 @@ def test_story_3_a_contested_plan_is_reversed_and_its_credits_return_to_their_lo
         "due": "2026-09-11",
         "late": False,
         "kind": "summary",
-        "recipients": RECIPIENTS,
+        "recipients": recipients_for(plan),
     }
     assert sorted(
         (a["credit_class"], a["amount_sqft"], a["portion"]) for a in withdrawal["allocations"]
@@ -426,7 +432,7 @@ def test_a_deemed_approval_90_days_old_without_a_notice_is_deemed_approved_not_f
     # the LGU mails a notice of the deemed approval on Thursday 11-05: 15 days later is
     # Friday 11-20; final from Saturday 11-21
     path = f"/plans/{plan['id']}/decision-notice"
-    ok(post_as(kit, path, mailing("2026-11-05"), "2026-11-05", lgu["token"]))
+    ok(post_as(kit, path, mailing("2026-11-05", plan=plan), "2026-11-05", lgu["token"]))
     for day, status in (("2026-11-20", "deemed_approved"), ("2026-11-21", "final")):
         with on(day):
             shown = kit.get_plan(plan["id"])
@@ -700,15 +706,15 @@ def test_a_notice_of_a_deemed_approval_starts_its_window_from_its_postmark(kit):
         plan = kit.plan(lgu, received_on="2026-06-08", area_sqft=9_000)  # due Friday 08-07
     path = f"/plans/{plan['id']}/decision-notice"
     # on decision_due the plan is not yet deemed approved: there is nothing to give notice of
-    early = post_as(kit, path, mailing("2026-08-07"), "2026-08-07", lgu["token"])
+    early = post_as(kit, path, mailing("2026-08-07", plan=plan), "2026-08-07", lgu["token"])
     problem(early, 409, "conflict")
     # nor can a notice be dated before the approval it gives notice of
     problem(
-        post_as(kit, path, mailing("2026-08-07"), "2026-08-10", lgu["token"]),
+        post_as(kit, path, mailing("2026-08-07", plan=plan), "2026-08-10", lgu["token"]),
         422,
         "validation_error",
     )
-    ok(post_as(kit, path, mailing("2026-08-10"), "2026-08-10", lgu["token"]))
+    ok(post_as(kit, path, mailing("2026-08-10", plan=plan), "2026-08-10", lgu["token"]))
     with on("2026-08-10"):
         shown = kit.get_plan(plan["id"])
     assert shown["status"] == "deemed_approved"
@@ -814,7 +820,7 @@ def test_security_required_by_the_lgu_must_be_posted_before_the_petition_is_gran
         ok(kit.api.post(f"/plans/{plan['id']}/decision", body, token=lgu["token"]))
     with on("2026-09-04"):
         path = f"/plans/{plan['id']}/decision-notice"
-        ok(kit.api.post(path, mailing("2026-09-04"), token=lgu["token"]))
+        ok(kit.api.post(path, mailing("2026-09-04", plan=plan), token=lgu["token"]))
     appeal = ok(petition(kit, plan))
     assert appeal["security_required_cents"] == 30_000
     ok(pay(kit, appeal, "appeal_filing_fee", FEE, "2026-09-24"))
@@ -850,7 +856,7 @@ def _noticed_decision_requiring_security(kit: Kit, lgu: dict, cents: int) -> dic
         ok(kit.api.post(f"/plans/{plan['id']}/decision", body, token=lgu["token"]))
     with on("2026-09-04"):
         path = f"/plans/{plan['id']}/decision-notice"
-        ok(kit.api.post(path, mailing("2026-09-04"), token=lgu["token"]))
+        ok(kit.api.post(path, mailing("2026-09-04", plan=plan), token=lgu["token"]))
     return plan
 
 
@@ -924,7 +930,7 @@ def test_the_lgu_or_the_board_requires_appeal_security_before_the_notice_of_deci
     assert shown["appeal_security_required_cents"] == 25_000
     with on("2026-09-04"):
         mailed = f"/plans/{plan['id']}/decision-notice"
-        ok(kit.api.post(mailed, mailing("2026-09-04"), token=lgu["token"]))
+        ok(kit.api.post(mailed, mailing("2026-09-04", plan=plan), token=lgu["token"]))
     late = problem(
         post_as(kit, path, {"amount_cents": 100}, "2026-09-05", lgu["token"]), 409, "conflict"
     )

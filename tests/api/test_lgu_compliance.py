@@ -55,13 +55,13 @@ def plan(
         body = kit.plan(lgu, received_on=received, area_sqft=9_000)
     token = lgu["token"]
     if notice:
-        post(kit, f"/plans/{body['id']}/notices", mailing(notice), notice, token)
+        post(kit, f"/plans/{body['id']}/notices", mailing(notice, plan=body), notice, token)
     if decided:
         decision = decision_body("approved", decided)
         post(kit, f"/plans/{body['id']}/decision", decision, decided, token)
     if decision_notice:
         path = f"/plans/{body['id']}/decision-notice"
-        post(kit, path, mailing(decision_notice), decision_notice, token)
+        post(kit, path, mailing(decision_notice, plan=body), decision_notice, token)
     return body
 
 
@@ -239,7 +239,7 @@ def test_a_revision_does_not_erase_what_the_application_it_superseded_missed(kit
     post(
         kit,
         f"/plans/{first['id']}/decision-notice",
-        mailing(late_notice),
+        mailing(late_notice, plan=first),
         late_notice,
         lgu["token"],
     )
@@ -256,9 +256,17 @@ def test_a_revision_does_not_erase_what_the_application_it_superseded_missed(kit
     token = lgu["token"]
     revision = {"area_sqft": 20_000, "displacement_ft": 0, "received_on": "2026-04-15"}
     post(kit, f"/plans/{first['id']}/revisions", revision, "2026-04-15", token)
-    post(kit, f"/plans/{first['id']}/notices", mailing("2026-04-16"), "2026-04-16", token)
+    post(
+        kit, f"/plans/{first['id']}/notices", mailing("2026-04-16", plan=first), "2026-04-16", token
+    )
     decided = decision_body("approved", "2026-05-19")  # after the 30-day comment period
     post(kit, f"/plans/{first['id']}/decision", decided, "2026-05-19", token)
-    post(kit, f"/plans/{first['id']}/decision-notice", mailing("2026-05-19"), "2026-05-19", token)
+    post(
+        kit,
+        f"/plans/{first['id']}/decision-notice",
+        mailing("2026-05-19", plan=first),
+        "2026-05-19",
+        token,
+    )
     after = rows_by_lgu(ok(report(kit), 200)["items"])[lgu["id"]]
     assert {k: v for k, v in after.items() if k in ZERO} == {**expected, "decided_in_time": 1}

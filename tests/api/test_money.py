@@ -68,7 +68,7 @@ def made_final(kit: Kit, lgu: dict[str, str], plan: dict[str, Any], day: str) ->
     """Mail the decision notice on ``day``; returns the first day the plan is final."""
     with on(day):
         path = f"/plans/{plan['id']}/decision-notice"
-        ok(kit.api.post(path, mailing(day), token=lgu["token"]))
+        ok(kit.api.post(path, mailing(day, plan=plan), token=lgu["token"]))
         window_ends = kit.get_plan(plan["id"])["deadlines"]["appeal_window_ends"]
     final_on = next_day(window_ends)
     with on(final_on):
@@ -109,7 +109,7 @@ def appealed(
     plan = approved(kit, lgu, "2026-09-01")
     with on("2026-09-04"):
         path = f"/plans/{plan['id']}/decision-notice"
-        ok(kit.api.post(path, mailing("2026-09-04"), token=lgu["token"]))
+        ok(kit.api.post(path, mailing("2026-09-04", plan=plan), token=lgu["token"]))
     body: dict[str, Any] = {
         "petitioner_kind": "owner",
         "petitioner_name": "Ann Owner",
@@ -934,7 +934,7 @@ def test_security_the_lgu_requires_counts_only_once_received_by_the_grants_date(
         ok(kit.api.post(path, {"amount_cents": 30_000}, token=lgu["token"]))
     with on("2026-09-04"):
         path = f"/plans/{plan['id']}/decision-notice"
-        ok(kit.api.post(path, mailing("2026-09-04"), token=lgu["token"]))
+        ok(kit.api.post(path, mailing("2026-09-04", plan=plan), token=lgu["token"]))
     body = {
         "petitioner_kind": "owner",
         "petitioner_name": "Ann Owner",

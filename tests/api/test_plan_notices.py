@@ -16,7 +16,17 @@ from typing import Any
 
 import pytest
 
-from tests.api.kit import RECIPIENTS, Kit, decision_body, mailing, ok, on, problem, unique
+from tests.api.kit import (
+    RECIPIENTS,
+    Kit,
+    decision_body,
+    mailing,
+    ok,
+    on,
+    problem,
+    recipients_for,
+    unique,
+)
 
 PANEL = [r for r in RECIPIENTS if r["role"] == "tep_member"]
 
@@ -26,8 +36,9 @@ def kit(api, app) -> Kit:
     return Kit(api, app)
 
 
-def without(*roles: str) -> list[dict[str, str]]:
-    return [r for r in RECIPIENTS if r["role"] not in roles]
+def without(plan: dict, *roles: str) -> list[dict[str, str]]:
+    """Everyone the plan's notices name (``recipients_for``) but ``roles``."""
+    return [r for r in recipients_for(plan) if r["role"] not in roles]
 
 
 def notice(kit: Kit, plan: dict, lgu: dict, day: str, recipients: list, *, decision=False) -> Any:
@@ -72,7 +83,7 @@ def errors_of(response: Any) -> list[str]:
 def test_a_notice_missing_the_dnr_commissioner_is_refused_and_with_every_role_recorded(kit):
     lgu = kit.lgu()
     plan = full_plan(kit, lgu)
-    refused = notice(kit, plan, lgu, "2026-06-22", without("dnr_commissioner"))
+    refused = notice(kit, plan, lgu, "2026-06-22", without(plan, "dnr_commissioner"))
     body = problem(refused, 422, "validation_error")
     assert "dnr_commissioner" in body["detail"]
     assert [e.split(":")[0] for e in body["errors"]["recipients"]] == ["dnr_commissioner"]
@@ -80,13 +91,13 @@ def test_a_notice_missing_the_dnr_commissioner_is_refused_and_with_every_role_re
         unchanged = kit.get_plan(plan["id"])
     assert (unchanged["status"], unchanged["notice"]) == ("received", None)
 
-    recorded = ok(notice(kit, plan, lgu, "2026-06-22", RECIPIENTS))
+    recorded = ok(notice(kit, plan, lgu, "2026-06-22", recipients_for(plan)))
     assert recorded == {
         "mailed_on": "2026-06-22",
         "due": "2026-06-29",
         "late": False,
         "kind": "full",
-        "recipients": RECIPIENTS,
+        "recipients": recipients_for(plan),
     }
     with on("2026-06-22"):
         shown = kit.get_plan(plan["id"])
@@ -97,17 +108,18 @@ def test_a_notice_missing_the_dnr_commissioner_is_refused_and_with_every_role_re
 
 
 @pytest.mark.parametrize(
-    ("recipients", "role"),
+    ("role", "instead"),
     [
-        (without("tep_member") + PANEL[:2], "tep_member"),
-        (without("tep_member") + PANEL[:2] + PANEL[1:2], "tep_member"),  # one member twice
-        (without("dnr_commissioner"), "dnr_commissioner"),
-        (without("watershed_district"), "watershed_district"),
+        ("tep_member", PANEL[:2]),
+        ("tep_member", PANEL[:2] + PANEL[1:2]),  # one member twice
+        ("dnr_commissioner", []),
+        ("watershed_district", []),
     ],
 )
-def test_a_full_notice_of_application_names_every_role_subd_6_a_requires(kit, recipients, role):
+def test_a_full_notice_of_application_names_every_role_subd_6_a_requires(kit, role, instead):
     lgu = kit.lgu()
     plan = full_plan(kit, lgu)
+    recipients = without(plan, role) + instead
     assert [
         e.split(":")[0] for e in errors_of(notice(kit, plan, lgu, "2026-06-22", recipients))
     ] == [role]
@@ -116,7 +128,7 @@ def test_a_full_notice_of_application_names_every_role_subd_6_a_requires(kit, re
 def test_the_applicant_need_not_be_mailed_the_notice_of_application(kit):
     lgu = kit.lgu()
     plan = full_plan(kit, lgu)
-    ok(notice(kit, plan, lgu, "2026-06-22", without("applicant")))
+    ok(notice(kit, plan, lgu, "2026-06-22", without(plan, "applicant")))
 
 
 def test_a_summary_notice_needs_no_watershed_district_but_the_notice_of_decision_does(kit):
@@ -127,22 +139,26 @@ def test_a_summary_notice_needs_no_watershed_district_but_the_notice_of_decision
         plan = kit.plan(
             lgu, received_on="2026-06-08", area_sqft=9_000, watershed_district="Buffalo Creek WD"
         )
-    summary = ok(notice(kit, plan, lgu, "2026-06-10", without("watershed_district", "applicant")))
+    summary = ok(
+        notice(kit, plan, lgu, "2026-06-10", without(plan, "watershed_district", "applicant"))
+    )
     assert summary["kind"] == "summary"
     decided(kit, plan, lgu, "2026-06-15")
-    refused = notice(kit, plan, lgu, "2026-06-16", without("watershed_district"), decision=True)
+    refused = notice(
+        kit, plan, lgu, "2026-06-16", without(plan, "watershed_district"), decision=True
+    )
     assert [e.split(":")[0] for e in errors_of(refused)] == ["watershed_district"]
     assert "Buffalo Creek WD" in errors_of(refused)[0]
-    ok(notice(kit, plan, lgu, "2026-06-16", RECIPIENTS, decision=True))
+    ok(notice(kit, plan, lgu, "2026-06-16", recipients_for(plan), decision=True))
 
 
 def test_a_plan_without_a_watershed_district_mails_no_district(kit):
     lgu = kit.lgu()
     plan = full_plan(kit, lgu, watershed_district=None)
     assert plan["watershed_district"] is None
-    ok(notice(kit, plan, lgu, "2026-06-22", without("watershed_district")))
+    ok(notice(kit, plan, lgu, "2026-06-22", without(plan, "watershed_district")))
     decided(kit, plan, lgu)
-    ok(notice(kit, plan, lgu, "2026-07-27", without("watershed_district"), decision=True))
+    ok(notice(kit, plan, lgu, "2026-07-27", without(plan, "watershed_district"), decision=True))
 
 
 @pytest.mark.parametrize(
@@ -151,14 +167,14 @@ def test_a_plan_without_a_watershed_district_mails_no_district(kit):
 def test_a_notice_of_decision_names_every_role_subd_7_requires(kit, role):
     lgu = kit.lgu()
     plan = full_plan(kit, lgu)
-    ok(notice(kit, plan, lgu, "2026-06-22", RECIPIENTS))
+    ok(notice(kit, plan, lgu, "2026-06-22", recipients_for(plan)))
     decided(kit, plan, lgu)
-    refused = notice(kit, plan, lgu, "2026-07-27", without(role), decision=True)
+    refused = notice(kit, plan, lgu, "2026-07-27", without(plan, role), decision=True)
     assert [e.split(":")[0] for e in errors_of(refused)] == [role]
     with on("2026-07-27"):
         assert kit.get_plan(plan["id"])["decision_notice"] is None
-    mailed = ok(notice(kit, plan, lgu, "2026-07-27", RECIPIENTS, decision=True))
-    assert mailed["kind"] == "summary" and mailed["recipients"] == RECIPIENTS
+    mailed = ok(notice(kit, plan, lgu, "2026-07-27", recipients_for(plan), decision=True))
+    assert mailed["kind"] == "summary" and mailed["recipients"] == recipients_for(plan)
 
 
 def test_several_missing_roles_are_named_together(kit):
@@ -171,6 +187,82 @@ def test_several_missing_roles_are_named_together(kit):
         "watershed_district",
     ]
     assert "dnr_commissioner, watershed_district" in body["detail"]
+
+
+def renamed(recipients: list[dict[str, str]], role: str, *names: str) -> list[dict[str, str]]:
+    """``recipients`` with those of ``role`` named ``names`` in turn."""
+    given = iter(names)
+    return [{**r, "name": next(given)} if r["role"] == role else r for r in recipients]
+
+
+@pytest.mark.parametrize("decision", [False, True], ids=["application", "decision"])
+def test_the_watershed_district_mailed_is_the_one_the_plan_names(kit, decision):
+    lgu = kit.lgu()
+    plan = full_plan(kit, lgu, watershed_district="Yellow Medicine River Watershed District")
+    day = "2026-06-22"
+    if decision:
+        ok(notice(kit, plan, lgu, day, recipients_for(plan)))
+        decided(kit, plan, lgu)
+        day = "2026-07-27"
+    other = renamed(recipients_for(plan), "watershed_district", "Red River Watershed District")
+    refused = errors_of(notice(kit, plan, lgu, day, other, decision=decision))
+    assert refused == [
+        "watershed_district: the managers of Yellow Medicine River Watershed District"
+    ]
+    with on(day):
+        assert kit.get_plan(plan["id"])["decision_notice" if decision else "notice"] is None
+    loose = renamed(other, "watershed_district", "  yellow medicine river  WATERSHED district ")
+    ok(notice(kit, plan, lgu, day, loose, decision=decision))
+
+
+def test_the_applicant_mailed_the_decision_is_the_one_the_plan_names(kit):
+    lgu = kit.lgu()
+    plan = full_plan(kit, lgu)
+    ok(notice(kit, plan, lgu, "2026-06-22", recipients_for(plan)))
+    decided(kit, plan, lgu)
+    someone_else = renamed(recipients_for(plan), "applicant", "Another Applicant LLC")
+    refused = errors_of(notice(kit, plan, lgu, "2026-07-27", someone_else, decision=True))
+    assert [e.split(":")[0] for e in refused] == ["applicant"]
+    assert plan["applicant"] in refused[0]
+    loose = renamed(someone_else, "applicant", f" {plan['applicant'].upper()} ")
+    ok(notice(kit, plan, lgu, "2026-07-27", loose, decision=True))
+
+
+def test_once_the_panel_is_on_record_its_members_are_the_ones_mailed(kit):
+    """Before the determination names the panel any three members are taken; after it, the
+    members it names (the notice of application mailed before it stands)."""
+    lgu = kit.lgu()
+    plan = full_plan(kit, lgu)
+    others = renamed(recipients_for(plan), "tep_member", "T1", "T2", "T3")
+    ok(notice(kit, plan, lgu, "2026-06-22", others))
+    members = [
+        {"name": "Ann Able", "represents": "board"},
+        {"name": "Ben Baker", "represents": "swcd"},
+        {"name": "Cy Carter", "represents": "lgu"},
+    ]
+    with on("2026-06-23"):
+        path = f"/plans/{plan['id']}"
+        ok(
+            kit.api.post(
+                f"{path}/tep-referral", {"referred_on": "2026-06-23", "questions": ["size"]}
+            )
+        )
+        determination = {"inspected_on": "2026-06-23", "members": members, "determination": "x"}
+        ok(kit.api.post(f"{path}/tep-determination", determination))
+    decided(kit, plan, lgu)
+    refused = errors_of(notice(kit, plan, lgu, "2026-07-27", others, decision=True))
+    assert [e.split(",")[0] for e in refused] == [
+        "tep_member: Ann Able (board)",
+        "tep_member: Ben Baker (swcd)",
+        "tep_member: Cy Carter (lgu)",
+    ]
+    two = renamed(others, "tep_member", "Ann Able", "ben  BAKER", "T3")
+    refused = errors_of(notice(kit, plan, lgu, "2026-07-27", two, decision=True))
+    assert [e.split(",")[0] for e in refused] == ["tep_member: Cy Carter (lgu)"]
+    with on("2026-07-27"):
+        shown = kit.get_plan(plan["id"])
+    assert shown["decision_notice"] is None
+    ok(notice(kit, plan, lgu, "2026-07-27", recipients_for(shown), decision=True))
 
 
 @pytest.mark.parametrize(
@@ -186,7 +278,11 @@ def test_several_missing_roles_are_named_together(kit):
 def test_a_recipient_needs_a_name_an_address_and_a_known_role(kit, recipient):
     lgu = kit.lgu()
     plan = full_plan(kit, lgu)
-    problem(notice(kit, plan, lgu, "2026-06-22", [*RECIPIENTS, recipient]), 422, "validation_error")
+    problem(
+        notice(kit, plan, lgu, "2026-06-22", [*recipients_for(plan), recipient]),
+        422,
+        "validation_error",
+    )
     problem(notice(kit, plan, lgu, "2026-06-22", []), 422, "validation_error")
 
 
@@ -206,6 +302,58 @@ def test_a_member_of_the_public_who_asked_is_registered_and_shown_on_the_plan(ki
         body["requested_on"] = "2026-06-18"
         problem(kit.api.post(path, body, token=other["token"]), 404, "not_found")
         assert kit.get_plan(plan["id"])["copy_requests"] == [asked]
+
+
+@pytest.mark.parametrize(
+    ("requested_on", "status"), [("2026-06-16", 422), ("2026-06-17", 201)], ids=str
+)
+def test_a_copy_is_asked_no_earlier_than_the_plan_was_received(kit, requested_on, status):
+    lgu = kit.lgu()
+    plan = full_plan(kit, lgu)  # received 2026-06-17
+    body = {"name": "Pat", "address": "5 Lake St", "requested_on": requested_on}
+    with on("2026-06-18"):
+        response = kit.api.post(f"/plans/{plan['id']}/copy-requests", body, token=lgu["token"])
+        if status == 422:
+            refused = problem(response, 422, "validation_error")
+            assert list(refused["errors"]) == ["requested_on"]
+            assert kit.get_plan(plan["id"])["copy_requests"] == []
+        else:
+            assert ok(response)["requested_on"] == requested_on
+
+
+def test_a_copy_is_asked_no_earlier_than_the_plans_first_application(kit):
+    """A revision counting as new restarts ``received_on``; a request made between the first
+    receipt and the revision was made of the plan all the same."""
+    lgu = kit.lgu()
+    plan = noticed_and_decided(kit, lgu)  # received 2026-06-17, revised as new 2026-08-12 below
+    with on("2026-08-12"):
+        body = {"area_sqft": 40_000, "displacement_ft": 0, "received_on": "2026-08-12"}
+        ok(kit.api.post(f"/plans/{plan['id']}/revisions", body, token=lgu["token"]))
+        path = f"/plans/{plan['id']}/copy-requests"
+        asked = {"name": "Rae Reader", "address": "7 Oak St", "requested_on": "2026-06-17"}
+        ok(kit.api.post(path, asked, token=lgu["token"]))
+        refused = {**asked, "name": "Sol Sooner", "requested_on": "2026-06-16"}
+        problem(kit.api.post(path, refused, token=lgu["token"]), 422, "validation_error")
+
+
+def test_the_same_person_asking_again_is_409_and_registered_once(kit):
+    lgu = kit.lgu()
+    plan = full_plan(kit, lgu)
+    first = ask(kit, plan, lgu, "2026-06-18", name="Pat Public")
+    path = f"/plans/{plan['id']}/copy-requests"
+    again = {"name": "  pat   PUBLIC", "address": "5 LAKE st, buffalo, mn ", "requested_on": ""}
+    for day in ("2026-06-18", "2026-06-19"):  # the same day and a later one
+        with on(day):
+            response = kit.api.post(path, {**again, "requested_on": day}, token=lgu["token"])
+        refused = problem(response, 409, "conflict")
+        assert refused["copy_request_id"] == first["id"]
+        assert "2026-06-18" in refused["detail"]
+    with on("2026-06-19"):
+        assert kit.get_plan(plan["id"])["copy_requests"] == [first]
+        # another address is another mailing
+        body = {"name": "Pat Public", "address": "9 Elm St", "requested_on": "2026-06-18"}
+        elsewhere = ok(kit.api.post(path, body, token=lgu["token"]))
+        assert kit.get_plan(plan["id"])["copy_requests"] == [first, elsewhere]
 
 
 @pytest.mark.parametrize(("name", "address"), [("   ", "1 Main St"), ("Pat", "  ")], ids=str)
@@ -231,20 +379,20 @@ def test_a_requester_registered_by_the_mailing_must_be_mailed_one_registered_aft
     # recorded the next day, for a notice mailed 06-22: the one who asked on 06-22 is owed it
     with on("2026-06-23"):
         path = f"/plans/{plan['id']}/notices"
-        refused = kit.api.post(path, mailing("2026-06-22"), token=lgu["token"])
+        refused = kit.api.post(path, mailing("2026-06-22", plan=plan), token=lgu["token"])
         errors = errors_of(refused)
         assert len(errors) == 1 and errors[0].startswith("public_requester: Early Asker")
         # the address must match too (where it was mailed)
         moved = {**requester(on_the_day), "address": "elsewhere"}
-        errors_of(kit.api.post(path, mailing("2026-06-22", moved), token=lgu["token"]))
+        errors_of(kit.api.post(path, mailing("2026-06-22", moved, plan=plan), token=lgu["token"]))
         # names and addresses are compared without regard to case and spacing
         loose = {**requester(on_the_day), "name": "  early   ASKER "}
-        sent = ok(kit.api.post(path, mailing("2026-06-22", loose), token=lgu["token"]))
+        sent = ok(kit.api.post(path, mailing("2026-06-22", loose, plan=plan), token=lgu["token"]))
     assert sent["recipients"][-1]["role"] == "public_requester"
     # the notice of decision is owed to both
     decided(kit, plan, lgu)
     refused = notice(
-        kit, plan, lgu, "2026-07-27", [*RECIPIENTS, requester(on_the_day)], decision=True
+        kit, plan, lgu, "2026-07-27", [*recipients_for(plan), requester(on_the_day)], decision=True
     )
     assert [e.split(",")[0] for e in errors_of(refused)] == ["public_requester: Late Asker"]
     ok(
@@ -253,7 +401,7 @@ def test_a_requester_registered_by_the_mailing_must_be_mailed_one_registered_aft
             plan,
             lgu,
             "2026-07-27",
-            [*RECIPIENTS, requester(on_the_day), requester(later)],
+            [*recipients_for(plan), requester(on_the_day), requester(later)],
             decision=True,
         )
     )
@@ -268,7 +416,7 @@ def test_the_notice_keeps_the_kind_it_was_mailed_as_after_a_small_revision(kit):
     lgu = kit.lgu()
     with on("2026-06-08"):
         plan = kit.plan(lgu, received_on="2026-06-08", area_sqft=9_500)
-    ok(notice(kit, plan, lgu, "2026-06-10", RECIPIENTS))
+    ok(notice(kit, plan, lgu, "2026-06-10", recipients_for(plan)))
     with on("2026-06-12"):
         body = {"area_sqft": 10_400, "displacement_ft": 0, "received_on": "2026-06-12"}
         revision = ok(kit.api.post(f"/plans/{plan['id']}/revisions", body, token=lgu["token"]))
@@ -284,9 +432,13 @@ def test_the_notice_keeps_the_kind_it_was_mailed_as_after_a_small_revision(kit):
 def noticed_and_decided(kit: Kit, lgu: dict) -> dict[str, Any]:
     plan = full_plan(kit, lgu, appeal_security_required_cents=30_000)
     asked = ask(kit, plan, lgu, "2026-06-18", name="Pat Public")
-    ok(notice(kit, plan, lgu, "2026-06-22", [*RECIPIENTS, requester(asked)]))
+    ok(notice(kit, plan, lgu, "2026-06-22", [*recipients_for(plan), requester(asked)]))
     decided(kit, plan, lgu)
-    ok(notice(kit, plan, lgu, "2026-07-27", [*RECIPIENTS, requester(asked)], decision=True))
+    ok(
+        notice(
+            kit, plan, lgu, "2026-07-27", [*recipients_for(plan), requester(asked)], decision=True
+        )
+    )
     return plan
 
 
@@ -376,7 +528,7 @@ def test_the_notice_pdf_opens_in_a_pdf_reader_and_names_the_applicant(kit, which
 def test_a_notice_is_the_format_asked_for_and_a_format_it_has_not_is_422(kit):
     lgu = kit.lgu()
     plan = full_plan(kit, lgu)
-    ok(notice(kit, plan, lgu, "2026-06-22", RECIPIENTS))
+    ok(notice(kit, plan, lgu, "2026-06-22", recipients_for(plan)))
     path = f"/plans/{plan['id']}/notices/application"
     with on("2026-07-28"):
         as_pdf = kit.api.get(f"{path}?format=pdf")
@@ -394,7 +546,7 @@ def test_a_notice_not_yet_mailed_has_no_document_and_others_see_none(kit):
     lgu, other = kit.lgu(), kit.lgu()
     plan = full_plan(kit, lgu)
     problem(document(kit, plan, "application", "text/html", lgu["token"]), 404, "not_found")
-    ok(notice(kit, plan, lgu, "2026-06-22", RECIPIENTS))
+    ok(notice(kit, plan, lgu, "2026-06-22", recipients_for(plan)))
     problem(document(kit, plan, "decision", "application/pdf"), 404, "not_found")
     problem(document(kit, plan, "application", "text/html", other["token"]), 404, "not_found")
     holder = kit.holder()

@@ -90,7 +90,7 @@ def test_a_reversal_of_the_superseded_approval_returns_its_credits_and_leaves_th
     plan, bank = superseded(kit, lgu)
     second = decision_body("approved", "2026-06-26")
     ok(act(kit, plan, lgu, "decision", second, "2026-06-26"))
-    ok(act(kit, plan, lgu, "decision-notice", mailing("2026-06-29"), "2026-06-29"))
+    ok(act(kit, plan, lgu, "decision-notice", mailing("2026-06-29", plan=plan), "2026-06-29"))
     with on("2026-06-30"):
         more = kit.reserve(bank["id"], plan["id"], bank["unrestricted_class"], 1_800)
         held = kit.reserve(bank["id"], plan["id"], bank["unrestricted_class"], 500)
@@ -176,7 +176,7 @@ def test_an_upheld_appeal_of_the_superseded_approval_changes_nothing(kit: Kit) -
         assert kit.available(bank["id"], bank["unrestricted_class"]) == available
     # the revision goes on: decided, noticed, and appealed on its own decision
     ok(act(kit, plan, lgu, "decision", decision_body("approved", "2026-07-01"), "2026-07-01"))
-    ok(act(kit, plan, lgu, "decision-notice", mailing("2026-07-02"), "2026-07-02"))
+    ok(act(kit, plan, lgu, "decision-notice", mailing("2026-07-02", plan=plan), "2026-07-02"))
     own = ok(petition(kit, plan, postmarked="2026-07-06", received="2026-07-08"))
     assert own["application_number"] == 2
     shown = read(kit, plan, "2026-07-08")
@@ -233,7 +233,7 @@ def test_a_reversal_of_a_superseded_revisions_approval_returns_only_what_was_wit
     lgu = kit.lgu()
     plan, bank = superseded(kit, lgu)
     ok(act(kit, plan, lgu, "decision", decision_body("approved", "2026-06-26"), "2026-06-26"))
-    ok(act(kit, plan, lgu, "decision-notice", mailing("2026-06-29"), "2026-06-29"))
+    ok(act(kit, plan, lgu, "decision-notice", mailing("2026-06-29", plan=plan), "2026-06-29"))
     with on("2026-06-30"):
         more = kit.reserve(bank["id"], plan["id"], bank["unrestricted_class"], 1_800)
     ok(act(kit, plan, lgu, "withdrawals", {"reservation_ids": [more["id"]]}, "2026-06-30"))

@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 from flask import Flask
 
-from tests.api.kit import Kit, decision_body, ok, on, problem
+from tests.api.kit import Kit, decision_body, mailing, ok, on, problem
 from tests.api.web_kit import parse, signed_in
 
 DAY = "2026-06-17"
@@ -83,6 +83,41 @@ def test_the_resolution_is_adopted_between_receipt_and_the_decision(
     response = decide(kit, plan, lgu, body, day="2026-06-19")
     if status == 422:
         refused = problem(response, 422, "validation_error")
+        assert "adopted_on" in refused["errors"]["resolution"]
+        undecided(kit, plan)
+    else:
+        assert ok(response)["decision"]["resolution"]["adopted_on"] == adopted_on
+
+
+@pytest.mark.parametrize(
+    ("adopted_on", "status"),
+    [
+        ("2026-08-11", 422),  # the day after the notice
+        ("2026-09-09", 422),  # the last day of the comment period
+        ("2026-09-10", 201),  # the day after it, decided_on itself
+    ],
+)
+def test_the_resolution_is_adopted_after_the_comment_period_like_the_decision(
+    kit: Kit, adopted_on: str, status: int
+) -> None:
+    """Subd. 1 (b): the plan is approved by the resolution, so the resolution is the approval
+    Subd. 8's comment period comes "before": 20,000 sq ft received 2026-08-03, noticed 08-10,
+    comments to 09-09; decided_on 09-10 does not make a resolution of 08-11 any later."""
+    lgu = kit.lgu()
+    with on("2026-08-03"):
+        plan = kit.plan(lgu, received_on="2026-08-03", area_sqft=20_000)
+    with on("2026-08-10"):
+        ok(kit.api.post(f"/plans/{plan['id']}/notices", mailing("2026-08-10"), token=lgu["token"]))
+    body = {
+        "outcome": "approved",
+        "decided_on": "2026-09-10",
+        "resolution": {"number": "R1", "adopted_on": adopted_on},
+    }
+    response = decide(kit, plan, lgu, body, day="2026-09-10")
+    if status == 422:
+        refused = problem(response, 422, "comment_period_open")
+        assert "resolution.adopted_on" in refused["detail"] and "Subd. 8" in refused["detail"]
+        assert refused["ends"] == "2026-09-09"
         assert "adopted_on" in refused["errors"]["resolution"]
         undecided(kit, plan)
     else:
@@ -220,6 +255,35 @@ def test_a_decision_before_the_referred_determination_is_409_and_after_it_includ
     assert shown.startswith(f"Questions of public value, location referred {DAY}")
     assert "Dana Board (board), Sam Swcd (SWCD), Lee Appointee (LGU)" in shown
     assert "(recommends: approve)" in shown
+
+
+@pytest.mark.parametrize(
+    ("adopted_on", "status"),
+    [(DAY, 422), (NEXT, 201)],  # the day before the inspection, the day of it
+)
+def test_the_resolution_includes_the_panels_determination_so_follows_its_inspection(
+    kit: Kit, adopted_on: str, status: int
+) -> None:
+    """Subd. 2: the LGU "must consider and include the decision of the technical evaluation
+    panel in their approval or denial", and the approval is the resolution (Subd. 1 (b))."""
+    lgu = kit.lgu()
+    plan = small_plan(kit, lgu)
+    ok(refer(kit, plan, lgu, ["size"]))
+    ok(determine(kit, plan, lgu, MEMBERS, day=NEXT))
+    later = "2026-06-19"
+    body = {
+        "outcome": "approved",
+        "decided_on": later,
+        "resolution": {"number": "R-8", "adopted_on": adopted_on},
+    }
+    response = decide(kit, plan, lgu, body, day=later)
+    if status == 422:
+        refused = problem(response, 422, "validation_error")
+        assert "resolution.adopted_on" in refused["detail"] and "Subd. 2" in refused["detail"]
+        assert "adopted_on" in refused["errors"]["resolution"]
+        undecided(kit, plan)
+    else:
+        assert ok(response)["decision"]["resolution"]["adopted_on"] == adopted_on
 
 
 def test_without_a_referral_a_decision_needs_no_determination_and_none_is_accepted(

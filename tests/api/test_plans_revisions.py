@@ -48,7 +48,7 @@ def final_approved_plan(kit: Kit, lgu: dict) -> tuple[dict, dict]:
         plan = kit.plan(lgu, received_on="2026-06-08", area_sqft=9_000, ratio="2")
         held = kit.reserve(bank["id"], plan["id"], bank["unrestricted_class"], 18_000)
     ok(act(kit, plan, lgu, "decision", decision_body("approved", "2026-06-08"), "2026-06-08"))
-    ok(act(kit, plan, lgu, "decision-notice", mailing("2026-06-09"), "2026-06-09"))
+    ok(act(kit, plan, lgu, "decision-notice", mailing("2026-06-09", plan=plan), "2026-06-09"))
     ok(act(kit, plan, lgu, "withdrawals", {"reservation_ids": [held["id"]]}, "2026-06-09"))
     shown = read(kit, plan, "2026-06-25")
     assert shown["status"] == "final" and shown["impact_may_proceed"] is True
@@ -108,12 +108,12 @@ def test_a_revision_of_an_approved_plan_counting_as_new_gets_its_own_timeline(ki
 
 def second_timeline(kit: Kit, plan: dict, lgu: dict, bank: dict, first: dict) -> None:
     """The revised application's own timeline, through the plan's same endpoints."""
-    ok(act(kit, plan, lgu, "notices", mailing("2026-06-29"), "2026-06-29"))
+    ok(act(kit, plan, lgu, "notices", mailing("2026-06-29", plan=plan), "2026-06-29"))
     second = decision_body("approved", "2026-06-30")
     decided = ok(act(kit, plan, lgu, "decision", second, "2026-06-30"))
     assert decided["decision"]["resolution"] == second["resolution"]
     assert decided["decision"]["resolution"] != first["decision"]["resolution"]
-    ok(act(kit, plan, lgu, "decision-notice", mailing("2026-07-01"), "2026-07-01"))
+    ok(act(kit, plan, lgu, "decision-notice", mailing("2026-07-01", plan=plan), "2026-07-01"))
     last_day = read(kit, plan, "2026-07-16")  # 15 days after 07-01
     assert last_day["deadlines"]["appeal_window_ends"] == "2026-07-16"
     assert last_day["status"] == "approved"
@@ -184,7 +184,7 @@ def test_a_denied_revision_leaves_the_approval_it_applied_to_revise_standing(kit
     plan, bank = final_approved_plan(kit, lgu)
     ok(revise(kit, plan, lgu, 9_900, "2026-06-26"))  # 10% larger: application 2
     ok(act(kit, plan, lgu, "decision", decision_body("denied", "2026-06-30"), "2026-06-30"))
-    ok(act(kit, plan, lgu, "decision-notice", mailing("2026-07-01"), "2026-07-01"))
+    ok(act(kit, plan, lgu, "decision-notice", mailing("2026-07-01", plan=plan), "2026-07-01"))
     for day in ("2026-06-30", "2026-07-20"):  # in its appeal window and after it
         shown = read(kit, plan, day)
         assert (shown["application_number"], shown["decision"]["outcome"]) == (2, "denied")
@@ -225,7 +225,7 @@ def test_a_revisions_approval_reversed_on_appeal_returns_only_what_was_withdrawn
     plan, bank = final_approved_plan(kit, lgu)
     ok(revise(kit, plan, lgu, 9_900, "2026-06-26"))
     ok(act(kit, plan, lgu, "decision", decision_body("approved", "2026-06-30"), "2026-06-30"))
-    ok(act(kit, plan, lgu, "decision-notice", mailing("2026-07-01"), "2026-07-01"))
+    ok(act(kit, plan, lgu, "decision-notice", mailing("2026-07-01", plan=plan), "2026-07-01"))
     with on("2026-07-02"):
         more = kit.reserve(bank["id"], plan["id"], bank["unrestricted_class"], 1_800)
     ok(act(kit, plan, lgu, "withdrawals", {"reservation_ids": [more["id"]]}, "2026-07-02"))
@@ -295,7 +295,7 @@ def contested_plan(kit: Kit, lgu: dict) -> dict:
     decision is due Monday 2026-08-17."""
     with on("2026-06-17"):
         plan = kit.plan(lgu, received_on="2026-06-17", area_sqft=25_000)
-    ok(act(kit, plan, lgu, "notices", mailing("2026-06-22"), "2026-06-22"))
+    ok(act(kit, plan, lgu, "notices", mailing("2026-06-22", plan=plan), "2026-06-22"))
     return plan
 
 
@@ -365,7 +365,7 @@ def test_a_revision_moving_a_plan_out_of_a_date_filter_does_not_end_the_listing_
         listed = ok(kit.api.get("/plans?limit=10", token=lgu["token"]), 200)["items"]
     moved = listed[1]
     ok(act(kit, moved, lgu, "decision", decision_body("approved", "2026-01-05"), "2026-01-05"))
-    ok(act(kit, moved, lgu, "decision-notice", mailing("2026-01-06"), "2026-01-06"))
+    ok(act(kit, moved, lgu, "decision-notice", mailing("2026-01-06", plan=moved), "2026-01-06"))
     path = "/plans?received_to=2026-01-31&limit=2"
     with on("2026-03-02"):
         first = ok(kit.api.get(path, token=lgu["token"]), 200)
@@ -388,7 +388,7 @@ def test_a_revision_of_an_undecided_revision_reversed_on_appeal_leaves_the_first
     third = ok(revise(kit, plan, lgu, 9_950, "2026-06-29", feet=600))  # application 3
     assert third["application_number"] == 3
     ok(act(kit, plan, lgu, "decision", decision_body("approved", "2026-06-30"), "2026-06-30"))
-    ok(act(kit, plan, lgu, "decision-notice", mailing("2026-07-01"), "2026-07-01"))
+    ok(act(kit, plan, lgu, "decision-notice", mailing("2026-07-01", plan=plan), "2026-07-01"))
     with on("2026-07-02"):
         more = kit.reserve(bank["id"], plan["id"], bank["unrestricted_class"], 1_900)
     ok(act(kit, plan, lgu, "withdrawals", {"reservation_ids": [more["id"]]}, "2026-07-02"))

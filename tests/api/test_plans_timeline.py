@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 from freezegun import freeze_time
 
-from tests.api.kit import RECIPIENTS, Kit, decision_body, mailing, ok, on, problem
+from tests.api.kit import Kit, decision_body, mailing, ok, on, problem, recipients_for
 
 
 @pytest.fixture
@@ -90,14 +90,18 @@ def test_story_2_a_road_project_buys_and_uses_credits_on_every_date(kit):
 
     with on("2026-06-18"):
         notice = ok(
-            api.post(f"/plans/{plan['id']}/notices", mailing("2026-06-18"), token=township["token"])
+            api.post(
+                f"/plans/{plan['id']}/notices",
+                mailing("2026-06-18", plan=plan),
+                token=township["token"],
+            )
         )
         assert notice == {
             "mailed_on": "2026-06-18",
             "due": "2026-06-18",
             "late": False,
             "kind": "summary",
-            "recipients": RECIPIENTS,
+            "recipients": recipients_for(plan),
         }
         assert kit.get_plan(plan["id"])["status"] == "noticed"
 
@@ -112,7 +116,7 @@ def test_story_2_a_road_project_buys_and_uses_credits_on_every_date(kit):
         mailed = ok(
             api.post(
                 f"/plans/{plan['id']}/decision-notice",
-                mailing("2026-07-02"),
+                mailing("2026-07-02", plan=plan),
                 token=township["token"],
             )
         )
@@ -167,7 +171,11 @@ def story_3_plan(kit: Kit, lgu: dict, *, notice: str | None = "2026-06-22") -> d
         plan = kit.plan(lgu, **STORY_3)
     if notice:
         with on(notice):
-            ok(kit.api.post(f"/plans/{plan['id']}/notices", mailing(notice), token=lgu["token"]))
+            ok(
+                kit.api.post(
+                    f"/plans/{plan['id']}/notices", mailing(notice, plan=plan), token=lgu["token"]
+                )
+            )
     return plan
 
 
@@ -192,13 +200,13 @@ def test_story_3_a_full_notice_is_due_monday_and_the_comment_period_runs_30_days
         "due": "2026-06-29",
         "late": False,
         "kind": "full",
-        "recipients": RECIPIENTS,
+        "recipients": recipients_for(plan),
     }
     assert noticed["deadlines"]["comment_period_ends"] == "2026-07-22"  # a Wednesday
 
 
 def api_notice(kit: Kit, plan: dict, lgu: dict, day: str):
-    return kit.api.post(f"/plans/{plan['id']}/notices", mailing(day), token=lgu["token"])
+    return kit.api.post(f"/plans/{plan['id']}/notices", mailing(day, plan=plan), token=lgu["token"])
 
 
 @pytest.mark.parametrize(
@@ -216,7 +224,7 @@ def test_a_notice_mailed_after_2026_06_29_is_recorded_and_flagged_late(kit, mail
         "due": "2026-06-29",
         "late": late,
         "kind": "full",
-        "recipients": RECIPIENTS,
+        "recipients": recipients_for(plan),
     }
     assert shown["notice"]["late"] is late and shown["status"] == "noticed"
 
@@ -456,7 +464,9 @@ def test_an_extension_is_1_to_60_days(kit, days, status):
 
 
 def mail_decision_notice(kit: Kit, plan: dict, lgu: dict, day: str):
-    return kit.api.post(f"/plans/{plan['id']}/decision-notice", mailing(day), token=lgu["token"])
+    return kit.api.post(
+        f"/plans/{plan['id']}/decision-notice", mailing(day, plan=plan), token=lgu["token"]
+    )
 
 
 def test_a_notice_of_decision_before_the_decision_is_a_conflict(kit):
@@ -485,7 +495,7 @@ def test_a_notice_of_decision_after_2026_08_03_is_recorded_and_flagged_late(kit,
         "due": "2026-08-03",
         "late": late,
         "kind": "summary",
-        "recipients": RECIPIENTS,
+        "recipients": recipients_for(plan),
     }
     assert shown["decision_notice"]["late"] is late
 

@@ -187,7 +187,7 @@ def received(kit: Kit, lgu: dict) -> dict:
 
 def noticed(kit: Kit, lgu: dict) -> dict:
     plan = received(kit, lgu)
-    ok(kit.api.post(f"/plans/{plan['id']}/notices", mailing(DAY), token=lgu["token"]))
+    ok(kit.api.post(f"/plans/{plan['id']}/notices", mailing(DAY, plan=plan), token=lgu["token"]))
     return plan
 
 
@@ -242,7 +242,7 @@ def test_a_withdrawal_after_the_approval_became_final_is_allowed(kit):
     with on(DAY):
         bank = kit.funded_account(day=DAY, service_area=5, unrestricted=20_000)
         plan = kit.approved_plan(lgu, DAY, area_sqft=9_000, ratio="2")
-        ok(kit.api.post(f"/plans/{plan['id']}/decision-notice", mailing(DAY)))
+        ok(kit.api.post(f"/plans/{plan['id']}/decision-notice", mailing(DAY, plan=plan)))
         reservation = kit.reserve(bank["id"], plan["id"], bank["unrestricted_class"], 18_000)
     with on("2026-06-24"):  # window ended Tuesday 2026-06-23
         assert kit.get_plan(plan["id"])["status"] == "final"

@@ -663,7 +663,11 @@ def test_a_draw_on_a_security_of_a_plan_being_reversed_on_appeal_waits_and_is_re
         path = f"/plans/{plan['id']}"
         ok(kit.api.post(f"{path}/decision", decision_body("approved", "2026-09-01")))
     with on("2026-09-04"):
-        ok(kit.api.post(f"{path}/decision-notice", mailing("2026-09-04"), token=lgu["token"]))
+        ok(
+            kit.api.post(
+                f"{path}/decision-notice", mailing("2026-09-04", plan=plan), token=lgu["token"]
+            )
+        )
     security = ok(hold(kit, plan, token=lgu["token"], issued_on="2026-09-05"))
     appeal = ok(petition(kit, plan))
     ok(grant(kit, appeal, "2026-10-06"))

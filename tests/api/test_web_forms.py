@@ -215,10 +215,45 @@ def test_the_lgu_records_a_plan_s_notices_and_decision(app: Flask, kit: Kit) -> 
         assert page.one("dd", id="decision-outcome").text.startswith("Approved")
         assert "Res. 2026-41" in page.one("dd", id="decision-resolution").text
 
-        applicant = {"name": "The applicant", "address": "1 Main St", "role": "applicant"}
+        applicant = {"name": plan["applicant"], "address": "1 Main St", "role": "applicant"}
         notice = {"mailed_on": DAY, **recipients([*panel, applicant])}
         followed(client, send(client, f"{base}/notice-of-decision", notice))
         assert kit.get_plan(plan["id"])["decision_notice"]["mailed_on"] == DAY
+
+
+def test_the_notice_of_decision_form_names_the_parties_as_the_plan_records_them(
+    app: Flask, kit: Kit
+) -> None:
+    """The notice must name the applicant, the watershed district and the panel's members as the
+    plan records them: the form starts with their names."""
+    lgu = kit.lgu()
+    client = signed_in(app.test_client(), lgu["token"])
+    members = [
+        {"name": "Ann Able", "represents": "board"},
+        {"name": "Ben Baker", "represents": "swcd"},
+        {"name": "Cy Carter", "represents": "lgu"},
+    ]
+    with on(DAY):
+        plan = kit.plan(lgu, received_on=DAY, area_sqft=9_000, watershed_district="Buffalo WD")
+        path = f"/plans/{plan['id']}"
+        ok(kit.api.post(f"{path}/tep-referral", {"referred_on": DAY, "questions": ["size"]}))
+        determination = {"inspected_on": DAY, "members": members, "determination": "x"}
+        ok(kit.api.post(f"{path}/tep-determination", determination))
+        form = document(client.get(f"{path}/notice-of-decision"))
+    named = set()
+    for i in range(6):
+        role = form.one("select", id=f"f-recipients-{i}-role").all("option")
+        (chosen,) = [o.attrs["value"] for o in role if "selected" in o.attrs]
+        name = form.one("input", id=f"f-recipients-{i}-name").attrs.get("value", "")
+        named.add(f"{chosen}: {name}")
+    assert named == {
+        "tep_member: Ann Able",
+        "tep_member: Ben Baker",
+        "tep_member: Cy Carter",
+        "dnr_commissioner: ",
+        "watershed_district: Buffalo WD",
+        f"applicant: {plan['applicant']}",
+    }
 
 
 def test_a_refused_recipient_after_a_skipped_row_is_shown_beside_its_own_row(
@@ -458,7 +493,7 @@ def test_the_reserve_form_offers_only_plans_a_reservation_can_still_serve(
         }
         for plan in methods.values():
             notice = f"/plans/{plan['id']}/decision-notice"
-            ok(kit.api.post(notice, mailing(DAY), token=lgu["token"]))
+            ok(kit.api.post(notice, mailing(DAY, plan=plan), token=lgu["token"]))
         holder = bank["holder"]["token"]
         before_final = offered_plans(signed_in(app.test_client(), holder), bank["id"])
     with on("2026-07-06"):  # the appeal windows have closed: both decisions are final

@@ -123,10 +123,11 @@ def axe_source() -> str:
 def sessions(browser: Any, world: World) -> dict[str, Any]:
     """Each role's signed-in cookies, signed in once through the form as a person would; and
     the plan's notice of decision mailed, so that its page exists."""
+    plan = world.api.ok("GET", f"/plans/{world.plan_id}", status=200, token=world.bank.board)
     world.api.ok(
         "POST",
         f"/plans/{world.plan_id}/decision-notice",
-        harness.mailing(harness.days_ago(0)),
+        harness.mailing(harness.days_ago(0), plan),
         token=world.bank.board,
     )
     tokens = {

@@ -406,7 +406,8 @@ def open_account(client: Client, bank: Bank, amount: int) -> str:
     return str(account["id"])
 
 
-#: everyone Subd. 6 and 7 name, for a plan no member of the public asked a copy of
+#: everyone Subd. 6 and 7 name, for a plan no member of the public asked a copy of; the
+#: applicant and the watershed district named as the plan records them (``mailing``)
 RECIPIENTS = [
     {"name": "Ann Board", "address": "520 Lafayette Rd N, St. Paul, MN", "role": "tep_member"},
     {"name": "Sam Swcd", "address": "311 Brighton Ave S, Buffalo, MN", "role": "tep_member"},
@@ -417,9 +418,14 @@ RECIPIENTS = [
 ]
 
 
-def mailing(mailed_on: str) -> dict[str, Any]:
-    """A notice (of application or of decision) mailed to everyone the statute names."""
-    return {"mailed_on": mailed_on, "recipients": RECIPIENTS}
+def mailing(mailed_on: str, plan: dict[str, Any] | None = None) -> dict[str, Any]:
+    """A notice (of application or of decision) mailed to everyone the statute names: the
+    applicant and watershed district as ``plan`` (as the API shows it) names them."""
+    names = {} if plan is None else {"applicant": plan["applicant"]}
+    if plan is not None and plan.get("watershed_district"):
+        names["watershed_district"] = plan["watershed_district"]
+    recipients = [{**r, "name": names.get(r["role"], r["name"])} for r in RECIPIENTS]
+    return {"mailed_on": mailed_on, "recipients": recipients}
 
 
 def plan_body(lgu_id: str | None, area_sqft: int, received_on: str) -> dict[str, Any]:

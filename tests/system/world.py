@@ -97,7 +97,7 @@ def build_world(app: Flask, url: str) -> World:
     )
 
     plan = approved_plan(client, bank)
-    client.ok("POST", f"/plans/{plan['id']}/decision-notice", mailing(days_ago(1)))
+    client.ok("POST", f"/plans/{plan['id']}/decision-notice", mailing(days_ago(1), plan))
     reservation = client.ok(
         "POST",
         f"/accounts/{bank.accounts[0]}/reservations",
