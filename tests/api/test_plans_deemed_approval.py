@@ -57,7 +57,7 @@ def nothing(kit: Kit, lgu: dict) -> tuple[dict, str | None]:
 def notice_of_decision(kit: Kit, lgu: dict) -> tuple[dict, str | None]:
     """Mailed Monday 08-10: the window ends Tuesday 08-25, the plan is final from 08-26."""
     plan = small_plan(kit, lgu)
-    ok(act(kit, plan, lgu, "decision-notice", mailing(RELIED), RELIED))
+    ok(act(kit, plan, lgu, "decision-notice", mailing(RELIED, plan=plan), RELIED))
     assert read(kit, plan)["status"] == "final"
     return plan, f"the notice of decision mailed {RELIED}"
 
@@ -185,7 +185,7 @@ def test_what_relied_on_an_earlier_applications_approval_does_not_hold_a_revisio
         bank = kit.funded_account(day=RECEIVED, service_area=5, unrestricted=20_000)
         plan = kit.approved_plan(lgu, RECEIVED)
         reserved = kit.reserve(bank["id"], plan["id"], bank["unrestricted_class"], 18_000)
-    ok(act(kit, plan, lgu, "decision-notice", mailing(RECEIVED), RECEIVED))
+    ok(act(kit, plan, lgu, "decision-notice", mailing(RECEIVED, plan=plan), RECEIVED))
     ok(act(kit, plan, lgu, "withdrawals", {"reservation_ids": [reserved["id"]]}, RECEIVED))
     body = {"area_sqft": 9_900, "displacement_ft": 0, "received_on": LATE}
     assert ok(act(kit, plan, lgu, "revisions", body, LATE))["application_number"] == 2
@@ -275,9 +275,9 @@ def test_a_notice_of_application_comes_by_decision_due_and_before_anything_relie
     lgu = kit.lgu()
     plan = large_plan(kit, lgu)
     if decision_noticed:
-        ok(act(kit, plan, lgu, "decision-notice", mailing("2026-08-20"), "2026-08-20"))
+        ok(act(kit, plan, lgu, "decision-notice", mailing("2026-08-20", plan=plan), "2026-08-20"))
     before = read(kit, plan, "2026-09-10")
-    response = act(kit, plan, lgu, "notices", mailing(mailed_on), "2026-09-10")
+    response = act(kit, plan, lgu, "notices", mailing(mailed_on, plan=plan), "2026-09-10")
     shown = read(kit, plan, "2026-09-10")
     if code is None:
         assert ok(response)["late"] is True
@@ -301,4 +301,6 @@ def test_a_notice_of_application_after_a_decision_is_a_conflict(kit):
     lgu = kit.lgu()
     with on(RECEIVED):
         plan = kit.approved_plan(lgu, RECEIVED)
-    problem(act(kit, plan, lgu, "notices", mailing(RECEIVED), "2026-06-09"), 409, "conflict")
+    problem(
+        act(kit, plan, lgu, "notices", mailing(RECEIVED, plan=plan), "2026-06-09"), 409, "conflict"
+    )
