@@ -7,6 +7,12 @@ and a water-resources professional the LGU appoints; it gives its determination 
 may recommend approval or denial, and the LGU "must consider and include" the determination in
 its decision.  So once questions of an application were referred, its decision waits for the
 determination (``conflict`` before), and the decision shows it.
+
+The referral and the determination (dated by its inspection, the one day it records) come
+before the decision, so by ``decision_due``.  A plan not decided by then is deemed approved, yet
+the LGU may have decided in time on a determination recorded later: both may still be recorded
+late, then the decision, while nothing relied on the deemed approval
+(``timeline.check_panel_act``, the rule a late decision follows).
 """
 
 from __future__ import annotations
@@ -22,6 +28,7 @@ from bank.errors import Conflict, ValidationFailed
 from bank.plan_facts import add_fact
 from bank.plan_record_tables import PlanPanel
 from bank.plan_tables import Plan
+from bank.rules import timeline
 from ledger import clock
 
 #: the questions Subd. 2 sends to the panel, in the statute's order
@@ -67,7 +74,7 @@ def refer(session: Session, plan: Plan, referred_on: date, questions: list[str])
             "Subd. 2 refers questions of public value, location, size or type",
             {"questions": [f"one or more of {', '.join(QUESTIONS)}"]},
         )
-    _check_undecided(session, plan)
+    _check_before_decision(session, plan, referred_on, "a referral to the panel")
     if panel_of(session, plan) is not None:
         raise Conflict("the questions of this application were already referred to the panel")
     return add_fact(
@@ -89,7 +96,9 @@ def determine(session: Session, plan: Plan, determination: Determination) -> Pla
         raise ValidationFailed(
             "the panel may recommend approval or denial", {"recommendation": ["unknown"]}
         )
-    _check_undecided(session, plan)
+    _check_before_decision(
+        session, plan, determination.inspected_on, "a determination after an inspection"
+    )
     panel = panel_of(session, plan)
     if panel is None:
         raise Conflict("no questions of this application were referred to the panel")
@@ -121,9 +130,19 @@ def _check_members(members: tuple[PanelMember, ...]) -> None:
         )
 
 
-def _check_undecided(session: Session, plan: Plan) -> None:
-    if plans.state(session, plan).outcome is not None:
-        raise Conflict("the plan was decided: the panel's part came before the decision")
+def _check_before_decision(session: Session, plan: Plan, day: date, act: str) -> None:
+    """Before the decision, or by ``decision_due`` while nothing relied on the plan's deemed
+    approval (``timeline.check_panel_act``)."""
+    c = plans.clocks(session, plan)
+    timeline.check_panel_act(
+        c.ruleset,
+        c.lgu,
+        plans.facts(session, plan),
+        day,
+        act,
+        clock.today(),
+        plans.approval_acts(session, plan),
+    )
 
 
 def check_decision_includes(session: Session, plan: Plan, decided_on: date) -> None:

@@ -399,6 +399,37 @@ def check_application_notice(
     )
 
 
+def check_panel_act(
+    ruleset: Ruleset,
+    lgu: Calendar,
+    facts: PlanFacts,
+    day: date,
+    act: str,
+    today: date,
+    acts: Sequence[RecordedAct] = (),
+) -> None:
+    """Subd. 2: the panel's part (a referral of questions on ``day``, a determination after an
+    inspection on ``day``; ``act`` names it) comes before the decision, which includes it.
+
+    After a decision, ``conflict``.  An undecided plan is deemed approved after
+    ``decision_due``: a referral or an inspection after it comes too late for any decision
+    (``deadline_passed``); one by then recorded later, so that the decision the LGU made in time
+    can be recorded with the determination it includes, is accepted only while nothing relied
+    on the deemed approval (``check_decision``).
+    """
+    if facts.decided_on is not None:
+        raise Conflict("the plan was decided: the panel's part came before the decision")
+    _check_by_decision_due(
+        ruleset,
+        lgu,
+        facts,
+        day,
+        f"Subd. 2, 15.99: {act} had to come by {{}}, the last day to decide; the plan is deemed "
+        "approved",
+    )
+    _check_deemed_approval_unrelied(ruleset, lgu, facts, today, acts, f"{act} by {{}}")
+
+
 def relied_on_deemed_approval(
     ruleset: Ruleset, lgu: Calendar, facts: PlanFacts, acts: Sequence[RecordedAct] = ()
 ) -> list[str]:

@@ -304,3 +304,114 @@ def test_a_notice_of_application_after_a_decision_is_a_conflict(kit):
     problem(
         act(kit, plan, lgu, "notices", mailing(RECEIVED, plan=plan), "2026-06-09"), 409, "conflict"
     )
+
+
+# --- the panel's part, dated by decision_due and recorded late (Subd. 2) ---------------------
+# the decision includes the panel's determination, so a decision made in time on a determination
+# recorded after the plan was deemed approved needs both recorded late, under the same rule
+
+#: the panel Subd. 2 names: one of the board, of the district, appointed by the LGU
+PANEL = [
+    {"name": "Dana Board", "represents": "board"},
+    {"name": "Sam Swcd", "represents": "swcd"},
+    {"name": "Lee Appointee", "represents": "lgu"},
+]
+REFERRED = "2026-07-01"
+
+
+def referral(day: str) -> dict:
+    return {"referred_on": day, "questions": ["size", "type"]}
+
+
+def determination(inspected_on: str) -> dict:
+    return {
+        "inspected_on": inspected_on,
+        "members": PANEL,
+        "determination": "a type 2 wet meadow of 9,000 sq ft",
+        "recommendation": "approve",
+    }
+
+
+@pytest.mark.parametrize("reliance", list(RELIANCES))
+@pytest.mark.parametrize("referred_on", [DUE, DEEMED])
+def test_a_referral_by_decision_due_is_recorded_late_only_while_nothing_relied(
+    kit, reliance, referred_on
+):
+    """Referred 08-07 and recorded 09-01: with nothing relied on, the determination after an
+    inspection 08-07 and the decision of 08-07 follow it; otherwise 409 naming what relied.
+    Referred 08-08, after the last day to decide: 422 ``deadline_passed``."""
+    lgu = kit.lgu()
+    plan, relied = RELIANCES[reliance](kit, lgu)
+    before = read(kit, plan)
+    response = act(kit, plan, lgu, "tep-referral", referral(referred_on))
+    if referred_on == DEEMED:
+        body = problem(response, 422, "deadline_passed")
+        assert (body["deadline"], body["due"]) == ("decision_due", DUE)
+    elif relied is None:
+        assert ok(response)["referred_on"] == DUE
+        ok(act(kit, plan, lgu, "tep-determination", determination(DUE)))
+        decided = ok(act(kit, plan, lgu, "decision", decision_body("approved", DUE)))
+        assert (decided["status"], decided["outcome"]) == ("approved", "approved")
+        assert decided["tep"]["determination"]["inspected_on"] == DUE
+        return
+    else:
+        refused_for(problem(response, 409, "conflict"), relied)
+        # with no referral, the determination is refused for the same reason first
+        late = act(kit, plan, lgu, "tep-determination", determination(DUE))
+        refused_for(problem(late, 409, "conflict"), relied)
+    after = read(kit, plan)
+    assert after["tep"] is None
+    assert (after["status"], after["outcome"]) == (before["status"], "deemed_approved")
+
+
+@pytest.mark.parametrize(
+    ("inspected_on", "decision_noticed", "status", "code"),
+    [
+        (DUE, False, 201, None),  # inspected by decision_due, determination recorded later
+        (DEEMED, False, 422, "deadline_passed"),
+        (DUE, True, 409, "conflict"),  # the notice of the deemed approval relied on it
+        (DEEMED, True, 422, "deadline_passed"),
+    ],
+)
+@pytest.mark.parametrize("outcome", ["approved", "denied"])
+def test_a_determination_by_decision_due_recorded_late_lets_the_decision_follow(
+    kit, inspected_on, decision_noticed, status, code, outcome
+):
+    """Questions referred 07-01 (recorded that day); no determination recorded by 08-07, so no
+    decision could be: the plan is deemed approved.  On 09-01 the LGU records the panel's
+    determination after its inspection and its decision of 08-07."""
+    lgu = kit.lgu()
+    plan = small_plan(kit, lgu)
+    ok(act(kit, plan, lgu, "tep-referral", referral(REFERRED), REFERRED))
+    if decision_noticed:
+        ok(act(kit, plan, lgu, "decision-notice", mailing(RELIED, plan=plan), RELIED))
+    before = read(kit, plan)
+    assert before["outcome"] == "deemed_approved"
+    response = act(kit, plan, lgu, "tep-determination", determination(inspected_on))
+    decision = act(kit, plan, lgu, "decision", decision_body(outcome, DUE))
+    shown = read(kit, plan)
+    if code is None:
+        assert ok(response)["determination"]["inspected_on"] == DUE
+        decided = ok(decision)
+        assert (decided["status"], decided["outcome"]) == (outcome, outcome)
+        assert decided["decision"]["decided_on"] == DUE
+        assert shown["tep"]["determination"]["recommendation"] == "approve"
+        return
+    body = problem(response, status, code)
+    if code == "conflict":
+        assert body["relied_on"] == [f"the notice of decision mailed {RELIED}"]
+        refused_for(problem(decision, 409, "conflict"), f"the notice of decision mailed {RELIED}")
+    else:
+        assert (body["deadline"], body["due"]) == ("decision_due", DUE)
+        # the decision still waits for a determination that can no longer be recorded
+        problem(decision, 409, "conflict")
+    assert shown["tep"]["referred_on"] == REFERRED and shown["tep"]["determination"] is None
+    assert shown["decision"] is None
+    assert (shown["status"], shown["outcome"]) == (before["status"], "deemed_approved")
+
+
+def test_the_panels_part_after_a_decision_is_a_conflict(kit):
+    lgu = kit.lgu()
+    with on(RECEIVED):
+        plan = kit.approved_plan(lgu, RECEIVED)
+    problem(act(kit, plan, lgu, "tep-referral", referral(RECEIVED), "2026-06-09"), 409, "conflict")
