@@ -42,7 +42,9 @@ class PlanTepReferral(MethodView):
     @blp.write("board", "lgu", body=TepReferralIn, status=201, reply=PanelOut)
     def post(self, data: dict[str, Any], plan_id: str) -> Any:
         """Subd. 2: questions of public value, location, size or type go to the technical
-        evaluation panel; the decision then waits for its determination."""
+        evaluation panel; the decision then waits for its determination.  Referred on or
+        before ``decision_due``, and recorded after it only while nothing relied on the plan's
+        deemed approval (``conflict``, ``deadline_passed`` when referred later)."""
         return plan_acts.refer_to_panel(
             database(),
             actor(),
@@ -57,7 +59,9 @@ class PlanTepDetermination(MethodView):
     @blp.write("board", "lgu", body=TepDeterminationIn, status=201, reply=PanelOut)
     def post(self, data: dict[str, Any], plan_id: str) -> Any:
         """Subd. 2: the panel's determination after its on-site inspection, by its three
-        members (board, SWCD, the LGU's appointee), with its recommendation if any."""
+        members (board, SWCD, the LGU's appointee), with its recommendation if any.  Inspected
+        on or before ``decision_due``, and recorded after it only while nothing relied on the
+        plan's deemed approval (``conflict``, ``deadline_passed`` when inspected later)."""
         determination = plan_panel.Determination(
             inspected_on=data["inspected_on"],
             members=tuple(plan_panel.PanelMember(**m) for m in data["members"]),

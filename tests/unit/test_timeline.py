@@ -39,6 +39,7 @@ from bank.rules.timeline import (
     check_decision,
     check_decision_notice,
     check_extension,
+    check_panel_act,
     check_petition,
     deadlines,
     grant_decision_due,
@@ -587,14 +588,16 @@ def test_what_relied_on_a_deemed_approval(
 def test_a_late_recorded_act_dated_by_decision_due_stands_only_while_nothing_relied(
     facts: PlanFacts, acts: tuple[RecordedAct, ...], accepted: bool
 ) -> None:
-    """A decision dated 08-17, an extension sent 08-17 and a notice of application mailed 08-17
-    (of the plan before its notice), each recorded on 08-25."""
+    """A decision dated 08-17, an extension sent 08-17, a notice of application mailed 08-17
+    (of the plan before its notice) and a panel referral and inspection of 08-17, each recorded
+    on 08-25."""
     agreed = ExtensionFacts(d(8, 17), 30, applicant_agreed=True)
     unnoticed = replace(facts, notice_mailed_on=None)
     checks = [
         lambda: check_decision(SEED, LGU, BOARD, facts, "denied", d(8, 17), d(8, 25), acts),
         lambda: check_extension(SEED, LGU, BOARD, facts, agreed, d(8, 25), acts),
         lambda: check_application_notice(SEED, LGU, unnoticed, d(8, 17), d(8, 25), acts),
+        lambda: check_panel_act(SEED, LGU, facts, d(8, 17), "a referral", d(8, 25), acts),
     ]
     for check in checks:
         if accepted:
@@ -610,6 +613,14 @@ def test_a_notice_of_application_mailed_after_decision_due_is_deadline_passed() 
         check_application_notice(SEED, LGU, CONTESTED, d(8, 18), d(8, 18))
     with refused(Conflict, "conflict"):
         check_application_notice(SEED, LGU, CONTESTED_DECIDED, d(8, 17), d(9, 2))
+
+
+def test_the_panels_part_comes_by_decision_due_and_before_the_decision() -> None:
+    check_panel_act(SEED, LGU, CONTESTED, d(8, 17), "a referral", d(8, 18))
+    with refused(DeadlinePassed, "deadline_passed"):
+        check_panel_act(SEED, LGU, CONTESTED, d(8, 18), "a referral", d(8, 18))
+    with refused(Conflict, "conflict"):
+        check_panel_act(SEED, LGU, CONTESTED_DECIDED, d(8, 17), "a referral", d(9, 2))
 
 
 def test_deciding_twice_is_a_conflict() -> None:
