@@ -4,9 +4,10 @@
 
 A form page renders its fields with the session's CSRF secret and a fresh key in hidden fields.
 Its POST checks the caller's role and the secret, turns the fields into the JSON body the API
-would have received (whole numbers, booleans, nested objects and lists from dotted names such as
-``impact.area_sqft`` or ``recipients.0.name``) and loads it with the API's schema, so a field is
-refused for the same reasons and in the same words as through the API.  The key is claimed, the
+would have received (whole numbers, amounts typed in dollars as cents, booleans, nested objects
+and lists from dotted names such as ``impact.area_sqft`` or ``recipients.0.name``) and loads it
+with the API's schema, so a field is refused for the same reasons and in the same words as
+through the API (an amount's bounds said in dollars).  The key is claimed, the
 use case runs and the redirect it earned is stored in one unit of work: a second submit of the
 same form answers that redirect again and writes nothing.  A refusal rolls all of it back and
 shows the form again with the problem's sentence beside its field (or above the form).  Blank
