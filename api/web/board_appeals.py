@@ -56,8 +56,8 @@ def _petition_form(plan_id: str) -> Form:
         Field("resident_count", "Residents petitioning", "number", hint="Residents only."),
         Field("postmarked_on", "Postmarked on", "date", required=True),
         Field("received_on", "Received on", "date", required=True),
-        Field("filing_fee_cents", "Filing fee paid (cents)", "number", required=True),
-        Field("security_cents", "Appeal security posted (cents)", "number"),
+        Field("filing_fee_cents", "Filing fee paid ($)", "money", required=True),
+        Field("security_cents", "Appeal security posted ($)", "money"),
     )
     return Form(url_for("web.appeal_file", plan_id=plan_id), items, "Record the petition")
 
@@ -83,7 +83,7 @@ def _grant_form(plan_id: str, appeal_id: str) -> Form:
 def _payment_form(plan_id: str, appeal_id: str) -> Form:
     items: tuple[Item, ...] = (
         Field("kind", "Payment", "select", True, APPEAL_PAYMENTS),
-        Field("amount_cents", "Amount (cents)", "number", required=True),
+        Field("amount_cents", "Amount ($)", "money", required=True),
         Field("payer", "Paid by", required=True),
         Field("received_on", "Received on", "date", required=True),
     )

@@ -4,9 +4,10 @@
 
 A form page renders its fields with the session's CSRF secret and a fresh key in hidden fields.
 Its POST checks the caller's role and the secret, turns the fields into the JSON body the API
-would have received (whole numbers, booleans, nested objects and lists from dotted names such as
-``impact.area_sqft`` or ``recipients.0.name``) and loads it with the API's schema, so a field is
-refused for the same reasons and in the same words as through the API.  The key is claimed, the
+would have received (whole numbers, amounts typed in dollars as cents, booleans, nested objects
+and lists from dotted names such as ``impact.area_sqft`` or ``recipients.0.name``) and loads it
+with the API's schema, so a field is refused for the same reasons and in the same words as
+through the API (an amount's bounds said in dollars).  The key is claimed, the
 use case runs and the redirect it earned is stored in one unit of work: a second submit of the
 same form answers that redirect again and writes nothing.  A refusal rolls all of it back and
 shows the form again with the problem's sentence beside its field (or above the form).  Blank
@@ -50,6 +51,17 @@ _KEY = re.compile(r"[A-Za-z0-9_-]{16,200}")
 #: as typed, and the schema refuses it beside its field: a misplaced separator never changes the
 #: amount.
 _WHOLE = re.compile(r"[+-]?(?:[0-9]+|[1-9][0-9]{0,2}(?:,[0-9]{3})+)")
+#: an amount of dollars as people write it: a sign, a dollar sign, whole dollars written as
+#: ``_WHOLE`` writes them, and at most two digits of cents (``12,000.50``, ``$12000.5``, ``-$5``,
+#: ``.75``).  Anything else (``1.234``, ``1,5``, ``12 dollars``) is refused beside its field with
+#: ``MONEY_WANTED``: a misplaced separator or a third decimal never changes the amount.
+_DOLLARS = re.compile(
+    r"(?P<sign>[+-]?)\$?\s*(?P<dollars>[0-9]+|[1-9][0-9]{0,2}(?:,[0-9]{3})+)?"
+    r"(?:\.(?P<cents>[0-9]{1,2}))?"
+)
+MONEY_WANTED = "Write an amount in dollars, such as 12,000 or 12,000.50."
+#: a number in a schema's message on a field in cents (``Must be greater than or equal to 1``)
+_AMOUNT = re.compile(r"(?<![\w.])-?[0-9]+(?![\w.][0-9])")
 #: a word that is an id or a code, not English: letters and digits joined by underscores
 _CODE = re.compile(r"[A-Za-z0-9]+(?:_[A-Za-z0-9]+)+\b")
 #: the schemas' messages, said as a person filling in a form needs them
@@ -70,7 +82,8 @@ class Field:
 
     name: str
     label: str
-    kind: str = "text"  # text | textarea | number | date | checkbox | select | checkboxes
+    #: ``money`` is an amount in dollars (``12,000.50``) sent as the API's whole cents
+    kind: str = "text"  # text | textarea | number | money | date | checkbox | select | checkboxes
     required: bool = False
     choices: tuple[tuple[str, str], ...] = ()
     hint: str = ""
@@ -126,7 +139,13 @@ class Form:
         return list(_fields(self.items))
 
     def value(self, name: str) -> Any:
-        return self.values.get(name, "")
+        """What the field shows: as typed, or as given; an amount given in cents (a money
+        field filled in beforehand) in dollars."""
+        value = self.values.get(name, "")
+        if isinstance(value, int) and not isinstance(value, bool):
+            if any(f.name == name and f.kind == "money" for f in self.fields()):
+                return dollars(value)
+        return value
 
 
 def _fields(items: Iterable[Item]) -> Iterable[Field]:
@@ -155,6 +174,10 @@ class Body:
     rows: dict[str, tuple[int, ...]] = field(default_factory=dict)
     #: a field of the body sent from a typed field that ``stands_for`` it: the typed field's name
     typed: dict[str, str] = field(default_factory=dict)
+    #: the form's money fields whose text is no amount in dollars, each with why
+    unreadable: dict[str, str] = field(default_factory=dict)
+    #: the form's money fields: the schema's bounds on them, in cents, are said in dollars
+    money: frozenset[str] = frozenset()
 
     def row(self, path: str, position: int) -> int:
         """The form's row number of item ``position`` of the body's list ``path``."""
@@ -173,11 +196,15 @@ class Body:
         ]
         return self.typed.get(".".join(named), ".".join(named))
 
-    def refused(self, why: Refused) -> Refused:
+    def refused(self, why: Refused, schema: bool = False) -> Refused:
         """``why`` with each error beside the form's field (paths from the schema or a use
-        case count the body's rows)."""
+        case count the body's rows), and each money field that was no amount in dollars.  The
+        ``schema``'s bounds on a money field (``Must be greater than or equal to 1``) count
+        cents: they are said in dollars."""
         errors = {self.form_path(path): message for path, message in why.errors.items()}
-        return Refused(why.status, errors, list(why.problems))
+        for name in self.money & errors.keys() if schema else ():
+            errors[name] = _AMOUNT.sub(lambda m: "$" + dollars(int(m[0])), errors[name])
+        return Refused(why.status, errors | self.unreadable, list(why.problems))
 
 
 def register(blueprint: Blueprint) -> None:
@@ -289,7 +316,9 @@ def submit(
         data = schema.load(body.data)
     except ValidationError as invalid:
         why = Refused(422, flatten(invalid.messages), ["Check the fields marked below."])
-        return again(body.refused(why))
+        return again(body.refused(why, schema=True))
+    if body.unreadable:
+        return again(body.refused(Refused(422, {}, ["Check the fields marked below."])))
     fingerprint = _fingerprint()
 
     def unit(session: Session) -> str:
@@ -417,14 +446,19 @@ def read(form: Form) -> Body:
         if f.stands_for and request.form.get(f.name, "").strip()
     }
     tree: dict[str, Any] = {}
+    unreadable: dict[str, str] = {}
     for f in form.fields():
         if _row_is_blank(form, f) or f.name in typed:
             continue
         value = _value(f)
+        if f.kind == "money" and isinstance(value, str):
+            unreadable[f.name] = MONEY_WANTED
         if value is not None:
             _put(tree, (f.stands_for or f.name).split("."), value)
     pruned, rows = _pruned(tree)
-    return Body(pruned, rows, typed) if isinstance(pruned, dict) else Body({}, typed=typed)
+    data = pruned if isinstance(pruned, dict) else {}
+    money = frozenset(f.name for f in form.fields() if f.kind == "money")
+    return Body(data, rows if isinstance(pruned, dict) else {}, typed, unreadable, money)
 
 
 def _value(f: Field) -> Any:
@@ -437,7 +471,28 @@ def _value(f: Field) -> Any:
         return None
     if f.kind == "number" and _WHOLE.fullmatch(text):
         return int(text.replace(",", ""))
+    if f.kind == "money":
+        cents = cents_of(text)
+        return text if cents is None else cents
     return text
+
+
+def cents_of(text: str) -> int | None:
+    """``"$12,000.50"`` → ``1200050``; ``None`` if ``text`` is no amount in dollars
+    (``_DOLLARS``)."""
+    written = _DOLLARS.fullmatch(text.strip())
+    if written is None or not (written["dollars"] or written["cents"]):
+        return None
+    whole = int((written["dollars"] or "0").replace(",", ""))
+    cents = whole * 100 + int((written["cents"] or "0").ljust(2, "0"))
+    return -cents if written["sign"] == "-" else cents
+
+
+def dollars(cents: int) -> str:
+    """``1200050`` → ``"12,000.50"``: an amount of cents as a money field shows it."""
+    sign = "-" if cents < 0 else ""
+    whole, part = divmod(abs(cents), 100)
+    return f"{sign}{whole:,}.{part:02d}"
 
 
 def _row_is_blank(form: Form, f: Field) -> bool:

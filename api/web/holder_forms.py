@@ -184,7 +184,7 @@ def _transfer_form(account: accounts.AccountView) -> Form:
         Field("to_account_id", "To account (its number, e.g. WB-000003)", required=True),
         Field("credit_class", "Credit class", "select", True, _classes(account)),
         Field("amount_sqft", "Square feet", "number", required=True),
-        Field("price_per_sqft_cents", "Price per sq ft (cents)", "number"),
+        Field("price_per_sqft_cents", "Price per sq ft ($)", "money"),
         Field("memo", "Memo", "textarea"),
     )
     return Form(url_for("web.transfer", account_id=account.id), items, "Transfer the credits")

@@ -63,9 +63,9 @@ def new_plan(board: bool) -> tuple[Item, ...]:
                 Field("replacement_ratio", "Replacement ratio", required=True, hint="Such as 2"),
                 Field("method", "Method", "select", True, _choices(METHODS)),
                 Field("replacement_outside_service_area", "Outside the service area", "checkbox"),
-                Field("in_lieu_amount_due_cents", "In-lieu payment due (cents)", "number"),
-                Field("security_required_cents", "Security required (cents)", "number"),
-                Field("appeal_security_required_cents", "Appeal security (cents)", "number"),
+                Field("in_lieu_amount_due_cents", "In-lieu payment due ($)", "money"),
+                Field("security_required_cents", "Security required ($)", "money"),
+                Field("appeal_security_required_cents", "Appeal security ($)", "money"),
                 Field("watershed_district", "Watershed district, if one exists"),
             ),
         ),
@@ -210,11 +210,18 @@ REVISION: tuple[Item, ...] = (
 SECURITY: tuple[Item, ...] = (
     Field("kind", "Kind", "select", True, _choices(SECURITY_KINDS)),
     Field("issuer", "Issuer", required=True),
-    Field("amount_cents", "Amount (cents)", "number", required=True),
+    Field("amount_cents", "Amount ($)", "money", required=True),
     Field("irrevocable", "Irrevocable", "checkbox"),
     Field("issued_on", "Issued on", "date", required=True),
     Field("expires_on", "Expires on", "date", required=True),
 )
+
+
+def security(plan: PlanReport) -> tuple[tuple[Item, ...], dict[str, Any]]:
+    """``SecurityIn``: the amount filled in with the security the LGU requires of the plan
+    (Subd. 3), if it stated one."""
+    required = plan.security_required_cents
+    return SECURITY, ({} if required is None else {"amount_cents": required})
 
 
 def withdrawal(plan: PlanReport) -> tuple[tuple[Item, ...], dict[str, Any]]:

@@ -267,7 +267,7 @@ ACTS = (
         "irrevocable.",
         "Record the security",
         SecurityIn,
-        _static(lgu_fields.SECURITY),
+        lgu_fields.security,
         lambda who, plan_id, data: securities.hold_security(
             database(), who, plan_id, securities.SecurityRequest(**data), request_id()
         ),

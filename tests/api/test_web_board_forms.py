@@ -471,7 +471,7 @@ def test_the_board_records_a_petition_and_decides_it(kit, board) -> None:
         "petitioner_address": "1 Main St, Buffalo, MN",
         "postmarked_on": "2026-09-21",
         "received_on": PETITION_DAY,
-        "filing_fee_cents": "20000",
+        "filing_fee_cents": "200",
     }
     with on(PETITION_DAY):
         late = fill(board, page, "petition-form", {**petition, "received_on": "2026-09-20"})
@@ -534,7 +534,7 @@ def test_the_board_records_the_filing_fee_on_the_appeals_page_and_grants_the_pet
         "petitioner_address": "1 Main St, Buffalo, MN",
         "postmarked_on": "2026-09-21",
         "received_on": PETITION_DAY,
-        "filing_fee_cents": "20000",
+        "filing_fee_cents": "200",
     }
     with on(PETITION_DAY):
         document = html(board.get(redirected(fill(board, page, "petition-form", petition), page)))
@@ -542,12 +542,12 @@ def test_the_board_records_the_filing_fee_on_the_appeals_page_and_grants_the_pet
         assert document.one("dd", data_field="payments").text.startswith("none")
         pay_form, grant_form = f"appeal-{appeal_id}-payment", f"appeal-{appeal_id}-petition"
         fee = {"kind": "appeal_filing_fee", "payer": "Ann Owner", "received_on": PETITION_DAY}
-        short = html(fill(board, page, pay_form, {**fee, "amount_cents": "19999"}), 422)
+        short = html(fill(board, page, pay_form, {**fee, "amount_cents": "199.99"}), 422)
         assert "200" in problem_above(short)
         assert ok(kit.api.get(f"/payments?plan_id={plan['id']}"), 200)["items"] == []
         document = html(
             board.get(
-                redirected(fill(board, page, pay_form, {**fee, "amount_cents": "20000"}), page)
+                redirected(fill(board, page, pay_form, {**fee, "amount_cents": "$200"}), page)
             )
         )
         assert document.one("dd", data_field="payments").text.startswith("Filing fee $200.00")

@@ -15,6 +15,7 @@ from flask import Flask
 from flask.testing import FlaskClient
 from sqlalchemy import func, select
 
+from api.web.forms import MONEY_WANTED
 from bank import reservable_plans
 from bank.plan_tables import Plan
 from tests.api.conftest import Api
@@ -321,7 +322,7 @@ def test_the_lgu_records_a_revision_and_a_security(app: Flask, kit: Kit) -> None
         security = {
             "kind": "letter_of_credit",
             "issuer": "First Bank of Buffalo",
-            "amount_cents": "2500000",
+            "amount_cents": "25,000",
             "irrevocable": "on",
             "issued_on": DAY,
             "expires_on": "2028-06-08",
@@ -342,7 +343,7 @@ def test_a_revocable_letter_of_credit_is_refused_beside_its_field(app: Flask, ki
         security = {
             "kind": "letter_of_credit",
             "issuer": "First Bank of Buffalo",
-            "amount_cents": "2500000",
+            "amount_cents": "25,000",
             "issued_on": DAY,
             "expires_on": "2028-06-08",
         }
@@ -464,8 +465,8 @@ def test_amounts_grouped_by_threes_are_read_as_written(app: Flask, kit: Kit) -> 
             followed(client, send(client, path, fields))
         refused = {**fields, "amount_sqft": "10,00", "price_per_sqft_cents": "1,5"}
         page = document(send(client, path, refused), 422)
-    assert beside(page, "f-amount_sqft") == beside(page, "f-price_per_sqft_cents")
-    assert beside(page, "f-price_per_sqft_cents") == "Write a whole number."
+    assert beside(page, "f-amount_sqft") == "Write a whole number."
+    assert beside(page, "f-price_per_sqft_cents") == MONEY_WANTED
     assert kit.available(other, bank["unrestricted_class"]) == 1_234_567 + 12_000 + 433
 
 
@@ -689,3 +690,99 @@ def test_the_pages_link_to_the_forms(app: Flask, kit: Kit) -> None:
     links = {a.attrs["href"] for a in account_page.one("nav", id="account-forms").all("a")}
     assert f"/accounts/{bank['id']}/reservations/new" in links
     assert f"/accounts/{bank['id']}/transfers/new" in links
+
+
+# --- amounts of money, typed in dollars ---------------------------------------------------------
+
+
+def letter_of_credit(amount: str) -> dict[str, str]:
+    return {
+        "kind": "letter_of_credit",
+        "issuer": "First Bank of Buffalo",
+        "amount_cents": amount,
+        "irrevocable": "on",
+        "issued_on": DAY,
+        "expires_on": "2028-06-08",
+    }
+
+
+@pytest.mark.parametrize(
+    ("typed", "cents"),
+    [
+        ("12,000.50", 1_200_050),
+        ("$12,000.50", 1_200_050),
+        ("12000.5", 1_200_050),
+        ("12000", 1_200_000),
+        ("12,000", 1_200_000),
+    ],
+)
+def test_a_money_field_takes_dollars_as_people_write_them(
+    app: Flask, kit: Kit, typed: str, cents: int
+) -> None:
+    """Every page shows dollars, so a $12,000 letter of credit is typed as 12,000, not as
+    1200000 cents; the API records it in cents."""
+    lgu = kit.lgu()
+    client = signed_in(app.test_client(), lgu["token"])
+    with on(DAY):
+        plan = kit.plan(lgu, received_on=DAY, area_sqft=9_000)
+        form = document(client.get(f"/plans/{plan['id']}/securities"))
+        assert form.one("label", for_="f-amount_cents").text.startswith("Amount ($)")
+        followed(client, send(client, f"/plans/{plan['id']}/securities", letter_of_credit(typed)))
+    (held,) = ok(kit.api.get(f"/securities?plan_id={plan['id']}"), 200)["items"]
+    assert held["amount_cents"] == cents
+
+
+@pytest.mark.parametrize("typed", ["1.234", "1,5", "10,00", "12,000.", "12k", "$-5"])
+def test_an_amount_not_written_in_dollars_is_refused_beside_its_field(
+    app: Flask, kit: Kit, typed: str
+) -> None:
+    """A third decimal or a misplaced separator never changes the amount: the form comes back
+    with what was typed, and nothing is recorded."""
+    lgu = kit.lgu()
+    client = signed_in(app.test_client(), lgu["token"])
+    with on(DAY):
+        plan = kit.plan(lgu, received_on=DAY, area_sqft=9_000)
+        path = f"/plans/{plan['id']}/securities"
+        page = document(send(client, path, letter_of_credit(typed)), 422)
+    assert beside(page, "f-amount_cents") == MONEY_WANTED
+    assert page.one("input", id="f-amount_cents").attrs["value"] == typed
+    assert ok(kit.api.get(f"/securities?plan_id={plan['id']}"), 200)["items"] == []
+
+
+def test_a_negative_amount_is_refused_in_dollars(app: Flask, kit: Kit) -> None:
+    """The schema wants a positive amount; its bound, in cents, is said in dollars."""
+    lgu = kit.lgu()
+    client = signed_in(app.test_client(), lgu["token"])
+    with on(DAY):
+        plan = kit.plan(lgu, received_on=DAY, area_sqft=9_000)
+        path = f"/plans/{plan['id']}/securities"
+        page = document(send(client, path, letter_of_credit("-$12,000")), 422)
+    assert beside(page, "f-amount_cents").startswith("Must be greater than or equal to $0.01 ")
+    assert page.one("input", id="f-amount_cents").attrs["value"] == "-$12,000"
+    assert ok(kit.api.get(f"/securities?plan_id={plan['id']}"), 200)["items"] == []
+
+
+def test_the_security_form_is_filled_in_with_the_security_required_in_dollars(
+    app: Flask, kit: Kit
+) -> None:
+    """The plan is recorded on its form with the security it requires typed in dollars; the
+    security form then offers that amount, in dollars, and records it as shown."""
+    lgu = kit.lgu()
+    client = signed_in(app.test_client(), lgu["token"])
+    fields = {
+        **plan_fields("Form plan money"),
+        "method": "project_specific",
+        "security_required_cents": "$25,000.75",
+    }
+    with on(DAY):
+        recorded = send(client, "/plans/new", fields)
+        followed(client, recorded)
+        plan_id = recorded.headers["Location"].split("?")[0].rsplit("/", 1)[-1]
+        plan = kit.get_plan(plan_id)
+        assert plan["security_required_cents"] == 2_500_075
+        path = f"/plans/{plan['id']}/securities"
+        offered = document(client.get(path)).one("input", id="f-amount_cents")
+        assert offered.attrs["value"] == "25,000.75"
+        followed(client, send(client, path, letter_of_credit(offered.attrs["value"])))
+    (held,) = ok(kit.api.get(f"/securities?plan_id={plan['id']}"), 200)["items"]
+    assert held["amount_cents"] == 2_500_075
