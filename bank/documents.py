@@ -25,6 +25,7 @@ from bank.plan_record_tables import PlanApplication
 from bank.plan_tables import Plan
 from bank.rules.replacement_rules import ABOVE_1_TO_1, FIRST_1_TO_1
 from bank.withdrawal_tables import Withdrawal, WithdrawalAllocation
+from ledger import sealer
 from ledger.db import Database
 from ledger.schema import LedgerChainLink, LedgerTransaction
 
@@ -276,6 +277,7 @@ def account_statement(
     account's particulars (for a page that asks for the period again)."""
     if entries:
         reports.check_period(start, end)
+        sealer.seal_committed(db)
     with db.transaction() as session:
         account = parties.visible_account(session, actor, account_id)
         holder = session.get(Holder, account.holder_id)

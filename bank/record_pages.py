@@ -32,6 +32,7 @@ from bank.credits import Lot
 from bank.party_tables import BankAccount, BankSite, Holder, Lgu
 from bank.plan_report import PlanReport
 from bank.plan_tables import Plan
+from ledger import sealer
 from ledger.db import Database
 from ledger.schema import LedgerAccount
 
@@ -53,6 +54,8 @@ def account_page(
 ) -> AccountPage:
     """The account (board, or its holder; ``not_found`` otherwise), with the statement of
     ``period`` (none when ``None``)."""
+    if period:
+        sealer.seal_committed(db)
     with db.transaction() as session:
         account = parties.visible_account(session, actor, account_id)
         holder = session.get(Holder, account.holder_id)
@@ -186,6 +189,7 @@ def numbered_statement(
 ) -> tuple[str, list[reports.StatementClass]]:
     """The account's number and its statement from ``start`` to ``end`` (board, or its holder)."""
     reports.check_period(start, end)
+    sealer.seal_committed(db)
     with db.transaction() as session:
         account = parties.visible_account(session, actor, account_id)
         return account.number, reports.statement(session, account, start, end)

@@ -16,9 +16,9 @@ from bank.access import Actor
 from bank.balances import posted_entries_query
 from bank.deposits import Deposit
 from bank.errors import ValidationFailed
-from ledger import clock
+from ledger import clock, sealer
 from ledger.db import Database
-from ledger.schema import PHASE_POSTED, LedgerEntry
+from ledger.schema import PHASE_POSTED, LedgerChainLink, LedgerEntry
 
 
 @dataclass(frozen=True)
@@ -134,6 +134,7 @@ def account_statement(
 ) -> Statement:
     """An account's statement from ``start`` to ``end`` (board, or the account's holder)."""
     check_period(start, end)
+    sealer.seal_committed(db)
     with db.transaction() as session:
         account = parties.visible_account(session, actor, account_id)
         return Statement(account_id, start, end, statement(session, account, start, end))
@@ -149,11 +150,21 @@ def statement(
     session: Session, account: parties.BankAccount, start: date, end: date
 ) -> list[StatementClass]:
     """Per credit class: the opening balance, every posted entry dated in [start, end], and the
-    closing balance, which is the next period's opening balance."""
-    E, L = LedgerEntry, credits.Lot
+    closing balance, which is the next period's opening balance.
+
+    Entries are listed by effective date and, within a day, in the order they committed: by
+    their transaction's place in the hash chain (``ledger_chain.seq``), then entry id.  Entry ids
+    are not that order (on PostgreSQL two writes to different lots of one account can commit in
+    the other order to their ids).  The caller seals what is queued first
+    (``sealer.seal_committed``, before its unit of work), so every entry committed by then has
+    its place; one committed later and not yet chained is in neither the opening balance nor the
+    rows, so the closing balance is always the opening balance plus the entries listed, and a
+    later read only adds entries after those of their day already shown."""
+    E, L, C = LedgerEntry, credits.Lot, LedgerChainLink
     base = (
         select(L.credit_class, func.sum(E.amount))
         .join(L, L.ledger_account_id == E.account_id)
+        .join(C, C.transaction_id == E.transaction_id)
         .where(L.account_id == account.id, E.phase == PHASE_POSTED)
         .group_by(L.credit_class)
     )
@@ -162,8 +173,9 @@ def statement(
     }
     rows = session.execute(
         posted_entries_query(account.id)
+        .join(C, C.transaction_id == E.transaction_id)
         .where(E.effective_on >= start, E.effective_on <= end)
-        .order_by(E.effective_on, E.id)
+        .order_by(E.effective_on, C.seq, E.id)
     ).all()
     codes = sorted({*opening, *(r.credit_class for r in rows)})
     running = {code: opening.get(code, 0) for code in codes}

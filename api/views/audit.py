@@ -90,7 +90,10 @@ class Statement(MethodView):
     @blp.read("board", "holder", query=StatementArgs, reply=StatementOut)
     @blp.alt_response(200, description="text/csv", content_type="text/csv")
     def get(self, args: dict[str, Any], account_id: str) -> Any:
-        """Opening balance, every entry, closing balance, per credit class (holder or board)."""
+        """Opening balance, every entry, closing balance, per credit class (holder or board).
+
+        Entries by effective date and, within a day, in the order they committed (hash-chain
+        position, then entry id); the closing balance is the opening plus the entries."""
         found = reports.account_statement(
             database(), actor(), account_id, args["from_"], args["to"]
         )

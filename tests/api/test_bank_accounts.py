@@ -20,7 +20,7 @@ from api import create_app
 from bank import transfers
 from bank.access import SYSTEM
 from bank.transfers import TransferRequest, make_transfer
-from ledger import sealer
+from ledger import clock, sealer
 from ledger.db import Database
 from ledger.schema import LedgerChainQueue
 from tests.api.conftest import Api, make_token
@@ -704,6 +704,89 @@ def test_an_entry_committed_after_a_later_one_comes_on_top_and_the_pages_carry_o
         unseen = list(itertools.takewhile(lambda e: e["transaction_id"] != seen, reloaded))
         assert [e["transaction_id"] for e in unseen] == [late["id"]]
         assert kit.entries_csv(funded["id"])[0]["transaction_id"] == late["id"]
+        assert queued(db) == set()
+    finally:
+        db.dispose()
+
+
+def test_a_statement_lists_a_days_entries_in_the_order_they_committed(
+    backend: str, fresh_db_url: str
+) -> None:
+    """Two transfers out of one account on one day, one from each of its lots: the first takes
+    its entries' ids, then stays open while the second commits and a client reads the day's
+    statement.  Once the first commits, the statement lists it after the second, as they
+    committed: the rows read before keep their place and running balances, each balance is the
+    one before plus the entry, and the closing balance is the opening plus the entries.  Nothing
+    seals in the background, so each statement's own sealing gives the entries their place."""
+    if backend != "postgresql":
+        pytest.skip("SQLite has one writer at a time: writes commit in the order of their ids")
+    app = create_app({"DATABASE_URL": fresh_db_url, "PROPAGATE_EXCEPTIONS": False})
+    db: Database = app.extensions["wetbank.db"]
+    try:
+        kit = Kit(Api(app.test_client(), make_token(app, "board")), app)
+        funded = kit.funded(10_000)
+        kit.wetland_deposit(funded["id"], funded["site_id"], funded["lgu"]["id"], 4_000)
+        lots = {lot["posted_sqft"]: lot["id"] for lot in kit.lots(funded["id"])}
+        targets = [kit.account(funded["holder"]["id"]) for _ in range(2)]
+        today = clock.today().isoformat()
+        path = f"/accounts/{funded['id']}/statement?from={today}&to={today}"
+        sealer.seal_all(db)
+        db.dispose()  # stops the background sealer: the engine still serves
+        held, release = threading.Event(), threading.Event()
+        late: dict[str, str] = {}
+
+        def first_transfer() -> None:
+            try:
+                with db.transaction() as session:
+                    request = TransferRequest(funded["id"], targets[0], 1_000, lot_id=lots[10_000])
+                    late["id"] = make_transfer(session, SYSTEM, request, None).transaction_id
+                    held.set()
+                    release.wait(30)
+            finally:
+                held.set()
+
+        first = started(first_transfer)
+        try:
+            assert held.wait(20)
+            body = {"from_account_id": funded["id"], "to_account_id": targets[1]}
+            second = ok(
+                kit.api.post("/transfers", {**body, "lot_id": lots[4_000], "amount_sqft": 2_000})
+            )
+            assert int(late["id"]) < int(second["transaction_id"])  # its ids came first
+            assert second["transaction_id"] in queued(db)  # committed, not yet chained
+            (before,) = ok(kit.api.get(path), 200)["classes"]
+        finally:
+            release.set()
+            first.join(40)
+        assert late["id"] in queued(db)  # committed after the statement was read
+        (after,) = ok(kit.api.get(path), 200)["classes"]
+        rows = kit.api.get(path, headers={"Accept": "text/csv"})
+        assert rows.status_code == 200, rows.get_data(as_text=True)
+        csv_entries = [
+            row
+            for row in csv.DictReader(io.StringIO(rows.get_data(as_text=True)))
+            if row["row"] == "entry"
+        ]
+
+        def amounts(block: dict[str, Any]) -> list[tuple[int, int]]:
+            return [(e["amount_sqft"], e["balance_after_sqft"]) for e in block["entries"]]
+
+        transfers_out = [(-2_000, 12_000), (-1_000, 11_000)]
+        assert amounts(before)[-1:] == transfers_out[:1]
+        assert before["closing_sqft"] == 12_000
+        # the late entry comes after the day's entries already shown, which keep their balances
+        assert amounts(after) == amounts(before) + transfers_out[1:]
+        assert after["entries"][-1]["transaction_id"] == late["id"]
+        assert [e["transaction_id"] for e in csv_entries] == [
+            e["transaction_id"] for e in after["entries"]
+        ]
+        for block in (before, after):
+            running = block["opening_sqft"]
+            for entry in block["entries"]:
+                running += entry["amount_sqft"]
+                assert entry["balance_after_sqft"] == running
+            assert block["closing_sqft"] == running
+        assert after["closing_sqft"] == 11_000
         assert queued(db) == set()
     finally:
         db.dispose()
