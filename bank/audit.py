@@ -143,11 +143,12 @@ def journal_page(
     db: Database, actor: Actor, filters: JournalFilter, limit: int, after_seq: int | None
 ) -> list[dict[str, Any]]:
     """Up to ``limit + 1`` transactions of the journal (board), in chain order after
-    ``after_seq``, once what is waiting has been sealed."""
+    ``after_seq``, once what is waiting has been sealed; read on a read-only connection, which
+    on SQLite waits for no write under way."""
     policy.require_board(actor, "read the journal")
     _check_period(filters)
-    sealer.seal_all(db)
-    with db.transaction() as session:
+    sealer.seal_committed(db)
+    with db.reader() as connection, Session(bind=connection) as session:
         return journal.page(session, filters, limit, after_seq)
 
 
@@ -156,7 +157,7 @@ def journal_export(db: Database, actor: Actor, filters: JournalFilter) -> Iterat
     connection of its own, opened when the first row is asked for, held until the last."""
     policy.require_board(actor, "export the journal")
     _check_period(filters)
-    sealer.seal_all(db)
+    sealer.seal_committed(db)
     return _streamed(db, filters)
 
 

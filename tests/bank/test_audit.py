@@ -5,6 +5,7 @@ availability report and the LGU compliance report, and a period that ends before
 
 from __future__ import annotations
 
+import threading
 import uuid
 from collections.abc import Iterator
 from datetime import date, timedelta
@@ -87,6 +88,46 @@ def test_the_journal_pages_and_streams_every_sealed_transaction(fresh_db: Databa
     assert streamed == first[:3] + rest
     later = audit.JournalFilter(start=DAY + timedelta(days=1))
     assert list(audit.journal_export(fresh_db, SYSTEM, later)) == []
+
+
+def test_reading_the_journal_takes_no_write_lock(fresh_db: Database) -> None:
+    """A journal page seals only what waits for the background sealer and reads on a read-only
+    connection: on SQLite, where each write chains its own link before it commits, it takes no
+    write lock, and reads while another write holds the database (the API's token check, which
+    may record the token's use, still takes its turn)."""
+    ids = post(fresh_db, 2)
+    holding, release = threading.Event(), threading.Event()
+
+    def write_and_wait() -> None:
+        with fresh_db.transaction() as session:
+            source, target = (
+                ledger.create_account(
+                    session, code=f"held-{n}-{uuid.uuid4().hex}", asset="XAU", name="h"
+                )
+                for n in range(2)
+            )
+            holding.set()
+            release.wait(30)
+
+    writer = threading.Thread(target=write_and_wait)
+    writer.start()
+    try:
+        assert holding.wait(10)
+        pages: list[list[dict[str, object]]] = []
+        reader = threading.Thread(
+            target=lambda: pages.append(
+                audit.journal_page(fresh_db, SYSTEM, audit.JournalFilter(), 10, None)
+            )
+        )
+        reader.start()
+        reader.join(timeout=5)
+        read_beside_the_writer = not reader.is_alive()
+    finally:
+        release.set()
+        writer.join()
+    reader.join()
+    assert read_beside_the_writer, "the journal waited for the write to end"
+    assert [row["transaction_id"] for row in pages[0]] == ids
 
 
 def test_the_access_events_list_oldest_first_in_pages(fresh_db: Database) -> None:
