@@ -10,7 +10,9 @@ import io
 import itertools
 import json
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
 from typing import Any
 
 import pytest
@@ -631,16 +633,26 @@ def test_each_page_of_entries_carries_on_the_balances_of_the_page_before(api, ki
     assert newest == posted == {funded["unrestricted"]: 13_400, funded["restricted"]: 7_200}
 
 
-def test_an_entry_committed_after_a_later_one_comes_on_top_and_the_pages_carry_on(
-    backend: str, fresh_db_url: str
-) -> None:
-    """Two transfers out of one account, one from each of its lots: the first takes its
-    entries' ids, then stays open while the second commits and a client reads the newest
-    entry.  Once the first commits it is the newest entry: on top, never below the client's
-    cursor, and the balances already shown do not change.  Nothing seals in the background
+@dataclass(frozen=True)
+class OutOfOrder:
+    """``committed_out_of_order``'s account, its database (no background sealer), the first
+    transfer's transaction id, and what the read between the two commits answered."""
+
+    kit: Kit
+    funded: dict[str, Any]
+    db: Database
+    late: str
+    read: dict[str, Any]
+
+
+@contextmanager
+def committed_out_of_order(
+    fresh_db_url: str, path_of: Callable[[dict[str, Any]], str]
+) -> Iterator[OutOfOrder]:
+    """Two transfers out of one account, one from each of its two lots, on PostgreSQL: the
+    first takes its entries' ids and stays open while the second commits through the API and a
+    client reads ``path_of(account)``; then the first commits.  Nothing seals in the background
     (the app's sealer is stopped), so each read's own sealing gives the entries their place."""
-    if backend != "postgresql":
-        pytest.skip("SQLite has one writer at a time: writes commit in the order of their ids")
     app = create_app({"DATABASE_URL": fresh_db_url, "PROPAGATE_EXCEPTIONS": False})
     db: Database = app.extensions["wetbank.db"]
     try:
@@ -649,7 +661,6 @@ def test_an_entry_committed_after_a_later_one_comes_on_top_and_the_pages_carry_o
         kit.wetland_deposit(funded["id"], funded["site_id"], funded["lgu"]["id"], 4_000)
         lots = {lot["posted_sqft"]: lot["id"] for lot in kit.lots(funded["id"])}
         targets = [kit.account(funded["holder"]["id"]) for _ in range(2)]
-        path = f"/accounts/{funded['id']}/entries"
         sealer.seal_all(db)
         db.dispose()  # stops the background sealer: the engine still serves
         held, release = threading.Event(), threading.Event()
@@ -674,11 +685,33 @@ def test_an_entry_committed_after_a_later_one_comes_on_top_and_the_pages_carry_o
             )
             assert int(late["id"]) < int(second["transaction_id"])  # its ids came first
             assert second["transaction_id"] in queued(db)  # committed, not yet chained
-            top = ok(kit.api.get(f"{path}?limit=1"), 200)
+            read = ok(kit.api.get(path_of(funded)), 200)
         finally:
             release.set()
             first.join(40)
-        assert late["id"] in queued(db)  # committed after the page was read
+        assert late["id"] in queued(db)  # committed after the read
+        yield OutOfOrder(kit, funded, db, late["id"], read)
+    finally:
+        db.dispose()
+
+
+def test_an_entry_committed_after_a_later_one_comes_on_top_and_the_pages_carry_on(
+    backend: str, fresh_db_url: str
+) -> None:
+    """Two transfers out of one account, one from each of its lots: the first takes its
+    entries' ids, then stays open while the second commits and a client reads the newest
+    entry.  Once the first commits it is the newest entry: on top, never below the client's
+    cursor, and the balances already shown do not change.  Nothing seals in the background
+    (the app's sealer is stopped), so each read's own sealing gives the entries their place."""
+    if backend != "postgresql":
+        pytest.skip("SQLite has one writer at a time: writes commit in the order of their ids")
+
+    def entries(funded: dict[str, Any]) -> str:
+        return f"/accounts/{funded['id']}/entries"
+
+    with committed_out_of_order(fresh_db_url, lambda f: f"{entries(f)}?limit=1") as seen:
+        kit, funded, db, late, top = seen.kit, seen.funded, seen.db, seen.late, seen.read
+        path = entries(funded)
         assert [(e["amount_sqft"], e["balance_after_sqft"]) for e in top["items"]] == [
             (-2_000, 12_000)
         ]
@@ -702,11 +735,9 @@ def test_an_entry_committed_after_a_later_one_comes_on_top_and_the_pages_carry_o
         # a client reading from the top until an entry it has seen finds the late one
         seen = top["items"][0]["transaction_id"]
         unseen = list(itertools.takewhile(lambda e: e["transaction_id"] != seen, reloaded))
-        assert [e["transaction_id"] for e in unseen] == [late["id"]]
-        assert kit.entries_csv(funded["id"])[0]["transaction_id"] == late["id"]
+        assert [e["transaction_id"] for e in unseen] == [late]
+        assert kit.entries_csv(funded["id"])[0]["transaction_id"] == late
         assert queued(db) == set()
-    finally:
-        db.dispose()
 
 
 def test_a_statement_lists_a_days_entries_in_the_order_they_committed(
@@ -720,45 +751,15 @@ def test_a_statement_lists_a_days_entries_in_the_order_they_committed(
     seals in the background, so each statement's own sealing gives the entries their place."""
     if backend != "postgresql":
         pytest.skip("SQLite has one writer at a time: writes commit in the order of their ids")
-    app = create_app({"DATABASE_URL": fresh_db_url, "PROPAGATE_EXCEPTIONS": False})
-    db: Database = app.extensions["wetbank.db"]
-    try:
-        kit = Kit(Api(app.test_client(), make_token(app, "board")), app)
-        funded = kit.funded(10_000)
-        kit.wetland_deposit(funded["id"], funded["site_id"], funded["lgu"]["id"], 4_000)
-        lots = {lot["posted_sqft"]: lot["id"] for lot in kit.lots(funded["id"])}
-        targets = [kit.account(funded["holder"]["id"]) for _ in range(2)]
+
+    def statement(funded: dict[str, Any]) -> str:
         today = clock.today().isoformat()
-        path = f"/accounts/{funded['id']}/statement?from={today}&to={today}"
-        sealer.seal_all(db)
-        db.dispose()  # stops the background sealer: the engine still serves
-        held, release = threading.Event(), threading.Event()
-        late: dict[str, str] = {}
+        return f"/accounts/{funded['id']}/statement?from={today}&to={today}"
 
-        def first_transfer() -> None:
-            try:
-                with db.transaction() as session:
-                    request = TransferRequest(funded["id"], targets[0], 1_000, lot_id=lots[10_000])
-                    late["id"] = make_transfer(session, SYSTEM, request, None).transaction_id
-                    held.set()
-                    release.wait(30)
-            finally:
-                held.set()
-
-        first = started(first_transfer)
-        try:
-            assert held.wait(20)
-            body = {"from_account_id": funded["id"], "to_account_id": targets[1]}
-            second = ok(
-                kit.api.post("/transfers", {**body, "lot_id": lots[4_000], "amount_sqft": 2_000})
-            )
-            assert int(late["id"]) < int(second["transaction_id"])  # its ids came first
-            assert second["transaction_id"] in queued(db)  # committed, not yet chained
-            (before,) = ok(kit.api.get(path), 200)["classes"]
-        finally:
-            release.set()
-            first.join(40)
-        assert late["id"] in queued(db)  # committed after the statement was read
+    with committed_out_of_order(fresh_db_url, statement) as seen:
+        kit, funded, db, late = seen.kit, seen.funded, seen.db, seen.late
+        path = statement(funded)
+        (before,) = seen.read["classes"]
         (after,) = ok(kit.api.get(path), 200)["classes"]
         rows = kit.api.get(path, headers={"Accept": "text/csv"})
         assert rows.status_code == 200, rows.get_data(as_text=True)
@@ -776,7 +777,7 @@ def test_a_statement_lists_a_days_entries_in_the_order_they_committed(
         assert before["closing_sqft"] == 12_000
         # the late entry comes after the day's entries already shown, which keep their balances
         assert amounts(after) == amounts(before) + transfers_out[1:]
-        assert after["entries"][-1]["transaction_id"] == late["id"]
+        assert after["entries"][-1]["transaction_id"] == late
         assert [e["transaction_id"] for e in csv_entries] == [
             e["transaction_id"] for e in after["entries"]
         ]
@@ -788,8 +789,6 @@ def test_a_statement_lists_a_days_entries_in_the_order_they_committed(
             assert block["closing_sqft"] == running
         assert after["closing_sqft"] == 11_000
         assert queued(db) == set()
-    finally:
-        db.dispose()
 
 
 def queued(db: Database) -> set[str]:

@@ -422,23 +422,10 @@ def test_an_appeal_reversing_withdrawals_from_two_lots_waits_for_the_lower_lot_f
     assert withdrawn == {older_lot: 0, newer_lot: 0}
     appeal = ok(petition(kit, plan))
     ok(grant(kit, appeal, "2026-10-06"))
-    answered: list[Any] = []
-
-    def reverse() -> None:
-        headers = {"Authorization": f"Bearer {kit.api.token}"}
-        body = {"outcome": "plan_reversed", "decided_on": "2026-10-20"}
-        path = f"/api/v1/appeals/{appeal['id']}/decision"
-        answered.append(app.test_client().post(path, json=body, headers=headers))
-
-    reversal = threading.Thread(target=reverse)
     with on("2026-10-20"):
-        with busy_lot(app, backend, older_lot) as wait_for_a_waiter:
-            reversal.start()
-            wait_for_a_waiter()
-            newer_was_free = backend != "postgresql" or lot_is_free(app, newer_lot)
-            assert backend != "postgresql" or reversal.is_alive()  # waiting for the older lot
-        reversal.join(30)
-        assert ok(answered[0])["decision"]["outcome"] == "plan_reversed"
+        answer, free = reverse_while_held(kit, app, backend, appeal, older_lot, [newer_lot])
+        newer_was_free = free[newer_lot]
+        assert ok(answer)["decision"]["outcome"] == "plan_reversed"
         shown = kit.get_plan(plan["id"])
         back = kit.available_by_lot(older["id"]) | kit.available_by_lot(newer["id"])
     assert newer_was_free, "the reversal held the newer lot while it waited for the older one"
@@ -480,6 +467,27 @@ def test_an_appeal_voiding_reservations_and_reversing_a_withdrawal_waits_for_the
     assert taken == {low_lot: 0, middle_lot: 0, high_lot: 0}
     appeal = ok(petition(kit, plan))
     ok(grant(kit, appeal, "2026-10-06"))
+    with on("2026-10-20"):
+        answer, free = reverse_while_held(
+            kit, app, backend, appeal, low_lot, [middle_lot, high_lot]
+        )
+        assert ok(answer)["decision"]["outcome"] == "plan_reversed"
+        shown = kit.get_plan(plan["id"])
+        voided = [ok(kit.api.get(f"/reservations/{r['id']}"), 200) for r in (first, second)]
+        back = {lot: n for f in funded for lot, n in kit.available_by_lot(f["id"]).items()}
+    assert free == {middle_lot: True, high_lot: True}, "it held a lot while it waited"
+    assert [w["reversal_transaction_id"] is not None for w in shown["withdrawals"]] == [True]
+    assert [r["status"] for r in voided] == ["voided", "voided"]
+    assert back == {low_lot: 1_000, middle_lot: 18_000, high_lot: 2_000}
+
+
+def reverse_while_held(
+    kit: Kit, app: Flask, backend: str, appeal: dict[str, Any], held: str, others: list[str]
+) -> tuple[Any, dict[str, bool]]:
+    """The board reverses the plan on appeal (decided 2026-10-20) while another transaction holds
+    lot ``held``: the decision's answer once that lot is free, and for each lot of ``others``
+    whether it was free while the decision waited (on SQLite, one writer at a time, nothing is
+    checked: all count as free)."""
     answered: list[Any] = []
 
     def reverse() -> None:
@@ -489,22 +497,13 @@ def test_an_appeal_voiding_reservations_and_reversing_a_withdrawal_waits_for_the
         answered.append(app.test_client().post(path, json=body, headers=headers))
 
     reversal = threading.Thread(target=reverse)
-    with on("2026-10-20"):
-        with busy_lot(app, backend, low_lot) as wait_for_a_waiter:
-            reversal.start()
-            wait_for_a_waiter()
-            others = (middle_lot, high_lot)
-            free = {lot: backend != "postgresql" or lot_is_free(app, lot) for lot in others}
-            assert backend != "postgresql" or reversal.is_alive()  # waiting for the lowest lot
-        reversal.join(30)
-        assert ok(answered[0])["decision"]["outcome"] == "plan_reversed"
-        shown = kit.get_plan(plan["id"])
-        voided = [ok(kit.api.get(f"/reservations/{r['id']}"), 200) for r in (first, second)]
-        back = {lot: n for f in funded for lot, n in kit.available_by_lot(f["id"]).items()}
-    assert free == {middle_lot: True, high_lot: True}, "it held a lot while it waited"
-    assert [w["reversal_transaction_id"] is not None for w in shown["withdrawals"]] == [True]
-    assert [r["status"] for r in voided] == ["voided", "voided"]
-    assert back == {low_lot: 1_000, middle_lot: 18_000, high_lot: 2_000}
+    with busy_lot(app, backend, held) as wait_for_a_waiter:
+        reversal.start()
+        wait_for_a_waiter()
+        free = {lot: backend != "postgresql" or lot_is_free(app, lot) for lot in others}
+        assert backend != "postgresql" or reversal.is_alive()  # waiting for the held lot
+    reversal.join(30)
+    return answered[0], free
 
 
 def ledger_account(app: Flask, lot_id: str) -> int:
