@@ -445,6 +445,7 @@ def _record_facts(
         ),
         decision_outcome=record.decision_outcome,
         decided_on=record.decided_on,
+        resolution_adopted_on=record.decision_resolution_adopted_on,
         decision_notice_mailed_on=record.decision_notice_mailed_on,
         appeals=tuple(appeal_facts(a) for a in appeals if a.application_number == number),
         standing_approval=standing,

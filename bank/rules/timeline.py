@@ -60,6 +60,9 @@ class PlanFacts:
     extensions: tuple[ExtensionFacts, ...] = ()
     decision_outcome: str | None = None  # approved | denied
     decided_on: date | None = None
+    #: the governing body's resolution carrying the decision (Subd. 1 (b)), adopted on or before
+    #: ``decided_on``: its adoption is the approval or denial Subd. 7 counts from
+    resolution_adopted_on: date | None = None
     decision_notice_mailed_on: date | None = None
     appeals: tuple[AppealFacts, ...] = ()
     #: a revision counting as new (Subd. 6 (c)) of an approved plan: the approval it applies to
@@ -109,14 +112,15 @@ def deadlines(
     """Subd. 6 notice, Subd. 8 comment period, 15.99 decision, Subd. 7 notice, Subd. 9 window,
     as of ``today`` (which only says whether an undecided plan is deemed approved yet).
 
-    Subd. 7's notice is due "within ten days of the approval or denial": of the decision, or of
-    a deemed approval's last day to decide (``decision_due``), once the plan is deemed approved
-    (or its notice of that was mailed).  ``appeal_window_ends`` is null until a notice of the
+    Subd. 7's notice is due "within ten days of the approval or denial": of the decision (the
+    adoption of its resolution where one carries it, ``made_on``), or of a deemed approval's
+    last day to decide (``decision_due``), once the plan is deemed approved (or its notice of
+    that was mailed).  ``appeal_window_ends`` is null until a notice of the
     decision is mailed (Subd. 9 runs the window from the postmark of the Subd. 7 mailing), for a
     deemed approval too.
     """
     due = decision_due(ruleset, lgu, facts)
-    decided_or_deemed = facts.decided_on or (
+    decided_or_deemed = made_on(facts) or (
         due
         if facts.decision_notice_mailed_on is not None
         or (today is not None and _deemed(ruleset, lgu, facts, today))
@@ -134,6 +138,15 @@ def deadlines(
         ),
         appeal_window_ends=appeal_window_ends(ruleset, board, facts),
     )
+
+
+def made_on(facts: PlanFacts) -> date | None:
+    """The day the LGU approved or denied the plan: its resolution's adoption where a
+    resolution carries the decision (Subd. 1 (b): the plan is approved by the resolution), else
+    the decision's ``decided_on``; ``None`` while undecided."""
+    if facts.decided_on is None:
+        return None
+    return facts.resolution_adopted_on or facts.decided_on
 
 
 def comment_period_ends(ruleset: Ruleset, lgu: Calendar, facts: PlanFacts) -> date | None:
@@ -499,7 +512,8 @@ def check_decision_notice(
                 {"mailed_on": [f"on or before decision_due {due.isoformat()}"]},
             )
         return
-    if mailed_on < facts.decided_on:
+    made = made_on(facts)
+    if made is not None and mailed_on < made:
         raise ValidationFailed("mailed before the decision", {"mailed_on": ["too early"]})
 
 

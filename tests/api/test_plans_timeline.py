@@ -19,6 +19,28 @@ def decide(kit: Kit, plan: dict, day: str, outcome: str = "approved", token=None
     return kit.api.post(f"/plans/{plan['id']}/decision", decision_body(outcome, day), token=token)
 
 
+def test_the_notice_of_decision_is_due_ten_days_after_the_resolution_adopted(kit):
+    # the resolution is the approval (Subd. 1 (b)); Subd. 7's ten days run from it, however
+    # much later the decision is recorded as made
+    township = kit.lgu(kind="township")
+    with on("2026-06-08"):
+        plan = kit.plan(township, received_on="2026-06-08", area_sqft=9_000, ratio="2")
+    body = decision_body("approved", "2026-07-01")
+    body["resolution"]["adopted_on"] = "2026-06-22"
+    with on("2026-07-01"):
+        approved = ok(kit.api.post(f"/plans/{plan['id']}/decision", body, token=township["token"]))
+    # Monday 06-22 + 10 days is Thursday 07-02, not 07-13 (ten days from decided_on 07-01)
+    assert approved["deadlines"]["decision_notice_due"] == "2026-07-02"
+    path = f"/plans/{plan['id']}/decision-notice"
+    with on("2026-07-01"):
+        early = kit.api.post(path, mailing("2026-06-19", plan=plan), token=township["token"])
+        assert problem(early, 422, "validation_error")["errors"] == {"mailed_on": ["too early"]}
+        assert kit.get_plan(plan["id"])["deadlines"]["appeal_window_ends"] is None  # not mailed
+        # mailed after the resolution, before the decision was recorded as made: in time
+        mailed = ok(kit.api.post(path, mailing("2026-06-26", plan=plan), token=township["token"]))
+    assert mailed["late"] is False and mailed["due"] == "2026-07-02"
+
+
 # --- the worked Hollis Township plan (9,000 sq ft) --------------------------------------------
 
 

@@ -793,6 +793,24 @@ def test_a_decision_notice_mailed_the_day_of_the_decision_is_accepted() -> None:
     check_decision_notice(SEED, LGU, BOARD, CONTESTED_DECIDED, d(9, 1), d(9, 1))
 
 
+# the governing body adopted its resolution on Monday 08-24 and the decision was recorded as
+# made on 09-01: the resolution is the approval (Subd. 1 (b)), so Subd. 7's ten days run from it
+ADOPTED_EARLIER = replace(CONTESTED_DECIDED, resolution_adopted_on=d(8, 24))
+
+
+def test_the_decision_notice_is_due_ten_days_after_the_resolution_adopting_it() -> None:
+    assert deadlines_of(ADOPTED_EARLIER).decision_notice_due == d(9, 3)
+    assert deadlines_of(
+        replace(CONTESTED_DECIDED, resolution_adopted_on=d(9, 1))
+    ).decision_notice_due == d(9, 11)
+
+
+def test_a_decision_notice_mailed_after_the_resolution_before_decided_on_is_accepted() -> None:
+    check_decision_notice(SEED, LGU, BOARD, ADOPTED_EARLIER, d(8, 24), d(9, 4))
+    with refused(ValidationFailed, "validation_error"):
+        check_decision_notice(SEED, LGU, BOARD, ADOPTED_EARLIER, d(8, 23), d(9, 4))
+
+
 def test_the_appeal_window_is_null_until_the_decision_notice_is_mailed() -> None:
     assert deadlines_of(CONTESTED_DECIDED).appeal_window_ends is None
     assert status_on(CONTESTED_DECIDED, d(12, 31)) == "approved"
