@@ -10,6 +10,7 @@ public who asked.  Each notice is stored as mailed: its kind, its date and its r
 
 from __future__ import annotations
 
+import re
 from collections import defaultdict
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -118,6 +119,21 @@ def _same(text: str) -> str:
     return " ".join(text.split()).casefold()
 
 
+_WORD = re.compile(r"\w+")
+
+
+def _words(text: str) -> str:
+    """``text``'s words, lower case, each between spaces: punctuation and spacing aside."""
+    return " " + " ".join(_WORD.findall(text.casefold())) + " "
+
+
+def _names_district(name: str, district: str) -> bool:
+    """Whether a recipient named ``name`` is the district's managers: Subd. 6 and 7 mail "the
+    managers of the watershed district", so the district's name may stand in a longer one
+    ("Board of Managers, Yellow Medicine River Watershed District"), word for word."""
+    return _words(district) in _words(name)
+
+
 def missing_recipients(
     session: Session,
     plan: Plan,
@@ -129,7 +145,8 @@ def missing_recipients(
     """What the statute requires and ``recipients`` lacks, each naming its role.  Where the plan
     records who a party is (the applicant, the watershed district, the panel's members once
     its determination names them, the members of the public who asked), a recipient of that
-    role must bear that name (compared without regard to case and spacing)."""
+    role must bear that name (compared without regard to case and spacing; the district's
+    within a longer name, ``_names_district``)."""
     by_role = {role: [r for r in recipients if r.role == role] for role in ROLES}
     named = {role: {_same(r.name) for r in listed} for role, listed in by_role.items()}
     missing = _missing_panel(session, plan, named["tep_member"])
@@ -139,7 +156,7 @@ def missing_recipients(
         missing.append("dnr_commissioner: the commissioner of natural resources")
     district = plan.watershed_district
     if district and (notice == "decision" or kind == "full"):
-        if _same(district) not in named["watershed_district"]:
+        if not any(_names_district(r.name, district) for r in by_role["watershed_district"]):
             missing.append(f"watershed_district: the managers of {district}")
     sent_to = {(_same(r.name), _same(r.address)) for r in by_role["public_requester"]}
     for asked in copy_requests_of(session, plan.id):

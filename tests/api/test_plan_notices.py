@@ -211,7 +211,13 @@ def test_the_watershed_district_mailed_is_the_one_the_plan_names(kit, decision):
     ]
     with on(day):
         assert kit.get_plan(plan["id"])["decision_notice" if decision else "notice"] is None
-    loose = renamed(other, "watershed_district", "  yellow medicine river  WATERSHED district ")
+    # the district's name within a longer one, word for word: not an abbreviation of it
+    for short in ("Managers of Yellow Medicine River WD", "Yellow Medicine River"):
+        abbreviated = renamed(other, "watershed_district", short)
+        assert errors_of(notice(kit, plan, lgu, day, abbreviated, decision=decision)) == refused
+    loose = renamed(
+        other, "watershed_district", "Board of Managers,  yellow medicine river WATERSHED district."
+    )
     ok(notice(kit, plan, lgu, day, loose, decision=decision))
 
 
