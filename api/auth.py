@@ -39,8 +39,14 @@ def register(app: Flask) -> None:
 
 def assign_request_id() -> None:
     """Use the client's ``X-Request-Id`` when it is sane, else a new one."""
-    sent = request.headers.get("X-Request-Id", "")
-    g.request_id = sent if _SAFE_REQUEST_ID.match(sent) else uuid.uuid4().hex
+    g.request_id = request_id_for(request.headers.get("X-Request-Id"))
+
+
+def request_id_for(sent: str | None) -> str:
+    """A request's id: ``sent`` (the client's ``X-Request-Id``) when it is sane (1 to 200
+    letters, digits and ``. _ : -``), else a new one.  Also what the server's worker gives a
+    request it refuses before the app (``api.gunicorn_worker``)."""
+    return sent if sent and _SAFE_REQUEST_ID.match(sent) else uuid.uuid4().hex
 
 
 def _authenticate() -> None:

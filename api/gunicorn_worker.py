@@ -9,21 +9,107 @@ the handler waits for that lock for ever: the worker hangs until the master kill
 of its graceful timeout.  This worker leaves the pool alone and exits: ``SystemExit`` unwinds
 ``submit`` (releasing its lock), and the interpreter's exit stops the pool's threads once their
 requests are done, as the pool's shutdown would have.  A graceful stop (SIGTERM) is unchanged.
+
+gunicorn answers a request it will not hand to the app (a request line over 4,094 bytes, a
+header over 8,190 or more than 100 of them, a malformed request line or header, an ``Expect`` it
+cannot meet, a transfer coding it does not implement) with an HTML page of its own.  This worker
+answers them as the app answers its errors (docs/http.md "Errors: problem details"): an RFC 9457
+problem with a stable ``code`` (``EDGE_PROBLEMS``), an ``X-Request-Id`` (the client's, when
+gunicorn had read a sane one, else a new one) repeated as ``request_id``, logged under that id
+(a warning, and a line of the access log), counted in ``wetbank_http_problems_total``, and
+``Connection: close``.  Its ``type`` is ``/problems/<code>`` without the path prefix a proxy
+may add: the app, which would learn the prefix, was never called.
 """
 
 from __future__ import annotations
 
+import json
+import ssl
+from http import HTTPStatus
 from types import FrameType
+from typing import Any
 
-from gunicorn import glogging
+from gunicorn import glogging, util
+from gunicorn.http import errors
 from gunicorn.workers import base, gthread
+
+from api import metrics, problems
+from api.auth import request_id_for
+from api.logs import ACCESS
+
+#: gunicorn's refusals of a request before the app, as problems: (its exception, status, code,
+#: what ``detail`` says), the first that matches; gunicorn's own message follows the detail.
+#: A header the app tried to send is the app's fault (500); a request that is not HTTP, or a
+#: TLS failure (neither can reach this deployment: no proxy protocol, no TLS in gunicorn), 400.
+EDGE_PROBLEMS: tuple[tuple[type[BaseException], int, str, str], ...] = (
+    (errors.InvalidResponseHeader, 500, "internal_error", problems.UNEXPECTED),
+    (errors.InvalidResponseHeaderName, 500, "internal_error", problems.UNEXPECTED),
+    (errors.ConfigurationProblem, 500, "internal_error", problems.UNEXPECTED),
+    (
+        errors.LimitRequestLine,
+        414,
+        "uri_too_long",
+        "The request line (method, path and query) is longer than the server reads: "
+        "send a shorter query.",
+    ),
+    (
+        errors.LimitRequestHeaders,
+        431,
+        "header_fields_too_large",
+        "A header is longer, or the headers more, than the server reads: send fewer or "
+        "shorter headers.",
+    ),
+    (
+        errors.ExpectationFailed,
+        417,
+        "expectation_failed",
+        "The server meets no expectation but `Expect: 100-continue`.",
+    ),
+    (
+        errors.UnsupportedTransferCoding,
+        501,
+        "unsupported_transfer_coding",
+        "The server decodes no transfer coding but chunked: send the body with a "
+        "Content-Length, or chunked.",
+    ),
+    (
+        errors.ParseException,
+        400,
+        "bad_request",
+        "The request line or a header is not valid HTTP/1.1.",
+    ),
+    (ssl.SSLError, 400, "bad_request", "The TLS connection failed."),
+)
+
+#: gunicorn's message about the request, at most this long in ``detail``
+_MESSAGE_LENGTH = 200
 
 
 class ThreadWorker(gthread.ThreadWorker):  # type: ignore[misc]  # gunicorn has no types
-    """gthread, with a quick shutdown that cannot wait on the thread pool's lock."""
+    """gthread, with a quick shutdown that cannot wait on the thread pool's lock, and problem
+    details for the requests gunicorn refuses before the app."""
 
     def handle_quit(self, sig: int, frame: FrameType | None) -> None:
         base.Worker.handle_quit(self, sig, frame)
+
+    def handle_error(self, req: Any, client: Any, addr: Any, exc: BaseException) -> None:
+        """Answer a request gunicorn refused before (or while calling) the app as a problem,
+        where gunicorn writes an HTML page.  Runs in the thread that read the request, in the
+        ``except`` that caught ``exc``; nothing of the response was sent yet."""
+        status, code, detail = edge_problem(exc)
+        request_id = request_id_for(_sent_request_id(req or getattr(exc, "req", None)))
+        remote = (addr or ("", -1))[0]
+        facts = {"request_id": request_id, "status": status, "remote_addr": remote}
+        if code == "internal_error":
+            self.log.exception("Error handling request before the app answered", extra=facts)
+        else:
+            self.log.warning("Invalid request from ip=%s: %s", remote, exc, extra=facts)
+        ACCESS.info("%s %s %s", *_request_line(req), status, extra=facts)
+        metrics.PROBLEMS.labels(code, str(status)).inc()
+        try:
+            util.write_nonblock(client, problem_response(status, code, detail, request_id))
+        except Exception:
+            self.log.debug("Failed to send error message.")
 
 
 class Logger(glogging.Logger):  # type: ignore[misc]  # gunicorn has no types
@@ -35,3 +121,52 @@ class Logger(glogging.Logger):  # type: ignore[misc]  # gunicorn has no types
     @property
     def access_log_enabled(self) -> bool:
         return False
+
+
+def edge_problem(exc: BaseException) -> tuple[int, str, str]:
+    """The status, code and detail the worker answers ``exc`` with (``EDGE_PROBLEMS``); 500
+    ``internal_error`` for any other error."""
+    for kind, status, code, detail in EDGE_PROBLEMS:
+        if isinstance(exc, kind):
+            if status < 500:
+                said = str(exc)[:_MESSAGE_LENGTH]
+                detail = f"{detail} ({said})" if said else detail
+            return status, code, detail
+    return 500, "internal_error", problems.UNEXPECTED
+
+
+def problem_response(status: int, code: str, detail: str, request_id: str) -> bytes:
+    """A whole HTTP/1.1 response: the problem (``api.problems.problem``'s members), with
+    ``X-Request-Id``, closing the connection."""
+    body = json.dumps(
+        {
+            "type": f"/problems/{code}",
+            "title": problems.title_of(code),
+            "status": status,
+            "detail": detail,
+            "code": code,
+            "request_id": request_id,
+        }
+    ).encode()
+    head = (
+        f"HTTP/1.1 {status} {HTTPStatus(status).phrase}\r\n"
+        "Connection: close\r\n"
+        f"Content-Type: {problems.PROBLEM_JSON}\r\n"
+        f"Content-Length: {len(body)}\r\n"
+        f"X-Request-Id: {request_id}\r\n"
+        "\r\n"
+    )
+    return head.encode("latin-1") + body
+
+
+def _sent_request_id(req: Any) -> str | None:
+    """The ``X-Request-Id`` the client sent, if gunicorn had read the headers."""
+    for name, value in getattr(req, "headers", None) or ():
+        if isinstance(name, str) and name.upper() == "X-REQUEST-ID":
+            return str(value)
+    return None
+
+
+def _request_line(req: Any) -> tuple[str, str]:
+    """The method and path of the refused request, as far as gunicorn read them (``-``)."""
+    return getattr(req, "method", None) or "-", getattr(req, "path", None) or "-"

@@ -74,7 +74,8 @@ else a new one.  Problems repeat it as `request_id`.
 
 **Errors** are RFC 9457 problem details (`application/problem+json`) with a stable `code`; their
 `type` is a relative reference, `/problems/<code>`, to a page of this service that explains the
-code ([all codes](/problems)).
+code ([all codes](/problems)).  So are the refusals of the server itself, before the service
+reads the request (a request line over 4,094 bytes, oversized headers, malformed HTTP).
 """
 
 # --- the plugin -------------------------------------------------------------------------------
@@ -101,7 +102,10 @@ class DocumentPlugin(BasePlugin):
             problem_response(
                 None,
                 "Any other problem: a method the path does not allow (405), "
-                "an unexpected error (500).",
+                "an unexpected error (500), or one the server answers before the service reads "
+                "the request: a request line over 4,094 bytes (414), an `Expect` it cannot "
+                "meet (417), a header over 8,190 bytes or more than 100 headers (431), a "
+                "transfer coding other than chunked (501).",
             ),
         )
 

@@ -99,6 +99,19 @@ class Listing:
         shown = items[:limit]
         return {"items": shown, "next_cursor": self.cursor(key(shown[-1])) if more else None}
 
+    def resumable_page(
+        self, items: list[Any], limit: int, key: Callable[[Any], Any], after: Any, origin: Any
+    ) -> dict[str, Any]:
+        """``page``, with ``resume_cursor``: the cursor after the page's last row, or for an
+        empty page after ``after`` (the key of the cursor it was read from), or ``origin`` (a
+        key before every row) on an empty first page.  Never null, so a client that reached the
+        end (``next_cursor`` null) can ask again later from there for the rows written since."""
+        body = self.page(items, limit, key)
+        shown = body["items"]
+        last = key(shown[-1]) if shown else (origin if after is None else after)
+        body["resume_cursor"] = self.cursor(last)
+        return body
+
 
 def _is_bigint(key: Any) -> bool:
     """A non-negative BIGINT: not a bool, a float or a string of digits."""

@@ -42,8 +42,9 @@ CATALOGUE: dict[str, ProblemType] = dict(
             400,
             "The request could not be read: its body is not strict JSON (a repeated key, NaN or "
             "Infinity, nesting deeper than 32 levels, bytes that are not UTF-8), a cursor the "
-            "listing did not issue, or an Idempotency-Key that is empty or longer than 255 "
-            "characters.",
+            "listing did not issue, an Idempotency-Key that is empty or longer than 255 "
+            "characters, or a request line or header that is not valid HTTP/1.1 (refused by "
+            "the server before the service reads it).",
             "Fix the request as `detail` says and send it again.",
         ),
         _entry(
@@ -98,10 +99,24 @@ CATALOGUE: dict[str, ProblemType] = dict(
             "Send a smaller body.",
         ),
         _entry(
+            "uri_too_long",
+            414,
+            "The request line (method, path and query) is over the 4,094 bytes the server "
+            "reads; refused before the service reads the request. Nothing was read or written.",
+            "Send a shorter query: fewer or shorter parameters.",
+        ),
+        _entry(
             "unsupported_media_type",
             415,
             "The body is not `application/json`.",
             "Send the body as JSON with `Content-Type: application/json`.",
+        ),
+        _entry(
+            "expectation_failed",
+            417,
+            "An `Expect` header other than `100-continue`; refused before the service reads "
+            "the request.",
+            "Send no `Expect` header, or `Expect: 100-continue`.",
         ),
         _entry(
             "validation_error",
@@ -199,10 +214,24 @@ CATALOGUE: dict[str, ProblemType] = dict(
             "Wait the seconds `Retry-After` gives, then retry with the same Idempotency-Key.",
         ),
         _entry(
+            "header_fields_too_large",
+            431,
+            "A header is over the 8,190 bytes the server reads, or there are more than 100 "
+            "headers; refused before the service reads the request.",
+            "Send fewer or shorter headers.",
+        ),
+        _entry(
             "internal_error",
             500,
             "An unexpected error. It was logged with the request id.",
             "Report the `request_id`; " + _RETRY_SAME_KEY,
+        ),
+        _entry(
+            "unsupported_transfer_coding",
+            501,
+            "A `Transfer-Encoding` the server does not decode (only `chunked` is; `gzip` and "
+            "the like are not); refused before the service reads the request.",
+            "Send the body with a `Content-Length`, or chunked.",
         ),
         _entry(
             "service_unavailable",

@@ -77,9 +77,12 @@ CODE_BY_STATUS = {
     405: "method_not_allowed",
     409: "conflict",
     413: "payload_too_large",
+    414: "uri_too_long",
     415: "unsupported_media_type",
+    417: "expectation_failed",
     422: "validation_error",
     429: "rate_limited",
+    431: "header_fields_too_large",
     503: "service_unavailable",
 }
 

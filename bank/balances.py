@@ -131,17 +131,23 @@ def balances_as_of(db: Database, actor: Actor, account_id: str, day: date) -> Ba
 def past_balances(
     session: Session, account: parties.BankAccount, day: date
 ) -> list[PastClassBalance]:
-    """The account's balances per credit class at the end of ``day``."""
+    """The account's balances per credit class at the end of ``day``: the rows
+    ``GET /accounts/{id}`` showed then, one per class of the lots it had held by that day (a lot
+    with an entry effective on or before it), a class all of whose credits had left being a row
+    of zeros."""
     lots = list(
         session.execute(select(credits.Lot).where(credits.Lot.account_id == account.id)).scalars()
     )
-    past = ledger.balances_as_of(session, [lot.ledger_account_id for lot in lots], day)
+    ledger_ids = [lot.ledger_account_id for lot in lots]
+    past = ledger.balances_as_of(session, ledger_ids, day)
+    held = _held_by(session, ledger_ids, day)
     totals: dict[str, list[int]] = defaultdict(lambda: [0, 0])
     for lot in lots:
+        if lot.ledger_account_id not in held:
+            continue  # the lot came to the account after ``day``
         balance = past[lot.ledger_account_id]
-        if balance.posted or balance.reserved_debits:
-            totals[lot.credit_class][0] += balance.posted
-            totals[lot.credit_class][1] += balance.reserved_debits
+        totals[lot.credit_class][0] += balance.posted
+        totals[lot.credit_class][1] += balance.reserved_debits
     classes = credits.classes(session, totals)
     return [
         PastClassBalance(classes[code], posted, reserved, posted - reserved)
@@ -198,6 +204,20 @@ def entries_page(
         account = parties.visible_account(session, actor, account_id)
         rows = session.execute(_entries(account.id, before, limit + 1))
         return [_entry_item(row) for row in rows]
+
+
+def _held_by(session: Session, ledger_ids: Sequence[int], day: date) -> set[int]:
+    """Those of the lots' ledger accounts ``ledger_ids`` with an entry (of any phase) effective
+    on or before ``day``: the lots the account held by then."""
+    if not ledger_ids:
+        return set()
+    return set(
+        session.execute(
+            select(LedgerEntry.account_id)
+            .where(LedgerEntry.account_id.in_(ledger_ids), LedgerEntry.effective_on <= day)
+            .distinct()
+        ).scalars()
+    )
 
 
 def entry_stream(db: Database, actor: Actor, account_id: str) -> Iterator[dict[str, Any]]:

@@ -86,7 +86,17 @@ class EventOut(Schema):
 
 class EventPage(Schema):
     items = fields.List(fields.Nested(EventOut))
-    next_cursor = fields.String(allow_none=True)
+    next_cursor = fields.String(
+        allow_none=True,
+        metadata={"description": "the next page's cursor; null on the last page"},
+    )
+    resume_cursor = fields.String(
+        metadata={
+            "description": "the cursor after this page's last event (after the cursor it was "
+            "read from, when it is empty); never null: pass it as `cursor` later to get the "
+            "events recorded since"
+        },
+    )
 
 
 class PageOnly(PageArgs):

@@ -52,7 +52,10 @@ class Accounts(MethodView):
 class AccountById(MethodView):
     @blp.read("board", "holder", reply=AccountOut)
     def get(self, account_id: str) -> Any:
-        """An account with its balances per credit class (board, or its holder)."""
+        """An account with its balances per credit class (board, or its holder).
+
+        One row per class of the lots the account holds: a class whose credits have all left
+        it (transferred, withdrawn) stays as a row of zeros."""
         return accounts.get_account(database(), actor(), account_id)
 
 
@@ -60,7 +63,11 @@ class AccountById(MethodView):
 class AccountBalancesAsOf(MethodView):
     @blp.read("board", "holder", query=AsOfArgs, reply=BalancesAsOfOut)
     def get(self, args: dict[str, Any], account_id: str) -> Any:
-        """Balances at the end of a date (board, or the holder)."""
+        """Balances at the end of a date (board, or the holder).
+
+        The rows the account showed at the end of that date: one per class of the lots it had
+        by then (a lot with an entry effective on or before it), a class emptied by then a row
+        of zeros, none for a lot it came to hold later."""
         return balances.balances_as_of(database(), actor(), account_id, args["as_of"])
 
 

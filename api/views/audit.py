@@ -79,10 +79,16 @@ class Verify(MethodView):
 class Events(MethodView):
     @blp.read("board", query=PageOnly, reply=EventPage)
     def get(self, args: dict[str, Any]) -> Any:
-        """Refused requests (401/403) and token creations and revocations, oldest first."""
+        """Refused requests (401/403) and token creations and revocations, oldest first.
+
+        Paged by cursor like every long list: `next_cursor` is null on the last page.  Every
+        page also carries `resume_cursor`, the cursor after its last event (after the cursor it
+        was read from, when it is empty): a client tailing the trail keeps the last page's and
+        asks again from it later, getting the events recorded since (an empty page, 200, while
+        there are none)."""
         after, limit = EVENTS.after(args["cursor"]), args["limit"]
         rows = audit.events(database(), require_board(), after, limit)
-        return EVENTS.page(rows, limit, key=lambda row: row.id)
+        return EVENTS.resumable_page(rows, limit, key=lambda row: row.id, after=after, origin=0)
 
 
 @blp.route("/accounts/<account_id>/statement")

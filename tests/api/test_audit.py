@@ -609,6 +609,46 @@ def test_events_are_paged_in_record_order(kit, holder):
     assert first["items"] + second["items"] == one_page["items"]
 
 
+def test_a_client_tailing_the_events_resumes_from_the_last_page_and_sees_later_ones(kit, holder):
+    """The last page's ``next_cursor`` is null (API.md), and its ``resume_cursor`` sits after
+    its last event: an empty page from it is 200 with no items, and events recorded afterwards
+    come on the page read from it."""
+    with on(D4):
+        kit.api.get("/audit/verify", token=holder["token"])  # at least one event
+        query: dict[str, Any] = {"limit": 500}
+        while True:  # to the end of the trail, whatever other tests left in it
+            last = ok(kit.api.get("/audit/events", query_string=query), 200)
+            if not last["next_cursor"]:
+                break
+            assert last["resume_cursor"] == last["next_cursor"]
+            query["cursor"] = last["next_cursor"]
+        assert last["items"] and last["next_cursor"] is None
+        resume = last["resume_cursor"]
+        quiet = ok(kit.api.get("/audit/events", query_string={"cursor": resume}), 200)
+        assert quiet["items"] == [] and quiet["next_cursor"] is None
+        assert quiet["resume_cursor"] == resume  # an empty page stays where it was
+        later = f"req-{uuid.uuid4().hex}"
+        headers = {"X-Request-Id": later}
+        refused = kit.api.get("/audit/verify", token=holder["token"], headers=headers)
+        assert refused.status_code == 403
+        tail = ok(kit.api.get("/audit/events", query_string={"cursor": resume}), 200)
+    assert [event["request_id"] for event in tail["items"]] == [later]
+    assert tail["next_cursor"] is None and tail["resume_cursor"] not in (None, resume)
+    again = ok(kit.api.get("/audit/events", query_string={"cursor": tail["resume_cursor"]}), 200)
+    assert again["items"] == []
+
+
+def test_an_empty_trail_still_gives_a_cursor_to_resume_from(fresh):
+    with on(D4):
+        empty = ok(fresh.api.get("/audit/events"), 200)
+        assert empty["items"] == [] and empty["next_cursor"] is None
+        resume = empty["resume_cursor"]
+        refused = fresh.api.get("/accounts", token="wbt_nope", headers={"X-Request-Id": "req-1"})
+        assert refused.status_code == 401
+        tail = ok(fresh.api.get("/audit/events", query_string={"cursor": resume}), 200)
+    assert [event["request_id"] for event in tail["items"]] == ["req-1"]
+
+
 # --- events that commit out of their ids' order -----------------------------------------------
 #
 # A token created in a unit of work that is still open, or still committing, while refused

@@ -352,6 +352,45 @@ def test_a_past_days_rows_are_documented_as_sent_without_a_frozen_figure(api, ki
     assert set(today) == set(schemas["BalanceOut"]["properties"]) == set(row) | {"frozen_sqft"}
 
 
+def test_a_class_the_account_no_longer_holds_is_a_zero_row_now_and_as_of_any_later_day(api, kit):
+    """GET /accounts/{id} keeps a row of zeros for a class whose credits all left the account
+    (API.md: one row per class held; EXAMPLES.md story 2's emptied classes); the balances as of
+    a day show the same rows as that day's account did: a class held at any time up to the day
+    (a zero row once emptied), none the account had not yet held."""
+    with on("2026-06-01"):
+        funded = kit.funded(5_000, buffer_sqft=3_000)  # deposited 2026-05-20
+        spare = kit.account(funded["holder"]["id"])
+        body = {
+            "from_account_id": funded["id"],
+            "to_account_id": spare,
+            "amount_sqft": 3_000,
+            "credit_class": funded["restricted"],
+        }
+        ok(api.post("/transfers", body))
+
+    def rows(path: str) -> dict[str, tuple[int, int, int]]:
+        return {
+            row["credit_class"]["code"]: (
+                row["posted_sqft"],
+                row["reserved_sqft"],
+                row["available_sqft"],
+            )
+            for row in ok(api.get(path), 200)["balances"]
+        }
+
+    emptied = {"BSA5-T2-U": (5_000, 0, 5_000), "BSA5-T2-R": (0, 0, 0)}
+    assert rows(f"/accounts/{funded['id']}") == emptied
+    assert rows(f"/accounts/{funded['id']}/balances?as_of=2026-06-01") == emptied
+    assert rows(f"/accounts/{funded['id']}/balances?as_of=2026-05-31") == {
+        "BSA5-T2-U": (5_000, 0, 5_000),
+        "BSA5-T2-R": (3_000, 0, 3_000),
+    }
+    assert rows(f"/accounts/{funded['id']}/balances?as_of=2026-05-19") == {}
+    # the receiving account held nothing before the transfer's day
+    assert rows(f"/accounts/{spare}/balances?as_of=2026-05-31") == {}
+    assert rows(f"/accounts/{spare}/balances?as_of=2026-06-01") == {"BSA5-T2-R": (3_000, 0, 3_000)}
+
+
 def test_balances_as_of_needs_a_valid_date(api, kit):
     account_id = kit.account(kit.holder()["id"])
     problem(api.get(f"/accounts/{account_id}/balances"), 422, "validation_error")

@@ -1,17 +1,22 @@
 """``wetbank serve``'s worker exits on a quick shutdown (SIGQUIT, SIGINT) whatever its main
-thread was doing when the signal came (``api/gunicorn_worker.py``)."""
+thread was doing when the signal came, and answers the requests gunicorn refuses before the app
+with problems of the catalogue (``api/gunicorn_worker.py``; the answers themselves, from a
+running server: tests/system/test_edge_errors.py)."""
 
 from __future__ import annotations
 
+import inspect
 import signal
 import threading
 from concurrent.futures import ThreadPoolExecutor
 from types import SimpleNamespace
 from typing import Any
 
+from gunicorn.http import errors
 from gunicorn.workers import gthread
 
-from api.gunicorn_worker import ThreadWorker
+from api import problem_types, problems
+from api.gunicorn_worker import EDGE_PROBLEMS, ThreadWorker, edge_problem
 
 
 def exits_while_handing_over_a_connection(worker_class: Any) -> bool:
@@ -44,7 +49,7 @@ def test_a_quick_shutdown_exits_while_a_connection_is_handed_to_the_threads() ->
 
 def test_gunicorns_own_gthread_worker_waits_on_the_pools_lock_there() -> None:
     """Why ``wetbank serve`` does not run gunicorn's class as it is; once this fails (gunicorn
-    fixed), ``api/gunicorn_worker.py`` can go."""
+    fixed), ``ThreadWorker.handle_quit`` can go."""
     assert not exits_while_handing_over_a_connection(gthread.ThreadWorker)
 
 
@@ -71,3 +76,28 @@ def test_the_app_writes_the_only_access_log_and_gunicorn_builds_none() -> None:
     assert not ours.access_log_enabled
     assert ours.access(None, None, {}, None) is None  # no request to read: nothing read
     assert gunicorn_config.logger_class == "api.gunicorn_worker.Logger"
+
+
+def test_every_refusal_of_gunicorn_is_a_problem_of_the_catalogue_with_its_status() -> None:
+    for _kind, status, code, _detail in EDGE_PROBLEMS:
+        assert problem_types.CATALOGUE[code].status == status, code
+    refusals = [
+        kind
+        for _name, kind in inspect.getmembers(errors, inspect.isclass)
+        if issubclass(kind, errors.ParseException) and kind is not errors.ParseException
+    ]
+    assert errors.LimitRequestLine in refusals and len(refusals) > 15
+    for kind in refusals:  # each has its own entry, or the 400 of malformed HTTP
+        assert any(issubclass(kind, entry[0]) for entry in EDGE_PROBLEMS), kind
+
+
+def test_a_refusal_says_what_gunicorn_said_and_an_error_of_the_app_says_nothing() -> None:
+    status, code, detail = edge_problem(errors.LimitRequestLine(5_032, 4_094))
+    assert (status, code) == (414, "uri_too_long") and "(5032 > 4094)" in detail
+    line = errors.InvalidRequestLine("x" * 5_000)
+    assert edge_problem(line)[:2] == (400, "bad_request") and len(edge_problem(line)[2]) < 400
+    assert edge_problem(errors.InvalidResponseHeaderName("X\nY"))[:2] == (500, "internal_error")
+    assert edge_problem(RuntimeError("secret"))[1:] == (
+        "internal_error",
+        problems.UNEXPECTED,
+    )
