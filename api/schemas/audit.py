@@ -58,7 +58,17 @@ class JournalTxOut(Schema):
 
 class JournalPage(Schema):
     items = fields.List(fields.Nested(JournalTxOut))
-    next_cursor = fields.String(allow_none=True)
+    next_cursor = fields.String(
+        allow_none=True,
+        metadata={"description": "the next page's cursor; null on the last page"},
+    )
+    resume_cursor = fields.String(
+        metadata={
+            "description": "the cursor after this page's last transaction (after the cursor it "
+            "was read from, when it is empty); never null: pass it as `cursor` later to get the "
+            "transactions chained since"
+        },
+    )
 
 
 class AsOfOptional(Schema):

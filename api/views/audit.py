@@ -47,14 +47,21 @@ class Journal(MethodView):
     @blp.read("board", query=JournalArgs, reply=JournalPage)
     @blp.alt_response(200, description="text/csv of every transaction", content_type="text/csv")
     def get(self, args: dict[str, Any]) -> Any:
-        """Every transaction in chain order with its entries, actor, keys, times and hashes."""
+        """Every transaction in chain order with its entries, actor, keys, times and hashes.
+
+        Paged by cursor: `next_cursor` is null on the last page; every page also carries
+        `resume_cursor`, the cursor after its last transaction (after the cursor it was read
+        from, when it is empty), from which a client asks again later for the transactions
+        chained since (the chain only grows at its end)."""
         board = require_board()
         if wants_csv():
             stream = audit.journal_export(database(), board, _filters(args))
             return csv_response(JOURNAL_FIELDS, stream, "journal.csv")
         after, limit = JOURNAL.after(args["cursor"]), args["limit"]
         rows = audit.journal_page(database(), board, _filters(args), limit, after)
-        return JOURNAL.page(rows, limit, key=lambda row: row["seq"])
+        return JOURNAL.resumable_page(
+            rows, limit, key=lambda row: row["seq"], after=after, origin=0
+        )
 
 
 @blp.route("/audit/trial-balance")

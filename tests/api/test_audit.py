@@ -200,6 +200,37 @@ def test_journal_pages_hold_every_transaction_exactly_once_while_new_ones_arrive
         assert tx in seen
 
 
+def test_a_client_tailing_the_journal_resumes_from_the_last_page_and_sees_later_ones(fresh):
+    work = workload(fresh)
+    query: dict[str, Any] = {"limit": 4}
+    with on(D4):
+        while True:
+            last = ok(fresh.api.get("/audit/journal", query_string=query), 200)
+            if not last["next_cursor"]:
+                break
+            assert last["resume_cursor"] == last["next_cursor"]
+            query["cursor"] = last["next_cursor"]
+        resume = last["resume_cursor"]
+        quiet = ok(fresh.api.get("/audit/journal", query_string={"cursor": resume}), 200)
+        assert quiet["items"] == [] and quiet["next_cursor"] is None
+        assert quiet["resume_cursor"] == resume  # an empty page stays where it was
+        written = payment(fresh, work.plan["id"], 100)
+        tail = ok(fresh.api.get("/audit/journal", query_string={"cursor": resume}), 200)
+    assert [tx["transaction_id"] for tx in tail["items"]] == [written]
+    assert tail["next_cursor"] is None and tail["resume_cursor"] not in (None, resume)
+
+
+def test_an_empty_journal_still_gives_a_cursor_to_resume_from(fresh):
+    with on(D4):
+        empty = ok(fresh.api.get("/audit/journal"), 200)
+        assert empty["items"] == [] and empty["next_cursor"] is None
+        work = workload(fresh)
+        tail = ok(
+            fresh.api.get("/audit/journal", query_string={"cursor": empty["resume_cursor"]}), 200
+        )
+    assert tail["items"] and work.transfer in [tx["transaction_id"] for tx in tail["items"]]
+
+
 def test_the_journal_csv_holds_every_transaction_exactly_once(fresh):
     work = workload(fresh)
     with on(D4):
