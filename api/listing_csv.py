@@ -38,6 +38,7 @@ PAYMENT_FIELDS = [
     "status",
     "transaction_id",
     "compensation_transaction_id",
+    "reversal_reason",
     "ruleset",
     "created_at",
     "external_refs",

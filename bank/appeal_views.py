@@ -1,15 +1,17 @@
 """An appeal as the API shows it: its deadlines on the board's calendar, whether the board's
-decisions were late, and where it stands."""
+decisions were late, what the board has received for it, and where it stands."""
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import date
 
 from sqlalchemy.orm import Session
 
-from bank import plans
+from bank import money, plans
 from bank.errors import NotFound
+from bank.money_tables import Payment
 from bank.plan_tables import Appeal, Plan
 from bank.rules import timeline
 
@@ -47,9 +49,16 @@ class AppealView:
     resident_count: int | None
     postmarked_on: date
     received_on: date
+    #: what the petition says it pays and posts (Subd. 9: $200, security of at most $500)
     filing_fee_cents: int
     security_cents: int | None
     security_required_cents: int | None
+    #: the day the board received the appeal's live filing fee (``POST /payments``); null while
+    #: none is recorded: a grant needs it (``invalid_fee``)
+    filing_fee_received_on: date | None
+    #: the appeal security posted and still held: not refunded, and not yet returned on the
+    #: petition's grant (0 if none)
+    security_held_cents: int
     ruleset: str
     grant_decision_due: date
     petition: PetitionView | None
@@ -68,14 +77,22 @@ def view(session: Session, appeal: Appeal) -> AppealView:
     if plan is None:  # a foreign key: an appeal's plan exists
         raise NotFound(f"no plan {appeal.plan_id}")
     required = plans.security_required_cents(session, plan, appeal.application_number)
-    return view_with(appeal, plan, plans.clocks(session, plan), required)
+    live = money.live_appeal_payments(session, [appeal.id])[appeal.id]
+    return view_with(appeal, plan, plans.clocks(session, plan), required, live)
 
 
 def view_with(
-    appeal: Appeal, plan: Plan, c: plans.Clocks, security_required_cents: int | None
+    appeal: Appeal,
+    plan: Plan,
+    c: plans.Clocks,
+    security_required_cents: int | None,
+    live: Iterable[Payment],
 ) -> AppealView:
-    """``view`` given the appeal's plan, that plan's clocks and the security required of its
-    petitioner (``plans.security_required_of``)."""
+    """``view`` given the appeal's plan, that plan's clocks, the security required of its
+    petitioner (``plans.security_required_of``) and its live payments
+    (``money.live_appeal_payments``)."""
+    paid = {payment.kind: payment for payment in live}
+    fee, security = paid.get("appeal_filing_fee"), paid.get("appeal_security")
     grant_due = timeline.grant_decision_due(c.board, c.ruleset, appeal.received_on)
     decision_due = (
         timeline.appeal_decision_due(c.board, c.ruleset, appeal.received_on)
@@ -95,6 +112,8 @@ def view_with(
         filing_fee_cents=appeal.filing_fee_cents,
         security_cents=appeal.security_cents,
         security_required_cents=security_required_cents,
+        filing_fee_received_on=fee.received_on if fee is not None else None,
+        security_held_cents=security.amount_cents if security is not None else 0,
         ruleset=appeal.ruleset,
         grant_decision_due=grant_due,
         petition=_petition(appeal, grant_due),

@@ -35,6 +35,7 @@ KINDS = (
     *(f"payment_{kind}" for kind in PAYMENT_KINDS),
     "payment_refunded",
     "payment_returned",
+    "payment_reversed",  # a filing fee recorded in error (``bank.money.reverse_in_error``)
 )
 
 

@@ -4,11 +4,14 @@ A USD ledger on the same engine, in integer cents, between named accounts
 (``bank.named_accounts``): external payers, each LGU's fee income, the board's fee income, the
 wetland banking program fund and appeal security held for each LGU.  Every payment, refund and
 return is one balanced transaction; a refund or return is a compensating transaction, never an
-edit.  Security instruments, the other half of the USD ledger, are in ``bank.securities``.
+edit.  The appeal filing fee is never refunded (Subd. 9); one recorded in error (on the wrong
+appeal) is reversed by the board, with its reason, the same way.  Security instruments, the other
+half of the USD ledger, are in ``bank.securities``.
 """
 
 from __future__ import annotations
 
+from collections import defaultdict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import date, datetime
@@ -35,10 +38,12 @@ from bank.plan_tables import Appeal, Plan
 from bank.rules.ruleset import Ruleset, ruleset_by_id
 from ledger import clock
 from ledger.db import Database
-from ledger.slices import slices
+from ledger.slices import grouped, slices
 
 #: what only board staff do with money (Subd. 9: the appeal fee and security are the board's)
 APPEAL_PAYMENTS = "record or refund appeal payments"
+#: the board's correction of a filing fee booked in error (``reverse_in_error``)
+REVERSALS = "reverse a filing fee recorded in error"
 APPEAL_KINDS = ("appeal_filing_fee", "appeal_security")
 #: why a second live payment of an appeal kind is refused (``_check_filing_fee``,
 #: ``_check_security``, and the database's index beside them)
@@ -78,6 +83,8 @@ class PaymentView:
     transaction_id: str
     status: str
     compensation_transaction_id: str | None
+    #: why the board reversed it as recorded in error (``reversed`` only; otherwise null)
+    reversal_reason: str | None
     ruleset: str
     created_at: datetime
     external_refs: dict[str, str]
@@ -96,6 +103,7 @@ class PaymentView:
             transaction_id=str(payment.transaction_id),
             status=payment.status,
             compensation_transaction_id=str(compensation) if compensation else None,
+            reversal_reason=payment.reversal_reason,
             ruleset=payment.ruleset,
             created_at=clock.as_utc(payment.created_at),
             external_refs=dict(payment.external_refs or {}),
@@ -286,6 +294,22 @@ def appeal_security_posted_cents(session: Session, appeal_id: str, as_of: date) 
     return security.amount_cents if security is not None and security.received_on <= as_of else 0
 
 
+def live_appeal_payments(
+    session: Session, appeal_ids: Sequence[str]
+) -> defaultdict[str, list[Payment]]:
+    """The live payments (received, not refunded, returned or reversed) of each of
+    ``appeal_ids``, by appeal id: its filing fee and its security, at most one of each (an
+    appeal with none reads as empty)."""
+    live = Payment.status == "received"
+    found: defaultdict[str, list[Payment]] = defaultdict(list)
+    for appeal_id, paid in grouped(
+        session, Payment.appeal_id, appeal_ids, Payment.kind, where=[live]
+    ).items():
+        if appeal_id is not None:
+            found[appeal_id] = paid
+    return found
+
+
 def _live_payment(session: Session, appeal_id: str, kind: str) -> Payment | None:
     return session.execute(
         select(Payment).where(
@@ -352,6 +376,56 @@ def _petition_denied(session: Session, payment: Payment) -> bool:
     return appeal is not None and appeal.petition_granted is False
 
 
+def reverse_in_error(
+    db: Database, actor: Actor, payment_id: str, reason: str, request_id: str | None
+) -> PaymentView:
+    """Reverse a filing fee recorded in error (board staff), with ``reason``: one compensating
+    transaction (``payment_reversed``), at most once (``conflict``); the payment keeps its row and
+    transaction, ``reversed``, and the appeal it was booked on has no live fee: the right appeal
+    can be paid, the wrong one paid again if it is owed.
+
+    The fee "shall be retained by the board" (Subd. 9), so ``refund`` refuses it; a fee booked
+    against the wrong petition is not that petition's fee, and this corrects the books without
+    paying anything back.  Only the filing fee: any other payment booked in error is refunded
+    (``not_eligible``).  Refused (``conflict``) once relied on: the petition it was booked on was
+    granted, the one act that checks the fee (``appeals.decide_petition``: no grant without a live
+    fee received by the grant's date); its live fee then is this one, as nothing removes a fee
+    after a grant.  A denial checks no fee, so a denied petition's fee may be reversed."""
+    policy.require_board(actor, REVERSALS)
+    with db.transaction() as session:
+        payment = _visible_payment(session, actor, payment_id)
+        # the plan first, as ``refund`` and a decision on the appeal lock it: a reversal beside a
+        # grant waits, and sees it
+        if payment.plan_id is not None:
+            plans.visible_plan(session, actor, payment.plan_id, lock=True)
+        payment = _visible_payment(session, actor, payment_id, lock=True)
+        if payment.kind != "appeal_filing_fee":
+            raise NotEligible(
+                "only the appeal filing fee, which is never refunded, is reversed as recorded in "
+                f"error: refund this payment instead (POST /payments/{payment.id}/refund)",
+                kind=payment.kind,
+            )
+        _check_live(payment)
+        _check_unrelied(session, payment)
+        payment.reversal_reason = reason.strip()
+        _compensate(
+            session, actor, payment, "reversed", clock.today(), request_id, payment.reversal_reason
+        )
+        return PaymentView.of(payment)
+
+
+def _check_unrelied(session: Session, payment: Payment) -> None:
+    """Refuse (``conflict``) reversing a filing fee the grant of its petition relied on."""
+    appeal = session.get(Appeal, payment.appeal_id, populate_existing=True)
+    if appeal is not None and appeal.petition_granted:
+        granted_on = appeal.petition_decided_on.isoformat() if appeal.petition_decided_on else ""
+        raise Conflict(
+            f"Subd. 9: petition {appeal.id} was granted on {granted_on} with this filing fee "
+            "paid: the grant relied on it, so it is not reversed",
+            relied_on=[f"the grant of petition {appeal.id} on {granted_on}"],
+        )
+
+
 def return_appeal_security(
     session: Session, actor: Actor, appeal: Appeal, on: date, request_id: str | None
 ) -> None:
@@ -362,21 +436,29 @@ def return_appeal_security(
         _compensate(session, actor, payment, "returned", max(on, payment.received_on), request_id)
 
 
-def _compensate(
-    session: Session, actor: Actor, payment: Payment, status: str, on: date, request_id: str | None
-) -> None:
+def _check_live(payment: Payment) -> None:
+    """Refuse (``conflict``) compensating a payment already refunded, returned or reversed."""
     if payment.status != "received":
         raise Conflict(f"the payment was already {payment.status}", status=payment.status)
+
+
+def _compensate(
+    session: Session,
+    actor: Actor,
+    payment: Payment,
+    status: str,
+    on: date,
+    request_id: str | None,
+    reason: str | None = None,
+) -> None:
+    """Book ``payment``'s transaction back (``payment_{status}``), dated ``on``; its memo gives
+    ``reason`` when there is one."""
+    _check_live(payment)
+    memo = f"payment {payment.id} {status}" + (f": {reason}" if reason else "")
     reversal = ledger.reverse(
         session,
         payment.transaction_id,
-        usd_meta(
-            f"payment-{status}:{payment.id}",
-            on,
-            f"payment {payment.id} {status}",
-            actor,
-            request_id,
-        ),
+        usd_meta(f"payment-{status}:{payment.id}", on, memo, actor, request_id),
         kind=f"payment_{status}",
     )
     payment.status = status

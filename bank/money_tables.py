@@ -15,7 +15,11 @@ from bank.columns import actor_label, moment, part_of, public_id, refers
 from ledger.schema import Base
 
 PAYMENT_KINDS = ("in_lieu", "processing_fee", "appeal_filing_fee", "appeal_security")
-#: an appeal's live payments (received, neither refunded nor returned): one of each kind at most
+#: ``received``, then at most once refunded, returned (appeal security, the petition granted) or
+#: reversed (a filing fee recorded in error)
+PAYMENT_STATUSES = ("received", "refunded", "returned", "reversed")
+#: an appeal's live payments (received, not refunded, returned or reversed): one of each kind at
+#: most
 _LIVE_APPEAL_PAYMENT = text(
     "status = 'received' AND kind IN ('appeal_filing_fee', 'appeal_security')"
 )
@@ -31,11 +35,12 @@ class Referenced:
 
 
 class Payment(Referenced, Base):
-    """Money received; ``status`` becomes refunded or returned by a compensating transaction,
-    which ``compensation_transaction_id`` names once: the database refuses any transaction but
-    one reversing the payment's, and any later change (migration 0019).  An appeal has at most
-    one live filing fee and one live security: the database refuses a second (migration 0021),
-    and takes another once the first is refunded or returned."""
+    """Money received; ``status`` becomes refunded, returned or (a filing fee recorded in error)
+    reversed by a compensating transaction, which ``compensation_transaction_id`` names once: the
+    database refuses any transaction but one reversing the payment's, and any later change
+    (migration 0019).  An appeal has at most one live filing fee and one live security: the
+    database refuses a second (migration 0021), and takes another once the first is refunded,
+    returned or reversed."""
 
     __tablename__ = "payments"
     __table_args__ = (
@@ -60,6 +65,8 @@ class Payment(Referenced, Base):
     transaction_id: Mapped[int] = refers("ledger_transactions.id")
     status: Mapped[str] = mapped_column(String(10))
     compensation_transaction_id: Mapped[int | None] = refers("ledger_transactions.id")
+    #: why the board reversed the payment as recorded in error (only when ``reversed``)
+    reversal_reason: Mapped[str | None] = mapped_column(Text)
     ruleset: Mapped[str] = mapped_column(String(60))
     created_at: Mapped[datetime] = moment()
     actor: Mapped[str] = actor_label()

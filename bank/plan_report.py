@@ -247,6 +247,7 @@ def _report(plan: Plan, rows: PlanRows) -> PlanReport:
                 plan,
                 rows.clocks[plan.id],
                 plans.security_required_of(plan, rows.applications[plan.id], a.application_number),
+                rows.appeal_payments[a.id],
             )
             for a in rows.appeals[plan.id]
         ],

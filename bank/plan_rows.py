@@ -16,6 +16,7 @@ from datetime import date
 from sqlalchemy.orm import Session
 
 from bank import guarantees, money, notices, plans, reservations, withdrawals
+from bank.money_tables import Payment
 from bank.notice_tables import CopyRequest, PlanNotice
 from bank.notices import Recipient
 from bank.plan_record_tables import PlanApplication, PlanExtension, PlanPanel
@@ -35,6 +36,8 @@ class PlanRows:
     clocks: Mapping[str, plans.Clocks]
     extensions: Mapping[str, list[PlanExtension]]
     appeals: Mapping[str, list[Appeal]]
+    #: each appeal's live payments, by appeal id (``money.live_appeal_payments``)
+    appeal_payments: Mapping[str, list[Payment]]
     #: the notice of each kind mailed last (a revision that counts as new gets its own)
     notices: Mapping[tuple[str, str], PlanNotice]
     recipients: Mapping[str, list[Recipient]]
@@ -64,6 +67,9 @@ def read(session: Session, listed: Sequence[Plan], today: date | None = None) ->
         clocks={p.id: plans.clocks_of(p, lgus[p.lgu_id]) for p in listed},
         extensions=extensions,
         appeals=appeals,
+        appeal_payments=money.live_appeal_payments(
+            session, [appeal.id for found in appeals.values() for appeal in found]
+        ),
         notices=latest,
         recipients=notices.recipients_by_notice(session, [row.id for row in latest.values()]),
         copy_requests=grouped(

@@ -32,7 +32,7 @@ from api.schemas.replies import reply_schema
 from bank.appeal_views import AppealDecisionView, AppealView, PetitionView
 from bank.appeals import DENIAL_GROUNDS, PETITIONER_KINDS, PetitionDecision
 from bank.money import PaymentView
-from bank.money_tables import PAYMENT_KINDS, SECURITY_KINDS
+from bank.money_tables import PAYMENT_KINDS, PAYMENT_STATUSES, SECURITY_KINDS
 from bank.notices import NoticeView
 from bank.plan_report import Blocker, PlanReport
 from bank.plans import METHODS
@@ -234,7 +234,10 @@ class AppealPaymentIn(Schema):
 PaymentOut = reply_schema(PaymentView, "PaymentOut")
 
 
-PAYMENT_STATUSES = ("received", "refunded", "returned")
+class PaymentReverseIn(Schema):
+    """Why the board reverses a filing fee recorded in error (the wrong appeal, a mistyped id)."""
+
+    reason = Reason()
 
 
 class PaymentListArgs(Schema):

@@ -17,6 +17,7 @@ from api.schemas.plans import (
     PaymentList,
     PaymentListArgs,
     PaymentOut,
+    PaymentReverseIn,
     ReleaseIn,
     SecurityIn,
     SecurityList,
@@ -68,6 +69,16 @@ class PaymentRefund(MethodView):
     def post(self, payment_id: str) -> Any:
         """Refund a payment with a compensating transaction (at most once)."""
         return money.refund(database(), actor(), payment_id, request_id())
+
+
+@blp.route("/payments/<payment_id>/reverse")
+class PaymentReverse(MethodView):
+    @blp.write("board", body=PaymentReverseIn, status=201, reply=PaymentOut)
+    def post(self, data: dict[str, Any], payment_id: str) -> Any:
+        """Reverse a filing fee recorded in error (board): a compensating transaction with the
+        reason, at most once; ``conflict`` once the grant of its petition relied on it, and
+        ``not_eligible`` for any other kind of payment (refund it)."""
+        return money.reverse_in_error(database(), actor(), payment_id, data["reason"], request_id())
 
 
 @blp.route("/plans/<plan_id>/securities")

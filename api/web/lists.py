@@ -22,6 +22,7 @@ from api.web.signin import signed_in_actor
 from bank import page_lists, party_lists
 from bank.access import Actor
 from bank.homes import EXPIRING_DAYS
+from bank.money_tables import PAYMENT_STATUSES
 from bank.securities import STATUSES as SECURITY_STATUSES
 from ledger import clock
 from ledger.db import Database
@@ -36,7 +37,6 @@ PLAN_STATUSES = (
     "appealed",
     "final",
 )
-PAYMENT_STATUSES = ("received", "refunded", "returned")
 _ID = re.compile(r"^[a-z]{2,8}_[0-9a-f]{1,64}$")
 
 

@@ -810,6 +810,26 @@ def test_the_filing_fee_is_retained_by_the_board_a_refund_is_not_eligible(kit):
         problem(kit.api.post(f"/payments/{fee['id']}/refund"), 422, "not_eligible")
 
 
+def test_the_appeal_shows_when_its_fee_was_received_and_the_security_still_held(kit):
+    """What the petition says it pays (``filing_fee_cents``, ``security_cents``) beside what the
+    board recorded: the live fee's receipt day and the security posted and not yet returned."""
+    lgu = kit.lgu()
+    plan = _noticed_decision_requiring_security(kit, lgu, 30_000)
+    appeal = ok(petition(kit, plan, security=30_000))
+    assert appeal["filing_fee_received_on"] is None and appeal["security_held_cents"] == 0
+    ok(pay(kit, appeal, "appeal_filing_fee", FEE, "2026-09-24"))
+    ok(pay(kit, appeal, "appeal_security", 30_000, "2026-09-25"))
+    with on("2026-09-25"):
+        shown = ok(kit.api.get(f"/appeals/{appeal['id']}"), 200)
+        (listed,) = kit.get_plan(plan["id"])["appeals"]
+    assert shown["filing_fee_received_on"] == "2026-09-24"
+    assert shown["security_held_cents"] == 30_000
+    assert listed == shown
+    granted = ok(grant(kit, appeal, "2026-09-25"))  # the security goes back (Subd. 9)
+    assert granted["filing_fee_received_on"] == "2026-09-24"
+    assert granted["security_held_cents"] == 0
+
+
 def test_security_required_by_the_lgu_must_be_posted_before_the_petition_is_granted(kit):
     lgu = kit.lgu()
     with on("2026-09-01"):

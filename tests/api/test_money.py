@@ -591,6 +591,135 @@ def test_refunding_an_unknown_payment_is_not_found(kit):
         problem(kit.api.post("/payments/pay_nope/refund"), 404, "not_found")
 
 
+# --- a filing fee recorded on the wrong appeal --------------------------------------------------
+
+WRONG = "booked on the wrong appeal: the check names the other petition"
+
+
+def reverse(api: Api, payment_id: str, day: str, reason: str | None = WRONG, token=None) -> Any:
+    body = {} if reason is None else {"reason": reason}
+    with on(day):
+        return api.post(f"/payments/{payment_id}/reverse", body, token=token)
+
+
+def board_fees(api: Api, day: str) -> int:
+    """What the board's fee income account holds on ``day``, summed from the journal."""
+    with on(day):
+        found = journal(api, account_id="usd:board-fees")
+    return sum(
+        entry["amount"]
+        for tx in found
+        for entry in tx["entries"]
+        if entry["account"] == "usd:board-fees"
+    )
+
+
+def test_a_filing_fee_booked_on_the_wrong_appeal_is_reversed_and_the_right_appeal_paid(kit):
+    """The $200 is never refunded (Subd. 9), but a fee recorded against the wrong petition is
+    not that petition's fee: the board reverses the booking, with its reason, by a compensating
+    transaction, and books the fee on the right appeal; the board holds $200, not $400."""
+    lgu = kit.lgu()
+    _plan, wrong = appealed(kit, lgu)
+    _plan, right = appealed(kit, lgu)
+    before = board_fees(kit.api, "2026-09-11")
+    fee = ok(pay(kit.api, "appeal_filing_fee", FEE, "2026-09-11", appeal_id=wrong["id"]))
+    reversed_ = ok(reverse(kit.api, fee["id"], "2026-09-12"), 201)
+    assert reversed_["id"] == fee["id"]
+    assert reversed_["status"] == "reversed"
+    assert reversed_["reversal_reason"] == WRONG
+    assert reversed_["transaction_id"] == fee["transaction_id"]  # the original is not edited
+    assert reversed_["compensation_transaction_id"] not in (None, fee["transaction_id"])
+    with on("2026-09-12"):
+        assert ok(kit.api.get(f"/payments/{fee['id']}"), 200) == reversed_
+        reversed_only = ok(kit.api.get("/payments?status=reversed"), 200)["items"]
+        assert [p["id"] for p in reversed_only] == [fee["id"]]
+        (tx,) = [
+            tx
+            for tx in journal(kit.api, kind="payment_reversed", **{"from": "2026-09-12"})
+            if tx["reverses_id"] == fee["transaction_id"]
+        ]
+        assert ok(kit.api.get(f"/appeals/{wrong['id']}"), 200)["filing_fee_received_on"] is None
+    assert tx["transaction_id"] == reversed_["compensation_transaction_id"]
+    assert WRONG in tx["memo"]
+    assert sorted(e["amount"] for e in tx["entries"]) == [-FEE, FEE]
+    ok(pay(kit.api, "appeal_filing_fee", FEE, "2026-09-12", appeal_id=right["id"]))
+    assert board_fees(kit.api, "2026-09-12") - before == FEE
+    # the wrong appeal has no fee now: its grant is refused until its own fee is paid
+    with on("2026-09-14"):
+        body = {"granted": True, "decided_on": "2026-09-14", "reason": "for the test"}
+        refused = kit.api.post(f"/appeals/{wrong['id']}/petition", body)
+    assert problem(refused, 422, "invalid_fee")["detail"] == "the $200 filing fee has not been paid"
+    decide_petition(kit, right, "2026-09-14", granted=True)
+
+
+def test_a_fee_a_granted_petition_relied_on_is_not_reversed(kit):
+    """A grant is the act that checks the fee (``invalid_fee`` without it): once the petition
+    was granted with the fee, reversing it is ``conflict`` and nothing is written."""
+    lgu = kit.lgu()
+    plan, appeal = appealed(kit, lgu)
+    fee = ok(pay(kit.api, "appeal_filing_fee", FEE, "2026-09-11", appeal_id=appeal["id"]))
+    decide_petition(kit, appeal, "2026-09-14", granted=True)
+    with on("2026-09-15"):
+        payments = payments_of(kit.api, plan["id"])
+        booked = journal(kit.api, **{"from": "2026-09-01"})
+    refused = problem(reverse(kit.api, fee["id"], "2026-09-15"), 409, "conflict")
+    assert "granted on 2026-09-14" in refused["detail"]
+    assert refused["relied_on"] == [f"the grant of petition {appeal['id']} on 2026-09-14"]
+    with on("2026-09-15"):
+        assert payments_of(kit.api, plan["id"]) == payments
+        assert journal(kit.api, **{"from": "2026-09-01"}) == booked
+
+
+def test_a_fee_on_a_denied_petition_was_not_relied_on_and_is_reversed(kit):
+    """A denial does not check the fee: a fee booked on a petition the board then denied may
+    still be reversed as recorded in error, and a second reversal is ``conflict``."""
+    lgu = kit.lgu()
+    _plan, appeal = appealed(kit, lgu)
+    fee = ok(pay(kit.api, "appeal_filing_fee", FEE, "2026-09-11", appeal_id=appeal["id"]))
+    decide_petition(kit, appeal, "2026-09-14", granted=False)
+    assert ok(reverse(kit.api, fee["id"], "2026-09-15"), 201)["status"] == "reversed"
+    again = problem(reverse(kit.api, fee["id"], "2026-09-16"), 409, "conflict")
+    assert again["detail"] == "the payment was already reversed"
+
+
+def test_only_the_board_reverses_a_fee_and_only_with_a_reason(kit):
+    lgu = kit.lgu()
+    holder = kit.holder()
+    plan, appeal = appealed(kit, lgu)
+    fee = ok(pay(kit.api, "appeal_filing_fee", FEE, "2026-09-11", appeal_id=appeal["id"]))
+    problem(reverse(kit.api, fee["id"], "2026-09-12", token=lgu["token"]), 403, "forbidden")
+    problem(reverse(kit.api, fee["id"], "2026-09-12", token=holder["token"]), 403, "forbidden")
+    for reason in (None, "   "):
+        refused = reverse(kit.api, fee["id"], "2026-09-12", reason)
+        assert list(problem(refused, 422, "validation_error")["errors"]) == ["reason"]
+    problem(reverse(kit.api, "pay_nope", "2026-09-12"), 404, "not_found")
+    with on("2026-09-12"):
+        assert [p["status"] for p in payments_of(kit.api, plan["id"])] == ["received"]
+        reversals = journal(kit.api, kind="payment_reversed")
+    assert [tx for tx in reversals if tx["reverses_id"] == fee["transaction_id"]] == []
+
+
+@pytest.mark.parametrize("kind", ["in_lieu", "processing_fee", "appeal_security"])
+def test_payments_that_may_be_refunded_are_refunded_not_reversed(kit, kind):
+    """Only the filing fee, which is never refunded, is reversed as recorded in error: any
+    other payment booked in error is refunded (``not_eligible``, naming the refund)."""
+    lgu = kit.lgu()
+    if kind == "appeal_security":
+        _plan, appeal = appealed(kit, lgu, security=SECURITY_CAP)
+        paid = ok(pay(kit.api, kind, SECURITY_CAP, "2026-09-11", appeal_id=appeal["id"]))
+        day = "2026-09-12"
+    else:
+        plan = approved(
+            kit, lgu, "2026-06-01", method="monetary_payment", agricultural=True, due_cents=10_000
+        )
+        paid = ok(pay(kit.api, kind, 10_000, "2026-06-02", plan_id=plan["id"]))
+        day = "2026-06-03"
+    refused = problem(reverse(kit.api, paid["id"], day), 422, "not_eligible")
+    assert "refund" in refused["detail"]
+    with on(day):
+        assert ok(kit.api.get(f"/payments/{paid['id']}"), 200)["status"] == "received"
+
+
 # --- security instruments (Subd. 3) -----------------------------------------------------------
 
 

@@ -22,12 +22,18 @@ from bank.access import SYSTEM, Actor
 from bank.errors import Conflict, Forbidden, InvalidFee, NotEligible, NotFound, ValidationFailed
 from bank.money import PaymentRequest, PaymentView
 from bank.money_tables import Payment, Security, SecurityDraw
-from bank.named_accounts import lgu_fee_account, program_fund_account, securities_held_account
+from bank.named_accounts import (
+    board_fee_account,
+    lgu_fee_account,
+    program_fund_account,
+    securities_held_account,
+)
 from bank.plan_report import PlanReport
 from bank.plans import PlanRequest
 from bank.rules.ruleset import ruleset_for
 from bank.securities import SecurityRequest, SecurityView
 from ledger.db import Database
+from ledger.schema import LedgerTransaction
 
 DAY = date(2026, 6, 17)
 RULESET = ruleset_for(DAY)
@@ -247,6 +253,49 @@ def test_the_appeal_filing_fee_is_200_dollars_booked_by_the_board_and_never_refu
         refused(NotEligible, "not_eligible", lambda: money.refund(db, SYSTEM, paid.id, None))
         assert money.get_payment(db, SYSTEM, paid.id) == paid
         assert [p.id for p in money.list_payments(db, lgu, plan.id)] == [paid.id]
+
+
+def test_a_filing_fee_recorded_in_error_is_reversed_once_by_the_board_with_its_reason(
+    db: Database,
+) -> None:
+    """The board's fee income gives the $200 back to the payers' account by one compensating
+    transaction that names the reason; the appeal then has no live fee and takes another."""
+    lgu = lgu_of(db)
+    _plan, appeal_id, day = appealed(db, lgu)
+    with at(day):
+        fee = PaymentRequest("appeal_filing_fee", FEE, "Pat Owner", day, appeal_id=appeal_id)
+        paid = money.receive_payment(db, RULESET, SYSTEM, fee, None)
+        before = posted(db, board_fee_account).posted
+        reason = "  the check was for another petition "
+        refused(
+            Forbidden, "forbidden", lambda: money.reverse_in_error(db, lgu, paid.id, reason, None)
+        )
+
+        reversed_ = money.reverse_in_error(db, SYSTEM, paid.id, reason, "req-reverse")
+
+        assert (reversed_.status, reversed_.reversal_reason) == (
+            "reversed",
+            "the check was for another petition",
+        )
+        assert posted(db, board_fee_account).posted == before - FEE
+        with db.transaction() as session:
+            assert reversed_.compensation_transaction_id is not None
+            tx = session.get(LedgerTransaction, int(reversed_.compensation_transaction_id))
+            assert tx is not None
+            assert (tx.kind, tx.reverses_id, tx.request_id) == (
+                "payment_reversed",
+                int(paid.transaction_id),
+                "req-reverse",
+            )
+            assert tx.memo == f"payment {paid.id} reversed: the check was for another petition"
+            assert money.filing_fee_received_on(session, RULESET, appeal_id) is None
+        refused(
+            Conflict, "conflict", lambda: money.reverse_in_error(db, SYSTEM, paid.id, "again", None)
+        )
+        assert money.get_payment(db, SYSTEM, paid.id) == reversed_
+        again = money.receive_payment(db, RULESET, SYSTEM, fee, None)
+        assert again.status == "received"
+        assert posted(db, board_fee_account).posted == before
 
 
 def test_a_refund_is_one_compensating_transaction_and_a_second_is_a_conflict(
