@@ -10,12 +10,14 @@ from marshmallow import Schema, fields, validate
 
 from api.context import actor, database, request_id, require_board
 from api.idempotency import secret_in_reply
+from api.pagination import Listing, PageArgs
 from api.roles import roles
-from api.schemas.common import text_of
+from api.schemas.common import Timestamp, page_schema, text_of
 from api.views.blueprint import ApiBlueprint
 from bank import access, tokens
 
 blp = ApiBlueprint("service", __name__, description="Service and tokens")
+TOKENS = Listing("/tokens", id_prefix="tok")
 
 
 class HealthOut(Schema):
@@ -51,7 +53,54 @@ class TokenOut(Schema):
     name = fields.String()
     lgu_id = fields.String(allow_none=True)
     holder_id = fields.String(allow_none=True)
-    created_at = fields.DateTime()
+    created_at = Timestamp()
+
+
+class TokenInfo(Schema):
+    """A token as the board sees it: never its secret, nor the hash it is stored as."""
+
+    id = fields.String()
+    role = fields.String()
+    name = fields.String()
+    lgu_id = fields.String(allow_none=True)
+    holder_id = fields.String(allow_none=True)
+    created_at = Timestamp()
+    created_by = fields.String(
+        allow_none=True,
+        metadata={
+            "description": "the token that created it (null for one made on the server: "
+            "wetbank token create, wetbank demo)"
+        },
+    )
+    last_used_at = Timestamp(
+        allow_none=True,
+        metadata={
+            "description": "its last use, to within a minute (recorded at most once a "
+            "minute); null if never used"
+        },
+    )
+    revoked_at = Timestamp(
+        allow_none=True, metadata={"description": "when it was revoked (null while it works)"}
+    )
+
+
+TokenPage = page_schema(TokenInfo, "TokenPage")
+
+
+class TokenListArgs(PageArgs):
+    """``?revoked=&role=&limit=&cursor=``"""
+
+    revoked = fields.Boolean(
+        load_default=None,
+        truthy={"true"},
+        falsy={"false"},
+        metadata={"description": "true: the revoked tokens only; false: the live ones only"},
+    )
+    role = fields.String(
+        load_default=None,
+        validate=validate.OneOf(access.ROLES),
+        metadata={"description": "only the tokens of this role"},
+    )
 
 
 @blp.route("/health")
@@ -89,9 +138,29 @@ class Tokens(MethodView):
         another if the first answer was lost)."""
         return tokens.create(database(), require_board(), _request(), **data)
 
+    @blp.read("board", query=TokenListArgs, reply=TokenPage)
+    def get(self, args: dict[str, Any]) -> Any:
+        """Tokens (board), newest first (by creation time, then id), never their secrets nor
+        hashes; filters: ``revoked`` (``true`` or ``false``; both when absent) and ``role``."""
+        after, limit = TOKENS.after(args["cursor"]), args["limit"]
+        rows = tokens.listed(
+            database(),
+            require_board(),
+            after=after,
+            limit=limit,
+            revoked=args["revoked"],
+            role=args["role"],
+        )
+        return TOKENS.page(rows, limit, key=lambda row: row.id)
+
 
 @blp.route("/tokens/<token_id>")
 class TokenById(MethodView):
+    @blp.read("board", reply=TokenInfo)
+    def get(self, token_id: str) -> Any:
+        """A token (board), without its secret or hash."""
+        return tokens.show(database(), require_board(), token_id)
+
     @roles("board")
     @blp.response(204)
     def delete(self, token_id: str) -> None:

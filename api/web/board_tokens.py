@@ -1,14 +1,19 @@
-"""The board's tokens page: create a token (its secret shown on the page that answers the form,
-once, and never again) and revoke one.
+"""The board's tokens page: every token, newest first and paged as the other lists are (name,
+role, the LGU or holder it acts for, when it was created and last used, whether it is revoked),
+each live one with its "Revoke" button; create a token (its secret shown on the page that answers
+the form, once, and never again) and revoke one by its id.
 
-Both call the ``bank.tokens`` use case their API twins call (``api/views/service.py``), with the
-API's input schema, through ``api.web.forms``.  The answer kept under the form's
+The list is ``bank.tokens.listed``, as ``GET /api/v1/tokens`` is; creating and revoking call the
+``bank.tokens`` use cases their API twins call (``api/views/service.py``), with the API's input
+schema, through ``api.web.forms``: a row's "Revoke" button posts the revoke form with the row's
+token id hidden, its own CSRF secret and Idempotency-Key.  The answer kept under the form's
 Idempotency-Key is the page to go to, never the secret: a second submit of the same form creates
 nothing and shows the token's id without its secret.
 """
 
 from __future__ import annotations
 
+import secrets
 from typing import Any
 
 from flask import Response, g, request, url_for
@@ -16,7 +21,7 @@ from marshmallow import Schema, fields, validate
 
 from api.context import database, request_id
 from api.views.service import TokenIn
-from api.web import forms
+from api.web import forms, lists
 from api.web.blueprint import web
 from api.web.board_forms import board_only, calling, labelled
 from api.web.forms import Field, Form, Item, Refused
@@ -56,7 +61,19 @@ def _revoke_form() -> Form:
     return Form(url_for("web.token_revoke"), items, "Revoke the token")
 
 
-def _page(status: int = 200, **refused: Form) -> Response:
+def _listed(who: Actor) -> dict[str, Any]:
+    """The page of tokens the address asks for (``after``, ``limit``), newest first, and what
+    each row's "Revoke" button needs."""
+    args = lists.page_args()
+    rows = tokens.listed(database(), who, after=args["after"], limit=args["limit"])
+    return {
+        **lists.paged(rows, args["limit"], "web.tokens_page"),
+        "current_token": who.token_id,
+        "button_key": lambda: secrets.token_urlsafe(24),
+    }
+
+
+def _page(who: Actor, status: int = 200, **refused: Form) -> Response:
     return forms.page(
         "board_tokens.html",
         status,
@@ -64,13 +81,14 @@ def _page(status: int = 200, **refused: Form) -> Response:
         revoke=refused.get("revoke") or _revoke_form(),
         issued=None,
         token_id=request.args.get("token_id"),
+        **_listed(who),
     )
 
 
 @web.get("/tokens")
 @board_only
 def tokens_page(who: Actor) -> Response:
-    return _page()
+    return _page(who)
 
 
 @web.post("/tokens")
@@ -82,7 +100,7 @@ def token_create(who: Actor) -> Any:
         return forms.done("web.tokens_page", CREATED, token_id=made.id)
 
     def again(why: Refused) -> Response:
-        return _page(why.status, create=forms.refused(_create_form(), why))
+        return _page(who, why.status, create=forms.refused(_create_form(), why))
 
     answer = forms.submit(who, _create_form(), TokenIn(), act, again)
     issued = g.pop(_ISSUED, None)
@@ -95,6 +113,7 @@ def token_create(who: Actor) -> Any:
         revoke=_revoke_form(),
         issued=issued,
         token_id=None,
+        **_listed(who),
     )
 
 
@@ -103,10 +122,10 @@ def token_create(who: Actor) -> Any:
 def token_revoke(who: Actor) -> Any:
     def act(data: dict[str, Any]) -> str:
         calling(tokens.revoke, database(), who, _access_request(), data["token_id"])
-        return forms.done("web.tokens_page", REVOKED)
+        return forms.done("web.tokens_page", REVOKED, token_id=data["token_id"])
 
     def again(why: Refused) -> Response:
-        return _page(why.status, revoke=forms.refused(_revoke_form(), why))
+        return _page(who, why.status, revoke=forms.refused(_revoke_form(), why))
 
     return forms.submit(who, _revoke_form(), TokenRevokeIn(), act, again)
 

@@ -53,7 +53,7 @@ def load() -> None:
     """The routes are declared below, on import; this makes the import explicit."""
 
 
-def _args() -> dict[str, Any]:
+def page_args() -> dict[str, Any]:
     """``q``, ``after`` and ``limit``, checked."""
     after = request.args.get("after") or None
     if after is not None and not _ID.match(after):
@@ -75,7 +75,7 @@ def _choice(name: str, allowed: tuple[str, ...]) -> str | None:
     return value
 
 
-def _listed(rows: list[Any], limit: int, endpoint: str, **kept: Any) -> dict[str, Any]:
+def paged(rows: list[Any], limit: int, endpoint: str, **kept: Any) -> dict[str, Any]:
     """The rows to show and the "Next" link (``None`` on the last page)."""
     shown = rows[:limit]
     more = len(rows) > limit
@@ -91,12 +91,12 @@ def _listed(rows: list[Any], limit: int, endpoint: str, **kept: Any) -> dict[str
 def accounts() -> Response:
     """Accounts with their totals: the board's (all, or one holder's), a holder's own."""
     who = signed_in_actor()
-    args = _args()
+    args = page_args()
     holder = request.args.get("holder") or None
     if holder is not None and not _ID.match(holder):
         raise BadQuery("Choose the holder from the holders list.")
     rows = page_lists.accounts(database(), who, holder_id=holder, **args)
-    listed = _listed(rows, args["limit"], "web.accounts", q=args["q"], holder=holder)
+    listed = paged(rows, args["limit"], "web.accounts", q=args["q"], holder=holder)
     return page("accounts.html", q=args["q"], holder=holder, **listed)
 
 
@@ -104,11 +104,11 @@ def accounts() -> Response:
 def plans() -> Response:
     """Plans (board: all; an LGU: its own), those with a deadline soon first."""
     who = signed_in_actor()
-    args = _args()
+    args = page_args()
     status = _choice("status", PLAN_STATUSES)
     today = clock.today()
     found = page_lists.plan_list(database(), who, status=status, today=today, **args)
-    listed = _listed(found.items, args["limit"], "web.plans", q=args["q"], status=status)
+    listed = paged(found.items, args["limit"], "web.plans", q=args["q"], status=status)
     return page(
         "plans.html",
         q=args["q"],
@@ -130,9 +130,9 @@ def _searched(path: str, endpoint: str, search: Search) -> None:
 
     def view() -> Response:
         who = signed_in_actor()
-        args = _args()
+        args = page_args()
         rows = search(database(), who, args["q"], args["after"], args["limit"])
-        listed = _listed(rows, args["limit"], f"web.{endpoint}", q=args["q"])
+        listed = paged(rows, args["limit"], f"web.{endpoint}", q=args["q"])
         return page(f"{endpoint}.html", q=args["q"], **listed)
 
     web.add_url_rule(path, endpoint, view)
@@ -153,7 +153,7 @@ def securities() -> Response:
     """Securities (board: all; an LGU: its plans'), soonest expiry first; ``expiring``: those
     held that expire within 60 days."""
     who = signed_in_actor()
-    args = _args()
+    args = page_args()
     expiring = request.args.get("expiring") == "1"
     status = None if expiring else _choice("status", SECURITY_STATUSES)
     today = clock.today()
@@ -167,7 +167,7 @@ def securities() -> Response:
         today=today,
     )
     kept = {"expiring": "1" if expiring else None, "status": status}
-    listed = _listed(rows, args["limit"], "web.securities", **kept)
+    listed = paged(rows, args["limit"], "web.securities", **kept)
     return page(
         "securities.html",
         expiring=expiring,
@@ -182,10 +182,10 @@ def securities() -> Response:
 def payments() -> Response:
     """Payments (board: all; an LGU: its plans'), oldest first."""
     who = signed_in_actor()
-    args = _args()
+    args = page_args()
     status = _choice("status", PAYMENT_STATUSES)
     rows = page_lists.payments(
         database(), who, status=status, after=args["after"], limit=args["limit"]
     )
-    listed = _listed(rows, args["limit"], "web.payments", status=status)
+    listed = paged(rows, args["limit"], "web.payments", status=status)
     return page("payments.html", chosen=status, statuses=PAYMENT_STATUSES, **listed)

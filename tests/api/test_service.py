@@ -5,14 +5,20 @@ from __future__ import annotations
 
 import json
 import threading
+from collections.abc import Iterator
+from typing import Any
 
 import pytest
+from flask import Flask
 from sqlalchemy import func, select, text
 
 from api import create_app
-from bank.access import ApiToken, AuditEvent
-from tests.api.conftest import make_token
-from tests.api.kit import ok
+from api.views.parties import HOLDERS
+from api.views.service import TOKENS
+from bank import parties
+from bank.access import SYSTEM, ApiToken, AuditEvent
+from tests.api.conftest import Api, make_token
+from tests.api.kit import at, ok, problem
 from tests.api.web_kit import audit_events
 
 PROBLEM = "application/problem+json"
@@ -360,3 +366,163 @@ def test_a_write_does_not_wait_for_another_transaction_holding_its_token_row(api
         thread.join(10)
     assert not stuck, "the write waited for the token's row"
     assert done == [201]
+
+
+# --- the board's list of tokens ------------------------------------------------------------------
+
+#: what the board sees of a token: never its secret, nor the hash it is stored as
+TOKEN_FIELDS = {
+    "id",
+    "role",
+    "name",
+    "lgu_id",
+    "holder_id",
+    "created_at",
+    "created_by",
+    "last_used_at",
+    "revoked_at",
+}
+
+
+@pytest.fixture
+def fresh_app(fresh_db_url: str) -> Iterator[Flask]:
+    """An app on a database of its own: the list of tokens holds only this test's."""
+    application = create_app({"DATABASE_URL": fresh_db_url, "PROPAGATE_EXCEPTIONS": False})
+    yield application
+    application.extensions["wetbank.db"].dispose()
+
+
+@pytest.fixture
+def four_tokens(fresh_app: Flask) -> dict[str, Any]:
+    """A board token made on the server now; three made through the API in 2020, one second
+    apart (a board token, then an LGU's, then a holder's), the first of them revoked."""
+    db = fresh_app.extensions["wetbank.db"]
+    lgu_id = parties.create_lgu(db, SYSTEM, name="Wright County", kind="county").id
+    holder_id = parties.create_holder(db, SYSTEM, name="Prairie LLC", email=None, address=None).id
+    api = Api(fresh_app.test_client(), make_token(fresh_app, "board"))
+    bodies = [
+        {"role": "board", "name": "old board"},
+        {"role": "lgu", "name": "Wright clerk", "lgu_id": lgu_id},
+        {"role": "holder", "name": "Prairie bookkeeper", "holder_id": holder_id},
+    ]
+    made = []
+    for second, body in enumerate(bodies, 1):
+        with at(f"2020-01-01 00:00:0{second}"):
+            made.append(ok(api.post("/tokens", body)))
+    assert api.delete(f"/tokens/{made[0]['id']}").status_code == 204
+    board_id = ok(api.get("/me"), 200)["token_id"]
+    with db.transaction() as session:
+        hashes = list(session.execute(select(ApiToken.token_hash)).scalars())
+    return {
+        "api": api,
+        "board_id": board_id,
+        "old_board": made[0],
+        "lgu": made[1],
+        "holder": made[2],
+        "lgu_id": lgu_id,
+        "holder_id": holder_id,
+        "secrets": [api.token] + [m["token"] for m in made],
+        "hashes": hashes,
+    }
+
+
+def ids_of(response: Any) -> list[str]:
+    return [item["id"] for item in ok(response, 200)["items"]]
+
+
+def test_the_board_lists_tokens_newest_first_in_pages_without_their_secrets(four_tokens):
+    api, board_id = four_tokens["api"], four_tokens["board_id"]
+    old, lgu, holder = four_tokens["old_board"], four_tokens["lgu"], four_tokens["holder"]
+
+    first = ok(api.get("/tokens?limit=2"), 200)
+    assert [item["id"] for item in first["items"]] == [board_id, holder["id"]]
+    assert first["next_cursor"]
+    second = ok(api.get("/tokens", query_string={"limit": 2, "cursor": first["next_cursor"]}), 200)
+    assert [item["id"] for item in second["items"]] == [lgu["id"], old["id"]]
+    assert second["next_cursor"] is None
+    assert ids_of(api.get("/tokens")) == [board_id, holder["id"], lgu["id"], old["id"]]
+
+    listed = {item["id"]: item for item in first["items"] + second["items"]}
+    assert all(set(item) == TOKEN_FIELDS for item in listed.values())
+    everything = json.dumps(first) + json.dumps(second)
+    for secret in four_tokens["secrets"]:
+        assert secret not in everything
+    for stored in four_tokens["hashes"]:
+        assert stored not in everything
+
+    assert listed[lgu["id"]] == {
+        "id": lgu["id"],
+        "role": "lgu",
+        "name": "Wright clerk",
+        "lgu_id": four_tokens["lgu_id"],
+        "holder_id": None,
+        "created_at": listed[lgu["id"]]["created_at"],
+        "created_by": board_id,
+        "last_used_at": None,
+        "revoked_at": None,
+    }
+    assert listed[lgu["id"]]["created_at"] == "2020-01-01T00:00:02+00:00"  # UTC, on both databases
+    assert listed[holder["id"]]["holder_id"] == four_tokens["holder_id"]
+    assert listed[old["id"]]["revoked_at"] is not None
+    assert listed[board_id]["created_by"] is None  # made on the server, not through the API
+    assert listed[board_id]["last_used_at"] is not None and listed[board_id]["revoked_at"] is None
+
+
+def test_the_token_list_filters_by_revoked_and_role(four_tokens):
+    api, board_id = four_tokens["api"], four_tokens["board_id"]
+    old, lgu, holder = four_tokens["old_board"], four_tokens["lgu"], four_tokens["holder"]
+    assert ids_of(api.get("/tokens?revoked=true")) == [old["id"]]
+    assert ids_of(api.get("/tokens?revoked=false")) == [board_id, holder["id"], lgu["id"]]
+    assert ids_of(api.get("/tokens?role=lgu")) == [lgu["id"]]
+    assert ids_of(api.get("/tokens?role=board")) == [board_id, old["id"]]
+    assert ids_of(api.get("/tokens?role=board&revoked=false")) == [board_id]
+    assert ids_of(api.get("/tokens?role=holder&revoked=true")) == []
+    # a token revoked while a client pages through the live ones still marks its place
+    page = ok(api.get("/tokens?revoked=false&limit=2"), 200)
+    assert api.delete(f"/tokens/{holder['id']}").status_code == 204
+    rest = api.get("/tokens", query_string={"revoked": "false", "cursor": page["next_cursor"]})
+    assert ids_of(rest) == [lgu["id"]]
+
+
+@pytest.mark.parametrize(
+    ("query", "field"),
+    [
+        ("revoked=yes", "revoked"),
+        ("revoked=1", "revoked"),
+        ("revoked=", "revoked"),
+        ("role=emperor", "role"),
+        ("role=Board", "role"),
+        ("limit=0", "limit"),
+        ("limit=501", "limit"),
+    ],
+)
+def test_a_bad_filter_of_the_token_list_is_422_naming_it(api, query, field):
+    body = problem(api.get(f"/tokens?{query}"), 422, "validation_error")
+    assert set(body["errors"]) == {field}
+
+
+def test_a_cursor_the_token_list_did_not_give_is_400(api):
+    holders_cursor = HOLDERS.cursor("hld_0123456789abcdef")
+    for cursor in (holders_cursor, TOKENS.cursor("hld_0123456789abcdef"), "not-a-cursor"):
+        response = api.get("/tokens", query_string={"cursor": cursor})
+        problem(response, 400, "bad_request")
+
+
+def test_the_board_reads_one_token_and_sees_its_revocation(api):
+    created = ok(api.post("/tokens", {"role": "board", "name": "looked at"}))
+    shown = ok(api.get(f"/tokens/{created['id']}"), 200)
+    assert set(shown) == TOKEN_FIELDS
+    assert (shown["name"], shown["role"], shown["revoked_at"]) == ("looked at", "board", None)
+    assert created["token"] not in json.dumps(shown)
+    assert api.delete(f"/tokens/{created['id']}").status_code == 204
+    assert ok(api.get(f"/tokens/{created['id']}"), 200)["revoked_at"] is not None
+    problem(api.get("/tokens/tok_0123456789abcdef"), 404, "not_found")
+
+
+def test_only_the_board_lists_and_reads_tokens(api, lgu, holder):
+    board_id = ok(api.get("/me"), 200)["token_id"]
+    for token in (lgu["token"], holder["token"]):
+        problem(api.get("/tokens", token=token), 403, "forbidden")
+        problem(api.get(f"/tokens/{board_id}", token=token), 403, "forbidden")
+    problem(api.get("/tokens", token=""), 401, "unauthorized")
+    problem(api.get(f"/tokens/{board_id}", token=""), 401, "unauthorized")

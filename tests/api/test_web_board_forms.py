@@ -8,6 +8,7 @@ session's CSRF secret and the form's own Idempotency-Key) and posts the fields i
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -15,11 +16,13 @@ from flask import Flask
 from flask.testing import FlaskClient
 from sqlalchemy import func, select
 
-from bank import party_edits
+from api import create_app
+from bank import parties, party_edits
+from bank.access import SYSTEM, ApiToken
 from bank.deposit_tables import Deposit
 from bank.party_tables import BankSite, Holder
-from tests.api.conftest import Api
-from tests.api.kit import Kit, ok, on, unique
+from tests.api.conftest import Api, make_token
+from tests.api.kit import Kit, at, ok, on, unique
 from tests.api.test_appeals import noticed_decision
 from tests.api.web_kit import Element, parse, signed_in
 
@@ -586,6 +589,112 @@ def test_a_token_is_created_with_its_secret_shown_once_and_revoked(kit, board) -
 
     redirected(fill(board, "/tokens", "revoke-form", {"token_id": token_id}), "/tokens")
     assert kit.api.get("/me", token=secret).status_code == 401
+
+
+def token_row(client: FlaskClient, token_id: str) -> Element:
+    """The token's row on the tokens page, following its "Next page" links to it."""
+    address: str | None = "/tokens"
+    while address:
+        page = html(client.get(address))
+        rows = page.all("tr", data_token_id=token_id)
+        if rows:
+            return rows[0]
+        following = page.all("a", id="next-page")
+        address = following[0].attrs["href"] if following else None
+    raise AssertionError(f"{token_id} is not on the tokens page")
+
+
+def cells_of(row: Element) -> dict[str, str]:
+    return {c.attrs["data-field"]: c.text for c in row.all("td") if "data-field" in c.attrs}
+
+
+def test_a_token_created_on_the_page_is_listed_and_revoked_from_its_row(app, kit, board) -> None:
+    holder = kit.holder("Prairie & <Sons>")
+    holder_name = ok(kit.api.get(f"/holders/{holder['id']}"), 200)["name"]
+    name = unique("Prairie's clerk")
+    fields = {"role": "holder", "name": name, "holder_id": holder["id"]}
+    action, hidden = form_of(board, "/tokens", "create-form")
+    created = html(board.post(action, data={**hidden, **fields}), 201)
+    secret = created.one(id="token-secret").text
+    token_id = created.one("code", data_field="token_id").text
+
+    row = token_row(board, token_id)
+    assert row.attrs["data-status"] == "active"
+    assert name in row.one("th").text
+    cells = cells_of(row)
+    assert (cells["role"], cells["status"], cells["last_used_at"]) == ("Holder", "Active", "Never")
+    assert cells["acts_for"] == f"Holder {holder_name} {holder['id']}"  # its name, escaped
+    assert secret not in board.get("/tokens").get_data(as_text=True)
+    button = row.one("form")
+    assert (button.attrs["method"], button.attrs["action"]) == ("post", "/tokens/revoke")
+    sent = {i.attrs["name"]: i.attrs["value"] for i in button.all("input", type="hidden")}
+    assert sent["token_id"] == token_id and sent["csrf_token"] and sent["idempotency_key"]
+    assert button.one("button").text == "Revoke"
+    assert button.one("button").attrs["aria-describedby"] == row.one("th").attrs["id"]
+
+    # someone other than the board cannot send that button, and the token keeps working
+    intruder = signed_in(app.test_client(), holder["token"])
+    assert intruder.get("/tokens").status_code == 403
+    csrf = parse(intruder.get("/").get_data(as_text=True)).one("input", name="csrf_token")
+    refused = intruder.post("/tokens/revoke", data={**sent, "csrf_token": csrf.attrs["value"]})
+    assert refused.status_code == 403
+    assert ok(kit.api.get("/me", token=secret), 200)["token_id"] == token_id
+
+    done = board.post(button.attrs["action"], data=sent)
+    location = redirected(done, "/tokens")
+    after = html(board.get(location))
+    assert after.one(id="form-notice").text.startswith("The token is revoked")
+    assert kit.api.get("/me", token=secret).status_code == 401
+    row = token_row(board, token_id)
+    assert row.attrs["data-status"] == "revoked"
+    assert cells_of(row)["status"].startswith("Revoked 20")
+    assert not row.has("form")
+    # the same button sent again answers as the first time and revokes nothing more
+    assert redirected(board.post(button.attrs["action"], data=sent), "/tokens") == location
+
+
+@pytest.fixture
+def fresh_app(fresh_db_url: str) -> Iterator[Flask]:
+    """An app on a database of its own: the tokens page lists only this test's tokens."""
+    application = create_app({"DATABASE_URL": fresh_db_url, "PROPAGATE_EXCEPTIONS": False})
+    yield application
+    application.extensions["wetbank.db"].dispose()
+
+
+def test_the_tokens_page_lists_tokens_newest_first_in_pages(fresh_app) -> None:
+    """Three tokens made in 2020, one second apart (the first revoked since), and the board's
+    made now: two rows a page, newest first."""
+    db = fresh_app.extensions["wetbank.db"]
+    lgu_id = parties.create_lgu(db, SYSTEM, name="Lyon County", kind="county").id
+    for second, kw in enumerate([{}, {"lgu_id": lgu_id}, {}], 1):
+        with at(f"2020-01-01 00:00:0{second}"):
+            make_token(fresh_app, "lgu" if kw else "board", **kw)
+    board_token = make_token(fresh_app, "board")
+    with db.transaction() as session:
+        made = session.execute(select(ApiToken).order_by(ApiToken.created_at)).scalars()
+        oldest, lgus, older, board_id = [row.id for row in made]
+    client = signed_in(fresh_app.test_client(), board_token)
+    redirected(fill(client, "/tokens", "revoke-form", {"token_id": oldest}), "/tokens")
+
+    def rows_of(page: Element) -> list[Element]:
+        table = page.one("table", id="tokens")
+        assert table.one("caption").text == "API tokens, newest first"
+        return [row for row in table.all("tr") if "data-token-id" in row.attrs]
+
+    first = html(client.get("/tokens?limit=2"))
+    rows = rows_of(first)
+    assert [row.attrs["data-token-id"] for row in rows] == [board_id, older]
+    assert "you are signed in with it" in rows[0].one("th").text
+    assert not first.has("a", id="first-page")
+    second = html(client.get(first.one("a", id="next-page").attrs["href"]))
+    rows = rows_of(second)
+    assert [row.attrs["data-token-id"] for row in rows] == [lgus, oldest]
+    assert cells_of(rows[0])["role"] == "LGU"
+    assert cells_of(rows[0])["acts_for"] == f"LGU Lyon County {lgu_id}"
+    assert cells_of(rows[0])["created_at"] == "2019-12-31 18:00 CST"  # Minnesota's time
+    assert rows[0].has("form") and not rows[0].has("a")
+    assert rows[1].attrs["data-status"] == "revoked" and not rows[1].has("form")
+    assert second.has("a", id="first-page") and not second.has("a", id="next-page")
 
 
 # --- who may use the forms -----------------------------------------------------------------------

@@ -41,6 +41,8 @@ MATRIX: dict[str, str] = {
     "GET /ready": "public",
     "GET /me": "*",
     "POST /tokens": "board",
+    "GET /tokens": "board",
+    "GET /tokens/{token_id}": "board",
     "DELETE /tokens/{token_id}": "board",
     "POST /holders": "board",
     "GET /holders": "board",
