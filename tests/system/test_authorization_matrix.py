@@ -102,6 +102,7 @@ MATRIX: dict[str, str] = {
     "POST /payments": "board lgu",
     "GET /payments/{payment_id}": "board lgu",
     "POST /payments/{payment_id}/refund": "board lgu",
+    "POST /payments/{payment_id}/reverse": "board",
     "POST /plans/{plan_id}/securities": "board lgu",
     "GET /securities": "board lgu other_lgu",
     "GET /securities/{security_id}": "board lgu",

@@ -225,6 +225,7 @@ def valid_bodies(world: World) -> dict[str, dict[str, Any]]:
         },
         "POST /accounts/{account_id}/deposits": valid_bodies_deposit(bank),
         "POST /deposits/{deposit_id}/reverse": {"effective_on": days_ago(0), "reason": "error"},
+        "POST /payments/{payment_id}/reverse": {"reason": "booked on the wrong appeal"},
         "PATCH /holders/{holder_id}": {"address": "2 Main St", "reason": "moved"},
         "PATCH /lgus/{lgu_id}": {"name": "Lyon County", "reason": "full name"},
         "PATCH /bank-sites/{site_id}": {"major_watershed": "Cottonwood", "reason": "resurveyed"},
