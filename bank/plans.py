@@ -28,6 +28,7 @@ from bank.plan_tables import Appeal, Plan, PlanRevision
 from bank.rules import calendar, replacement_rules, timeline
 from bank.rules.ruleset import Ruleset, ruleset_by_id
 from bank.withdrawal_tables import Withdrawal
+from bank.wording import dollars
 from ledger import clock
 from ledger.slices import grouped
 
@@ -752,8 +753,9 @@ def _check_appeal_security(ruleset: Ruleset, amount_cents: int, field: str) -> N
     """Subd. 9: "in an amount not to exceed $500"."""
     if not 1 <= amount_cents <= ruleset.appeal_security_max_cents:
         raise ValidationFailed(
-            f"Subd. 9: appeal security is 1 to {ruleset.appeal_security_max_cents} cents",
-            {field: [f"1 to {ruleset.appeal_security_max_cents}"]},
+            f"Subd. 9: appeal security is {dollars(1)} to "
+            f"{dollars(ruleset.appeal_security_max_cents)}",
+            {field: [f"{dollars(1)} to {dollars(ruleset.appeal_security_max_cents)}"]},
         )
 
 

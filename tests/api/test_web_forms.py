@@ -563,6 +563,27 @@ def test_a_reservation_past_its_expiry_is_refused_beside_the_field(app: Flask, k
     assert kit.rows_naming(bank["id"])["reservations"] == 0
 
 
+def test_a_reservation_of_more_than_is_available_says_the_area_as_people_write_it(
+    app: Flask, kit: Kit
+) -> None:
+    """The refusal names the square feet with thousands separators, as every page does."""
+    lgu = kit.lgu()
+    with on(DAY):
+        bank = kit.funded_account(day=DAY, service_area=5, unrestricted=20_000)
+        plan = kit.plan(lgu, received_on=DAY, area_sqft=9_000)
+        client = signed_in(app.test_client(), bank["holder"]["token"])
+        fields = {
+            "plan_id": plan["id"],
+            "credit_class": bank["unrestricted_class"],
+            "amount_sqft": "20,001",
+            "expires_on": "2027-06-08",
+        }
+        page = document(send(client, f"/accounts/{bank['id']}/reservations/new", fields), 422)
+    assert page.one("div", id="form-problem").text == "Only 20,000 sq ft available."
+    assert kit.rows_naming(bank["id"])["reservations"] == 0
+    assert kit.available(bank["id"], bank["unrestricted_class"]) == 20_000
+
+
 def test_a_holder_voids_a_reservation_once(app: Flask, kit: Kit) -> None:
     lgu = kit.lgu()
     with on(DAY):
