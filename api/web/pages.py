@@ -123,6 +123,7 @@ def account(account_id: str) -> Response:
         lots=found.lots,
         lot_labels=found.lot_labels,
         statement=found.statement,
+        entry_records=found.entry_records,
         start=start,
         end=end,
         period_problem=problem,
