@@ -19,6 +19,7 @@ from bank import (
     listing_filters,
     money,
     parties,
+    plan_acts,
     plan_report,
     plans,
     policy,
@@ -85,6 +86,9 @@ class PlanPage:
     securities: list[securities.SecurityView]
     account_numbers: dict[str, str]
     lot_labels: dict[str, str]
+    #: the acts on the plan's record its state lets the reader record now
+    #: (``plan_acts.open_acts``)
+    open_acts: frozenset[str]
 
 
 def plan_page(db: Database, actor: Actor, plan_id: str, today: date) -> PlanPage:
@@ -105,6 +109,7 @@ def plan_page(db: Database, actor: Actor, plan_id: str, today: date) -> PlanPage
             ),
             account_numbers=_numbers(session, account_ids),
             lot_labels=lot_labels(session, lot_ids),
+            open_acts=plan_acts.open_acts(session, plan, today),
         )
 
 

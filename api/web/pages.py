@@ -196,6 +196,7 @@ def plan(plan_id: str) -> Response:
         securities=found.securities,
         account_numbers=found.account_numbers,
         lot_labels=found.lot_labels,
+        open_acts=found.open_acts,
         steps=plan_view.timeline(body, today),
         today=today,
     )
