@@ -21,6 +21,7 @@ from bank.accounts import AccountView, account_view
 from bank.errors import Conflict
 from bank.plan_tables import Plan
 from bank.withdrawal_tables import Withdrawal, WithdrawalAllocation
+from bank.wording import sqft
 from ledger import clock
 from ledger.db import Database
 
@@ -44,7 +45,7 @@ def _close(session: Session, account_id: str) -> parties.BankAccount:
     posted = sum(item.posted_sqft for item in credits.lots_of(session, account))
     if posted:
         raise Conflict(
-            f"account {account.number} holds {posted} sq ft of credits: transfer them first",
+            f"account {account.number} holds {sqft(posted)} of credits: transfer them first",
             posted_sqft=posted,
         )
     pending = pending_reservations(session, account_id)

@@ -26,6 +26,7 @@ from bank.ids import new_id
 from bank.plan_tables import Appeal, Plan
 from bank.rules import timeline
 from bank.rules.ruleset import ruleset_by_id
+from bank.wording import dollars
 from ledger import clock
 from ledger.account_cache import AccountRow
 from ledger.db import Database
@@ -242,8 +243,8 @@ def _check_paid(session: Session, plan: Plan, appeal: Appeal, on: date) -> None:
         posted = money.appeal_security_posted_cents(session, appeal.id, on)
         if posted < required:
             raise SecurityRequired(
-                f"Subd. 9: the LGU requires {required} cents of appeal security; "
-                f"{posted} cents were posted by {on.isoformat()}",
+                f"Subd. 9: the LGU requires {dollars(required)} of appeal security; "
+                f"{dollars(posted)} was posted by {on.isoformat()}",
                 required_cents=required,
                 posted_cents=posted,
             )
@@ -263,7 +264,7 @@ def _check_security_unposted(session: Session, plan: Plan, appeal: Appeal, on: d
     posted = money.appeal_security_posted_cents(session, appeal.id, on)
     if posted >= required:
         raise ValidationFailed(
-            f"Subd. 9: the {required} cents of appeal security the LGU requires were posted by "
+            f"Subd. 9: the {dollars(required)} of appeal security the LGU requires was posted by "
             f"{on.isoformat()}",
             {"grounds": ["security_not_posted: the required security is posted"]},
         )

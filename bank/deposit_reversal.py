@@ -20,6 +20,7 @@ from bank.access import Actor
 from bank.deposit_tables import Deposit, DepositAction, DepositReversal
 from bank.deposit_views import DepositView, deposit_view, get_deposit
 from bank.errors import Conflict, ValidationFailed
+from bank.wording import sqft
 from ledger import clock
 from ledger.db import Database
 from ledger.errors import InsufficientFunds
@@ -106,8 +107,8 @@ def _untouched_actions(
         balance = held[lot.ledger_account_id]
         if balance.posted != action.credit_sqft or balance.available != action.credit_sqft:
             raise Conflict(
-                f"lot {lot.label} ({lot.id}) no longer holds all {action.credit_sqft} sq ft the "
-                f"deposit put there unreserved ({balance.available} sq ft available): a deposit "
+                f"lot {lot.label} ({lot.id}) no longer holds all {sqft(action.credit_sqft)} the "
+                f"deposit put there unreserved ({sqft(balance.available)} available): a deposit "
                 "is reversed only while its credits are untouched",
                 lot_id=lot.id,
                 available_sqft=balance.available,

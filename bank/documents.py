@@ -19,6 +19,7 @@ from sqlalchemy.orm import Session
 from bank import parties, plan_decisions, plans, record_pages, reports
 from bank.access import Actor
 from bank.credits import CreditClass, Lot
+from bank.entry_records import EntryRecord, Moved, entry_records
 from bank.errors import NotFound
 from bank.party_tables import BankAccount, Holder, Lgu
 from bank.plan_record_tables import PlanApplication
@@ -231,14 +232,19 @@ def chain_link(session: Session, transaction_id: int) -> ChainLink | None:
 
 @dataclass(frozen=True)
 class StatementLine:
-    """One posted entry: when, what, which lot, how much, and the class's balance after it."""
+    """One posted entry: when, what (``record``: what its transaction was), which lot, how
+    much, and the class's balance after it."""
 
     effective_on: date
     transaction_id: str
-    description: str
+    record: EntryRecord
     lot_label: str
     amount_sqft: int
     balance_after_sqft: int
+
+    @property
+    def description(self) -> str:
+        return self.record.description
 
 
 @dataclass(frozen=True)
@@ -284,7 +290,8 @@ def account_statement(
         classes = reports.statement(session, account, start, end) if entries else []
         posted = [e for c in classes for e in c.entries]
         labels = record_pages.lot_labels(session, {e.lot_id for e in posted})
-        memos = record_pages.with_names(session, {e.memo for e in posted if e.memo})
+        moved = [Moved(e.transaction_id, e.kind, e.memo) for e in posted]
+        records = entry_records(session, actor, account, moved)
         return AccountStatement(
             account_id=account.id,
             account_number=account.number,
@@ -301,7 +308,7 @@ def account_statement(
                     wetland_type=c.credit_class.wetland_type,
                     restricted=c.credit_class.restricted,
                     opening_sqft=c.opening_sqft,
-                    lines=[_line(e, labels, memos) for e in c.entries],
+                    lines=[_line(e, labels, records) for e in c.entries],
                     closing_sqft=c.closing_sqft,
                 )
                 for c in classes
@@ -310,13 +317,12 @@ def account_statement(
 
 
 def _line(
-    entry: reports.StatementEntry, labels: dict[str, str], memos: dict[str, str]
+    entry: reports.StatementEntry, labels: dict[str, str], records: dict[str, EntryRecord]
 ) -> StatementLine:
-    kind = entry.kind.replace("_", " ").capitalize()
     return StatementLine(
         effective_on=entry.effective_on,
         transaction_id=entry.transaction_id,
-        description=f"{kind}: {memos[entry.memo]}" if entry.memo else kind,
+        record=records[entry.transaction_id],
         lot_label=labels.get(entry.lot_id, entry.lot_id),
         amount_sqft=entry.amount_sqft,
         balance_after_sqft=entry.balance_after_sqft,

@@ -29,6 +29,7 @@ from bank.money_tables import Security, SecurityDraw
 from bank.named_accounts import usd_meta
 from bank.plan_tables import Plan
 from bank.securities import SecurityView, undrawn_cents
+from bank.wording import dollars
 from ledger import clock
 from ledger.db import Database
 from ledger.slices import grouped
@@ -91,8 +92,8 @@ def shortfall_of(plan: Plan, held: int) -> str | None:
     if held >= required:
         return None
     return (
-        f"Subd. 3: held, irrevocable, unexpired securities guarantee {held} of the "
-        f"{required} cents required"
+        f"Subd. 3: held, irrevocable, unexpired securities guarantee {dollars(held)} of the "
+        f"{dollars(required)} required"
     )
 
 
@@ -150,7 +151,7 @@ def draw(
         if amount > left:
             raise ValidationFailed(
                 "a draw cannot exceed what is left of the security",
-                {"amount_cents": [f"at most {left}"]},
+                {"amount_cents": [f"at most {dollars(left)}"]},
             )
         outcome = plans.outcome_held(session, security.plan_id)  # a reversal waits, or is seen
         if outcome not in APPROVALS:

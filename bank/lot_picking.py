@@ -19,6 +19,7 @@ import ledger
 from bank import parties
 from bank.access import Actor
 from bank.errors import AccountFrozen, Conflict, InsufficientCredits, NotFound, ValidationFailed
+from bank.wording import sqft
 from ledger import clock, store
 from ledger.account_cache import AccountRow
 from ledger.locks import held_rows, lock_balances
@@ -281,7 +282,7 @@ def _take(items: list[_Item], amount: int) -> list[tuple[_Item, int]]:
                 requested_sqft=amount,
             )
         raise InsufficientCredits(
-            f"only {available} sq ft available", available_sqft=available, requested_sqft=amount
+            f"only {sqft(available)} available", available_sqft=available, requested_sqft=amount
         )
     picks, left = [], amount
     for item in usable:

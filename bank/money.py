@@ -36,6 +36,7 @@ from bank.named_accounts import (
 )
 from bank.plan_tables import Appeal, Plan
 from bank.rules.ruleset import Ruleset, ruleset_by_id
+from bank.wording import dollars
 from ledger import clock
 from ledger.db import Database
 from ledger.slices import grouped, slices
@@ -253,7 +254,7 @@ def _check_filing_fee(session: Session, ruleset: Ruleset, amount: int, appeal: A
     """Subd. 9: a filing fee of exactly $200, retained by the board."""
     if amount != ruleset.appeal_filing_fee_cents:
         raise InvalidFee(
-            f"the appeal filing fee is {ruleset.appeal_filing_fee_cents} cents",
+            f"the appeal filing fee is {dollars(ruleset.appeal_filing_fee_cents)}",
             fee_cents=ruleset.appeal_filing_fee_cents,
             amount_cents=amount,
         )
@@ -265,7 +266,7 @@ def _check_security(session: Session, ruleset: Ruleset, amount: int, appeal: App
     """Subd. 9: security of at most $500, returned if the petition is accepted."""
     if amount > ruleset.appeal_security_max_cents:
         raise InvalidFee(
-            f"appeal security may not exceed {ruleset.appeal_security_max_cents} cents",
+            f"appeal security may not exceed {dollars(ruleset.appeal_security_max_cents)}",
             max_cents=ruleset.appeal_security_max_cents,
             amount_cents=amount,
         )

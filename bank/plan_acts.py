@@ -8,7 +8,8 @@ one plan serialize; the rules of each act are in its own module."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+import functools
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from datetime import date
 
@@ -18,14 +19,17 @@ from bank import (
     notice_document,
     notices,
     plan_decisions,
+    plan_extensions,
     plan_panel,
     plan_report,
     plan_revisions,
     plans,
 )
 from bank.access import Actor
+from bank.errors import BankError
 from bank.plan_extensions import ExtensionRequest, ExtensionView, record_extension
 from bank.plan_tables import Plan
+from bank.rules import timeline
 from ledger.db import Database
 
 
@@ -109,3 +113,55 @@ def request_copy(
     with _acting_on(db, actor, plan_id) as (session, plan):
         row = notices.register_copy_request(session, plan, name, address, requested_on)
         return notices.copy_asked(row)
+
+
+# --- what may be recorded on the plan now -------------------------------------------------------
+
+#: the acts ``open_acts`` weighs, by the name the pages give their forms
+WEIGHED = (
+    "notice-of-application",
+    "extension",
+    "panel-referral",
+    "panel-determination",
+    "decision",
+    "notice-of-decision",
+    "revision",
+)
+
+
+def open_acts(session: Session, plan: Plan, today: date) -> frozenset[str]:
+    """The acts of ``WEIGHED`` the plan's state lets the caller record now, each weighed by the
+    check its use case makes before writing (``plans.check_notice``,
+    ``plan_decisions.check_decidable``, ...), on the last day it could be dated: today, or
+    ``decision_due`` for the acts that come before the decision (one dated by then and recorded
+    later is accepted while nothing relied on the deemed approval).  A form is then refused
+    only for what was typed in it (an outcome without its record, a day too early)."""
+    due = plans.state(session, plan, today).deadlines.decision_due
+    before = min(today, due)
+    checks: dict[str, Callable[[], object]] = {
+        "notice-of-application": lambda: plans.check_notice(session, plan, before),
+        "extension": lambda: plan_extensions.check_extension(
+            session, plan, timeline.ExtensionFacts(before, 1, applicant_agreed=True)
+        ),
+        "panel-referral": lambda: plan_panel.check_referable(session, plan, before),
+        "panel-determination": lambda: plan_panel.check_determinable(session, plan, before),
+        "decision": lambda: plan_decisions.check_decidable(session, plan, "approved", before),
+        "notice-of-decision": lambda: plans.check_decision_notice(session, plan, today),
+    }
+    open_now = {act for act, check in checks.items() if _passes(check)}
+    # a revision is weighed whether or not it would count as a new application (Subd. 6 (c)):
+    # which it is depends on the area and distance typed in the form
+    current = plans.state(session, plan, today)
+    revise = functools.partial(plan_revisions.check_revision, current)
+    revisions = [functools.partial(revise, counts) for counts in (False, True)]
+    if any(_passes(check) for check in revisions):
+        open_now.add("revision")
+    return frozenset(open_now)
+
+
+def _passes(check: Callable[[], object]) -> bool:
+    try:
+        check()
+    except BankError:
+        return False
+    return True

@@ -56,18 +56,7 @@ class DecisionRequest:
 
 def record_decision(session: Session, plan: Plan, request: DecisionRequest) -> None:
     """Approve or deny the plan's current application, with its record."""
-    plans._check_not_future(request.decided_on, "decided_on")
-    c = plans.clocks(session, plan)
-    timeline.check_decision(
-        c.ruleset,
-        c.lgu,
-        c.board,
-        plans.facts(session, plan),
-        request.outcome,
-        request.decided_on,
-        clock.today(),
-        plans.approval_acts(session, plan),
-    )
+    check_decidable(session, plan, request.outcome, request.decided_on)
     _check_record(plan, request)
     plan_panel.check_decision_includes(session, plan, request.decided_on)
     if request.resolution is not None:
@@ -85,6 +74,24 @@ def record_decision(session: Session, plan: Plan, request: DecisionRequest) -> N
         plan.decision_carbon_balance_considered = peatland.carbon_balance_considered
         plan.decision_trees_or_shrubs = (peatland.trees_or_shrubs or "").strip() or None
     session.flush()
+
+
+def check_decidable(session: Session, plan: Plan, outcome: str, decided_on: date) -> None:
+    """Refuse a decision ``outcome`` dated ``decided_on`` for the plan's state, before its
+    record is looked at: after the deadline, twice, inside the comment period
+    (``timeline.check_decision``)."""
+    plans._check_not_future(decided_on, "decided_on")
+    c = plans.clocks(session, plan)
+    timeline.check_decision(
+        c.ruleset,
+        c.lgu,
+        c.board,
+        plans.facts(session, plan),
+        outcome,
+        decided_on,
+        clock.today(),
+        plans.approval_acts(session, plan),
+    )
 
 
 def _check_record(plan: Plan, request: DecisionRequest) -> None:

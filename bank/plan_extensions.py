@@ -44,12 +44,11 @@ class ExtensionView(Extension):
     decision_due: date = field(kw_only=True)
 
 
-def record_extension(session: Session, plan: Plan, request: ExtensionRequest) -> ExtensionView:
-    """Record an extension sent on ``notified_on``; answer it with the new ``decision_due``."""
-    plans._check_not_future(request.notified_on, "notified_on")
-    plans._check_not_before_receipt(plan, request.notified_on, "notified_on")
+def check_extension(session: Session, plan: Plan, asked: timeline.ExtensionFacts) -> None:
+    """Refuse the extension ``asked`` for the plan's state (``timeline.check_extension``)."""
+    plans._check_not_future(asked.notified_on, "notified_on")
+    plans._check_not_before_receipt(plan, asked.notified_on, "notified_on")
     c = plans.clocks(session, plan)
-    asked = timeline.ExtensionFacts(request.notified_on, request.days, request.applicant_agreed)
     timeline.check_extension(
         c.ruleset,
         c.lgu,
@@ -59,6 +58,12 @@ def record_extension(session: Session, plan: Plan, request: ExtensionRequest) ->
         clock.today(),
         plans.approval_acts(session, plan),
     )
+
+
+def record_extension(session: Session, plan: Plan, request: ExtensionRequest) -> ExtensionView:
+    """Record an extension sent on ``notified_on``; answer it with the new ``decision_due``."""
+    asked = timeline.ExtensionFacts(request.notified_on, request.days, request.applicant_agreed)
+    check_extension(session, plan, asked)
     row = add_fact(
         session,
         PlanExtension,

@@ -74,9 +74,7 @@ def refer(session: Session, plan: Plan, referred_on: date, questions: list[str])
             "Subd. 2 refers questions of public value, location, size or type",
             {"questions": [f"one or more of {', '.join(QUESTIONS)}"]},
         )
-    _check_before_decision(session, plan, referred_on, "a referral to the panel")
-    if panel_of(session, plan) is not None:
-        raise Conflict("the questions of this application were already referred to the panel")
+    check_referable(session, plan, referred_on)
     return add_fact(
         session,
         PlanPanel,
@@ -96,14 +94,7 @@ def determine(session: Session, plan: Plan, determination: Determination) -> Pla
         raise ValidationFailed(
             "the panel may recommend approval or denial", {"recommendation": ["unknown"]}
         )
-    _check_before_decision(
-        session, plan, determination.inspected_on, "a determination after an inspection"
-    )
-    panel = panel_of(session, plan)
-    if panel is None:
-        raise Conflict("no questions of this application were referred to the panel")
-    if panel.determined_at is not None:
-        raise Conflict("the panel's determination was already recorded")
+    panel = check_determinable(session, plan, determination.inspected_on)
     if determination.inspected_on < panel.referred_on:
         raise ValidationFailed(
             "Subd. 2: the panel determines the questions referred after an on-site inspection",
@@ -116,6 +107,25 @@ def determine(session: Session, plan: Plan, determination: Determination) -> Pla
     panel.recommendation = determination.recommendation
     panel.determined_at = clock.utcnow()
     session.flush()
+    return panel
+
+
+def check_referable(session: Session, plan: Plan, referred_on: date) -> None:
+    """Refuse a referral on ``referred_on`` for the plan's state: once, before the decision."""
+    _check_before_decision(session, plan, referred_on, "a referral to the panel")
+    if panel_of(session, plan) is not None:
+        raise Conflict("the questions of this application were already referred to the panel")
+
+
+def check_determinable(session: Session, plan: Plan, inspected_on: date) -> PlanPanel:
+    """Refuse a determination after an inspection on ``inspected_on`` for the plan's state:
+    once, on questions referred, before the decision; the panel referred to otherwise."""
+    _check_before_decision(session, plan, inspected_on, "a determination after an inspection")
+    panel = panel_of(session, plan)
+    if panel is None:
+        raise Conflict("no questions of this application were referred to the panel")
+    if panel.determined_at is not None:
+        raise Conflict("the panel's determination was already recorded")
     return panel
 
 

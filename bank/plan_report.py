@@ -27,6 +27,7 @@ from bank.plan_revisions import ApplicationView, application_view
 from bank.plan_rows import PlanRows
 from bank.plan_tables import Plan
 from bank.rules import timeline
+from bank.wording import dollars, sqft
 
 
 @dataclass(frozen=True)
@@ -152,7 +153,7 @@ def _replacement_blockers(plan: Plan, rows: PlanRows, required_sqft: int) -> lis
             return [
                 _blocker(
                     "credits_not_withdrawn",
-                    f"{withdrawn} of {required_sqft} sq ft of credits withdrawn",
+                    f"{withdrawn:,} of {sqft(required_sqft)} of credits withdrawn",
                 )
             ]
         return []
@@ -167,7 +168,7 @@ def _replacement_blockers(plan: Plan, rows: PlanRows, required_sqft: int) -> lis
         due = plan.in_lieu_amount_due_cents or 0
         paid = rows.in_lieu_received_cents.get(plan.id, 0)
         if paid < due:
-            return [_blocker("in_lieu_payment_due", f"{paid} of {due} cents received")]
+            return [_blocker("in_lieu_payment_due", f"{dollars(paid)} of {dollars(due)} received")]
         return []
     if plan.replacement_completed_on is not None:
         return []

@@ -78,18 +78,9 @@ def record_revision(
         current.area_sqft if current.revision_denied else _area_last_received_as_new(session, plan)
     )
     counts = replacement_rules.revision_counts_as_new(ruleset, baseline, area_sqft, displacement_ft)
+    check_revision(current, counts)
     if current.outcome is not None:
-        _check_revisable(current, counts)
         _check_received_after_approval(plan, current, counts, received_on)
-    elif current.status == "appealed":  # an appeal of the application the revision superseded
-        raise Conflict("a petition awaits the board: the plan cannot be revised meanwhile")
-    if current.revision_denied and not counts:
-        # the approval standing is an earlier application's, kept as it stood: a change that
-        # does not count as new cannot be made to it in place (choice)
-        raise Conflict(
-            "Subd. 6 (c): the plan stands on the approval its denied revision applied to revise; "
-            "a revision of it that does not count as a new application cannot be recorded"
-        )
     revision = add_fact(
         session,
         PlanRevision,
@@ -117,6 +108,22 @@ def record_revision(
         plan_received_on=plan.received_on,
         application_number=plan.application_number,
     )
+
+
+def check_revision(current: plans.PlanState, counts: bool) -> None:
+    """Refuse a revision (``counts``: one counting as a new application) for the plan's state
+    ``current``, whatever its area and day."""
+    if current.outcome is not None:
+        _check_revisable(current, counts)
+    elif current.status == "appealed":  # an appeal of the application the revision superseded
+        raise Conflict("a petition awaits the board: the plan cannot be revised meanwhile")
+    if current.revision_denied and not counts:
+        # the approval standing is an earlier application's, kept as it stood: a change that
+        # does not count as new cannot be made to it in place (choice)
+        raise Conflict(
+            "Subd. 6 (c): the plan stands on the approval its denied revision applied to revise; "
+            "a revision of it that does not count as a new application cannot be recorded"
+        )
 
 
 def _check_revisable(current: plans.PlanState, counts: bool) -> None:

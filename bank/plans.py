@@ -28,6 +28,7 @@ from bank.plan_tables import Appeal, Plan, PlanRevision
 from bank.rules import calendar, replacement_rules, timeline
 from bank.rules.ruleset import Ruleset, ruleset_by_id
 from bank.withdrawal_tables import Withdrawal
+from bank.wording import dollars
 from ledger import clock
 from ledger.slices import grouped
 
@@ -704,6 +705,15 @@ def _check_not_before_receipt(plan: Plan, day: date, field: str) -> None:
 def record_notice(session: Session, plan: Plan, mailed_on: date) -> dict[str, Any]:
     """Subd. 6 notice of application: recorded even when late, and flagged ``late``, while the
     plan is undecided (``timeline.check_application_notice``)."""
+    check_notice(session, plan, mailed_on)
+    plan.notice_mailed_on = mailed_on
+    session.flush()
+    due = state(session, plan).deadlines.notice_due
+    return {"mailed_on": mailed_on, "due": due, "late": mailed_on > due}
+
+
+def check_notice(session: Session, plan: Plan, mailed_on: date) -> None:
+    """Refuse a notice of application mailed on ``mailed_on`` as ``record_notice`` would."""
     _check_not_future(mailed_on, "mailed_on")
     _check_not_before_receipt(plan, mailed_on, "mailed_on")
     c = clocks(session, plan)
@@ -717,14 +727,19 @@ def record_notice(session: Session, plan: Plan, mailed_on: date) -> dict[str, An
     )
     if plan.notice_mailed_on is not None:
         raise Conflict("the notice of this application was already recorded")
-    plan.notice_mailed_on = mailed_on
-    session.flush()
-    due = state(session, plan).deadlines.notice_due
-    return {"mailed_on": mailed_on, "due": due, "late": mailed_on > due}
 
 
 def record_decision_notice(session: Session, plan: Plan, mailed_on: date) -> dict[str, Any]:
     """Subd. 7 notice of decision: opens the 15-day appeal window; late ones are flagged."""
+    check_decision_notice(session, plan, mailed_on)
+    plan.decision_notice_mailed_on = mailed_on
+    session.flush()
+    due = state(session, plan).deadlines.decision_notice_due
+    return {"mailed_on": mailed_on, "due": due, "late": due is not None and mailed_on > due}
+
+
+def check_decision_notice(session: Session, plan: Plan, mailed_on: date) -> None:
+    """Refuse a notice of decision mailed on ``mailed_on`` as ``record_decision_notice`` would."""
     _check_not_future(mailed_on, "mailed_on")
     if plan.decision_notice_mailed_on is not None:
         raise Conflict("the notice of decision was already recorded")
@@ -732,10 +747,6 @@ def record_decision_notice(session: Session, plan: Plan, mailed_on: date) -> dic
     timeline.check_decision_notice(
         c.ruleset, c.lgu, c.board, facts(session, plan), mailed_on, clock.today()
     )
-    plan.decision_notice_mailed_on = mailed_on
-    session.flush()
-    due = state(session, plan).deadlines.decision_notice_due
-    return {"mailed_on": mailed_on, "due": due, "late": due is not None and mailed_on > due}
 
 
 def record_replacement_completed(session: Session, plan: Plan, completed_on: date) -> None:
@@ -753,8 +764,9 @@ def _check_appeal_security(ruleset: Ruleset, amount_cents: int, field: str) -> N
     """Subd. 9: "in an amount not to exceed $500"."""
     if not 1 <= amount_cents <= ruleset.appeal_security_max_cents:
         raise ValidationFailed(
-            f"Subd. 9: appeal security is 1 to {ruleset.appeal_security_max_cents} cents",
-            {field: [f"1 to {ruleset.appeal_security_max_cents}"]},
+            f"Subd. 9: appeal security is {dollars(1)} to "
+            f"{dollars(ruleset.appeal_security_max_cents)}",
+            {field: [f"{dollars(1)} to {dollars(ruleset.appeal_security_max_cents)}"]},
         )
 
 

@@ -6,7 +6,6 @@ A``), LGU, holder and project names.
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 from datetime import date
 from typing import Any
@@ -20,6 +19,7 @@ from bank import (
     listing_filters,
     money,
     parties,
+    plan_acts,
     plan_report,
     plans,
     policy,
@@ -29,9 +29,9 @@ from bank import (
 from bank.access import Actor
 from bank.balances import ClassBalance
 from bank.credits import Lot
-from bank.party_tables import BankAccount, BankSite, Holder, Lgu
+from bank.entry_records import EntryRecord, Moved, entry_records, with_names
+from bank.party_tables import BankAccount, Holder, Lgu
 from bank.plan_report import PlanReport
-from bank.plan_tables import Plan
 from ledger import sealer
 from ledger.db import Database
 from ledger.schema import LedgerAccount
@@ -47,6 +47,8 @@ class AccountPage:
     lots: list[dict[str, Any]]
     lot_labels: dict[str, str]
     statement: list[reports.StatementClass]
+    #: what each statement entry's transaction was, by transaction id
+    entry_records: dict[str, EntryRecord]
 
 
 def account_page(
@@ -61,6 +63,7 @@ def account_page(
         holder = session.get(Holder, account.holder_id)
         lots = reports.lots_with_provenance(session, account)
         statement = reports.statement(session, account, *period) if period else []
+        moved = [Moved(e.transaction_id, e.kind, e.memo) for c in statement for e in c.entries]
         return AccountPage(
             account=account,
             holder_name=holder.name if holder else account.holder_id,
@@ -68,6 +71,7 @@ def account_page(
             lots=lots,
             lot_labels={lot["id"]: lot["label"] for lot in lots},
             statement=statement,
+            entry_records=entry_records(session, actor, account, moved),
         )
 
 
@@ -82,6 +86,9 @@ class PlanPage:
     securities: list[securities.SecurityView]
     account_numbers: dict[str, str]
     lot_labels: dict[str, str]
+    #: the acts on the plan's record its state lets the reader record now
+    #: (``plan_acts.open_acts``)
+    open_acts: frozenset[str]
 
 
 def plan_page(db: Database, actor: Actor, plan_id: str, today: date) -> PlanPage:
@@ -102,6 +109,7 @@ def plan_page(db: Database, actor: Actor, plan_id: str, today: date) -> PlanPage
             ),
             account_numbers=_numbers(session, account_ids),
             lot_labels=lot_labels(session, lot_ids),
+            open_acts=plan_acts.open_acts(session, plan, today),
         )
 
 
@@ -147,10 +155,6 @@ def audit_page(db: Database, actor: Actor, today: date, rows: int) -> AuditPage:
         )
 
 
-#: the ids a ledger account's name may carry (``Fee income of LGU lgu_…``)
-_IDS = re.compile(r"\b(?:lgu|hld|acct|plan|site)_[0-9a-f]+\b")
-
-
 def ledger_names(session: Session, codes: set[str]) -> dict[str, str]:
     """Each ledger account's name, with the ids in it replaced by the names they stand for."""
     if not codes:
@@ -159,29 +163,6 @@ def ledger_names(session: Session, codes: set[str]) -> dict[str, str]:
     names = {code: name for code, name in session.execute(query).all()}
     readable = with_names(session, set(names.values()))
     return {code: readable[name] for code, name in names.items()}
-
-
-def with_names(session: Session, texts: set[str]) -> dict[str, str]:
-    """Each text (a ledger account's name, a transaction's memo) with the ids in it replaced by
-    the names they stand for."""
-    ids = {found for text in texts for found in _IDS.findall(text)}
-    known = _party_names(session, ids)
-    return {text: _IDS.sub(lambda m: known.get(m.group(0), m.group(0)), text) for text in texts}
-
-
-def _party_names(session: Session, ids: set[str]) -> dict[str, str]:
-    if not ids:
-        return {}
-    known: dict[str, str] = {}
-    for query in (
-        select(Lgu.id, Lgu.name).where(Lgu.id.in_(ids)),
-        select(Holder.id, Holder.name).where(Holder.id.in_(ids)),
-        select(BankAccount.id, BankAccount.number).where(BankAccount.id.in_(ids)),
-        select(Plan.id, Plan.project).where(Plan.id.in_(ids)),
-        select(BankSite.id, BankSite.name).where(BankSite.id.in_(ids)),
-    ):
-        known.update({ident: name for ident, name in session.execute(query).all()})
-    return known
 
 
 def numbered_statement(

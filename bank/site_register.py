@@ -29,6 +29,7 @@ from bank.party_tables import SiteCreditArea as SiteCreditArea
 from bank.rules.deposit_eligibility import BUFFER_BASE
 from bank.rules.deposit_rules import CATEGORIES, SiteRegister
 from bank.rules.ruleset import Ruleset
+from bank.wording import sqft
 from ledger import clock
 from ledger.db import Database
 
@@ -187,8 +188,8 @@ def amend(
             cap, was = after.cap_sqft(ruleset, name), before.cap_sqft(ruleset, name)
             if amount > cap and (cap < was or name not in before.areas):
                 raise Conflict(
-                    f"the site has already credited {amount} sq ft of {name}; an area of "
-                    f"{area_sqft} sq ft for {category} would cap it at {cap} sq ft",
+                    f"the site has already credited {sqft(amount)} of {name}; an area of "
+                    f"{sqft(area_sqft)} for {category} would cap it at {sqft(cap)}",
                     category=name,
                     cap_sqft=cap,
                     credited_sqft=amount,

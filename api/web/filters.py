@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable
 from datetime import date, datetime
 
 from flask import Blueprint
 
+from bank import wording
 from ledger import clock
 
 SQFT_PER_ACRE = 43_560
@@ -35,28 +35,8 @@ def acres(value: int | None) -> str:
 
 
 def cents(value: int | None) -> str:
-    """``123456`` → ``$1,234.56``."""
-    if value is None:
-        return ""
-    sign = "-" if value < 0 else ""
-    dollars, rest = divmod(abs(value), 100)
-    return f"{sign}${dollars:,}.{rest:02d}"
-
-
-#: an amount of money the API words in cents (``0 of the 1200000 cents``), or square feet
-_OF_CENTS = re.compile(r"\b(\d+) of (the )?(\d+) cents\b")
-_CENTS = re.compile(r"\b(\d+) cents\b")
-_SQFT = re.compile(r"\b(\d{4,})(?= (?:of \d+ )?sq ft\b)|(?<= of )(\d{4,})(?= sq ft\b)")
-
-
-def readable(text: str | None) -> str:
-    """The API's wording with amounts as people read them: cents as dollars
-    (``0 of 1200000 cents`` → ``$0.00 of $12,000.00``), square feet with thousands separators."""
-    if not text:
-        return ""
-    text = _OF_CENTS.sub(lambda m: f"{cents(int(m[1]))} of {m[2] or ''}{cents(int(m[3]))}", text)
-    text = _CENTS.sub(lambda m: cents(int(m[1])), text)
-    return _SQFT.sub(lambda m: f"{int(m[0]):,}", text)
+    """``123456`` → ``$1,234.56``, as the bank's own sentences word money."""
+    return "" if value is None else wording.dollars(value)
 
 
 def label(value: str | None) -> str:
@@ -88,7 +68,6 @@ def register(blueprint: Blueprint) -> None:
         "day": day,
         "moment": moment,
         "yes_no": yes_no,
-        "readable": readable,
         "label": label,
     }
     for name, function in filters.items():

@@ -123,6 +123,7 @@ def account(account_id: str) -> Response:
         lots=found.lots,
         lot_labels=found.lot_labels,
         statement=found.statement,
+        entry_records=found.entry_records,
         start=start,
         end=end,
         period_problem=problem,
@@ -195,6 +196,7 @@ def plan(plan_id: str) -> Response:
         securities=found.securities,
         account_numbers=found.account_numbers,
         lot_labels=found.lot_labels,
+        open_acts=found.open_acts,
         steps=plan_view.timeline(body, today),
         today=today,
     )

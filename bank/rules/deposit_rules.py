@@ -47,6 +47,7 @@ from bank.rules.deposit_eligibility import (
     ineligible,
 )
 from bank.rules.ruleset import Ruleset
+from bank.wording import sqft
 
 __all__ = [
     "CATEGORIES",
@@ -223,9 +224,9 @@ def _evaluate_on_site(
         _cap_exceeded(index, action, own_cap)
     if already + action.credit_sqft > site_cap:
         raise CapExceeded(
-            f"{category} (action {index}): the bank site may yield at most {site_cap} sq ft of "
-            f"{category} credit on its registered area of {registered} sq ft; {already} sq ft "
-            f"were already credited and {action.credit_sqft} sq ft were asked",
+            f"{category} (action {index}): the bank site may yield at most {sqft(site_cap)} of "
+            f"{category} credit on its registered area of {sqft(registered)}; {sqft(already)} "
+            f"were already credited and {sqft(action.credit_sqft)} were asked",
             category=category,
             cap_sqft=site_cap,
             credited_sqft=already,
@@ -261,7 +262,7 @@ def _check_on_site(
             index,
             category,
             "area_sqft",
-            f"the action's area of {action.area_sqft} sq ft exceeds the {registered} sq ft "
+            f"the action's area of {sqft(action.area_sqft)} exceeds the {sqft(registered)} "
             f"registered for {category} on the bank site (Subd. 12 (c) caps the restoration)",
             registered_area_sqft=registered,
         )
@@ -290,8 +291,8 @@ def _beside_credited(
 
 def _cap_exceeded(index: int, action: ActionRequest, cap: int) -> NoReturn:
     raise CapExceeded(
-        f"{action.category} (action {index}) may earn at most {cap} sq ft of credit; "
-        f"{action.credit_sqft} sq ft were asked",
+        f"{action.category} (action {index}) may earn at most {sqft(cap)} of credit; "
+        f"{sqft(action.credit_sqft)} were asked",
         category=action.category,
         cap_sqft=cap,
         requested_sqft=action.credit_sqft,

@@ -15,6 +15,7 @@ from typing import Final, Literal
 
 from bank.errors import InsufficientCredits, RatioTooLow, RestrictedCreditMisuse, ValidationFailed
 from bank.rules.ruleset import Ruleset
+from bank.wording import sqft
 
 Portion = Literal["first_1_to_1", "above_1_to_1"]
 FIRST_1_TO_1: Final = "first_1_to_1"
@@ -200,8 +201,8 @@ def allocate_withdrawal(
     unrestricted_total = sum(offer.amount_sqft for offer in unrestricted)
     if unrestricted_total < first:
         raise RestrictedCreditMisuse(
-            f"the first 1:1 portion of {first} sq ft needs unrestricted credit; only "
-            f"{unrestricted_total} sq ft were offered, and restricted credit may only be used "
+            f"the first 1:1 portion of {sqft(first)} needs unrestricted credit; only "
+            f"{sqft(unrestricted_total)} were offered, and restricted credit may only be used "
             "above a 1:1 ratio",
             required_unrestricted_sqft=first,
             offered_unrestricted_sqft=unrestricted_total,
@@ -240,7 +241,7 @@ def _check_enough(offered: list[Offer], required: int, *, more: bool) -> None:
     offered_total = sum(offer.amount_sqft for offer in offered)
     if offered_total < required:
         raise InsufficientCredits(
-            f"{offered_total} sq ft of credit were offered; the impact needs {required} sq ft"
+            f"{sqft(offered_total)} of credit were offered; the impact needs {sqft(required)}"
             + (" more" if more else ""),
             available_sqft=offered_total,
             required_sqft=required,

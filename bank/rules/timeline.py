@@ -24,6 +24,7 @@ from bank.errors import (
 from bank.rules.calendar import Calendar
 from bank.rules.replacement_rules import has_comment_period, notice_kind
 from bank.rules.ruleset import Ruleset
+from bank.wording import dollars
 
 PETITIONER_KINDS = ("owner", "notice_recipient", "residents")
 
@@ -563,13 +564,13 @@ def check_petition(
             )
     if filing_fee_cents != ruleset.appeal_filing_fee_cents:
         raise InvalidFee(
-            f"Subd. 9: the filing fee is {ruleset.appeal_filing_fee_cents} cents",
+            f"Subd. 9: the filing fee is {dollars(ruleset.appeal_filing_fee_cents)}",
             fee_cents=ruleset.appeal_filing_fee_cents,
             amount_cents=filing_fee_cents,
         )
     if security_cents is not None and security_cents > ruleset.appeal_security_max_cents:
         raise InvalidFee(
-            f"Subd. 9: security may not exceed {ruleset.appeal_security_max_cents} cents",
+            f"Subd. 9: security may not exceed {dollars(ruleset.appeal_security_max_cents)}",
             max_cents=ruleset.appeal_security_max_cents,
             amount_cents=security_cents,
         )

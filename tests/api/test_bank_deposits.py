@@ -109,7 +109,7 @@ def test_story_1_with_the_buffer_asking_45001_is_refused_cap_exceeded_and_writes
     assert body["category"] == "upland_buffer"
     assert body["cap_sqft"] == 45_000
     assert body["requested_sqft"] == 45_001
-    assert "45000" in body["detail"] and "45001" in body["detail"]
+    assert "45,000 sq ft" in body["detail"] and "45,001 sq ft" in body["detail"]
     assert kit.snapshot(pc["account_id"]) == before
     assert kit.balances(pc["account_id"]) == {}
     assert kit.lots(pc["account_id"]) == []

@@ -278,6 +278,8 @@ def refused_transfer(
 def test_a_transfer_of_more_than_is_available_is_insufficient_credits(kit, pair):
     body = refused_transfer(kit, pair, 422, "insufficient_credits", amount_sqft=10_001)
     assert body["available_sqft"] == 10_000 and body["requested_sqft"] == 10_001
+    # the detail is read by people: its area has thousands separators, the fields stay numbers
+    assert body["detail"] == "only 10,000 sq ft available"
 
 
 def test_a_transfer_of_a_class_the_account_does_not_hold_is_insufficient_credits(kit, pair):

@@ -86,7 +86,7 @@ def test_securities_one_cent_short_block_the_impact_and_exactly_enough_let_it_pr
     final_on = made_final(kit, lgu, plan, "2026-06-01")
     (blocker,) = blockers(kit, plan, final_on)
     assert blocker["code"] == "replacement_not_guaranteed"
-    assert f"guarantee 2499999 of the {REQUIRED} cents required" in blocker["detail"]
+    assert "guarantee $24,999.99 of the $25,000.00 required" in blocker["detail"]
 
     ok(release(kit, short, final_on, token=lgu["token"]))
     ok(hold(kit, plan, token=lgu["token"], amount=1_000_000, issued_on=final_on))
@@ -146,7 +146,7 @@ def test_two_partial_draws_leave_the_security_held_then_the_rest_is_released(kit
     ]
     # a draw is at most what is left
     over = problem(draw(kit, security, "2026-07-16", 900_001), 422, "validation_error")
-    assert over["errors"]["amount_cents"] == ["at most 900000"]
+    assert over["errors"]["amount_cents"] == ["at most $9,000.00"]
     # what is left no longer covers the requirement
     assert [b["code"] for b in blockers(kit, plan, "2026-07-16")] == [
         "decision_not_final",

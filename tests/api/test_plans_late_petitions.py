@@ -130,7 +130,7 @@ def test_a_reversal_of_the_superseded_approval_returns_its_credits_and_leaves_th
     assert statuses[held["id"]] == ("pending", False)
     with on("2026-07-06"):
         assert kit.available(bank["id"], bank["unrestricted_class"]) == before + 18_000
-    assert blockers(shown)["credits_not_withdrawn"] == "1800 of 19800 sq ft of credits withdrawn"
+    assert blockers(shown)["credits_not_withdrawn"] == "1,800 of 19,800 sq ft of credits withdrawn"
     # the LGU's record: application 1 was reversed on appeal
     assert compliance(kit, lgu, "2026-07-06")["reversed_on_appeal"] == 1
 

@@ -88,7 +88,7 @@ def test_a_revision_of_an_approved_plan_counting_as_new_gets_its_own_timeline(ki
     waiting = blockers(revised)
     assert set(waiting) == {"not_approved", "credits_not_withdrawn"}
     assert "Subd. 6 (c)" in waiting["not_approved"]
-    assert waiting["credits_not_withdrawn"] == "18000 of 19800 sq ft of credits withdrawn"
+    assert waiting["credits_not_withdrawn"] == "18,000 of 19,800 sq ft of credits withdrawn"
     # the first application is kept as it stood
     assert revised["applications"] == [
         {

@@ -97,7 +97,7 @@ def test_phased_releases_are_accepted_to_the_cap_and_refused_one_square_foot_pas
     before = _counts(kit)
     refused = problem(_deposit(kit, restoration, _wetland(25_001)), 422, "cap_exceeded")
     assert (refused["credited_sqft"], refused["requested_sqft"]) == (75_000, 25_001)
-    assert "75000" in refused["detail"] and "100000" in refused["detail"]
+    assert "75,000 sq ft" in refused["detail"] and "100,000 sq ft" in refused["detail"]
     assert _counts(kit) == before
     ok(_deposit(kit, restoration, _wetland(25_000)))
     row = _register(kit, restoration["site_id"])["replacement_wetland"]

@@ -14,6 +14,7 @@ from flask import Flask
 from sqlalchemy import select
 
 from bank import documents
+from bank.deposit_tables import Deposit
 from ledger import sealer
 from ledger.schema import LedgerChainLink
 from tests.api.conftest import Api
@@ -220,9 +221,102 @@ def test_the_statement_names_the_plan_and_keeps_its_csv(app: Flask, world) -> No
     csv = client.get(document.one("a", id="statement-csv").attrs["href"])
 
     descriptions = [row.all("td")[0].text for row in document.all("tr", class_="entry")]
-    assert f"Withdrawal: withdrawal for plan {world['plan']['project']}" in descriptions
+    assert f"Withdrawal for plan {world['plan']['project']}" in descriptions
     assert csv.status_code == 200 and csv.mimetype == "text/csv"
     assert "2026-06-01-2026-06-30" in csv.headers["Content-Disposition"]
+
+
+#: the ids the statement's rows must not print: the rows say what people know instead
+RECORD_IDS = ("plan_", "dep_", "trf_", "wd_", "res_", "acct_", "site_", "lot_", "transfer:")
+
+
+def statement_rows(document: Element) -> dict[str, Element]:
+    """Each entry row of the account page's or the statement's tables, by its description."""
+    rows = [
+        row
+        for row in document.all("tr")
+        if "data-record-id" in row.attrs or "entry" in row.attrs.get("class", "")
+    ]
+    return {row.one("td", data_field="description").text: row for row in rows}
+
+
+def test_the_statement_says_what_each_entry_was_and_links_what_the_reader_may_see(
+    app: Flask, kit: Kit, world, board_token: str
+) -> None:
+    """Each row says what moved the credits (the deposit's site and banking plan, the other
+    account of a transfer and its memo, the plan credits were withdrawn for), links the record
+    the reader may open, and keeps the record's id in the row, not in the text."""
+    bank, plan = world["bank"], world["plan"]
+    own = kit.account(bank["holder"]["id"], 5, "Wright")
+    stranger = kit.account(kit.holder("Stranger")["id"], 5, "Wright")
+    numbers = {a: kit.account_body(a)["number"] for a in (bank["id"], own, stranger)}
+    with on("2026-06-09"):
+        moves = [
+            ok(kit.api.post("/transfers", transfer(bank, own, 100, "to our other account"))),
+            ok(kit.api.post("/transfers", transfer(bank, stranger, 200, None))),
+        ]
+    site = ok(kit.api.get(f"/bank-sites/{bank['site_id']}"), 200)["name"]
+    with app.extensions["wetbank.db"].transaction() as session:
+        reference = session.get(Deposit, bank["deposit"]["id"]).banking_plan_reference
+    june = ("from=2026-06-01&to=2026-06-30", "start=2026-06-01&end=2026-06-30")
+    holder = signed_in(app.test_client(), bank["holder"]["token"])
+    board = signed_in(app.test_client(), board_token)
+    for path in (
+        f"/accounts/{bank['id']}?{june[0]}",
+        f"/accounts/{bank['id']}/statement?{june[1]}",
+    ):
+        for client, sees_plans in ((holder, False), (board, True)):
+            document = html(client.get(path))
+            rows = statement_rows(document)
+            deposit = f"Deposit from {site} under banking plan {reference}"
+            to_own = f"Transfer to account {numbers[own]}: to our other account"
+            to_stranger = f"Transfer to account {numbers[stranger]}"
+            withdrawal = f"Withdrawal for plan {plan['project']}"
+            assert {deposit, to_own, to_stranger, withdrawal} <= set(rows), (path, list(rows))
+            assert rows[deposit].attrs["data-record-id"] == bank["deposit"]["id"]
+            assert rows[to_own].attrs["data-record-id"] == moves[0]["id"]
+            assert rows[to_stranger].attrs["data-record-id"] == moves[1]["id"]
+            assert rows[withdrawal].attrs["data-record-id"] == world["withdrawal"]["id"]
+            # the other account is linked when the reader may open it (its holder's own, or
+            # the board), and the plan for whoever may see it (the board, not the holder)
+            assert link(rows[to_own]) == f"/accounts/{own}"
+            assert link(rows[to_stranger]) == (f"/accounts/{stranger}" if sees_plans else None)
+            assert link(rows[withdrawal]) == (f"/plans/{plan['id']}" if sees_plans else None)
+            assert link(rows[deposit]) is None
+            shown = document.one("main").text
+            assert not [i for i in RECORD_IDS if i in shown], (path, shown)
+
+
+def test_a_reversed_deposit_reads_as_the_deposit_reversed_with_its_reason(
+    app: Flask, kit: Kit
+) -> None:
+    with on(DAY):
+        bank = kit.funded_account(day=DAY, service_area=5, unrestricted=5_000)
+        body = {"effective_on": DAY, "reason": "entered on the wrong account"}
+        ok(kit.api.post(f"/deposits/{bank['deposit']['id']}/reverse", body))
+        client = signed_in(app.test_client(), bank["holder"]["token"])
+        document = html(client.get(f"/accounts/{bank['id']}/statement?start={DAY}&end={DAY}"))
+    rows = statement_rows(document)
+    (reversed_,) = [
+        text for text in rows if text.endswith("reversed: entered on the wrong account")
+    ]
+    assert reversed_.startswith("Deposit from ")
+    assert rows[reversed_].attrs["data-record-id"] == bank["deposit"]["id"]
+
+
+def transfer(bank: dict[str, Any], to: str, amount: int, memo: str | None) -> dict[str, Any]:
+    body = {
+        "from_account_id": bank["id"],
+        "to_account_id": to,
+        "credit_class": bank["unrestricted_class"],
+        "amount_sqft": amount,
+    }
+    return body | ({"memo": memo} if memo else {})
+
+
+def link(row: Element) -> str | None:
+    links = row.one("td", data_field="description").all("a")
+    return links[0].attrs["href"] if links else None
 
 
 def test_the_statement_is_the_holders_and_the_boards(

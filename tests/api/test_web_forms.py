@@ -8,6 +8,7 @@ or from another role refused with nothing written.
 from __future__ import annotations
 
 import re
+from datetime import date, timedelta
 from typing import Any
 
 import pytest
@@ -220,6 +221,77 @@ def test_the_lgu_records_a_plan_s_notices_and_decision(app: Flask, kit: Kit) -> 
         notice = {"mailed_on": DAY, **recipients([*panel, applicant])}
         followed(client, send(client, f"{base}/notice-of-decision", notice))
         assert kit.get_plan(plan["id"])["decision_notice"]["mailed_on"] == DAY
+
+
+#: the acts on a plan's record whose links the plan page offers by the plan's state
+WEIGHED = {
+    "notice-of-application",
+    "extension",
+    "panel-referral",
+    "panel-determination",
+    "decision",
+    "notice-of-decision",
+    "revision",
+}
+
+
+def offered(client: FlaskClient, plan_id: str) -> set[str]:
+    """The acts the plan page links to, of those its state decides (``WEIGHED``)."""
+    nav = document(client.get(f"/plans/{plan_id}")).one("nav", id="plan-forms")
+    acts = {a.attrs["href"].removeprefix(f"/plans/{plan_id}/") for a in nav.all("a")}
+    return acts & WEIGHED
+
+
+def test_the_plan_page_offers_only_the_acts_the_plans_state_allows(app: Flask, kit: Kit) -> None:
+    """An undecided plan is offered no notice of decision and no determination before a
+    referral; a decided plan no second decision, nor the acts that come before one; a notice of
+    decision once.  The rules are the use cases' own (``bank.plan_acts.open_acts``)."""
+    lgu = kit.lgu()
+    client = signed_in(app.test_client(), lgu["token"])
+    with on(DAY):
+        plan = kit.plan(lgu, received_on=DAY, area_sqft=9_000)
+        base = f"/plans/{plan['id']}"
+        assert offered(client, plan["id"]) == WEIGHED - {
+            "panel-determination",
+            "notice-of-decision",
+        }
+        send(client, f"{base}/panel-referral", {"referred_on": DAY, "questions": ["size"]})
+        assert offered(client, plan["id"]) == WEIGHED - {"panel-referral", "notice-of-decision"}
+
+        other = kit.approved_plan(lgu, DAY)
+        assert offered(client, other["id"]) == {"notice-of-decision", "revision"}
+        panel = [r for r in RECIPIENTS if r["role"] in ("tep_member", "dnr_commissioner")]
+        applicant = {"name": other["applicant"], "address": "1 Main St", "role": "applicant"}
+        notice = {"mailed_on": DAY, **recipients([*panel, applicant])}
+        followed(client, send(client, f"/plans/{other['id']}/notice-of-decision", notice))
+        assert offered(client, other["id"]) == {"revision"}
+        # a decision the page does not offer is still refused if posted, as the API refuses it
+        decision = {
+            "outcome": "approved",
+            "decided_on": DAY,
+            "resolution.number": "Res. 2026-42",
+            "resolution.adopted_on": DAY,
+        }
+        refused = document(send(client, f"/plans/{other['id']}/decision", decision), 409)
+    assert refused.one("div", id="form-problem").text == "The plan was already decided."
+
+
+def test_past_its_decision_due_an_undecided_plan_is_offered_its_notice_of_deemed_approval(
+    app: Flask, kit: Kit
+) -> None:
+    """15.99: on ``decision_due`` a notice of decision has nothing to give notice of; the day
+    after, the plan is deemed approved and it does, while a decision dated by the deadline may
+    still be recorded (nothing relied on the deemed approval yet)."""
+    lgu = kit.lgu()
+    client = signed_in(app.test_client(), lgu["token"])
+    with on(DAY):
+        plan = kit.plan(lgu, received_on=DAY, area_sqft=9_000)
+    due = date.fromisoformat(kit.get_plan(plan["id"])["deadlines"]["decision_due"])
+    with on(due.isoformat()):
+        assert "notice-of-decision" not in offered(client, plan["id"])
+        assert "decision" in offered(client, plan["id"])
+    with on((due + timedelta(days=1)).isoformat()):
+        assert {"notice-of-decision", "decision"} <= offered(client, plan["id"])
 
 
 def test_the_notice_of_decision_form_names_the_parties_as_the_plan_records_them(
@@ -561,6 +633,27 @@ def test_a_reservation_past_its_expiry_is_refused_beside_the_field(app: Flask, k
     assert beside(page, "f-expires_on") == "In the past."
     assert page.one("div", id="form-problem").text == "The expiry is in the past."
     assert kit.rows_naming(bank["id"])["reservations"] == 0
+
+
+def test_a_reservation_of_more_than_is_available_says_the_area_as_people_write_it(
+    app: Flask, kit: Kit
+) -> None:
+    """The refusal names the square feet with thousands separators, as every page does."""
+    lgu = kit.lgu()
+    with on(DAY):
+        bank = kit.funded_account(day=DAY, service_area=5, unrestricted=20_000)
+        plan = kit.plan(lgu, received_on=DAY, area_sqft=9_000)
+        client = signed_in(app.test_client(), bank["holder"]["token"])
+        fields = {
+            "plan_id": plan["id"],
+            "credit_class": bank["unrestricted_class"],
+            "amount_sqft": "20,001",
+            "expires_on": "2027-06-08",
+        }
+        page = document(send(client, f"/accounts/{bank['id']}/reservations/new", fields), 422)
+    assert page.one("div", id="form-problem").text == "Only 20,000 sq ft available."
+    assert kit.rows_naming(bank["id"])["reservations"] == 0
+    assert kit.available(bank["id"], bank["unrestricted_class"]) == 20_000
 
 
 def test_a_holder_voids_a_reservation_once(app: Flask, kit: Kit) -> None:

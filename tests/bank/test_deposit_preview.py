@@ -85,7 +85,7 @@ def test_a_deposit_over_the_sites_cap_is_previewed_with_its_refusal(db: Database
     (line,) = shown.actions
     assert (line.cap_sqft, line.credited_sqft, line.remaining_sqft) == (10_000, 8_000, 2_000)
     assert isinstance(shown.refusal, CapExceeded)
-    assert "at most 10000 sq ft" in shown.refusal.detail
+    assert "at most 10,000 sq ft" in shown.refusal.detail
     assert count(db, Deposit, Deposit.bank_site_id == site) == 1
 
 

@@ -302,7 +302,7 @@ def test_a_refused_reservation_shows_the_sentence(walk: Walk, person: Any) -> No
     submit(holder, "Reserve the credits")
 
     problem = holder.locator("#form-problem")
-    assert problem.inner_text().strip() == f"Only {available} sq ft available."
+    assert problem.inner_text().strip() == f"Only {available:,} sq ft available."
     assert holder.locator("#f-amount_sqft").input_value() == str(available + 1)  # kept
     shown(holder)
     walk.shot(holder, "refused-reservation")

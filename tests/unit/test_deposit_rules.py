@@ -369,7 +369,7 @@ def test_story_1_with_the_buffer_asking_45_001_refuses_the_whole_deposit() -> No
     assert refused.value.fields["category"] == "upland_buffer"
     assert refused.value.fields["cap_sqft"] == 45_000
     assert refused.value.fields["requested_sqft"] == 45_001
-    assert "45000" in refused.value.detail and "45001" in refused.value.detail
+    assert "45,000 sq ft" in refused.value.detail and "45,001 sq ft" in refused.value.detail
 
 
 # --- order, shape and the ruleset ----------------------------------------------------------------
