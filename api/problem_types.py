@@ -144,8 +144,9 @@ CATALOGUE: dict[str, ProblemType] = dict(
         _entry(
             "not_eligible",
             422,
-            "A precondition of Subd. 12 (a) or of the action's category fails, or the credits "
-            "lie outside the plan's service area.",
+            "A precondition of Subd. 12 (a) or of the action's category fails, the credits "
+            "lie outside the plan's service area, or the plan is not replaced with bank credits "
+            "(`method` names how it is).",
             "Check the deposit's or plan's facts against the rule `detail` names.",
         ),
         _entry(

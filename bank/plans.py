@@ -550,13 +550,18 @@ def approved_since(session: Session, plan: Plan) -> date | None:
 _PLAN_FOR_SHARE = select(Plan).where(Plan.id == bindparam("id")).with_for_update(read=True)
 
 
+def held_for_share(session: Session, plan_id: str) -> Plan | None:
+    """The plan, its row locked FOR SHARE until the unit of work ends, for an act that draws on
+    its state (a reservation for the plan, a draw on its security).  A decision on the plan (an
+    appeal reversing it, say) or a withdrawal for it locks the row to change it: it then waits
+    for the act to commit, or the act waits for it and sees what it wrote.  Acts of this kind do
+    not wait for each other (shared locks).  The plan stays in the session; None if none."""
+    return session.execute(_PLAN_FOR_SHARE, {"id": plan_id}).scalar_one_or_none()
+
+
 def outcome_held(session: Session, plan_id: str) -> str | None:
-    """``current_outcome``, the plan's row locked FOR SHARE until the unit of work ends, for an
-    act that draws on the outcome (a reservation for the plan, a draw on its security).  A
-    decision on the plan (an appeal reversing it, say) locks the row to change it: it then
-    waits for the act to commit, or the act waits for the decision and sees its outcome.  Acts
-    of this kind do not wait for each other (shared locks).  The plan stays in the session."""
-    if session.execute(_PLAN_FOR_SHARE, {"id": plan_id}).scalar_one_or_none() is None:
+    """``current_outcome``, the plan's row held as ``held_for_share`` holds it."""
+    if held_for_share(session, plan_id) is None:
         return None
     return current_outcome(session, plan_id)
 

@@ -8,12 +8,10 @@ from __future__ import annotations
 
 from sqlalchemy import or_, select
 
-from bank import keyset, parties, plans, withdrawals
+from bank import credit_needs, keyset, parties, plans
 from bank.access import Actor
 from bank.account_reservations import ReservedFor
 from bank.plan_tables import Plan
-from bank.reservations import CLOSED_OUTCOMES
-from bank.rules import replacement_rules
 from ledger import clock
 from ledger.db import Database
 
@@ -53,7 +51,7 @@ def for_account(
             rows = session.execute(query).all()
             listed = [plan for plan, _ in rows]
             state_of = plans.states(session, listed, clock.today())
-            met = withdrawals.met_portions_of(session, [plan.id for plan in listed])
+            met = credit_needs.met_portions_of(session, [plan.id for plan in listed])
             offered += [
                 ReservedFor(plan.id, plan.project, lgu_name, state_of[plan.id].status)
                 for plan, lgu_name in rows
@@ -67,14 +65,8 @@ def for_account(
 
 def serves(plan: Plan, state: plans.PlanState, met: tuple[int, int]) -> bool:
     """Whether a reservation for ``plan`` can still serve it, a withdrawal for the plan taking its
-    credits one day: not for a plan denied (a reservation for it is refused,
-    ``bank.reservations``), nor for one whose requirement earlier withdrawals ``met`` in full (a
-    further withdrawal is refused, ``bank.withdrawals``, until a revision raises it), nor for one
-    final whose replacement is not bank credits (its impact needs none).  The API takes a
-    reservation for either of the last two; the choice leaves them out."""
-    if state.outcome in CLOSED_OUTCOMES:
-        return False
-    ratio = replacement_rules.parse_ratio(plan.replacement_ratio)
-    if replacement_rules.remaining_requirement(state.area_sqft, ratio, met) == (0, 0):
-        return False
-    return not (state.status == "final" and plan.method != "bank_credits")
+    credits one day: the rule a reservation is refused by (``credit_needs.reservation_refusal``:
+    not for a plan denied, nor for one whose requirement earlier withdrawals ``met`` in full,
+    nor for one final whose replacement is not bank credits), so that the choice offers what
+    the API takes."""
+    return credit_needs.reservation_refusal(plan, state, met) is None

@@ -17,7 +17,7 @@ from sqlalchemy import JSON, Date, DateTime, bindparam, case, func, select
 from sqlalchemy.orm import Session
 
 import ledger
-from bank import credits, last_word, parties, plans, policy
+from bank import credit_needs, credits, last_word, parties, plans, policy
 from bank.access import Actor
 from bank.draw_sources import RESERVATION_SOURCES
 from bank.errors import Conflict, NotEligible, NotFound, ValidationFailed, found
@@ -74,46 +74,43 @@ class ReservationView:
     reversed_on_appeal: bool
 
 
-#: plan statuses (outcomes) after which nothing more may be reserved for it
-CLOSED_OUTCOMES = frozenset({"denied"})
-
-
 def reserve_for_plan(
     db: Database, actor: Actor, request: ReservationRequest, request_id: str | None
 ) -> ReservationView:
     """Reserve credits for a plan (the account's holder, or the board), in a unit of work of its
-    own or the caller's (retried after a deadlock): as ``reserve``, with the plan's outcome as of
-    today."""
+    own or the caller's (retried after a deadlock): as ``reserve``, the plan's row held."""
 
     def unit(session: Session) -> ReservationView:
-        # a reversal on appeal waits for this reservation and voids it with the plan's others,
-        # or this waits for the reversal and is refused; the plan stays in the session for
-        # ``reserve`` (which holds no plan of its own) to find without reading it again
-        outcome = plans.outcome_held(session, request.plan_id)
-        return reserve(session, actor, request, outcome, request_id)
+        # a reversal on appeal or a withdrawal for the plan waits for this reservation (and a
+        # reversal voids it with the plan's others), or this waits for it and sees what it
+        # wrote; the plan stays in the session for ``reserve`` to find without reading it again
+        plans.held_for_share(session, request.plan_id)
+        return reserve(session, actor, request, request_id)
 
     return db.run(unit)
 
 
 def reserve(
-    session: Session,
-    actor: Actor,
-    request: ReservationRequest,
-    plan_outcome: str | None,
-    request_id: str | None,
+    session: Session, actor: Actor, request: ReservationRequest, request_id: str | None
 ) -> ReservationView:
     """Reserve credits for a plan (the account's holder, or the board) in the caller's unit of
-    work; nothing for a plan whose ``plan_outcome`` is closed.  Available drops at once.  A unit
-    of work that may run beside other writes runs in ``Database.run``: choosing the lots may
-    deadlock (``_draw``), and the unit is then retried."""
+    work; nothing for a plan a reservation cannot serve as of today
+    (``credit_needs.reservation_refusal``: denied, its requirement met by withdrawals, or final
+    and not replaced with bank credits), the caller holding the plan's row
+    (``plans.held_for_share``) so that no decision or withdrawal changes that meanwhile.
+    Available drops at once.  A unit of work that may run beside other writes runs in
+    ``Database.run``: choosing the lots may deadlock (``_draw``), and the unit is then
+    retried."""
     account = parties.visible_account(session, actor, request.account_id)
     plan = session.get(Plan, request.plan_id)
     if plan is None:
         raise ValidationFailed("no such plan", {"plan_id": ["no such plan"]})
     if request.expires_on < clock.today():
         raise ValidationFailed("the expiry is in the past", {"expires_on": ["in the past"]})
-    if plan_outcome in CLOSED_OUTCOMES:
-        raise Conflict("the plan was denied: nothing can be reserved for it")
+    met = credit_needs.met_portions(session, plan.id)
+    refusal = credit_needs.reservation_refusal(plan, plans.state(session, plan), met)
+    if refusal is not None:
+        raise refusal
     check_can_send(account)
     picks, code, held_rows = _draw(session, actor, request)
     klass = found(session.get(credits.CreditClass, code), f"no credit class {code}")

@@ -14,12 +14,13 @@ from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
-from sqlalchemy import func, select
+from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 import ledger
-from bank import credits, plans
+from bank import credit_needs, credits, plans
 from bank.access import Actor
+from bank.credit_needs import met_portions
 from bank.errors import Conflict, NotFound, ValidationFailed
 from bank.ids import new_id
 from bank.lot_picking import confirm_can_send
@@ -31,7 +32,7 @@ from bank.withdrawal_tables import Withdrawal, WithdrawalAllocation
 from ledger import clock, locks, store
 from ledger.account_cache import AccountRow
 from ledger.db import Database
-from ledger.slices import grouped, slices
+from ledger.slices import grouped
 
 APPROVALS = frozenset({"approved", "deemed_approved"})
 WITHDRAWABLE_STATUSES = frozenset({"approved", "deemed_approved", "final"})
@@ -180,8 +181,9 @@ def _confirm_can_withdraw(
 
 
 def _check_plan_allows(session: Session, plan: Plan) -> tuple[int, tuple[int, int]]:
-    """An approval, and a requirement not yet met; answers the impact area in force and what
-    earlier withdrawals met (a revision, Subd. 6 (c), may have raised the requirement since)."""
+    """An approval, a replacement by bank credits, and a requirement not yet met
+    (``bank.credit_needs``); answers the impact area in force and what earlier withdrawals met
+    (a revision, Subd. 6 (c), may have raised the requirement since)."""
     current = plans.state(session, plan)
     if current.status not in WITHDRAWABLE_STATUSES or current.outcome not in APPROVALS:
         raise Conflict(
@@ -190,39 +192,12 @@ def _check_plan_allows(session: Session, plan: Plan) -> tuple[int, tuple[int, in
             outcome=current.outcome,
         )
     met = met_portions(session, plan.id)
-    ratio = replacement_rules.parse_ratio(plan.replacement_ratio)
-    if replacement_rules.remaining_requirement(current.area_sqft, ratio, met) == (0, 0):
-        raise Conflict("credits were already withdrawn for this plan")
+    refusal = credit_needs.method_refusal(plan) or credit_needs.requirement_met(
+        plan, current.area_sqft, met
+    )
+    if refusal is not None:
+        raise refusal
     return current.area_sqft, met
-
-
-def met_portions(session: Session, plan_id: str) -> tuple[int, int]:
-    """(first 1:1, above 1:1) sq ft the plan's withdrawals that no appeal reversed met."""
-    return met_portions_of(session, [plan_id])[plan_id]
-
-
-def met_portions_of(session: Session, plan_ids: Sequence[str]) -> dict[str, tuple[int, int]]:
-    """``met_portions`` of each plan of ``plan_ids``, by plan id, with one query per slice of
-    them (not one per plan); (0, 0) for a plan nothing was withdrawn for."""
-    met = dict.fromkeys(plan_ids, (0, 0))
-    for part in slices(list(met)):
-        rows = session.execute(
-            select(
-                Withdrawal.plan_id,
-                WithdrawalAllocation.portion,
-                func.sum(WithdrawalAllocation.amount_sqft),
-            )
-            .join(Withdrawal, Withdrawal.id == WithdrawalAllocation.withdrawal_id)
-            .where(Withdrawal.plan_id.in_(part), Withdrawal.reversal_transaction_id.is_(None))
-            .group_by(Withdrawal.plan_id, WithdrawalAllocation.portion)
-        ).all()
-        for plan_id, portion, amount in rows:
-            first, above = met[plan_id]
-            if portion == replacement_rules.FIRST_1_TO_1:
-                met[plan_id] = (first + int(amount), above)
-            else:
-                met[plan_id] = (first, above + int(amount))
-    return met
 
 
 def _reservations(session: Session, plan: Plan, ids: list[str]) -> list[Reservation]:

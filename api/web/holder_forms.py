@@ -74,8 +74,9 @@ def _form_page(
 
 def _reserve_form(who: Actor, account: accounts.AccountView) -> Form:
     """The plan is chosen from the newest plans of the account's area a reservation can still
-    serve (``reservable_plans``: at most ``OFFERED``), or named by its id: any plan the API
-    would take, older ones and those the menu leaves out alike."""
+    serve (``reservable_plans``: at most ``OFFERED``), or named by its id: an older one the menu
+    has no room for (the API refuses, by the same rule, any plan the menu leaves out for its
+    state, and the form shows why)."""
     offered = reservable_plans.for_account(database(), who, account.id)
     plans = tuple(
         (p.id, f"{p.project}, {p.lgu_name} ({p.status.replace('_', ' ')})") for p in offered

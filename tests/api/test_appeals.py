@@ -613,17 +613,19 @@ def test_an_upheld_approval_is_final_and_its_withdrawal_stands(kit):
     plan = noticed_decision(kit, lgu)
     with on("2026-09-04"):
         reservation = kit.reserve(bank["id"], plan["id"], bank["unrestricted_class"], 18_000)
+        # reserved before the withdrawal met the requirement (none is taken after it)
+        again = kit.reserve(bank["id"], plan["id"], bank["unrestricted_class"], 1_000)
         path = f"/plans/{plan['id']}/withdrawals"
         ok(kit.api.post(path, {"reservation_ids": [reservation["id"]]}, token=lgu["token"]))
     appeal = ok(petition(kit, plan))
     with on("2026-09-24"):
         # while appealed, the plan allows no withdrawal
-        again = kit.reserve(bank["id"], plan["id"], bank["unrestricted_class"], 1_000)
-        problem(
+        refused = problem(
             kit.api.post(path, {"reservation_ids": [again["id"]]}, token=lgu["token"]),
             409,
             "conflict",
         )
+        assert refused["current_status"] == "appealed"
         ok(kit.api.post(f"/reservations/{again['id']}/void"), 200)
     ok(grant(kit, appeal, "2026-10-06"))
     ok(rule(kit, appeal, "2026-11-02", "plan_upheld"))
@@ -1073,13 +1075,13 @@ def test_two_appeals_one_upheld_then_one_reversed_reverse_the_approval_for_good(
     pid = plan["id"]
     with on("2026-09-08"):
         used = kit.reserve(bank["id"], pid, bank["unrestricted_class"], 18_000)
+        held = kit.reserve(bank["id"], pid, bank["unrestricted_class"], 1_000)
         withdrawal = ok(
             kit.api.post(
                 f"/plans/{pid}/withdrawals", {"reservation_ids": [used["id"]]}, token=lgu["token"]
             )
         )
         assert withdrawal["withdrawn_sqft"] == 18_000
-        held = kit.reserve(bank["id"], pid, bank["unrestricted_class"], 1_000)
     first = ok(
         petition(
             kit, plan, kind="owner", residents=None, postmarked="2026-09-10", received="2026-09-11"

@@ -183,6 +183,8 @@ def test_a_denied_revision_leaves_the_approval_it_applied_to_revise_standing(kit
     lgu = kit.lgu()
     plan, bank = final_approved_plan(kit, lgu)
     ok(revise(kit, plan, lgu, 9_900, "2026-06-26"))  # 10% larger: application 2
+    with on("2026-06-26"):  # reserved for the revision's 1,800 sq ft more
+        spare = kit.reserve(bank["id"], plan["id"], bank["unrestricted_class"], 100)
     ok(act(kit, plan, lgu, "decision", decision_body("denied", "2026-06-30"), "2026-06-30"))
     ok(act(kit, plan, lgu, "decision-notice", mailing("2026-07-01", plan=plan), "2026-07-01"))
     for day in ("2026-06-30", "2026-07-20"):  # in its appeal window and after it
@@ -195,11 +197,13 @@ def test_a_denied_revision_leaves_the_approval_it_applied_to_revise_standing(kit
         )
         assert shown["impact"]["area_sqft"] == 9_000 and shown["required_credit_sqft"] == 18_000
         assert shown["impact_may_proceed"] is True and shown["impact_blockers"] == []
-    # nothing more to withdraw for the approval that stands
-    with on("2026-07-20"):
-        spare = kit.reserve(bank["id"], plan["id"], bank["unrestricted_class"], 100)
+    # nothing more to withdraw, nor to reserve, for the approval that stands
     spent = act(kit, plan, lgu, "withdrawals", {"reservation_ids": [spare["id"]]}, "2026-07-20")
-    assert "already withdrawn" in problem(spent, 409, "conflict")["detail"]
+    assert problem(spent, 409, "conflict")["required_sqft"] == 18_000
+    with on("2026-07-20"):
+        body = kit.reservation_body(plan["id"], bank["unrestricted_class"], 100)
+        more = kit.api.post(f"/accounts/{bank['id']}/reservations", body)
+        assert problem(more, 409, "conflict")["required_sqft"] == 18_000
     # a further revision is compared with the approval standing, not the denied 9,900 sq ft
     problem(revise(kit, plan, lgu, 9_899, "2026-07-20"), 409, "conflict")  # under 10% of 9,000
     third = ok(revise(kit, plan, lgu, 9_900, "2026-07-20"))

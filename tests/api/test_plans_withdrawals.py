@@ -257,9 +257,12 @@ def test_a_second_withdrawal_for_the_same_plan_is_a_conflict(kit):
         bank = kit.funded_account(day=DAY, service_area=5, unrestricted=40_000)
         plan = kit.approved_plan(lgu, DAY, area_sqft=9_000, ratio="2")
         first = kit.reserve(bank["id"], plan["id"], bank["unrestricted_class"], 18_000)
-        ok(withdraw(kit, plan, [first], token=lgu["token"]))
+        # reserved before the first withdrawal met the requirement (a reservation after it is
+        # refused: test_a_reservation_for_a_plan_whose_requirement_withdrawals_met_is_conflict)
         second = kit.reserve(bank["id"], plan["id"], bank["unrestricted_class"], 18_000)
-        problem(withdraw(kit, plan, [second], token=lgu["token"]), 409, "conflict")
+        ok(withdraw(kit, plan, [first], token=lgu["token"]))
+        refused = problem(withdraw(kit, plan, [second], token=lgu["token"]), 409, "conflict")
+        assert refused["required_sqft"] == 18_000
         problem(withdraw(kit, plan, [first]), 409, "conflict")
         assert reservation_status(kit, second) == "pending"
         assert len(kit.get_plan(plan["id"])["withdrawals"]) == 1
@@ -399,3 +402,92 @@ def reservation_pages(
             if row.attrs.get("data-reservation-id") in ids
         }
     return out
+
+
+# --- what a plan still takes in bank credits ---------------------------------------------------
+
+
+def reserve_for(kit: Kit, bank: dict, plan: dict, amount: int, token=None):
+    body = kit.reservation_body(plan["id"], bank["unrestricted_class"], amount)
+    return kit.api.post(f"/accounts/{bank['id']}/reservations", body, token=token)
+
+
+@pytest.mark.parametrize(("day", "status"), [(DAY, "approved"), ("2026-06-24", "final")])
+def test_a_reservation_for_a_plan_whose_requirement_withdrawals_met_is_conflict(kit, day, status):
+    """Nothing is left to withdraw for the plan, approved or final: credits reserved for it would
+    be held for nothing, until a revision raises its requirement (Subd. 6 (c))."""
+    lgu = kit.lgu()
+    with on(DAY):
+        bank = kit.funded_account(day=DAY, service_area=5, unrestricted=20_000)
+        plan = kit.approved_plan(lgu, DAY, area_sqft=1_000, ratio="2")
+        notice = mailing(DAY, plan=plan)
+        ok(kit.api.post(f"/plans/{plan['id']}/decision-notice", notice, token=lgu["token"]))
+        used = kit.reserve(bank["id"], plan["id"], bank["unrestricted_class"], 2_000)
+        ok(withdraw(kit, plan, [used], token=lgu["token"]))
+    with on(day):
+        assert kit.get_plan(plan["id"])["status"] == status
+        before = kit.snapshot(bank["id"])
+        refused = problem(
+            reserve_for(kit, bank, plan, 1_000, bank["holder"]["token"]), 409, "conflict"
+        )
+        assert "requirement" in refused["detail"] and "met" in refused["detail"]
+        assert kit.snapshot(bank["id"]) == before
+        assert [r["id"] for r in kit.get_plan(plan["id"])["reservations"]] == [used["id"]]
+    # a revision of under 10% raises the requirement by 100 sq ft: the plan takes credits again
+    body = {"area_sqft": 1_050, "displacement_ft": 0, "received_on": day}
+    with on(day):
+        ok(kit.api.post(f"/plans/{plan['id']}/revisions", body, token=lgu["token"]))
+        assert ok(reserve_for(kit, bank, plan, 100))["status"] == "pending"
+
+
+def method_plan(kit: Kit, lgu: dict, method: str) -> dict:
+    """A plan of 1,000 sq ft at 1:1 replaced by ``method``, approved and its notice mailed on
+    ``DAY`` (final on 2026-06-24)."""
+    extra = {"in_lieu_amount_due_cents": 100_000} if method == "monetary_payment" else {}
+    plan = kit.approved_plan(lgu, DAY, area_sqft=1_000, ratio="1", method=method, **extra)
+    notice = mailing(DAY, plan=plan)
+    ok(kit.api.post(f"/plans/{plan['id']}/decision-notice", notice, token=lgu["token"]))
+    return plan
+
+
+@pytest.mark.parametrize("method", ["project_specific", "monetary_payment"])
+def test_a_withdrawal_for_a_plan_not_replaced_with_bank_credits_is_not_eligible(kit, method):
+    """Bank credits withdrawn for such a plan would be gone for good and replace nothing: its
+    blockers count its security, completion or in-lieu payments, never credits (§5)."""
+    lgu = kit.lgu()
+    with on(DAY):
+        bank = kit.funded_account(day=DAY, service_area=5, unrestricted=20_000)
+        plan = method_plan(kit, lgu, method)
+        # before the decision is final a reservation is taken (its method may still change)
+        reservation = kit.reserve(bank["id"], plan["id"], bank["unrestricted_class"], 1_000)
+        before = kit.snapshot(bank["id"])
+        refused = problem(
+            withdraw(kit, plan, [reservation], token=lgu["token"]), 422, "not_eligible"
+        )
+        assert refused["method"] == method
+        assert kit.snapshot(bank["id"]) == before
+        assert reservation_status(kit, reservation) == "pending"
+        assert kit.get_plan(plan["id"])["withdrawals"] == []
+    with on("2026-06-24"):  # final: still refused
+        problem(withdraw(kit, plan, [reservation], token=lgu["token"]), 422, "not_eligible")
+
+
+@pytest.mark.parametrize("method", ["project_specific", "monetary_payment"])
+def test_a_reservation_for_a_final_plan_not_replaced_with_bank_credits_is_not_eligible(kit, method):
+    """As the reserve form does not offer such a plan once final (``reservable_plans``), the API
+    refuses it: its impact takes no credits.  Before then a reservation is taken."""
+    lgu = kit.lgu()
+    with on(DAY):
+        bank = kit.funded_account(day=DAY, service_area=5, unrestricted=20_000)
+        plan = method_plan(kit, lgu, method)
+        assert ok(reserve_for(kit, bank, plan, 500))["status"] == "pending"
+    with on("2026-06-23"):  # the appeal window's last day: not final yet
+        assert ok(reserve_for(kit, bank, plan, 100))["status"] == "pending"
+    with on("2026-06-24"):
+        assert kit.get_plan(plan["id"])["status"] == "final"
+        before = kit.snapshot(bank["id"])
+        refused = problem(
+            reserve_for(kit, bank, plan, 500, bank["holder"]["token"]), 422, "not_eligible"
+        )
+        assert refused["method"] == method
+        assert kit.snapshot(bank["id"]) == before

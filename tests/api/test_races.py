@@ -23,7 +23,16 @@ from flask import Flask
 from sqlalchemy import func, select, text
 from sqlalchemy.exc import DBAPIError
 
-from bank import access, appeals, guarantees, money, parties, reservations, transfers
+from bank import (
+    access,
+    appeals,
+    guarantees,
+    money,
+    parties,
+    reservations,
+    transfers,
+    withdrawals,
+)
 from bank.access import SYSTEM
 from bank.errors import Conflict
 from bank.rules.ruleset import SEED
@@ -176,7 +185,7 @@ def test_a_site_freeze_waits_for_a_reservation_that_has_confirmed_the_site(kit, 
         )
         out = held_then(
             db,
-            lambda session: reservations.reserve(session, SYSTEM, request, None, None),
+            lambda session: reservations.reserve(session, SYSTEM, request, None),
             lambda session: parties.set_site_frozen(session, funded["site_id"], True).frozen,
         )
         assert out["then"] is True
@@ -457,12 +466,13 @@ def test_an_appeal_voiding_reservations_and_reversing_a_withdrawal_waits_for_the
     assert accounts == sorted(accounts)
     plan = noticed_decision(kit, lgu)  # 9,000 sq ft at 2:1, approved, noticed 2026-09-04
     with on("2026-09-04"):
+        # reserved before the withdrawal met the requirement (none is taken after it)
+        first = kit.reserve(high["id"], plan["id"], high["unrestricted_class"], 2_000)
+        second = kit.reserve(low["id"], plan["id"], low["unrestricted_class"], 1_000)
         used = kit.reserve(middle["id"], plan["id"], middle["unrestricted_class"], 18_000)
         body = {"reservation_ids": [used["id"]]}
         ok(kit.api.post(f"/plans/{plan['id']}/withdrawals", body, token=lgu["token"]))
-        first = kit.reserve(high["id"], plan["id"], high["unrestricted_class"], 2_000)
     with on("2026-09-08"):
-        second = kit.reserve(low["id"], plan["id"], low["unrestricted_class"], 1_000)
         taken = {lot: n for f in funded for lot, n in kit.available_by_lot(f["id"]).items()}
     assert taken == {low_lot: 0, middle_lot: 0, high_lot: 0}
     appeal = ok(petition(kit, plan))
@@ -686,6 +696,37 @@ def test_a_draw_on_a_security_of_a_plan_being_reversed_on_appeal_waits_and_is_re
     assert (shown["status"], shown["drawn_cents"], shown["draws"]) == ("held", None, [])
 
 
+def test_a_reservation_waits_for_a_withdrawal_meeting_the_plans_requirement_and_is_refused(
+    kit, app
+):
+    """A reservation for a plan arrives while the withdrawal that meets the plan's whole
+    requirement is being written: it waits for the plan and is refused, nothing being left to
+    withdraw for it (``conflict``); nothing is reserved."""
+    db = database(app)
+    lgu = kit.lgu()
+    with on(DAY):
+        funded = kit.funded_account(day=DAY, service_area=5, unrestricted=20_000)
+        code = funded["unrestricted_class"]
+        plan = kit.approved_plan(lgu, DAY, area_sqft=1_000, ratio="1")
+        used = kit.reserve(funded["id"], plan["id"], code, 1_000)
+        request = reservations.ReservationRequest(
+            funded["id"], plan["id"], 500, date(2027, 12, 31), credit_class=code
+        )
+        out = held_then(
+            db,
+            lambda _session: withdrawals.withdraw(db, SYSTEM, plan["id"], [used["id"]], None),
+            lambda _session: reservations.reserve_for_plan(db, SYSTEM, request, None),
+        )
+        shown = kit.get_plan(plan["id"])
+        available = kit.available(funded["id"], code)
+    assert isinstance(out["first"], withdrawals.WithdrawalView), out["first"]
+    assert isinstance(out["then"], Conflict), out["then"]
+    assert "met" in str(out["then"])
+    assert not out["then_done_before_commit"]
+    assert [r["id"] for r in shown["reservations"]] == [used["id"]]
+    assert available == 19_000
+
+
 def test_of_8_concurrent_voids_of_one_reservation_one_is_200_and_7_conflict(kit, app, backend):
     with on(DAY):
         r = reserved_for_a_plan(kit)
@@ -782,7 +823,7 @@ def test_a_reservation_locks_only_the_lots_it_draws_on(kit, app, backend):
         )
         out = held_then(
             database(app),
-            lambda session: reservations.reserve(session, SYSTEM, request, None, None),
+            lambda session: reservations.reserve(session, SYSTEM, request, None),
             lambda session: transfers.make_transfer(session, SYSTEM, more, None),
         )
         assert isinstance(out["first"], reservations.ReservationView), out["first"]
@@ -814,7 +855,7 @@ def test_a_reservation_that_finds_the_oldest_lot_drained_while_it_waited_draws_o
         out = held_then(
             database(app),
             lambda session: transfers.make_transfer(session, SYSTEM, drain, None),
-            lambda session: reservations.reserve(session, SYSTEM, request, None, None),
+            lambda session: reservations.reserve(session, SYSTEM, request, None),
         )
         assert isinstance(out["first"], transfers.TransferView), out["first"]
         assert isinstance(out["then"], reservations.ReservationView), out["then"]

@@ -603,6 +603,33 @@ def test_a_plan_the_menu_does_not_offer_is_reserved_by_its_id(app: Flask, kit: K
     assert [(r["account_id"], r["amount_sqft"]) for r in held] == [(bank["id"], 700)]
 
 
+def test_a_plan_the_menu_leaves_out_for_its_state_is_refused_by_its_id_too(
+    app: Flask, kit: Kit
+) -> None:
+    """Named by its id, a plan whose requirement withdrawals met is refused as the API refuses
+    it (one rule, ``bank.credit_needs``): the form says why, and nothing is reserved."""
+    lgu = kit.lgu()
+    with on(DAY):
+        bank = kit.funded_account(day=DAY, service_area=8, unrestricted=20_000)
+        code = bank["unrestricted_class"]
+        met = kit.approved_plan(lgu, DAY, area_sqft=1_000, ratio="1", service_area=8)
+        used = kit.reserve(bank["id"], met["id"], code, 1_000)
+        path = f"/plans/{met['id']}/withdrawals"
+        ok(kit.api.post(path, {"reservation_ids": [used["id"]]}, token=lgu["token"]))
+        client = signed_in(app.test_client(), bank["holder"]["token"])
+        assert met["id"] not in offered_plans(client, bank["id"])
+        fields = {
+            "other_plan_id": met["id"],
+            "credit_class": code,
+            "amount_sqft": "700",
+            "expires_on": "2027-06-08",
+        }
+        form = f"/accounts/{bank['id']}/reservations/new"
+        page = document(send(client, form, fields), 409)
+    assert "nothing is left to withdraw" in page.one("div", id="form-problem").text
+    assert [r["id"] for r in kit.get_plan(met["id"])["reservations"]] == [used["id"]]
+
+
 def test_a_reserve_form_naming_no_plan_is_refused_beside_the_menu(app: Flask, kit: Kit) -> None:
     with on(DAY):
         bank = kit.funded_account(day=DAY, service_area=5, unrestricted=20_000)

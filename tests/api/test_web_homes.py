@@ -41,6 +41,8 @@ def world(kit: Kit) -> dict[str, Any]:
         plan = kit.approved_plan(lgu, DAY, area_sqft=9_000, ratio="2", service_area=AREA)
         u = kit.reserve(bank["id"], plan["id"], bank["unrestricted_class"], 9_000, LATER)
         r = kit.reserve(bank["id"], plan["id"], bank["restricted_class"], 9_000, LATER)
+        # reserved before the withdrawal met the requirement (none is taken after it)
+        held = kit.reserve(bank["id"], plan["id"], bank["unrestricted_class"], 1_500, LATER)
         ok(
             kit.api.post(
                 f"/plans/{plan['id']}/withdrawals",
@@ -48,7 +50,6 @@ def world(kit: Kit) -> dict[str, Any]:
                 token=lgu["token"],
             )
         )
-        held = kit.reserve(bank["id"], plan["id"], bank["unrestricted_class"], 1_500, LATER)
         fee = {"kind": "processing_fee", "amount_cents": 37_513, "payer": "A. Payer"}
         payment = ok(
             kit.api.post(
