@@ -17,6 +17,7 @@ from collections.abc import Sequence
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
+from bank import wording
 from bank.errors import BankError, Conflict, NotEligible
 from bank.plan_tables import Plan
 from bank.plans import PlanState
@@ -61,7 +62,7 @@ def requirement_met(plan: Plan, area_sqft: int, met: tuple[int, int]) -> BankErr
         return None
     required = replacement_rules.required_credit_sqft(area_sqft, ratio)
     return Conflict(
-        f"the plan's requirement of {required} sq ft of credits is met by its withdrawals: "
+        f"the plan's requirement of {wording.sqft(required)} of credits is met by its withdrawals: "
         "nothing is left to withdraw for it",
         required_sqft=required,
     )
