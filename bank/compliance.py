@@ -115,7 +115,9 @@ def plan_counts(
     noticed, mailed = plan.notice_mailed_on, plan.decision_notice_mailed_on
     return {
         "plans_received": True,
-        "decided_in_time": plan.decided_on is not None and plan.decided_on <= due.decision_due,
+        # made by the deadline: its resolution adopted by then, where one carries it
+        "decided_in_time": plan.decided_on is not None
+        and (plan.decision_resolution_adopted_on or plan.decided_on) <= due.decision_due,
         "deemed_approved": deemed,
         "notices_late": noticed is not None and noticed > due.notice_due,
         "notices_missing": noticed is None and today > due.notice_due,

@@ -206,10 +206,14 @@ def _decision(decision: plan_decisions.PlanDecision | None, deadlines: Deadlines
                 f"{long_date(deadlines.decision_due)}, the deadline of Minn. Stat. 15.99.",
             ),
         )
-    lines = [f"{(decision.outcome or '').capitalize()} on {long_date(decision.decided_on)}."]
+    # the resolution is the approval or denial (Subd. 1 (b)): its day is the decision's
     resolution = decision.resolution
+    made = resolution.adopted_on if resolution else decision.decided_on
+    lines = [f"{(decision.outcome or '').capitalize()} on {long_date(made)}."]
     if resolution:
         lines.append(f"Resolution {resolution.number}, adopted {long_date(resolution.adopted_on)}.")
+        if decision.decided_on != made:
+            lines.append(f"Recorded as decided on {long_date(decision.decided_on)}.")
     if decision.reasons:
         lines.append(f"Reasons: {decision.reasons}")
     if decision.tep_recommendation:

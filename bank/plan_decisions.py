@@ -56,7 +56,8 @@ class DecisionRequest:
 
 def record_decision(session: Session, plan: Plan, request: DecisionRequest) -> None:
     """Approve or deny the plan's current application, with its record."""
-    check_decidable(session, plan, request.outcome, request.decided_on)
+    adopted_on = request.resolution.adopted_on if request.resolution else None
+    check_decidable(session, plan, request.outcome, request.decided_on, adopted_on)
     _check_record(plan, request)
     plan_panel.check_decision_includes(session, plan, request.decided_on)
     if request.resolution is not None:
@@ -76,10 +77,12 @@ def record_decision(session: Session, plan: Plan, request: DecisionRequest) -> N
     session.flush()
 
 
-def check_decidable(session: Session, plan: Plan, outcome: str, decided_on: date) -> None:
-    """Refuse a decision ``outcome`` dated ``decided_on`` for the plan's state, before its
-    record is looked at: after the deadline, twice, inside the comment period
-    (``timeline.check_decision``)."""
+def check_decidable(
+    session: Session, plan: Plan, outcome: str, decided_on: date, adopted_on: date | None = None
+) -> None:
+    """Refuse a decision ``outcome`` dated ``decided_on`` (made by a resolution ``adopted_on``,
+    if given) for the plan's state, before its record is looked at: after the deadline, twice,
+    inside the comment period (``timeline.check_decision``)."""
     plans._check_not_future(decided_on, "decided_on")
     c = plans.clocks(session, plan)
     timeline.check_decision(
@@ -91,6 +94,7 @@ def check_decidable(session: Session, plan: Plan, outcome: str, decided_on: date
         decided_on,
         clock.today(),
         plans.approval_acts(session, plan),
+        adopted_on,
     )
 
 

@@ -276,12 +276,16 @@ def check_decision(
     decided_on: date,
     today: date,
     acts: Sequence[RecordedAct] = (),
+    adopted_on: date | None = None,
 ) -> None:
     """Subd. 4 and 8: refuse a decision after its deadline, twice, or inside the comment period.
 
-    A decision dated on or before ``decision_due`` may be recorded after it (the LGU decided in
-    time; the record came later) only while nothing relied on the deemed approval the plan has
-    had since (``relied_on_deemed_approval``, of the facts and ``acts``): ``conflict`` after.
+    The decision is in time (Minn. Stat. 15.99) when it was made by ``decision_due``: the day
+    its resolution was ``adopted_on`` where one carries it (Subd. 1 (b): the resolution is the
+    approval), else ``decided_on``.  A decision made on or before ``decision_due`` may be
+    recorded after it (the LGU decided in time; the record came later) only while nothing relied
+    on the deemed approval the plan has had since (``relied_on_deemed_approval``, of the facts
+    and ``acts``): ``conflict`` after.
     """
     if decision not in ("approved", "denied"):
         raise ValidationFailed("a decision approves or denies", {"outcome": ["unknown"]})
@@ -291,7 +295,7 @@ def check_decision(
         ruleset,
         lgu,
         facts,
-        decided_on,
+        adopted_on or decided_on,
         "15.99: the decision was due by {}; the plan is deemed approved",
     )
     if facts.decided_on is not None:

@@ -497,6 +497,23 @@ def test_the_notice_of_decision_prints_the_decision_and_how_and_by_when_to_appea
         assert expected in text, expected
 
 
+def test_the_notice_of_decision_dates_the_decision_by_its_resolution(kit):
+    # the resolution adopted on 07-23 is the approval (Subd. 1 (b)); the decision was recorded
+    # as made on 07-24: the notice dates the approval by the resolution, and may be mailed
+    # after it
+    lgu = kit.lgu()
+    plan = full_plan(kit, lgu)
+    ok(notice(kit, plan, lgu, "2026-06-22", recipients_for(plan)))
+    body = decision_body("approved", "2026-07-24")
+    body["resolution"]["adopted_on"] = "2026-07-23"
+    with on("2026-07-24"):
+        ok(kit.api.post(f"/plans/{plan['id']}/decision", body, token=lgu["token"]))
+    ok(notice(kit, plan, lgu, "2026-07-23", recipients_for(plan), decision=True))
+    text = document(kit, plan, "decision", "text/html").get_data(as_text=True)
+    assert "Approved on July 23, 2026" in text and "Approved on July 24" not in text
+    assert "Recorded as decided on July 24, 2026" in text
+
+
 def require_poppler() -> None:
     if shutil.which("pdftotext") and shutil.which("pdftoppm"):
         return

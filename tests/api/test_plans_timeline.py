@@ -41,6 +41,29 @@ def test_the_notice_of_decision_is_due_ten_days_after_the_resolution_adopted(kit
     assert mailed["late"] is False and mailed["due"] == "2026-07-02"
 
 
+def test_a_decision_made_by_a_resolution_adopted_by_decision_due_is_in_time(kit):
+    # decision due Friday 08-07; the governing body denied the plan by a resolution adopted that
+    # day (Subd. 1 (b): the resolution is the decision), recorded as decided on Monday 08-10
+    township = kit.lgu(kind="township")
+    with on("2026-06-08"):
+        plan = kit.plan(township, received_on="2026-06-08", area_sqft=9_000, ratio="2")
+    path = f"/plans/{plan['id']}/decision"
+    late = decision_body("denied", "2026-08-10", resolution={"number": "R-9", "adopted_on": ""})
+    with on("2026-08-10"):
+        late["resolution"]["adopted_on"] = "2026-08-08"
+        refused = kit.api.post(path, late, token=township["token"])
+        assert problem(refused, 422, "deadline_passed")["due"] == "2026-08-07"
+        late["resolution"]["adopted_on"] = "2026-08-07"
+        denied = ok(kit.api.post(path, late, token=township["token"]))
+    assert denied["status"] == "denied" and denied["outcome"] == "denied"
+    assert denied["deadlines"]["decision_notice_due"] == "2026-08-17"  # 10 days from 08-07
+    with on("2026-08-10"):
+        query = {"from": "2026-06-01", "to": "2026-06-30"}
+        report = ok(kit.api.get("/reports/lgu-compliance", query_string=query), 200)
+    (row,) = [item for item in report["items"] if item["lgu_id"] == township["id"]]
+    assert row["decided_in_time"] == 1 and row["deemed_approved"] == 0
+
+
 # --- the worked Hollis Township plan (9,000 sq ft) --------------------------------------------
 
 

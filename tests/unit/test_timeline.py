@@ -811,6 +811,20 @@ def test_a_decision_notice_mailed_after_the_resolution_before_decided_on_is_acce
         check_decision_notice(SEED, LGU, BOARD, ADOPTED_EARLIER, d(8, 23), d(9, 4))
 
 
+def test_a_decision_made_by_a_resolution_adopted_by_decision_due_is_in_time() -> None:
+    # decision due Tuesday 09-15; the resolution adopted that day, the decision recorded as made
+    # on 09-17: in time (15.99), the plan's deemed approval relied on by nothing
+    check_decision(
+        SEED, LGU, BOARD, CONTESTED_EXTENDED, "denied", d(9, 17), d(9, 17), adopted_on=d(9, 15)
+    )
+    with refused(DeadlinePassed, "deadline_passed"):
+        check_decision(
+            SEED, LGU, BOARD, CONTESTED_EXTENDED, "denied", d(9, 17), d(9, 17), adopted_on=d(9, 16)
+        )
+    with refused(DeadlinePassed, "deadline_passed"):
+        check_decision(SEED, LGU, BOARD, CONTESTED_EXTENDED, "denied", d(9, 17), d(9, 17))
+
+
 def test_the_appeal_window_is_null_until_the_decision_notice_is_mailed() -> None:
     assert deadlines_of(CONTESTED_DECIDED).appeal_window_ends is None
     assert status_on(CONTESTED_DECIDED, d(12, 31)) == "approved"
