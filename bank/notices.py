@@ -120,18 +120,22 @@ def _same(text: str) -> str:
 
 
 _WORD = re.compile(r"\w+")
+#: how a notice may address the district's managers before the district's name
+_MANAGERS_OF = re.compile(r"^(the )?(board of )?managers( of)?( the)? ")
 
 
 def _words(text: str) -> str:
-    """``text``'s words, lower case, each between spaces: punctuation and spacing aside."""
-    return " " + " ".join(_WORD.findall(text.casefold())) + " "
+    """``text``'s words, lower case, one space between them: punctuation and spacing aside."""
+    return " ".join(_WORD.findall(text.casefold()))
 
 
 def _names_district(name: str, district: str) -> bool:
     """Whether a recipient named ``name`` is the district's managers: Subd. 6 and 7 mail "the
-    managers of the watershed district", so the district's name may stand in a longer one
-    ("Board of Managers, Yellow Medicine River Watershed District"), word for word."""
-    return _words(district) in _words(name)
+    managers of the watershed district", so the district's name, word for word, may follow
+    "(The) (Board of) Managers (of) (the)" ("Board of Managers, Yellow Medicine River Watershed
+    District"); nothing else may stand around it (another district whose name ends in it, a
+    body named after it)."""
+    return _MANAGERS_OF.sub("", _words(name), count=1) == _words(district)
 
 
 def missing_recipients(
@@ -146,7 +150,7 @@ def missing_recipients(
     records who a party is (the applicant, the watershed district, the panel's members once
     its determination names them, the members of the public who asked), a recipient of that
     role must bear that name (compared without regard to case and spacing; the district's
-    within a longer name, ``_names_district``)."""
+    may follow the words for its managers, ``_names_district``)."""
     by_role = {role: [r for r in recipients if r.role == role] for role in ROLES}
     named = {role: {_same(r.name) for r in listed} for role, listed in by_role.items()}
     missing = _missing_panel(session, plan, named["tep_member"])

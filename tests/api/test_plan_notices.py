@@ -212,13 +212,26 @@ def test_the_watershed_district_mailed_is_the_one_the_plan_names(kit, decision):
     with on(day):
         assert kit.get_plan(plan["id"])["decision_notice" if decision else "notice"] is None
     # the district's name within a longer one, word for word: not an abbreviation of it
-    for short in ("Managers of Yellow Medicine River WD", "Yellow Medicine River"):
+    for short in (
+        "Managers of Yellow Medicine River WD",
+        "Yellow Medicine River",
+        "Friends of the Yellow Medicine River Watershed District",
+        "Board of Managers, North Fork Yellow Medicine River Watershed District",
+    ):
         abbreviated = renamed(other, "watershed_district", short)
         assert errors_of(notice(kit, plan, lgu, day, abbreviated, decision=decision)) == refused
     loose = renamed(
         other, "watershed_district", "Board of Managers,  yellow medicine river WATERSHED district."
     )
     ok(notice(kit, plan, lgu, day, loose, decision=decision))
+    # "the managers of the district" names it too, on a new plan (one notice of each kind)
+    again = full_plan(kit, lgu, watershed_district="Yellow Medicine River Watershed District")
+    if decision:
+        ok(notice(kit, again, lgu, "2026-06-22", recipients_for(again)))
+        decided(kit, again, lgu)
+    managers = "The Managers of the Yellow Medicine River Watershed District"
+    named = renamed(recipients_for(again), "watershed_district", managers)
+    ok(notice(kit, again, lgu, day, named, decision=decision))
 
 
 def test_the_applicant_mailed_the_decision_is_the_one_the_plan_names(kit):
