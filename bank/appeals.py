@@ -18,7 +18,7 @@ from datetime import date
 from sqlalchemy.orm import Session
 
 import ledger
-from bank import credit_needs, money, plans, policy, reservations, withdrawals
+from bank import money, plans, policy, reservations, withdrawals
 from bank.access import Actor
 from bank.appeal_views import AppealView, view
 from bank.errors import Conflict, InvalidFee, SecurityRequired, ValidationFailed, found
@@ -332,28 +332,14 @@ def _decide_earlier(
     within that application's window, Subd. 9).  Reversing its approval reverses what was
     withdrawn under it, nothing withdrawn or reserved since for the applications that followed
     (their own decisions stand); the plan's standing approval is then the approval before it,
-    if any (``plans.standing_row``).  When none is left and the current application was
-    denied, the plan is denied: nothing more will be withdrawn for it, and its pending
-    reservations are voided as a reversal of its current approval voids them; otherwise they
-    stay, for an approval that stands or an application still undecided.  Reversing its denial
-    withdraws nothing."""
+    if any (``plans.standing_row``).  Reversing its denial withdraws nothing."""
     application = plans.earlier_application(session, plan, appeal.application_number)
     before = plans.outcome_now(application, plans.appeals_of(session, plan.id))
     appeal.outcome, appeal.decided_on, appeal.served_on = decision
     session.flush()
     if decision[0] == "plan_reversed" and before in withdrawals.APPROVALS:
         since, until = plans.withdrawn_under(session, plan, application)
-        if plans.state(session, plan).outcome not in credit_needs.CLOSED_OUTCOMES:
-            withdrawals.reverse_for_plan(session, plan.id, board, request_id, since, until)
-            return
-        # locked in the order ``decide_appeal`` locks them (reservations, then every lot)
-        held = _lock_reservations(session, plan.id)
-        voiding = _pending_shares(session, held)
-        pending_ids = [share.pending_transaction_id for v in voiding.values() for share in v]
-        rows = withdrawals.reverse_for_plan(
-            session, plan.id, board, request_id, since, until, voiding=pending_ids
-        )
-        _void_pending_reservations(session, held, voiding, rows, plan.id, board, request_id)
+        withdrawals.reverse_for_plan(session, plan.id, board, request_id, since, until)
 
 
 def record_service(db: Database, board: Actor, appeal_id: str, served_on: date) -> AppealView:

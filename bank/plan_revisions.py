@@ -24,8 +24,7 @@ approval is no longer the approval that stands if the revision is denied (``plan
 the approval before it, if any, is), and what was withdrawn under it, from the revision that
 made it the plan's application to the one that superseded it, is reversed
 (``plans.withdrawn_under``); the revision's own record, decision, withdrawals and reservations
-are left as they are, unless no approval is left and the revision was denied: the plan is then
-denied, and its pending reservations are voided (``appeals._decide_earlier``).
+are left as they are.
 """
 
 from __future__ import annotations
