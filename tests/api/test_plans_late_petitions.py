@@ -191,9 +191,13 @@ def test_a_reversal_of_the_superseded_approval_after_the_revision_was_denied_lea
 ) -> None:
     """Application 2 is denied 06-29: application 1's approval stands (revision_denied) until
     the petition on it, postmarked 06-24 and received 06-30, is reversed 07-06.  Then nothing
-    approved stands: the plan is denied and its 18,000 sq ft return."""
+    approved stands: the plan is denied and its 18,000 sq ft return.  The 500 sq ft reserved
+    06-26 for application 2 stay reserved, as on any denial (application 2's denial may itself
+    be appealed): the holder voids them, or they expire."""
     lgu = kit.lgu()
     plan, bank = superseded(kit, lgu)
+    with on("2026-06-26"):  # application 2 needs 1,800 sq ft more than were withdrawn
+        held = kit.reserve(bank["id"], plan["id"], bank["unrestricted_class"], 500)
     ok(act(kit, plan, lgu, "decision", decision_body("denied", "2026-06-29"), "2026-06-29"))
     standing = read(kit, plan, "2026-06-29")
     assert (standing["outcome"], standing["status"], standing["revision_denied"]) == (
@@ -217,6 +221,8 @@ def test_a_reversal_of_the_superseded_approval_after_the_revision_was_denied_lea
     assert [w["reversal_transaction_id"] is None for w in shown["withdrawals"]] == [False]
     with on("2026-07-06"):
         assert kit.available(bank["id"], bank["unrestricted_class"]) == before + 18_000
+    statuses = {r["id"]: (r["status"], r["reversed_on_appeal"]) for r in shown["reservations"]}
+    assert statuses[held["id"]] == ("pending", False)
     assert "not_approved" in blockers(shown)
     # a denied plan is not revised
     problem(revise(kit, plan, lgu, 12_000, "2026-07-20"), 409, "conflict")
