@@ -230,8 +230,9 @@ CATALOGUE: dict[str, ProblemType] = dict(
         _entry(
             "unsupported_transfer_coding",
             501,
-            "A `Transfer-Encoding` the server does not decode (only `chunked` is; `gzip` and "
-            "the like are not); refused before the service reads the request.",
+            "A `Transfer-Encoding` coding the server does not know (only `chunked` is decoded; "
+            "`gzip`, `deflate` and `compress` are refused as 400 `bad_request`); refused before "
+            "the service reads the request.",
             "Send the body with a `Content-Length`, or chunked.",
         ),
         _entry(

@@ -94,6 +94,7 @@ TITLES = {
     "not_found": "Not found",
     "unauthorized": "Authentication required",
     "forbidden": "Not allowed",
+    "uri_too_long": "URI too long",
 }
 
 

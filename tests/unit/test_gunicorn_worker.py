@@ -6,6 +6,7 @@ running server: tests/system/test_edge_errors.py)."""
 from __future__ import annotations
 
 import inspect
+import json
 import signal
 import threading
 from concurrent.futures import ThreadPoolExecutor
@@ -16,7 +17,7 @@ from gunicorn.http import errors
 from gunicorn.workers import gthread
 
 from api import problem_types, problems
-from api.gunicorn_worker import EDGE_PROBLEMS, ThreadWorker, edge_problem
+from api.gunicorn_worker import EDGE_PROBLEMS, ThreadWorker, edge_problem, problem_response
 
 
 def exits_while_handing_over_a_connection(worker_class: Any) -> bool:
@@ -101,3 +102,18 @@ def test_a_refusal_says_what_gunicorn_said_and_an_error_of_the_app_says_nothing(
         "internal_error",
         problems.UNEXPECTED,
     )
+
+
+def test_the_answer_to_a_long_request_line_is_a_whole_problem_titled_uri_too_long() -> None:
+    answer = problem_response(414, "uri_too_long", "send a shorter query", "req-1")
+    head, body = answer.split(b"\r\n\r\n", 1)
+    assert head.startswith(b"HTTP/1.1 414 Request-URI Too Long\r\n")
+    assert b"Content-Type: application/problem+json" in head and b"X-Request-Id: req-1" in head
+    assert json.loads(body) == {
+        "type": "/problems/uri_too_long",
+        "title": "URI too long",
+        "status": 414,
+        "detail": "send a shorter query",
+        "code": "uri_too_long",
+        "request_id": "req-1",
+    }
