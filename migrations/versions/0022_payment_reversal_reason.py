@@ -5,10 +5,11 @@ booked on the wrong appeal is undone another way: the board reverses the booking
 compensating transaction (``payment_reversed``) and says why (``bank.money.reverse_in_error``).
 The payment keeps its row and its transaction; its ``status`` becomes ``reversed`` and
 ``payments.reversal_reason`` holds the board's reason (the reversal's memo in the journal carries
-it too).  Rows stored before this revision have none: none of them is reversed.
+it too).
 
 Downgrading to 0021 drops the column.  A payment already reversed keeps its ``reversed`` status
-and its compensating transaction, and its reason stays in that transaction's memo.
+and its compensating transaction, and its reason stays in that transaction's memo
+(``payment <id> reversed: <reason>``), from which upgrading again restores the column.
 
 Revision ID: 0022
 Revises: 0021
@@ -28,8 +29,23 @@ branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
 
 
+#: a reversed payment's reason, from its compensating transaction's memo (``bank.money``)
+RESTORE_REASONS = """
+UPDATE payments SET reversal_reason = (
+    SELECT substr(t.memo, length('payment ' || payments.id || ' reversed: ') + 1)
+    FROM ledger_transactions AS t
+    WHERE t.id = payments.compensation_transaction_id
+      AND substr(t.memo, 1, length('payment ' || payments.id || ' reversed: '))
+          = 'payment ' || payments.id || ' reversed: '
+)
+WHERE status = 'reversed' AND reversal_reason IS NULL
+"""
+
+
 def upgrade() -> None:
     op.add_column("payments", sa.Column("reversal_reason", sa.Text(), nullable=True))
+    # a database downgraded to 0021 after a reversal, and upgraded again
+    op.execute(RESTORE_REASONS)
 
 
 def downgrade() -> None:
