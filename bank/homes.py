@@ -128,15 +128,20 @@ class HolderHome:
 @dataclass(frozen=True)
 class LguHome:
     lgu_name: str
+    #: the first ``SHORTCUTS`` plans due soonest (``more_due``: more are, listed in full by
+    #: ``page_lists.due_plans``)
     due_soon: list[PlanLine]
     plans: list[PlanLine]
+    more_due: bool = False
 
 
 @dataclass(frozen=True)
 class Dashboard:
+    #: the first ``SHORTCUTS`` plans due soonest (``more_due``: more are)
     due_this_week: list[PlanLine]
     expiring: list[SecurityLine]
     last_full_pass: LastFullPass | None
+    more_due: bool = False
 
 
 def home(db: Database, actor: Actor, today: date) -> HolderHome | LguHome | Dashboard:
@@ -219,8 +224,8 @@ def _reservations_of(session: Session, holder_id: str, today: date) -> list[Rese
 
 
 def lgu_home(db: Database, actor: Actor, today: date) -> LguHome:
-    """The LGU's plans with a deadline in the next ``DUE_SOON_DAYS`` days (soonest first), and
-    its newest plans."""
+    """The LGU's plans with a deadline in the next ``DUE_SOON_DAYS`` days (the first
+    ``SHORTCUTS``, soonest first), and its newest plans."""
     with db.transaction() as session:
         lgu = parties.get_lgu(session, actor.lgu_id or "")
         due = due_within(session, actor, today, DUE_SOON_DAYS)
@@ -230,18 +235,21 @@ def lgu_home(db: Database, actor: Actor, today: date) -> LguHome:
             .order_by(Plan.created_at.desc(), Plan.id.desc())
             .limit(SHORTCUTS)
         ).scalars()
-        return LguHome(lgu.name, due, plan_lines(session, list(newest), today))
+        newest_lines = plan_lines(session, list(newest), today)
+        return LguHome(lgu.name, due[:SHORTCUTS], newest_lines, len(due) > SHORTCUTS)
 
 
 def dashboard(db: Database, actor: Actor, today: date) -> Dashboard:
-    """For the board: plans with a deadline this week, securities held that expire within
-    ``EXPIRING_DAYS`` days, and the last full pass that found the ledger intact."""
+    """For the board: plans with a deadline this week (the first ``SHORTCUTS``, soonest first),
+    securities held that expire within ``EXPIRING_DAYS`` days, and the last full pass that
+    found the ledger intact."""
     policy.require_board(actor, "see the dashboard")
     with db.transaction() as session:
         due = due_within(session, actor, today, THIS_WEEK_DAYS)
         expiring = expiring_securities(session, actor, today, EXPIRING_DAYS, None, SHORTCUTS)
         found = checkpoint.latest(session.connection())
-        return Dashboard(due, expiring, LastFullPass.of(found) if found else None)
+        last = LastFullPass.of(found) if found else None
+        return Dashboard(due[:SHORTCUTS], expiring, last, len(due) > SHORTCUTS)
 
 
 # --- plans and their deadlines ----------------------------------------------------------------

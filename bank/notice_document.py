@@ -70,6 +70,24 @@ def dollars(cents: int) -> str:
     return f"${whole:,}" if rest == 0 else f"${whole:,}.{rest:02d}"
 
 
+#: the notices a plan mails, in the order it mails them
+NOTICES = ("application", "decision")
+
+
+@dataclass(frozen=True)
+class MailedNotice:
+    """A notice ``document`` prints for the plan: the one of its kind mailed last."""
+
+    #: ``application`` (Subd. 6) or ``decision`` (Subd. 7)
+    notice: str
+    #: ``full`` or ``summary``, as mailed
+    kind: str
+    mailed_on: date
+    #: the application it was mailed for: an earlier one if a revision counting as new
+    #: (Subd. 6 (c)) has none of its own yet
+    application_number: int
+
+
 def document(db: Database, actor: Actor, plan_id: str, notice: str) -> NoticeDocument:
     """The notice of ``notice`` (``application`` or ``decision``) last mailed for the plan, as
     a document; ``not_found`` for a plan the caller may not see or a notice never recorded."""
@@ -81,6 +99,17 @@ def document(db: Database, actor: Actor, plan_id: str, notice: str) -> NoticeDoc
         if row.document is not None:
             return from_json(row.document)
         return build(session, plan, row)  # recorded before documents were kept
+
+
+def mailed_notices(session: Session, plan: Plan) -> list[MailedNotice]:
+    """The notices ``document`` prints for ``plan``, of application first."""
+    found = []
+    for notice in NOTICES:
+        row = notices.latest_notice(session, plan.id, notice)
+        if row is not None:
+            number = plans.application_at(session, plan, row.recorded_at)
+            found.append(MailedNotice(notice, row.kind, row.mailed_on, number))
+    return found
 
 
 def keep_as_mailed(session: Session, plan: Plan, row: PlanNotice) -> None:

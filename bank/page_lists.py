@@ -126,6 +126,30 @@ def plan_list(
     return PlanList(due, found[: limit + 1])
 
 
+def due_plans(
+    db: Database,
+    actor: Actor,
+    *,
+    within: int,
+    q: str | None,
+    after: str | None,
+    limit: int,
+    today: date,
+) -> list[PlanLine]:
+    """Up to ``limit + 1`` plans the caller lists (the board all, an LGU its own) whose
+    applicant or project contains ``q``, with a deadline by ``today + within`` days (overdue
+    notices too), soonest first as the homes list them (``homes.due_within``), after the plan
+    ``after``.  The order is computed from each plan's deadlines, not stored: when ``after`` is
+    no longer due (its deadline met since), the list starts again from the top, so that no plan
+    due is passed over."""
+    _check_plans(actor)
+    with db.transaction() as session:
+        due = due_within(session, actor, today, within, listing_filters.plans(q))
+    ids = [line.id for line in due]
+    start = ids.index(after) + 1 if after in ids else 0
+    return due[start : start + limit + 1]
+
+
 def payments(
     db: Database, actor: Actor, *, status: str | None, after: str | None, limit: int
 ) -> list[PaymentLine]:

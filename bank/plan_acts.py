@@ -24,6 +24,7 @@ from bank import (
     plan_report,
     plan_revisions,
     plans,
+    withdrawals,
 )
 from bank.access import Actor
 from bank.errors import BankError
@@ -126,16 +127,18 @@ WEIGHED = (
     "decision",
     "notice-of-decision",
     "revision",
+    "withdrawal",
 )
 
 
 def open_acts(session: Session, plan: Plan, today: date) -> frozenset[str]:
     """The acts of ``WEIGHED`` the plan's state lets the caller record now, each weighed by the
     check its use case makes before writing (``plans.check_notice``,
-    ``plan_decisions.check_decidable``, ...), on the last day it could be dated: today, or
-    ``decision_due`` for the acts that come before the decision (one dated by then and recorded
-    later is accepted while nothing relied on the deemed approval).  A form is then refused
-    only for what was typed in it (an outcome without its record, a day too early)."""
+    ``plan_decisions.check_decidable``, ``withdrawals.check_withdrawable``, ...), on the last day
+    it could be dated: today, or ``decision_due`` for the acts that come before the decision (one
+    dated by then and recorded later is accepted while nothing relied on the deemed approval).
+    A form is then refused only for what was typed in it (an outcome without its record, a day
+    too early, a reservation no longer pending)."""
     due = plans.state(session, plan, today).deadlines.decision_due
     before = min(today, due)
     checks: dict[str, Callable[[], object]] = {
@@ -147,6 +150,7 @@ def open_acts(session: Session, plan: Plan, today: date) -> frozenset[str]:
         "panel-determination": lambda: plan_panel.check_determinable(session, plan, before),
         "decision": lambda: plan_decisions.check_decidable(session, plan, "approved", before),
         "notice-of-decision": lambda: plans.check_decision_notice(session, plan, today),
+        "withdrawal": lambda: withdrawals.check_withdrawable(session, plan, today),
     }
     open_now = {act for act, check in checks.items() if _passes(check)}
     # a revision is weighed whether or not it would count as a new application (Subd. 6 (c)):

@@ -18,6 +18,7 @@ from bank import (
     balances,
     listing_filters,
     money,
+    notice_document,
     parties,
     plan_acts,
     plan_report,
@@ -89,6 +90,8 @@ class PlanPage:
     #: the acts on the plan's record its state lets the reader record now
     #: (``plan_acts.open_acts``)
     open_acts: frozenset[str]
+    #: the notices mailed for it that print as documents (``notice_document.document``)
+    notices: list[notice_document.MailedNotice]
 
 
 def plan_page(db: Database, actor: Actor, plan_id: str, today: date) -> PlanPage:
@@ -110,6 +113,7 @@ def plan_page(db: Database, actor: Actor, plan_id: str, today: date) -> PlanPage
             account_numbers=_numbers(session, account_ids),
             lot_labels=lot_labels(session, lot_ids),
             open_acts=plan_acts.open_acts(session, plan, today),
+            notices=notice_document.mailed_notices(session, plan),
         )
 
 

@@ -12,7 +12,7 @@ import json
 from collections import defaultdict
 from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import date, datetime
 
 from sqlalchemy import select
 from sqlalchemy.orm import Session
@@ -75,7 +75,7 @@ def withdraw(
     the plan locked."""
     with db.transaction() as session:
         plan = plans.visible_plan(session, actor, plan_id, lock=True)
-        area, met = _check_plan_allows(session, plan)
+        area, met = check_withdrawable(session, plan)
         chosen = _reservations(session, plan, reservation_ids)
         offers, share_of = _offers(session, chosen)
         ratio = replacement_rules.parse_ratio(plan.replacement_ratio)
@@ -180,11 +180,15 @@ def _confirm_can_withdraw(
     confirm_can_send(session, senders, set(sites))
 
 
-def _check_plan_allows(session: Session, plan: Plan) -> tuple[int, tuple[int, int]]:
-    """An approval, a replacement by bank credits, and a requirement not yet met
-    (``bank.credit_needs``); answers the impact area in force and what earlier withdrawals met
-    (a revision, Subd. 6 (c), may have raised the requirement since)."""
-    current = plans.state(session, plan)
+def check_withdrawable(
+    session: Session, plan: Plan, today: date | None = None
+) -> tuple[int, tuple[int, int]]:
+    """What ``withdraw`` requires of the plan (on ``today``, by default the clock's): an
+    approval, a replacement by bank credits, and a requirement not yet met (``bank.credit_needs``);
+    answers the impact area in force and what earlier withdrawals met (a revision, Subd. 6 (c),
+    may have raised the requirement since).  The plan page offers the withdrawal form by it
+    (``plan_acts.open_acts``)."""
+    current = plans.state(session, plan, today)
     if current.status not in WITHDRAWABLE_STATUSES or current.outcome not in APPROVALS:
         raise Conflict(
             f"credits can be withdrawn only for an approved plan; this one is {current.status}",

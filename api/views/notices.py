@@ -6,10 +6,13 @@ The routes join the plans blueprint (``api.views.plans`` imports this module).""
 
 from __future__ import annotations
 
+import base64
+import hashlib
 from typing import Any
 
 from flask import Response, render_template
 from flask.views import MethodView
+from markupsafe import Markup
 
 from api import formats, pdf
 from api.context import actor, database
@@ -20,6 +23,25 @@ from api.views.plans import blp
 from bank import notice_document, notices, plan_acts
 
 HTML, PDF = formats.HTML, formats.PDF
+
+#: the printable notice's stylesheet, in the page so that a saved copy prints alike
+STYLE = Markup(
+    "\n  body { font-family: Helvetica, Arial, sans-serif; max-width: 42rem; margin: 2rem auto;"
+    " padding: 0 1rem; line-height: 1.4; color: #000; }"
+    "\n  h1 { font-size: 1.4rem; margin-bottom: 0.2rem; }"
+    "\n  h2 { font-size: 1.05rem; margin: 1.2rem 0 0.3rem; }"
+    "\n  p { margin: 0.2rem 0; }"
+    "\n  .statute { font-size: 0.9rem; }"
+    "\n  ul { padding-left: 1.2rem; }"
+    "\n  @media print { body { margin: 0; padding: 0; max-width: none; } }\n"
+)
+#: as the pages' policy (``api.web.pages``): no script, nothing from elsewhere, never framed;
+#: the one style allowed is ``STYLE``, named by its hash
+POLICY = (
+    "default-src 'none'; "
+    f"style-src 'sha256-{base64.b64encode(hashlib.sha256(STYLE.encode()).digest()).decode()}'; "
+    "img-src 'self'; form-action 'none'; frame-ancestors 'none'; base-uri 'none'"
+)
 
 
 def recipients(data: dict[str, Any]) -> list[notices.Recipient]:
@@ -79,7 +101,11 @@ def _document(plan_id: str, notice: str) -> Response:
         response = Response(pdf.document(doc), mimetype=PDF)
         response.headers["Content-Disposition"] = f'inline; filename="{name}.pdf"'
     else:
-        response = Response(render_template("notice.html", doc=doc), mimetype=HTML)
+        page = render_template("notice.html", doc=doc, style=STYLE)
+        response = Response(page, mimetype=HTML)
+        response.headers["Content-Security-Policy"] = POLICY
+    response.headers["X-Content-Type-Options"] = "nosniff"
+    response.headers["Referrer-Policy"] = "same-origin"
     response.headers["Cache-Control"] = "no-store"
     return response
 

@@ -1,9 +1,10 @@
-"""The printable documents (issue #26): a withdrawal's certificate for the LGU's file, and an
-account's statement for a period.
+"""The printable documents (issue #26): a withdrawal's certificate for the LGU's file, the
+notices of application and of decision as mailed, and an account's statement for a period.
 
 Each is a page the browser's Print turns into a clean document (the stylesheet's print rules
-drop the menu and the forms); the certificate is also offered as PDF (``?format=pdf``), written
-as the notices are (``api.pdf``).  The data comes from one ``bank.documents`` use case each.
+drop the menu and the forms); the certificate and the notices are also offered as PDF
+(``?format=pdf``, ``api.pdf``).  The data comes from one ``bank`` use case each
+(``bank.documents``, ``bank.notice_document``: the API's notices print the same text).
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ from api.web.blueprint import web
 from api.web.filters import day, label, moment, sqft
 from api.web.pages import page, period
 from api.web.signin import signed_in_actor
-from bank import documents
+from bank import documents, notice_document
 from ledger import clock
 
 PDF = "application/pdf"
@@ -111,6 +112,35 @@ def decision_words(decided: documents.CertifiedDecision) -> str:
     if decided.status != decided.outcome:
         words += f"; the plan is {label(decided.status).lower()}"
     return words
+
+
+# --- /plans/{id}/notices/application, /plans/{id}/notices/decision ---------------------------
+
+
+@web.route("/plans/<plan_id>/notices/application")
+def plan_application_notice(plan_id: str) -> Response:
+    """The Subd. 6 notice of application last mailed (the plan's LGU and the board)."""
+    return _notice(plan_id, "application")
+
+
+@web.route("/plans/<plan_id>/notices/decision")
+def plan_decision_notice(plan_id: str) -> Response:
+    """The Subd. 7 notice of decision last mailed (the plan's LGU and the board)."""
+    return _notice(plan_id, "decision")
+
+
+def _notice(plan_id: str, notice: str) -> Response:
+    """The notice as ``GET /api/v1/plans/{id}/notices/{notice}`` prints it, as HTML or PDF;
+    ``not_found`` for a plan the reader may not see or a notice not mailed."""
+    who = signed_in_actor()
+    doc = notice_document.document(database(), who, plan_id, notice)
+    if request.args.get("format") == "pdf":
+        response = Response(pdf.document(doc), mimetype=PDF)
+        name = f"notice-of-{notice}-{plan_id}.pdf"
+        response.headers["Content-Disposition"] = f'inline; filename="{name}"'
+        response.headers["Cache-Control"] = "no-store"
+        return response
+    return page("notice_page.html", doc=doc, notice=notice, plan_id=plan_id)
 
 
 # --- /accounts/{id}/statement -----------------------------------------------------------------

@@ -21,7 +21,7 @@ from api.web.pages import page
 from api.web.signin import signed_in_actor
 from bank import page_lists, party_lists
 from bank.access import Actor
-from bank.homes import EXPIRING_DAYS
+from bank.homes import DUE_SOON_DAYS, EXPIRING_DAYS, THIS_WEEK_DAYS
 from bank.money_tables import PAYMENT_STATUSES
 from bank.securities import STATUSES as SECURITY_STATUSES
 from ledger import clock
@@ -118,6 +118,28 @@ def plans() -> Response:
         due_soon_days=page_lists.DUE_SOON_DAYS,
         today=today,
         **listed,
+    )
+
+
+#: how far ahead the list of plans due looks: the dashboard's week, an LGU home's 14 days
+DUE_WITHIN = (THIS_WEEK_DAYS, DUE_SOON_DAYS)
+
+
+@web.route("/plans/due")
+def plans_due() -> Response:
+    """Every plan (board: all; an LGU: its own) with a deadline in the next ``within`` days
+    (overdue notices too), soonest first: in full what the homes list the first of."""
+    who = signed_in_actor()
+    args = page_args()
+    given = request.args.get("within") or str(DUE_SOON_DAYS)
+    if given not in {str(days) for days in DUE_WITHIN}:
+        raise BadQuery(f"Choose how far ahead to look: {' or '.join(map(str, DUE_WITHIN))} days.")
+    within = int(given)
+    today = clock.today()
+    rows = page_lists.due_plans(database(), who, within=within, today=today, **args)
+    listed = paged(rows, args["limit"], "web.plans_due", q=args["q"], within=within)
+    return page(
+        "plans_due.html", q=args["q"], within=within, choices=DUE_WITHIN, today=today, **listed
     )
 
 

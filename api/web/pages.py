@@ -197,6 +197,7 @@ def plan(plan_id: str) -> Response:
         account_numbers=found.account_numbers,
         lot_labels=found.lot_labels,
         open_acts=found.open_acts,
+        notices=found.notices,
         steps=plan_view.timeline(body, today),
         today=today,
     )

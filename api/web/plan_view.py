@@ -69,10 +69,14 @@ def timeline(plan: dict[str, Any], today: date) -> list[Step]:
         ),
         _appeal_window(plan, today),
     ]
+    # every appeal, numbered as the appeals table numbers them: one of an earlier application
+    # (a petition mailed in its window that reached the board after a revision counting as
+    # new superseded it, Subd. 6 (c)) is marked as that application's
     current = plan.get("application_number", 1)
-    appeals = [a for a in plan["appeals"] if a.get("application_number", 1) == current]
-    for number, appeal in enumerate(appeals, 1):
-        steps += _appeal_steps(number, appeal, today)
+    for number, appeal in enumerate(plan["appeals"], 1):
+        of = appeal.get("application_number", current)
+        name = f"Appeal {number}" if of == current else f"Appeal {number} (of application {of})"
+        steps += _appeal_steps(name, appeal, today)
     if plan["replacement_completed_on"]:
         steps.append(
             Step("Replacement completed", "Subd. 3", None, plan["replacement_completed_on"], "met")
@@ -179,18 +183,18 @@ def _decision_note(decision: dict[str, Any]) -> str:
     return note
 
 
-def _appeal_steps(number: int, appeal: dict[str, Any], today: date) -> list[Step]:
+def _appeal_steps(name: str, appeal: dict[str, Any], today: date) -> list[Step]:
     petition, decision = appeal["petition"], appeal["decision"]
     steps = [
         Step(
-            f"Appeal {number}: petition received",
+            f"{name}: petition received",
             "Subd. 9",
             None,
             appeal["received_on"],
             "recorded",
         ),
         _task(
-            f"Appeal {number}: board decides whether to grant",
+            f"{name}: board decides whether to grant",
             "Subd. 9",
             appeal["grant_decision_due"],
             petition and petition["decided_on"],
@@ -201,7 +205,7 @@ def _appeal_steps(number: int, appeal: dict[str, Any], today: date) -> list[Step
     if appeal["decision_due"] is not None or decision is not None:
         steps.append(
             _task(
-                f"Appeal {number}: board decides the appeal",
+                f"{name}: board decides the appeal",
                 "Subd. 9",
                 appeal["decision_due"],
                 decision and decision["decided_on"],
@@ -210,21 +214,21 @@ def _appeal_steps(number: int, appeal: dict[str, Any], today: date) -> list[Step
             )
         )
     if decision is not None:
-        steps += _service_steps(number, appeal, today)
+        steps += _service_steps(name, appeal, today)
     return steps
 
 
-def _service_steps(number: int, appeal: dict[str, Any], today: date) -> list[Step]:
+def _service_steps(name: str, appeal: dict[str, Any], today: date) -> list[Step]:
     """Subd. 9: the decision is served by mail; judicial review (Minn. Stat. 14.63) is
     petitioned within 30 days after service."""
     served_on = appeal.get("served_on")
-    served = f"Appeal {number}: decision served on the parties"
+    served = f"{name}: decision served on the parties"
     if served_on is None:
         return [Step(served, "Subd. 9", None, None, "pending")]
     return [
         Step(served, "Subd. 9", None, served_on, "recorded"),
         _period(
-            f"Appeal {number}: judicial review period ends",
+            f"{name}: judicial review period ends",
             "Minn. Stat. 14.63",
             appeal.get("judicial_review_ends"),
             today,

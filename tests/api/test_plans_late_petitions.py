@@ -290,3 +290,42 @@ def test_a_late_petition_owes_the_security_its_application_required_not_the_new_
     assert listed["security_required_cents"] is None
     granted = ok(grant(kit, appeal, "2026-06-30"))
     assert granted["petition"]["granted"] is True
+
+
+def timeline_states(app: Flask, token: str, plan: dict, day: str) -> dict[str, str]:
+    """The plan page's timeline as the LGU reads it on ``day``: each step's state, by name."""
+    with on(day):
+        client = signed_in(app.test_client(), token)
+        page = parse(client.get(f"/plans/{plan['id']}").get_data(as_text=True))
+    rows = page.one("table", id="timeline").one("tbody").all("tr")
+    return {row.one("th").text: row.attrs["data-state"] for row in rows}
+
+
+def test_the_timeline_shows_the_appeal_of_the_superseded_application_marked_as_its(
+    app: Flask, kit: Kit
+) -> None:
+    """The petition on application 1, received 06-29 after the revision of 06-26, is on the plan
+    page's timeline with its deadlines, marked as of application 1 and numbered as the appeals
+    table numbers it; an appeal of application 2's own decision follows it."""
+    lgu = kit.lgu()
+    plan, _bank = superseded(kit, lgu)
+    earlier = ok(petition(kit, plan, postmarked=LAST_DAY, received="2026-06-29"))
+    states = timeline_states(app, lgu["token"], plan, "2026-06-29")
+    assert states["Appeal 1 (of application 1): petition received"] == "recorded"
+    assert states["Appeal 1 (of application 1): board decides whether to grant"] == "open"
+
+    ok(grant(kit, earlier, "2026-06-30"))
+    ok(rule(kit, earlier, "2026-07-01", "plan_upheld"))
+    ok(act(kit, plan, lgu, "decision", decision_body("approved", "2026-07-01"), "2026-07-01"))
+    ok(act(kit, plan, lgu, "decision-notice", mailing("2026-07-02", plan=plan), "2026-07-02"))
+    own = ok(petition(kit, plan, postmarked="2026-07-06", received="2026-07-08"))
+    states = timeline_states(app, lgu["token"], plan, "2026-07-08")
+    assert states["Appeal 1 (of application 1): board decides whether to grant"] == "met"
+    assert states["Appeal 1 (of application 1): board decides the appeal"] == "met"
+    assert states["Appeal 2: petition received"] == "recorded"
+    with on("2026-07-08"):
+        client = signed_in(app.test_client(), lgu["token"])
+        page = parse(client.get(f"/plans/{plan['id']}").get_data(as_text=True))
+    table = page.one("table", id="appeals")
+    assert table.one("tr", data_appeal_id=earlier["id"]).one("th").text.startswith("1")
+    assert table.one("tr", data_appeal_id=own["id"]).one("th").text == "2"

@@ -7,6 +7,9 @@ client keeping cookies) and compared with the API's answers and the ledger's has
 
 from __future__ import annotations
 
+import base64
+import hashlib
+import re
 from typing import Any
 
 import pytest
@@ -18,7 +21,8 @@ from bank.deposit_tables import Deposit
 from ledger import sealer
 from ledger.schema import LedgerChainLink
 from tests.api.conftest import Api
-from tests.api.kit import Kit, ok, on
+from tests.api.kit import Kit, mailing, ok, on
+from tests.api.test_plan_notices import noticed_and_decided
 from tests.api.web_kit import Element, number, parse, signed_in
 
 DAY = "2026-06-08"
@@ -163,6 +167,133 @@ def test_the_certificate_is_refused_to_another_lgu_and_to_holders(
         other = kit.approved_plan(world["lgu"], DAY, area_sqft=1_000, ratio="1")
     elsewhere = f"/plans/{other['id']}/withdrawals/{world['withdrawal']['id']}/certificate"
     assert board.get(elsewhere).status_code == 404
+
+
+# --- the notices as mailed ---------------------------------------------------------------------
+
+#: the pages' Content-Security-Policy: no script, nothing from elsewhere, never framed
+PAGE_POLICY = (
+    "default-src 'none'; style-src 'self'; img-src 'self'; form-action 'self'; "
+    "frame-ancestors 'none'; base-uri 'none'"
+)
+
+
+def notice_links(document: Element) -> dict[str, Element]:
+    """The plan page's links to its notices' printable pages, by notice (``application``,
+    ``decision``)."""
+    return {a.attrs["data-notice"]: a for a in document.all("a", class_="notice-link")}
+
+
+def test_the_plan_page_links_each_notice_as_mailed_to_its_printable_page(
+    app: Flask, kit: Kit
+) -> None:
+    """The LGU opens the notice of application and of decision it mailed from the plan page:
+    each prints what the API's document says, with the pages' security headers, and as PDF."""
+    lgu = kit.lgu()
+    plan = noticed_and_decided(kit, lgu)
+    with on("2026-07-28"):
+        client = signed_in(app.test_client(), lgu["token"])
+        plan_page = html(client.get(f"/plans/{plan['id']}"))
+        links = notice_links(plan_page)
+        assert set(links) == {"application", "decision"}
+        for which, mailed in (("application", "June 22, 2026"), ("decision", "July 27, 2026")):
+            response = client.get(links[which].attrs["href"])
+            page = html(response)
+            assert response.headers["Content-Security-Policy"] == PAGE_POLICY
+            assert response.headers["X-Content-Type-Options"] == "nosniff"
+            assert response.headers["Cache-Control"] == "no-store"
+            api = kit.api.get(f"/plans/{plan['id']}/notices/{which}", token=lgu["token"])
+            printed = parse(api.get_data(as_text=True))
+            notice = page.one("article", id="notice")
+            assert notice.one("h1").text == printed.one("h1").text
+            assert notice.one(id="mailed-on").text == mailed == printed.one(id="mailed-on").text
+            assert [s.text for s in notice.all("section")] == [
+                s.text for s in printed.all("section")
+            ]
+            assert "Pat Public" in notice.one("ul", id="recipients").text
+            pdf = client.get(page.one("a", id="notice-pdf").attrs["href"])
+            assert (pdf.status_code, pdf.mimetype) == (200, "application/pdf")
+            assert pdf.data.startswith(b"%PDF") and plan["applicant"].encode() in pdf.data
+            assert pdf.headers["Cache-Control"] == "no-store"
+
+
+def test_a_notice_not_mailed_has_no_link_and_no_page(app: Flask, kit: Kit) -> None:
+    lgu = kit.lgu()
+    with on(DAY):
+        plan = kit.plan(lgu, received_on=DAY, area_sqft=9_000)
+        client = signed_in(app.test_client(), lgu["token"])
+        assert notice_links(html(client.get(f"/plans/{plan['id']}"))) == {}
+        missing = client.get(f"/plans/{plan['id']}/notices/application")
+        assert missing.status_code == 404
+        mailed = mailing(DAY, plan=plan)
+        ok(kit.api.post(f"/plans/{plan['id']}/notices", mailed, token=lgu["token"]))
+        links = notice_links(html(client.get(f"/plans/{plan['id']}")))
+        assert set(links) == {"application"}
+        assert DAY in links["application"].text
+        assert client.get(f"/plans/{plan['id']}/notices/decision").status_code == 404
+
+
+def test_a_notice_page_is_refused_to_another_lgu_and_to_holders(
+    app: Flask, kit: Kit, board_token: str
+) -> None:
+    lgu = kit.lgu()
+    plan = noticed_and_decided(kit, lgu)
+    path = f"/plans/{plan['id']}/notices/decision"
+    with on("2026-07-28"):
+        for token in (kit.lgu()["token"], kit.holder()["token"]):
+            client = signed_in(app.test_client(), token)
+            for url in (path, f"{path}?format=pdf"):
+                refused = client.get(url)
+                assert refused.status_code == 404, url
+                assert plan["applicant"] not in refused.get_data(as_text=True)
+        board = signed_in(app.test_client(), board_token)
+        assert html(board.get(path)).one("article", id="notice").has("ul", id="recipients")
+        assert set(notice_links(html(board.get(f"/plans/{plan['id']}")))) == {
+            "application",
+            "decision",
+        }
+
+
+def test_after_a_revision_the_notices_of_the_earlier_application_are_still_linked(
+    app: Flask, kit: Kit
+) -> None:
+    """A revision counting as new (Subd. 6 (c)) starts application 2 with no notice of its own
+    yet: the notices mailed for application 1 are still the plan's, and say so."""
+    lgu = kit.lgu()
+    plan = noticed_and_decided(kit, lgu)
+    revision = {"area_sqft": 40_000, "displacement_ft": 0, "received_on": "2026-08-12"}
+    with on("2026-08-12"):
+        path = f"/plans/{plan['id']}/revisions"
+        assert ok(kit.api.post(path, revision, token=lgu["token"]))["application_number"] == 2
+        client = signed_in(app.test_client(), lgu["token"])
+        links = notice_links(html(client.get(f"/plans/{plan['id']}")))
+    assert set(links) == {"application", "decision"}
+    for link in links.values():
+        assert "application 1" in link.text
+
+
+def test_the_apis_notice_page_carries_a_policy_that_allows_only_its_own_style(kit: Kit) -> None:
+    """The API's printable notice (a page a browser opens) allows no script, nothing from
+    elsewhere, no framing: only its own inline stylesheet, named by its hash."""
+    lgu = kit.lgu()
+    plan = noticed_and_decided(kit, lgu)
+    with on("2026-07-28"):
+        response = kit.api.get(
+            f"/plans/{plan['id']}/notices/application", headers={"Accept": "text/html"}
+        )
+    assert response.status_code == 200 and response.mimetype == "text/html"
+    policy = response.headers["Content-Security-Policy"]
+    # the style element's text as the browser hashes it, whitespace and all
+    (style,) = re.findall(r"<style>(.*?)</style>", response.get_data(as_text=True), re.S)
+    digest = base64.b64encode(hashlib.sha256(style.encode()).digest()).decode()
+    directives = dict(d.strip().split(" ", 1) for d in policy.split(";"))
+    assert directives["default-src"] == "'none'"
+    assert directives["style-src"] == f"'sha256-{digest}'"
+    assert directives["frame-ancestors"] == "'none'"
+    assert directives["base-uri"] == "'none'"
+    assert "script-src" not in directives
+    assert response.headers["X-Content-Type-Options"] == "nosniff"
+    assert response.headers["Referrer-Policy"] == "same-origin"
 
 
 # --- the statement of an account ----------------------------------------------------------------

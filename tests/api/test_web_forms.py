@@ -448,6 +448,45 @@ def test_the_lgu_withdraws_the_reserved_credits(app: Flask, kit: Kit) -> None:
     assert len(kit.get_plan(plan["id"])["withdrawals"]) == 1
 
 
+def plan_form_links(client: FlaskClient, plan_id: str) -> set[str]:
+    """The forms the plan page's "Record on this plan" links to, by their last path segment."""
+    nav = document(client.get(f"/plans/{plan_id}")).one("nav", id="plan-forms")
+    return {a.attrs["href"].removeprefix(f"/plans/{plan_id}/") for a in nav.all("a")}
+
+
+def test_the_withdrawal_form_is_offered_only_while_the_plan_allows_a_withdrawal(
+    app: Flask, kit: Kit
+) -> None:
+    """The withdrawal use case's own check (``withdrawals.check_withdrawable``): an approved plan
+    replaced with bank credits whose requirement is not yet met. An undecided plan, a
+    project-specific one and one whose withdrawals met its requirement are not offered the form;
+    posted anyway, it is refused as the API refuses it and nothing is withdrawn."""
+    lgu = kit.lgu()
+    client = signed_in(app.test_client(), lgu["token"])
+    with on(DAY):
+        bank = kit.funded_account(day=DAY, service_area=5, unrestricted=20_000)
+        undecided = kit.plan(lgu, received_on=DAY, area_sqft=9_000)
+        own = kit.approved_plan(lgu, DAY, area_sqft=9_000, method="project_specific")
+        plan = kit.approved_plan(lgu, DAY, area_sqft=4_000, ratio="1")
+        assert "withdrawal" not in plan_form_links(client, undecided["id"])
+        assert "withdrawal" not in plan_form_links(client, own["id"])
+        assert "withdrawal" in plan_form_links(client, plan["id"])
+        held = kit.reserve(bank["id"], plan["id"], bank["unrestricted_class"], 4_000)
+        ok(
+            kit.api.post(
+                f"/plans/{plan['id']}/withdrawals",
+                {"reservation_ids": [held["id"]]},
+                token=lgu["token"],
+            )
+        )
+        assert "withdrawal" not in plan_form_links(client, plan["id"])
+        early = kit.reserve(bank["id"], undecided["id"], bank["unrestricted_class"], 1_000)
+        path = f"/plans/{undecided['id']}/withdrawal"
+        refused = document(send(client, path, {"reservation_ids": [early["id"]]}), 409)
+    assert "only for an approved plan" in refused.one("div", id="form-problem").text
+    assert kit.get_plan(undecided["id"])["withdrawals"] == []
+
+
 def test_a_refusal_that_starts_with_an_id_keeps_the_id_as_written(app: Flask, kit: Kit) -> None:
     lgu = kit.lgu()
     client = signed_in(app.test_client(), lgu["token"])
@@ -805,7 +844,7 @@ def test_the_pages_link_to_the_forms(app: Flask, kit: Kit) -> None:
         home = document(lgu_client.get("/"))
     links = {a.attrs["href"] for a in plan_page.one("nav", id="plan-forms").all("a")}
     assert f"/plans/{plan['id']}/decision" in links
-    assert f"/plans/{plan['id']}/withdrawal" in links
+    assert f"/plans/{plan['id']}/securities" in links
     assert home.one("p", id="record-plan").one("a").attrs["href"] == "/plans/new"
     links = {a.attrs["href"] for a in account_page.one("nav", id="account-forms").all("a")}
     assert f"/accounts/{bank['id']}/reservations/new" in links

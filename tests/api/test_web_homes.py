@@ -14,6 +14,7 @@ from urllib.parse import quote
 import pytest
 from flask import Flask
 
+from bank import homes
 from tests.api.conftest import Api
 from tests.api.kit import Kit, ok, on
 from tests.api.web_kit import Element, number, parse, signed_in
@@ -214,6 +215,56 @@ def test_the_board_lands_on_a_dashboard_of_this_weeks_deadlines_and_expiring_sec
     # the public report is a menu link away, signed in or not
     report = get(client, "/credit-availability")
     assert report.one("h1").text == "Wetland replacement credits available"
+
+
+def due_rows(document: Element, table: str) -> list[str]:
+    return [row.attrs["data-plan-id"] for row in document.one("table", id=table).all("tr")[1:]]
+
+
+def test_a_long_list_of_deadlines_is_cut_short_on_the_homes_and_paged_in_full(
+    app: Flask, kit: Kit, board_token: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """With more plans due than a home lists (``homes.SHORTCUTS``, two here), the dashboard and
+    the LGU's home show the soonest and link to every one of them, on pages of their own: the
+    board's of this week, the LGU's of the next 14 days, only its own."""
+    monkeypatch.setattr(homes, "SHORTCUTS", 2)
+    day = "2033-05-02"  # a year of its own: no other test's plans are due near it
+    lgu, other = kit.lgu(), kit.lgu()
+    with on(day):
+        mine = [
+            kit.plan(lgu, received_on=day, area_sqft=20_000, service_area=AREA)["id"]
+            for _ in range(3)
+        ]
+        theirs = kit.plan(other, received_on=day, area_sqft=20_000, service_area=AREA)["id"]
+    notice_due = date.fromisoformat(kit.get_plan(mine[0])["deadlines"]["notice_due"])
+    looked = (notice_due - timedelta(days=3)).isoformat()
+
+    board = Browser(app, board_token)
+    dashboard = get(board, "/", day=looked)
+    assert len(due_rows(dashboard, "due-this-week")) == 2
+    every = dashboard.one("a", id="all-due").attrs["href"]
+    assert every == "/plans/due?within=7"
+    first = get(board, f"{every}&limit=2", day=looked)
+    assert first.one("h1").text == "Plans with a deadline in the next 7 days"
+    second = get(board, first.one("a", id="next-page").attrs["href"], day=looked)
+    shown = due_rows(first, "due") + due_rows(second, "due")
+    assert len(shown) == len(set(shown)) == 4 and set(shown) == {*mine, theirs}
+    assert not second.has("a", id="next-page")
+
+    home = get(Browser(app, lgu["token"]), "/", day=looked)
+    assert len(due_rows(home, "due-soon")) == 2
+    every = home.one("a", id="all-due").attrs["href"]
+    assert every == "/plans/due?within=14"
+    listed = get(Browser(app, lgu["token"]), every, day=looked)
+    assert sorted(due_rows(listed, "due")) == sorted(mine)
+    # a home listing all its plans due links to no longer list
+    assert not get(Browser(app, other["token"]), "/", day=looked).has("a", id="all-due")
+
+
+def test_the_deadlines_list_is_the_boards_and_the_lgus(app: Flask, world: dict[str, Any]) -> None:
+    get(Browser(app, world["bank"]["holder"]["token"]), "/plans/due", status=403)
+    refused = get(Browser(app, world["lgu"]["token"]), "/plans/due?within=8", status=400)
+    assert "Choose how far ahead to look: 7 or 14 days." in main_text(refused)
 
 
 # --- lists ---------------------------------------------------------------------------------------

@@ -209,7 +209,7 @@ def states_with_notes(body: dict[str, Any]) -> str:
     return next(s.note for s in plan_view.timeline(body, DUE) if s.name == "Decision (60-day rule)")
 
 
-def test_the_timeline_lists_the_appeals_of_the_current_application_only() -> None:
+def test_the_timeline_marks_the_appeals_of_an_earlier_application_as_its() -> None:
     appeal = {
         "application_number": 1,
         "received_on": date(2026, 8, 10),
@@ -220,5 +220,7 @@ def test_the_timeline_lists_the_appeals_of_the_current_application_only() -> Non
     }
     first = plan(appeals=[appeal])
     revised = plan(appeals=[appeal], application_number=2)
-    assert any(s.name.startswith("Appeal 1") for s in plan_view.timeline(first, DUE))
-    assert not any(s.name.startswith("Appeal 1") for s in plan_view.timeline(revised, DUE))
+    assert "Appeal 1: petition received" in [s.name for s in plan_view.timeline(first, DUE)]
+    names = [s.name for s in plan_view.timeline(revised, DUE)]
+    assert "Appeal 1 (of application 1): petition received" in names
+    assert not any(name.startswith("Appeal 1:") for name in names)
