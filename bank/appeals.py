@@ -2,11 +2,12 @@
 and its service on the parties.
 
 The board's decisions after their deadlines are recorded and flagged ``late`` (the statute gives
-the board no remedy to enforce against itself).  A petition is granted only with its $200 filing
-fee paid and, when the LGU required it, its security posted; it is denied only on the grounds
-Subd. 9 names.  An appeal decided ``plan_reversed`` reverses the LGU's decision for good, whatever
-other appeals decide: reversing an approval reverses the plan's withdrawals and voids its pending
-reservations.  A granted petition returns the appeal security the petitioner posted.
+the board no remedy to enforce against itself).  A petition is granted only with the filing fee
+of the rule set it was filed under ($200 under the statute) paid and, when the LGU required it,
+its security posted; it is denied only on the grounds Subd. 9 names.  An appeal decided
+``plan_reversed`` reverses the LGU's decision for good, whatever other appeals decide: reversing
+an approval reverses the plan's withdrawals and voids its pending reservations.  A granted
+petition returns the appeal security the petitioner posted.
 """
 
 from __future__ import annotations
@@ -154,10 +155,10 @@ def decide_petition(
 ) -> AppealView:
     """The board's decision whether to grant the petition and hear the appeal.
 
-    Granting needs the $200 filing fee paid (``invalid_fee``) and, when the LGU required
-    security, at least that much posted (``security_required``); denying needs one or more of
-    the grounds Subd. 9 names, and ``security_not_posted`` only when the LGU required security
-    and less is posted (``validation_error``).
+    Granting needs the filing fee of the rule set it was filed under paid (``invalid_fee``)
+    and, when the LGU required security, at least that much posted (``security_required``);
+    denying needs one or more of the grounds Subd. 9 names, and ``security_not_posted`` only
+    when the LGU required security and less is posted (``validation_error``).
     """
 
     def decide(session: Session, appeal: Appeal, plan: Plan) -> None:
@@ -228,15 +229,14 @@ def _check_paid(session: Session, plan: Plan, appeal: Appeal, on: date) -> None:
     then: a grant dated before the money arrived would stand on a payment not yet made."""
     ruleset = ruleset_by_id(appeal.ruleset)  # the fee its payment was checked against
     received_on = money.filing_fee_received_on(session, ruleset, appeal.id)
+    fee = ruleset.appeal_filing_fee_cents
     if received_on is None:
-        raise InvalidFee(
-            "the $200 filing fee has not been paid", fee_cents=ruleset.appeal_filing_fee_cents
-        )
+        raise InvalidFee(f"the {dollars(fee)} filing fee has not been paid", fee_cents=fee)
     if received_on > on:
         raise InvalidFee(
-            f"the $200 filing fee was received on {received_on.isoformat()}, after "
+            f"the {dollars(fee)} filing fee was received on {received_on.isoformat()}, after "
             f"{on.isoformat()}",
-            fee_cents=ruleset.appeal_filing_fee_cents,
+            fee_cents=fee,
         )
     required = plans.security_required_cents(session, plan, appeal.application_number)
     if required is not None:

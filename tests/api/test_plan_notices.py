@@ -488,11 +488,11 @@ def test_the_notice_of_decision_prints_the_decision_and_how_and_by_when_to_appea
         plan["applicant"],
         "Approved on July 24, 2026",
         "Resolution Res.",
-        "$200",
+        "a filing fee of $200.00 to the board",
         "within 15 days after the postmarked date of this notice",
         "August 11, 2026",
         "Board of Water and Soil Resources",
-        "$300",  # the appeal security the LGU requires
+        "cash of $300.00.",  # the appeal security the LGU requires
     ):
         assert expected in text, expected
 
