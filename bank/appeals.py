@@ -2,11 +2,14 @@
 and its service on the parties.
 
 The board's decisions after their deadlines are recorded and flagged ``late`` (the statute gives
-the board no remedy to enforce against itself).  A petition is granted only with its $200 filing
-fee paid and, when the LGU required it, its security posted; it is denied only on the grounds
-Subd. 9 names.  An appeal decided ``plan_reversed`` reverses the LGU's decision for good, whatever
-other appeals decide: reversing an approval reverses the plan's withdrawals and voids its pending
-reservations.  A granted petition returns the appeal security the petitioner posted.
+the board no remedy to enforce against itself).  A petition is granted only with the filing fee
+of the rule set it was filed under ($200 under the statute) paid and, when the LGU required it,
+its security posted; it is denied only on the grounds Subd. 9 names.  An appeal decided
+``plan_reversed`` reverses the LGU's decision for good, whatever other appeals decide: reversing
+an approval reverses the plan's withdrawals and voids its pending reservations (a revision's
+approval: the withdrawals since the revision, and the reservations only if the approval that
+stands can take none of them).  A granted petition returns the appeal security the petitioner
+posted.
 """
 
 from __future__ import annotations
@@ -18,7 +21,7 @@ from datetime import date
 from sqlalchemy.orm import Session
 
 import ledger
-from bank import money, plans, policy, reservations, withdrawals
+from bank import credit_needs, money, plans, policy, reservations, withdrawals
 from bank.access import Actor
 from bank.appeal_views import AppealView, view
 from bank.errors import Conflict, InvalidFee, SecurityRequired, ValidationFailed, found
@@ -154,10 +157,10 @@ def decide_petition(
 ) -> AppealView:
     """The board's decision whether to grant the petition and hear the appeal.
 
-    Granting needs the $200 filing fee paid (``invalid_fee``) and, when the LGU required
-    security, at least that much posted (``security_required``); denying needs one or more of
-    the grounds Subd. 9 names, and ``security_not_posted`` only when the LGU required security
-    and less is posted (``validation_error``).
+    Granting needs the filing fee of the rule set it was filed under paid (``invalid_fee``)
+    and, when the LGU required security, at least that much posted (``security_required``);
+    denying needs one or more of the grounds Subd. 9 names, and ``security_not_posted`` only
+    when the LGU required security and less is posted (``validation_error``).
     """
 
     def decide(session: Session, appeal: Appeal, plan: Plan) -> None:
@@ -228,15 +231,14 @@ def _check_paid(session: Session, plan: Plan, appeal: Appeal, on: date) -> None:
     then: a grant dated before the money arrived would stand on a payment not yet made."""
     ruleset = ruleset_by_id(appeal.ruleset)  # the fee its payment was checked against
     received_on = money.filing_fee_received_on(session, ruleset, appeal.id)
+    fee = ruleset.appeal_filing_fee_cents
     if received_on is None:
-        raise InvalidFee(
-            "the $200 filing fee has not been paid", fee_cents=ruleset.appeal_filing_fee_cents
-        )
+        raise InvalidFee(f"the {dollars(fee)} filing fee has not been paid", fee_cents=fee)
     if received_on > on:
         raise InvalidFee(
-            f"the $200 filing fee was received on {received_on.isoformat()}, after "
+            f"the {dollars(fee)} filing fee was received on {received_on.isoformat()}, after "
             f"{on.isoformat()}",
-            fee_cents=ruleset.appeal_filing_fee_cents,
+            fee_cents=fee,
         )
     required = plans.security_required_cents(session, plan, appeal.application_number)
     if required is not None:
@@ -315,7 +317,8 @@ def decide_appeal(
             rows = withdrawals.reverse_for_plan(
                 session, plan.id, board, request_id, since, voiding=pending_ids
             )
-            _void_pending_reservations(session, held, voiding, rows, plan.id, board, request_id)
+            if _takes_no_reservation(session, plan):
+                _void_pending_reservations(session, held, voiding, rows, plan.id, board, request_id)
 
     return _decide(db, board, appeal_id, decide)
 
@@ -360,6 +363,17 @@ def record_service(db: Database, board: Actor, appeal_id: str, served_on: date) 
     return _decide(db, board, appeal_id, serve)
 
 
+def _takes_no_reservation(session: Session, plan: Plan) -> bool:
+    """After a reversal of the current application's approval: whether no withdrawal will take
+    the plan's pending reservations (``credit_needs.reservation_refusal``).  The plan is denied,
+    or the approval a reversed revision applied to revise stands with its requirement met by
+    the withdrawals left; while that approval stands with credits still to withdraw, they serve
+    it and stay pending."""
+    state = plans.state(session, plan)
+    met = credit_needs.met_portions(session, plan.id)
+    return credit_needs.reservation_refusal(plan, state, met) is not None
+
+
 def _lock_reservations(session: Session, plan_id: str) -> list[reservations.Reservation]:
     """The plan's reservations, each row locked as ``reservations.void`` locks it, in one order:
     a holder's void of one of them either ends before they are read or waits for this
@@ -390,11 +404,11 @@ def _void_pending_reservations(
     actor: Actor,
     request_id: str | None,
 ) -> None:
-    """The approval was reversed: nothing more will be withdrawn for the plan, so the credits
-    still held for it (``held``, locked; ``voiding``, their shares pending before the lots were
-    locked) go back to their holders' available balances, in ``held``'s order.  ``rows``: the
-    lots' balance rows this unit of work locked and has not written to since; each void takes
-    them, and a lot it wrote to is read again by the next."""
+    """The approval was reversed and no withdrawal will take the plan's pending reservations,
+    so the credits still held for it (``held``, locked; ``voiding``, their shares pending before
+    the lots were locked) go back to their holders' available balances, in ``held``'s order.
+    ``rows``: the lots' balance rows this unit of work locked and has not written to since;
+    each void takes them, and a lot it wrote to is read again by the next."""
     for reservation in held:
         found = voiding.get(reservation.id)
         if found is None or reservations.status_of(session, reservation) != "pending":

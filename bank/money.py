@@ -359,7 +359,8 @@ def refund(db: Database, actor: Actor, payment_id: str, request_id: str | None) 
         payment = _visible_payment(session, actor, payment_id, lock=True)
         if payment.kind == "appeal_filing_fee":
             raise NotEligible(
-                "Subd. 9: the $200 filing fee is retained by the board and is not refunded",
+                f"Subd. 9: the {dollars(payment.amount_cents)} filing fee is retained by the "
+                "board and is not refunded",
                 kind=payment.kind,
             )
         if payment.kind == "appeal_security" and _petition_denied(session, payment):

@@ -22,6 +22,7 @@ from bank.plan_tables import Plan
 from bank.rules import replacement_rules
 from bank.rules.ruleset import Ruleset, ruleset_by_id
 from bank.rules.timeline import Deadlines
+from bank.wording import dollars
 from ledger.db import Database
 
 BOARD = "Board of Water and Soil Resources"
@@ -63,11 +64,6 @@ class NoticeDocument:
 def long_date(day: date | None) -> str:
     """``2026-06-18`` → ``June 18, 2026``."""
     return f"{day:%B} {day.day}, {day.year}" if day else "not set"
-
-
-def dollars(cents: int) -> str:
-    whole, rest = divmod(cents, 100)
-    return f"${whole:,}" if rest == 0 else f"${whole:,}.{rest:02d}"
 
 
 #: the notices a plan mails, in the order it mails them

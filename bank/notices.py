@@ -54,7 +54,9 @@ class Recipient:
 def register_copy_request(
     session: Session, plan: Plan, name: str, address: str, requested_on: date
 ) -> CopyRequest:
-    """A member of the public asked for a copy: every later notice is mailed to them too.
+    """A member of the public asked for a copy: every later notice is mailed to them too, and a
+    notice already mailed on or after ``requested_on`` without them is owed them (``CopyAsked``'s
+    ``owed``: the request was registered after that notice was recorded).
 
     Not before the plan's first application was received (there was nothing to ask a copy
     of), and once per person: a second request of the same name and address (compared as a
@@ -86,9 +88,34 @@ def register_copy_request(
     )
 
 
+#: the subdivision that mails each notice to "individual members of the public who request a copy"
+_SUBDIVISION = {"application": "Subd. 6 (a)", "decision": "Subd. 7"}
+
+
+@dataclass(frozen=True)
+class OwedCopy:
+    """A notice of the plan mailed on or after the day a member of the public asked for a copy
+    that was not mailed to them: a copy of it is owed (``owed_copies``)."""
+
+    #: ``application`` or ``decision``
+    notice: str
+    mailed_on: date
+    detail: str
+
+
+@dataclass(frozen=True)
+class MailedNotice:
+    """A notice the plan shows as mailed, with the people it was mailed to."""
+
+    notice: str
+    mailed_on: date
+    recipients: Sequence[Recipient]
+
+
 @dataclass(frozen=True)
 class CopyAsked:
-    """A member of the public who asked for a copy, as the plan shows them."""
+    """A member of the public who asked for a copy, as the plan shows them, with the copies of
+    notices already mailed they are owed."""
 
     id: str
     plan_id: str
@@ -96,6 +123,49 @@ class CopyAsked:
     address: str
     requested_on: date
     recorded_at: datetime
+    #: the plan's notices mailed on or after ``requested_on`` that were not mailed to them
+    owed: tuple[OwedCopy, ...] = ()
+
+
+def owed_copies(
+    name: str, address: str, requested_on: date, mailed: Sequence[MailedNotice]
+) -> tuple[OwedCopy, ...]:
+    """The notices of ``mailed`` a member of the public who asked on ``requested_on`` was owed
+    (mailed on or after that day, as ``missing_recipients`` counts) and that do not list them
+    as a ``public_requester`` (name and address compared as there): a request the LGU
+    registered after recording such a notice, which the notice's check could not see."""
+    who = (_same(name), _same(address))
+    owed = []
+    for sent in mailed:
+        if sent.mailed_on < requested_on:
+            continue
+        requesters = (r for r in sent.recipients if r.role == "public_requester")
+        reached = {(_same(r.name), _same(r.address)) for r in requesters}
+        if who not in reached:
+            owed.append(
+                OwedCopy(
+                    sent.notice,
+                    sent.mailed_on,
+                    f"asked for a copy on {requested_on.isoformat()}: the notice of "
+                    f"{sent.notice} mailed on {sent.mailed_on.isoformat()} was not mailed to "
+                    f"them ({_SUBDIVISION[sent.notice]}); a copy is owed",
+                )
+            )
+    return tuple(owed)
+
+
+def current_notices(session: Session, plan: Plan) -> list[MailedNotice]:
+    """The notices of the plan's current application as mailed, those whose recipients the
+    service stored (the ones the plan shows under ``notice`` and ``decision_notice``)."""
+    mailed = []
+    for notice, mailed_on in (
+        ("application", plan.notice_mailed_on),
+        ("decision", plan.decision_notice_mailed_on),
+    ):
+        row = None if mailed_on is None else latest_notice(session, plan.id, notice)
+        if row is not None and row.mailed_on == mailed_on:
+            mailed.append(MailedNotice(notice, mailed_on, recipients_of(session, row.id)))
+    return mailed
 
 
 def copy_requests_of(session: Session, plan_id: str) -> list[CopyAsked]:
@@ -108,8 +178,17 @@ def copy_requests_of(session: Session, plan_id: str) -> list[CopyAsked]:
     return [copy_asked(row) for row in rows]
 
 
-def copy_asked(row: CopyRequest) -> CopyAsked:
-    return CopyAsked(row.id, row.plan_id, row.name, row.address, row.requested_on, row.recorded_at)
+def copy_asked(row: CopyRequest, mailed: Sequence[MailedNotice] = ()) -> CopyAsked:
+    """``row`` as the plan shows it, owed the copies of ``mailed`` that did not reach them."""
+    return CopyAsked(
+        row.id,
+        row.plan_id,
+        row.name,
+        row.address,
+        row.requested_on,
+        row.recorded_at,
+        owed_copies(row.name, row.address, row.requested_on, mailed),
+    )
 
 
 # --- who must receive a notice ----------------------------------------------------------------

@@ -110,10 +110,11 @@ def mail_notice(
 def request_copy(
     db: Database, actor: Actor, plan_id: str, name: str, address: str, requested_on: date
 ) -> notices.CopyAsked:
-    """``POST /plans/{id}/copy-requests``: a member of the public asked for a copy."""
+    """``POST /plans/{id}/copy-requests``: a member of the public asked for a copy; the reply
+    names the notices already mailed without them that they are owed (``notices.owed_copies``)."""
     with _acting_on(db, actor, plan_id) as (session, plan):
         row = notices.register_copy_request(session, plan, name, address, requested_on)
-        return notices.copy_asked(row)
+        return notices.copy_asked(row, notices.current_notices(session, plan))
 
 
 # --- what may be recorded on the plan now -------------------------------------------------------

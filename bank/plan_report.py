@@ -259,13 +259,24 @@ def _report(plan: Plan, rows: PlanRows) -> PlanReport:
 
 
 def _notices(plan: Plan, rows: PlanRows, state: plans.PlanState) -> dict[str, Any]:
-    """The Subd. 6 and 7 notices as mailed, and the members of the public who asked for them."""
+    """The Subd. 6 and 7 notices as mailed, and the members of the public who asked for them
+    with the copies they are owed (``notices.owed_copies``)."""
     application = _notice(plan.notice_mailed_on, state.deadlines.notice_due)
     decision = _notice(plan.decision_notice_mailed_on, state.deadlines.decision_notice_due)
+    shown = {
+        "application": _as_mailed(plan, rows, "application", application),
+        "decision": _as_mailed(plan, rows, "decision", decision),
+    }
+    # the notices as mailed, for the copies a request registered after them is owed
+    mailed = [
+        notices.MailedNotice(notice, view.mailed_on, view.recipients)
+        for notice, view in shown.items()
+        if view is not None and view.recipients is not None
+    ]
     return {
-        "notice": _as_mailed(plan, rows, "application", application),
-        "decision_notice": _as_mailed(plan, rows, "decision", decision),
-        "copy_requests": [notices.copy_asked(row) for row in rows.copy_requests[plan.id]],
+        "notice": shown["application"],
+        "decision_notice": shown["decision"],
+        "copy_requests": [notices.copy_asked(row, mailed) for row in rows.copy_requests[plan.id]],
     }
 
 

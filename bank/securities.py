@@ -68,7 +68,8 @@ class SecurityView:
     release_reason: str | None
     drawn_on: date | None
     drawn_cents: int | None
-    #: what is left of it: a security drawn in part stays held for the rest
+    #: what may still be drawn (``drawable_cents``): what is left while it is held (a security
+    #: drawn in part stays held for the rest), 0 once it is released, drawn or expired
     undrawn_cents: int
     draws: tuple[DrawView, ...]
     transaction_id: str

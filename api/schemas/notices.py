@@ -8,7 +8,7 @@ from marshmallow import Schema, fields, validate
 from api.schemas.common import Address, EventDate, Name, PeriodArgs
 from api.schemas.replies import reply_schema
 from bank.compliance import ComplianceReport
-from bank.notices import ROLES, CopyAsked, Recipient
+from bank.notices import ROLES, CopyAsked, OwedCopy, Recipient
 from bank.securities import DrawView
 
 #: how many people one notice may list (the panel, the agencies, the public who asked)
@@ -40,6 +40,7 @@ class CopyRequestIn(Schema):
     requested_on = EventDate(required=True)
 
 
+OwedCopyOut = reply_schema(OwedCopy, "OwedCopyOut")
 CopyRequestOut = reply_schema(CopyAsked, "CopyRequestOut")
 DrawOut = reply_schema(DrawView, "DrawOut")
 

@@ -86,7 +86,10 @@ class PlanCopyRequests(MethodView):
         """A member of the public asked for a copy: later notices must be mailed to them.
 
         Not before the plan's first application was received (``validation_error``), and once
-        per name and address (``conflict``, naming the first in ``copy_request_id``)."""
+        per name and address (``conflict``, naming the first in ``copy_request_id``).  ``owed``
+        lists the plan's notices already mailed on or after ``requested_on`` that were not
+        mailed to them (Subd. 6 (a), 7): a copy of each is owed (also shown on the plan's
+        ``copy_requests``)."""
         return plan_acts.request_copy(
             database(), actor(), plan_id, data["name"], data["address"], data["requested_on"]
         )

@@ -5,6 +5,7 @@ judicial review, the plan page, and who may act on appeals."""
 
 from __future__ import annotations
 
+from datetime import date
 from typing import Any
 
 import pytest
@@ -790,7 +791,7 @@ def test_a_petition_is_granted_only_once_its_200_dollar_filing_fee_is_paid(kit):
     plan = noticed_decision(kit, lgu)
     appeal = ok(petition(kit, plan))
     refused = problem(grant(kit, appeal, "2026-09-25", pay_fee=False), 422, "invalid_fee")
-    assert refused["detail"] == "the $200 filing fee has not been paid"
+    assert refused["detail"] == "the $200.00 filing fee has not been paid"
     with on("2026-09-25"):
         assert ok(kit.api.get(f"/appeals/{appeal['id']}"), 200)["petition"] is None
     ok(pay(kit, appeal, "appeal_filing_fee", FEE, "2026-09-25"))
@@ -810,6 +811,41 @@ def test_the_filing_fee_is_retained_by_the_board_a_refund_is_not_eligible(kit):
     ok(grant(kit, appeal, "2026-09-25", pay_fee=False))
     with on("2026-09-25"):
         problem(kit.api.post(f"/payments/{fee['id']}/refund"), 422, "not_eligible")
+
+
+def test_the_fee_refusals_name_the_fee_of_the_rules_the_petition_was_filed_under(kit, monkeypatch):
+    """Rules amended from 2026-01-01 with a $250 fee: the petition filed under them is refused a
+    grant with that figure, in dollars and cents (never a fixed "$200"), before the fee is paid
+    and when it arrived after the grant's day, and the fee's refund says the same."""
+    import dataclasses
+
+    from bank.rules import ruleset as rules
+
+    amended = dataclasses.replace(
+        rules.SEED,
+        id="amended 2026-01-01",
+        effective_from=date(2026, 1, 1),
+        appeal_filing_fee_cents=25_000,
+    )
+    monkeypatch.setattr(rules, "RULESETS", (rules.SEED, amended))
+    lgu = kit.lgu()
+    plan = noticed_decision(kit, lgu)
+    appeal = ok(petition(kit, plan, fee=25_000))
+    unpaid = problem(grant(kit, appeal, "2026-09-25", pay_fee=False), 422, "invalid_fee")
+    assert unpaid["detail"] == "the $250.00 filing fee has not been paid"
+    assert unpaid["fee_cents"] == 25_000
+    fee = ok(pay(kit, appeal, "appeal_filing_fee", 25_000, "2026-09-26"))
+    body = {"granted": True, "decided_on": "2026-09-25", "reason": "raises a question"}
+    late = problem(
+        post_as(kit, f"/appeals/{appeal['id']}/petition", body, "2026-09-26"), 422, "invalid_fee"
+    )
+    assert late["detail"] == "the $250.00 filing fee was received on 2026-09-26, after 2026-09-25"
+    with on("2026-09-26"):
+        refused = problem(kit.api.post(f"/payments/{fee['id']}/refund"), 422, "not_eligible")
+        assert ok(kit.api.get(f"/appeals/{appeal['id']}"), 200)["petition"] is None
+    assert refused["detail"] == (
+        "Subd. 9: the $250.00 filing fee is retained by the board and is not refunded"
+    )
 
 
 def test_the_appeal_shows_when_its_fee_was_received_and_the_security_still_held(kit):

@@ -20,6 +20,7 @@ from api import create_app
 from tests.api.conftest import Api, make_token
 from tests.api.kit import Kit, decision_body, ok, on, problem
 from tests.api.test_money import draw, hold, journal, made_final, release
+from tests.api.web_kit import parse, signed_in
 
 REQUIRED = 2_500_000
 
@@ -286,7 +287,17 @@ def test_a_security_no_longer_held_has_nothing_left_to_draw(kit, ended):
         shown = ok(kit.api.get(f"/securities/{security['id']}"), 200)
         listed = ok(kit.api.get("/securities", query_string={"plan_id": plan["id"]}), 200)
         csv = kit.api.get("/securities", query_string={"plan_id": plan["id"], "format": "csv"})
+        csv_text = csv.get_data(as_text=True)  # streamed: read before the next request
+        client = signed_in(kit.app.test_client(), lgu["token"])
+        plan_page = parse(client.get(f"/plans/{plan['id']}").get_data(as_text=True))
+        list_page = parse(client.get("/securities").get_data(as_text=True))
     assert (shown["status"], shown["drawn_cents"], shown["undrawn_cents"]) == (ended, 1_000_000, 0)
+    # the pages say what is left to draw, never an "Undrawn" sum that reads as still available
+    for table in (plan_page.one("table", id="securities"), list_page.one("table")):
+        headings = [th.text for th in table.one("thead").all("th")]
+        assert "Left to draw" in headings and "Undrawn" not in headings
+        (row,) = table.one("tbody").all("tr")
+        assert row.one("td", data_field="left_to_draw").text == "$0.00"
     assert [s["undrawn_cents"] for s in listed["items"]] == [0]
-    rows = list(csv_module.DictReader(io.StringIO(csv.get_data(as_text=True))))
+    rows = list(csv_module.DictReader(io.StringIO(csv_text)))
     assert [r["undrawn_cents"] for r in rows] == ["0"]

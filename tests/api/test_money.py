@@ -648,7 +648,8 @@ def test_a_filing_fee_booked_on_the_wrong_appeal_is_reversed_and_the_right_appea
     with on("2026-09-14"):
         body = {"granted": True, "decided_on": "2026-09-14", "reason": "for the test"}
         refused = kit.api.post(f"/appeals/{wrong['id']}/petition", body)
-    assert problem(refused, 422, "invalid_fee")["detail"] == "the $200 filing fee has not been paid"
+    detail = problem(refused, 422, "invalid_fee")["detail"]
+    assert detail == "the $200.00 filing fee has not been paid"
     decide_petition(kit, right, "2026-09-14", granted=True)
 
 

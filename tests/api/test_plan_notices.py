@@ -27,6 +27,7 @@ from tests.api.kit import (
     recipients_for,
     unique,
 )
+from tests.api.web_kit import parse, signed_in
 
 PANEL = [r for r in RECIPIENTS if r["role"] == "tep_member"]
 
@@ -426,6 +427,49 @@ def test_a_requester_registered_by_the_mailing_must_be_mailed_one_registered_aft
     )
 
 
+def test_a_copy_asked_by_a_notice_already_mailed_without_them_is_shown_owed(app, kit):
+    """The notice of application mailed 06-22 is recorded, and only then the LGU registers a
+    member of the public who asked on 06-22 (on or before the mailing: they were owed it, Subd.
+    6 (a)) and one who asked on 06-23 (after it: owed nothing).  The reply and the plan say the
+    first is owed the copy the 06-22 notice did not bring; one the notice was mailed to is
+    owed nothing, and the notice of decision mailed to them all leaves only the 06-22 one."""
+    lgu = kit.lgu()
+    plan = full_plan(kit, lgu)
+    listed = ask(kit, plan, lgu, "2026-06-18", name="Listed Reader")
+    ok(notice(kit, plan, lgu, "2026-06-22", [*recipients_for(plan), requester(listed)]))
+    on_the_day = ask(kit, plan, lgu, "2026-06-22", name="Late Registered")
+    after = ask(kit, plan, lgu, "2026-06-23", name="After Mailing")
+    owed_application = {
+        "notice": "application",
+        "mailed_on": "2026-06-22",
+        "detail": (
+            "asked for a copy on 2026-06-22: the notice of application mailed on 2026-06-22 "
+            "was not mailed to them (Subd. 6 (a)); a copy is owed"
+        ),
+    }
+    assert on_the_day["owed"] == [owed_application]
+    assert (listed["owed"], after["owed"]) == ([], [])
+    with on("2026-06-23"):
+        shown = kit.get_plan(plan["id"])["copy_requests"]
+    assert {c["name"]: c["owed"] for c in shown} == {
+        "Listed Reader": [],
+        "Late Registered": [owed_application],
+        "After Mailing": [],
+    }
+    decided(kit, plan, lgu)
+    everyone = [requester(asked) for asked in (listed, on_the_day, after)]
+    ok(notice(kit, plan, lgu, "2026-07-27", [*recipients_for(plan), *everyone], decision=True))
+    with on("2026-07-27"):
+        shown = kit.get_plan(plan["id"])["copy_requests"]
+        response = signed_in(app.test_client(), lgu["token"]).get(f"/plans/{plan['id']}")
+    assert [c["owed"] for c in shown] == [[], [owed_application], []]
+    (owed_on_page,) = parse(response.get_data(as_text=True)).one("dd", id="copies-owed").all("span")
+    assert owed_on_page.attrs["data-copy-request-id"] == on_the_day["id"]
+    assert owed_on_page.text == (
+        f"Late Registered, 5 Lake St, Buffalo, MN: {owed_application['detail']}"
+    )
+
+
 # --- the kind as mailed -----------------------------------------------------------------------
 
 
@@ -501,11 +545,11 @@ def test_the_notice_of_decision_prints_the_decision_and_how_and_by_when_to_appea
         plan["applicant"],
         "Approved on July 24, 2026",
         "Resolution Res.",
-        "$200",
+        "a filing fee of $200.00 to the board",
         "within 15 days after the postmarked date of this notice",
         "August 11, 2026",
         "Board of Water and Soil Resources",
-        "$300",  # the appeal security the LGU requires
+        "cash of $300.00.",  # the appeal security the LGU requires
     ):
         assert expected in text, expected
 

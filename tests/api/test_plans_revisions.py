@@ -251,6 +251,60 @@ def test_a_revisions_approval_reversed_on_appeal_returns_only_what_was_withdrawn
         assert kit.available(bank["id"], bank["unrestricted_class"]) == before + 1_800
 
 
+@pytest.mark.parametrize("withdrawn_first", [0, 18_000])
+def test_a_revisions_approval_reversed_keeps_the_reservations_the_standing_approval_can_take(
+    kit: Kit, withdrawn_first: int
+) -> None:
+    """9,000 sq ft at 2:1 approved (18,000 sq ft required), ``withdrawn_first`` withdrawn under
+    it; revised to 9,900 sq ft (a new application) and approved, credits reserved 07-02 for
+    what is left, then the revision's approval reversed on appeal 07-10: the first approval
+    stands.  With nothing withdrawn under it, the reservation stays pending and a withdrawal
+    takes it under the approval that stands; with its requirement met, nothing can take it: it
+    is voided and its credits go back to the holder."""
+    lgu = kit.lgu()
+    with on("2026-06-01"):
+        bank = kit.funded_account(day="2026-06-01", service_area=5, unrestricted=40_000)
+    with on("2026-06-08"):
+        plan = kit.plan(lgu, received_on="2026-06-08", area_sqft=9_000, ratio="2")
+    ok(act(kit, plan, lgu, "decision", decision_body("approved", "2026-06-08"), "2026-06-08"))
+    ok(act(kit, plan, lgu, "decision-notice", mailing("2026-06-09", plan=plan), "2026-06-09"))
+    if withdrawn_first:
+        with on("2026-06-09"):
+            first = kit.reserve(bank["id"], plan["id"], bank["unrestricted_class"], 18_000)
+        ok(act(kit, plan, lgu, "withdrawals", {"reservation_ids": [first["id"]]}, "2026-06-09"))
+    ok(revise(kit, plan, lgu, 9_900, "2026-06-26"))
+    ok(act(kit, plan, lgu, "decision", decision_body("approved", "2026-06-30"), "2026-06-30"))
+    ok(act(kit, plan, lgu, "decision-notice", mailing("2026-07-01", plan=plan), "2026-07-01"))
+    with on("2026-07-02"):
+        left = 19_800 - withdrawn_first
+        held = kit.reserve(bank["id"], plan["id"], bank["unrestricted_class"], left)
+        before = kit.available(bank["id"], bank["unrestricted_class"])
+    appeal = ok(petition(kit, plan, postmarked="2026-07-06", received="2026-07-08"))
+    ok(grant(kit, appeal, "2026-07-09"))
+    ok(rule(kit, appeal, "2026-07-10"))
+    with on("2026-07-10"):
+        shown = kit.get_plan(plan["id"])
+        reservation = ok(kit.api.get(f"/reservations/{held['id']}"), 200)
+        available = kit.available(bank["id"], bank["unrestricted_class"])
+    assert (shown["outcome"], shown["status"], shown["revision_denied"]) == (
+        "approved",
+        "final",
+        True,
+    )
+    assert shown["required_credit_sqft"] == 18_000
+    take = {"reservation_ids": [held["id"]]}
+    if not withdrawn_first:
+        assert reservation["status"] == "pending" and available == before
+        ok(act(kit, plan, lgu, "withdrawals", take, "2026-07-10"))
+        after = read(kit, plan, "2026-07-10")
+        assert [w["withdrawn_sqft"] for w in after["withdrawals"]] == [18_000]
+        assert after["impact_may_proceed"] is True
+    else:
+        assert reservation["status"] == "voided" and available == before + left
+        refused = act(kit, plan, lgu, "withdrawals", take, "2026-07-10")
+        problem(refused, 409, "conflict")
+
+
 def test_a_denied_plan_is_not_revised(kit: Kit) -> None:
     lgu = kit.lgu()
     with on("2026-06-08"):

@@ -1,0 +1,40 @@
+"""Which notices already mailed a member of the public who asked for a copy is owed (Subd. 6
+(a), 7: "individual members of the public who request a copy"; ``bank.notices.owed_copies``)."""
+
+from __future__ import annotations
+
+from datetime import date
+
+from bank.notices import MailedNotice, Recipient, owed_copies
+
+PAT = ("Pat Public", "5 Lake St")
+
+
+def mailed(notice: str, day: int, *recipients: Recipient) -> MailedNotice:
+    return MailedNotice(notice, date(2026, 6, day), recipients)
+
+
+def test_a_notice_mailed_on_or_after_the_request_without_them_is_owed() -> None:
+    notices = [mailed("application", 22), mailed("decision", 27)]
+    assert [(o.notice, o.mailed_on.day) for o in owed_copies(*PAT, date(2026, 6, 22), notices)] == [
+        ("application", 22),
+        ("decision", 27),
+    ]
+    assert [o.notice for o in owed_copies(*PAT, date(2026, 6, 23), notices)] == ["decision"]
+    assert owed_copies(*PAT, date(2026, 6, 28), notices) == ()
+
+
+def test_a_notice_mailed_to_them_as_a_requester_is_not_owed_compared_as_recipients_are() -> None:
+    sent = mailed("application", 22, Recipient("  pat   PUBLIC", "5 lake st ", "public_requester"))
+    assert owed_copies(*PAT, date(2026, 6, 20), [sent]) == ()
+
+
+def test_a_notice_to_another_address_or_in_another_role_still_owes_the_copy() -> None:
+    elsewhere = mailed("application", 22, Recipient(*PAT[:1], "9 Elm St", "public_requester"))
+    as_applicant = mailed("decision", 27, Recipient(*PAT, "applicant"))
+    owed = owed_copies(*PAT, date(2026, 6, 20), [elsewhere, as_applicant])
+    assert [o.notice for o in owed] == ["application", "decision"]
+    assert owed[1].detail == (
+        "asked for a copy on 2026-06-20: the notice of decision mailed on 2026-06-27 was not "
+        "mailed to them (Subd. 7); a copy is owed"
+    )
