@@ -5,12 +5,15 @@ judicial review, the plan page, and who may act on appeals."""
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from datetime import date
 from typing import Any
 
 import pytest
 from flask import Flask
 
+from api import create_app
+from tests.api.conftest import Api, make_token
 from tests.api.kit import Kit, decision_body, mailing, ok, on, problem, recipients_for
 from tests.api.web_kit import Element, parse, signed_in
 
@@ -20,6 +23,15 @@ FEE = 20_000
 @pytest.fixture
 def kit(api, app) -> Kit:
     return Kit(api, app)
+
+
+@pytest.fixture
+def private_kit(fresh_db_url: str) -> Iterator[Kit]:
+    """A board client on a database of its own: for plans filed under a rule set only the test
+    knows, which no later test listing every plan may meet."""
+    application = create_app({"DATABASE_URL": fresh_db_url, "PROPAGATE_EXCEPTIONS": False})
+    yield Kit(Api(application.test_client(), make_token(application, "board")), application)
+    application.extensions["wetbank.db"].dispose()
 
 
 def post_as(kit: Kit, path: str, body: dict, day: str, token=None):
@@ -813,10 +825,13 @@ def test_the_filing_fee_is_retained_by_the_board_a_refund_is_not_eligible(kit):
         problem(kit.api.post(f"/payments/{fee['id']}/refund"), 422, "not_eligible")
 
 
-def test_the_fee_refusals_name_the_fee_of_the_rules_the_petition_was_filed_under(kit, monkeypatch):
+def test_the_fee_refusals_name_the_fee_of_the_rules_the_petition_was_filed_under(
+    private_kit, monkeypatch
+):
     """Rules amended from 2026-01-01 with a $250 fee: the petition filed under them is refused a
     grant with that figure, in dollars and cents (never a fixed "$200"), before the fee is paid
     and when it arrived after the grant's day, and the fee's refund says the same."""
+    kit = private_kit
     import dataclasses
 
     from bank.rules import ruleset as rules
