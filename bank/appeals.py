@@ -335,14 +335,37 @@ def _decide_earlier(
     within that application's window, Subd. 9).  Reversing its approval reverses what was
     withdrawn under it, nothing withdrawn or reserved since for the applications that followed
     (their own decisions stand); the plan's standing approval is then the approval before it,
-    if any (``plans.standing_row``).  Reversing its denial withdraws nothing."""
+    if any (``plans.standing_row``).  The pending reservations are voided only when the board has
+    then left no approval at all (``_board_left_no_approval``).  Reversing its denial withdraws
+    nothing."""
     application = plans.earlier_application(session, plan, appeal.application_number)
     before = plans.outcome_now(application, plans.appeals_of(session, plan.id))
     appeal.outcome, appeal.decided_on, appeal.served_on = decision
     session.flush()
     if decision[0] == "plan_reversed" and before in withdrawals.APPROVALS:
         since, until = plans.withdrawn_under(session, plan, application)
-        withdrawals.reverse_for_plan(session, plan.id, board, request_id, since, until)
+        if not _board_left_no_approval(session, plan):
+            withdrawals.reverse_for_plan(session, plan.id, board, request_id, since, until)
+            return
+        # locked in the order ``decide_appeal`` locks them (reservations, then every lot)
+        held = _lock_reservations(session, plan.id)
+        voiding = _pending_shares(session, held)
+        pending_ids = [share.pending_transaction_id for v in voiding.values() for share in v]
+        rows = withdrawals.reverse_for_plan(
+            session, plan.id, board, request_id, since, until, voiding=pending_ids
+        )
+        _void_pending_reservations(session, held, voiding, rows, plan.id, board, request_id)
+
+
+def _board_left_no_approval(session: Session, plan: Plan) -> bool:
+    """After an earlier application's approval was reversed on appeal: whether nothing can take
+    the plan's pending reservations any more, as when ``decide_appeal`` reverses the current
+    application's approval and none is left.  No approval stands and the current
+    application's own decision was reversed on appeal too: the board's decisions, both final.
+    Not while the current application awaits its decision, nor after an LGU's denial of it,
+    which may itself be appealed (Subd. 9): the reservations then stay, as on any denial."""
+    denied = plans.state(session, plan).outcome in credit_needs.CLOSED_OUTCOMES
+    return denied and timeline.reversed_on_appeal(plans.facts(session, plan))
 
 
 def record_service(db: Database, board: Actor, appeal_id: str, served_on: date) -> AppealView:

@@ -329,3 +329,53 @@ def test_the_timeline_shows_the_appeal_of_the_superseded_application_marked_as_i
     table = page.one("table", id="appeals")
     assert table.one("tr", data_appeal_id=earlier["id"]).one("th").text.startswith("1")
     assert table.one("tr", data_appeal_id=own["id"]).one("th").text == "2"
+
+
+@pytest.mark.parametrize("order", ["superseded_first", "revision_first"])
+def test_both_approvals_reversed_on_appeal_void_the_reservations_whatever_the_order(
+    kit: Kit, order: str
+) -> None:
+    """Approved 06-08 (9,000 sq ft at 2:1), revised to 9,900 (new) and approved 06-26, 500 sq
+    ft reserved 06-30.  The board reverses both approvals, the superseded one on a petition
+    mailed in its window: once neither stands, nothing can take the reservation and it is
+    voided, whichever approval was reversed first (it stays while either stands)."""
+    lgu = kit.lgu()
+    with on("2026-06-01"):
+        bank = kit.funded_account(day="2026-06-01", service_area=5, unrestricted=40_000)
+    with on("2026-06-08"):
+        plan = kit.plan(lgu, received_on="2026-06-08", area_sqft=9_000, ratio="2")
+    ok(act(kit, plan, lgu, "decision", decision_body("approved", "2026-06-08"), "2026-06-08"))
+    ok(act(kit, plan, lgu, "decision-notice", mailing("2026-06-09", plan=plan), "2026-06-09"))
+    ok(revise(kit, plan, lgu, 9_900, "2026-06-26"))
+    ok(act(kit, plan, lgu, "decision", decision_body("approved", "2026-06-26"), "2026-06-26"))
+    ok(act(kit, plan, lgu, "decision-notice", mailing("2026-06-29", plan=plan), "2026-06-29"))
+    with on("2026-06-30"):
+        held = kit.reserve(bank["id"], plan["id"], bank["unrestricted_class"], 500)
+        available = kit.available(bank["id"], bank["unrestricted_class"])
+
+    def status(day: str) -> str:
+        with on(day):
+            return str(ok(kit.api.get(f"/reservations/{held['id']}"), 200)["status"])
+
+    if order == "superseded_first":
+        first = ok(petition(kit, plan, postmarked="2026-06-24", received="2026-07-01"))
+        ok(grant(kit, first, "2026-07-02"))
+        ok(rule(kit, first, "2026-07-06"))
+        assert status("2026-07-06") == "pending"  # the revision's approval stands
+        second = ok(petition(kit, plan, postmarked="2026-07-07", received="2026-07-08"))
+        ok(grant(kit, second, "2026-07-09"))
+        ok(rule(kit, second, "2026-07-10"))
+    else:
+        second = ok(petition(kit, plan, postmarked="2026-07-06", received="2026-07-08"))
+        ok(grant(kit, second, "2026-07-09"))
+        ok(rule(kit, second, "2026-07-10"))
+        assert status("2026-07-10") == "pending"  # the superseded approval stands
+        first = ok(petition(kit, plan, postmarked="2026-06-24", received="2026-07-13"))
+        assert first["application_number"] == 1
+        ok(grant(kit, first, "2026-07-14"))
+        ok(rule(kit, first, "2026-07-15"))
+    shown = read(kit, plan, "2026-07-20")
+    assert (shown["outcome"], shown["status"]) == ("denied", "final")
+    assert status("2026-07-20") == "voided"
+    with on("2026-07-20"):
+        assert kit.available(bank["id"], bank["unrestricted_class"]) == available + 500
