@@ -147,11 +147,13 @@ def _check_received_after_approval(
     plan: Plan, current: plans.PlanState, counts: bool, received_on: date
 ) -> None:
     """A revision of an approved plan is received once it is approved (on the decision's day,
-    or after a deemed approval's last day to decide); one counting as new, once the approval
-    is final (after its appeal window).  Dated earlier, it would stand in the record before
-    what it revises, and a new application's clocks would have run out before it was made."""
-    if plan.decided_on is not None:
-        approved_on = plan.decided_on
+    its resolution's where one carries it, or after a deemed approval's last day to decide);
+    one counting as new, once the approval is final (after its appeal window).  Dated earlier,
+    it would stand in the record before what it revises, and a new application's clocks would
+    have run out before it was made."""
+    made = plans.decision_made_on(plan)
+    if made is not None:
+        approved_on = made
     else:  # deemed approved the day after the last day to decide
         approved_on = current.deadlines.decision_due + timedelta(days=1)
     earliest, what = approved_on, f"the approval it revises ({approved_on.isoformat()})"

@@ -526,22 +526,34 @@ def current_outcome(session: Session, plan_id: str) -> str | None:
     return state(session, plan).outcome
 
 
+def decision_made_on(record: Plan | PlanApplication) -> date | None:
+    """The day an application was approved or denied: its resolution's adoption where one
+    carries the decision (Subd. 1 (b): the resolution is the decision), else ``decided_on``;
+    ``None`` while undecided (``timeline.made_on`` for the facts)."""
+    if record.decided_on is None:
+        return None
+    return record.decision_resolution_adopted_on or record.decided_on
+
+
 def approved_since(session: Session, plan: Plan) -> date | None:
-    """The day the approval the plan's outcome stands on took effect: its decision's day, or the
-    day after a deemed approval's last day to decide; the standing approval's after a denied
-    revision (Subd. 6 (c)).  ``None`` when the plan is not approved."""
+    """The day the approval the plan's outcome stands on took effect: its decision's day
+    (``decision_made_on``), or the day after a deemed approval's last day to decide; the
+    standing approval's after a denied revision (Subd. 6 (c)).  ``None`` when the plan is not
+    approved."""
     now = state(session, plan)
     if now.outcome not in APPROVED_OUTCOMES:
         return None
     if not now.revision_denied:
-        if plan.decided_on is not None:
-            return plan.decided_on
+        made = decision_made_on(plan)
+        if made is not None:
+            return made
         return now.deadlines.decision_due + timedelta(days=1)
     standing = standing_application(session, plan)
     if standing is None:  # a denied revision stands on an earlier approval
         raise NotFound(f"no standing approval of plan {plan.id}")
-    if standing.decided_on is not None:
-        return standing.decided_on
+    made = decision_made_on(standing)
+    if made is not None:
+        return made
     c = clocks(session, plan)
     facts_then = application_facts(session, plan, standing)
     return timeline.decision_due(c.ruleset, c.lgu, facts_then) + timedelta(days=1)

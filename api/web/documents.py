@@ -102,13 +102,16 @@ def _ledger_lines(cert: documents.WithdrawalCertificate) -> list[pdf.Line]:
 
 
 def decision_words(decided: documents.CertifiedDecision) -> str:
-    """``Approved 2026-06-08 by resolution 12 adopted 2026-06-08; the plan is final``."""
+    """``Approved 2026-06-08 by resolution 12; the plan is final`` (``(recorded as decided
+    2026-06-10)`` after the resolution where the decision was recorded as made later)."""
     words = label(decided.outcome) if decided.outcome else "Not decided"
-    if decided.decided_on:
+    adopted = decided.resolution_adopted_on if decided.resolution_number else None
+    if adopted:  # the resolution is the decision (Subd. 1 (b)): its day is the decision's
+        words += f" {day(adopted)} by resolution {decided.resolution_number}"
+        if decided.decided_on and decided.decided_on != adopted:
+            words += f" (recorded as decided {day(decided.decided_on)})"
+    elif decided.decided_on:
         words += f" {day(decided.decided_on)}"
-    if decided.resolution_number:
-        words += f" by resolution {decided.resolution_number}"
-        words += f" adopted {day(decided.resolution_adopted_on)}"
     if decided.status != decided.outcome:
         words += f"; the plan is {label(decided.status).lower()}"
     return words

@@ -166,7 +166,11 @@ def _decision(plan: dict[str, Any], today: date) -> Step:
     if decision is not None:
         # a decision dated after the deadline is refused (deadline_passed): a recorded one is met
         note = "; ".join(filter(None, [_decision_note(decision), note]))
-        return Step(name, rule, due, decision["decided_on"], "met", note)
+        # made on its resolution's day where one carries it (Subd. 1 (b)), however much later
+        # it was recorded as decided
+        resolution = decision.get("resolution")
+        made = resolution["adopted_on"] if resolution else decision["decided_on"]
+        return Step(name, rule, due, made, "met", note)
     if today > due:
         return Step(name, rule, due, None, "deemed", note)
     return Step(name, rule, due, None, "open", note)
@@ -178,6 +182,8 @@ def _decision_note(decision: dict[str, Any]) -> str:
     resolution = decision.get("resolution")
     if resolution:
         note += f" by resolution {resolution['number']} adopted {resolution['adopted_on']}"
+        if resolution["adopted_on"] != decision["decided_on"]:
+            note += f", recorded as decided {decision['decided_on']}"
     if decision.get("reasons"):
         note += f": {decision['reasons']}"
     return note

@@ -271,6 +271,26 @@ def test_a_draw_is_dated_on_or_after_the_day_the_plan_was_approved(kit):
     assert (drawn["drawn_on"], drawn["drawn_cents"]) == ("2026-06-10", 1_000)
 
 
+def test_a_draw_is_taken_from_the_day_the_resolution_approved_the_plan(kit):
+    """Approved by a resolution adopted 06-10, recorded as decided 06-15: the resolution is the
+    approval (Subd. 1 (b)), so a draw dated 06-12 is taken; 06-09, before it, is not."""
+    lgu = kit.lgu()
+    plan = project_plan(kit, lgu, decide=None)
+    security = ok(hold(kit, plan, token=lgu["token"], issued_on="2026-06-01"))
+    with on("2026-06-15"):
+        body = decision_body("approved", "2026-06-15")
+        body["resolution"]["adopted_on"] = "2026-06-10"
+        ok(kit.api.post(f"/plans/{plan['id']}/decision", body, token=lgu["token"]))
+    path = f"/securities/{security['id']}/draw"
+    with on("2026-06-16"):
+        early = {"drawn_on": "2026-06-09", "amount_cents": 1_000}
+        refused = problem(kit.api.post(path, early, token=lgu["token"]), 422, "validation_error")
+        assert refused["errors"] == {"drawn_on": ["before 2026-06-10"]}
+        body = {"drawn_on": "2026-06-12", "amount_cents": 1_000}
+        drawn = ok(kit.api.post(path, body, token=lgu["token"]))
+    assert (drawn["drawn_on"], drawn["drawn_cents"]) == ("2026-06-12", 1_000)
+
+
 @pytest.mark.parametrize("ended", ["released", "expired"])
 def test_a_security_no_longer_held_has_nothing_left_to_draw(kit, ended):
     """$10,000 drawn of $25,000, then the rest released 07-01, or the security expired 07-01:

@@ -508,3 +508,18 @@ def test_the_certificate_after_a_denied_revision_states_the_approval_that_stands
     assert cert.one(data_field="decision").text.startswith("Approved 2026-06-08")
     assert cert.one(data_field="impact").text.startswith("9,000 sq ft")
     assert "application" not in cert.one(data_field="plan").text
+
+
+def test_a_revision_is_received_from_the_day_the_resolution_approved_the_plan(kit):
+    """Approved by a resolution adopted 06-22, recorded as decided 07-01: the resolution is the
+    approval (Subd. 1 (b)), so a revision (not counting as new) received 06-25 revises it."""
+    lgu = kit.lgu()
+    with on("2026-06-08"):
+        plan = kit.plan(lgu, received_on="2026-06-08", area_sqft=9_000, ratio="2")
+    body = decision_body("approved", "2026-07-01")
+    body["resolution"]["adopted_on"] = "2026-06-22"
+    ok(act(kit, plan, lgu, "decision", body, "2026-07-01"))
+    early = problem(revise(kit, plan, lgu, 9_500, "2026-06-21"), 422, "validation_error")
+    assert early["errors"] == {"received_on": ["before 2026-06-22"]}
+    revised = ok(revise(kit, plan, lgu, 9_500, "2026-06-25"))
+    assert revised["counts_as_new_application"] is False

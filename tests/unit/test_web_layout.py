@@ -199,7 +199,10 @@ def test_the_decision_step_names_its_resolution_or_reasons_and_every_extension()
         "reasons": None,
     }
     step = states_with_notes(plan(decision=approved, extensions=extensions))
-    assert step.startswith("Approved by resolution 2026-31 adopted 2026-07-14; Extended 60 days")
+    assert step.startswith(
+        "Approved by resolution 2026-31 adopted 2026-07-14, recorded as decided 2026-07-20; "
+        "Extended 60 days"
+    )
     assert "Extended 90 days on 2026-09-01 with the applicant’s agreement: asked" in step
     denied = {**approved, "outcome": "denied", "resolution": None, "reasons": "no replacement"}
     assert states_with_notes(plan(decision=denied)) == "Denied: no replacement"
@@ -224,3 +227,37 @@ def test_the_timeline_marks_the_appeals_of_an_earlier_application_as_its() -> No
     names = [s.name for s in plan_view.timeline(revised, DUE)]
     assert "Appeal 1 (of application 1): petition received" in names
     assert not any(name.startswith("Appeal 1:") for name in names)
+
+
+def test_a_decision_by_resolution_is_done_on_the_resolutions_day() -> None:
+    """The resolution is the decision (Subd. 1 (b)): the timeline's decision is done the day it
+    was adopted, on time, however much later it was recorded as decided."""
+    decided = plan(
+        decision={
+            "outcome": "approved",
+            "decided_on": date(2026, 8, 10),
+            "resolution": {"number": "R-9", "adopted_on": date(2026, 8, 7)},
+            "reasons": None,
+        }
+    )
+    (step,) = [
+        s for s in plan_view.timeline(decided, date(2026, 8, 11)) if s.rule.endswith("15.99")
+    ]
+    assert (step.due, step.done_on, step.state) == (DUE, date(2026, 8, 7), "met")
+    assert "recorded as decided 2026-08-10" in step.note
+
+
+def test_a_certificate_dates_the_decision_by_its_resolution() -> None:
+    from api.web.documents import decision_words
+    from bank.documents import CertifiedDecision
+
+    made = CertifiedDecision(
+        status="final",
+        outcome="approved",
+        decided_on=date(2026, 11, 10),
+        resolution_number="R-1",
+        resolution_adopted_on=date(2026, 10, 30),
+    )
+    assert decision_words(made) == (
+        "Approved 2026-10-30 by resolution R-1 (recorded as decided 2026-11-10); the plan is final"
+    )
