@@ -213,8 +213,16 @@ def _names_district(name: str, district: str) -> bool:
     managers of the watershed district", so the district's name, word for word, may follow
     "(The) (Board of) Managers (of) (the)" ("Board of Managers, Yellow Medicine River Watershed
     District"); nothing else may stand around it (another district whose name ends in it, a
-    body named after it)."""
-    return _MANAGERS_OF.sub("", _words(name), count=1) == _words(district)
+    body named after it).  A district's own leading "The" may go with it ("Board of Managers,
+    The Rice Creek Watershed District" names "The Rice Creek Watershed District")."""
+    said, named = _words(name), _words(district)
+    if said == named:  # "Managers Creek Watershed District" is its own name
+        return True
+    return _without_the(_MANAGERS_OF.sub("", said, count=1)) == _without_the(named)
+
+
+def _without_the(words: str) -> str:
+    return words.removeprefix("the ")
 
 
 def missing_recipients(

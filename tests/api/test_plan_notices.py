@@ -235,6 +235,30 @@ def test_the_watershed_district_mailed_is_the_one_the_plan_names(kit, decision):
     ok(notice(kit, again, lgu, day, named, decision=decision))
 
 
+@pytest.mark.parametrize(
+    ("district", "recipient"),
+    [
+        ("Managers Creek Watershed District", "Managers Creek Watershed District"),
+        (
+            "Managers Creek Watershed District",
+            "Board of Managers, Managers Creek Watershed District",
+        ),
+        (
+            "The Rice Creek Watershed District",
+            "Board of Managers, The Rice Creek Watershed District",
+        ),
+        ("The Rice Creek Watershed District", "Managers of the Rice Creek Watershed District"),
+    ],
+)
+def test_a_district_named_with_managers_or_the_is_mailed_under_its_own_name(
+    kit, district, recipient
+):
+    lgu = kit.lgu()
+    plan = full_plan(kit, lgu, watershed_district=district)
+    named = renamed(recipients_for(plan), "watershed_district", recipient)
+    ok(notice(kit, plan, lgu, "2026-06-22", named))
+
+
 def test_the_applicant_mailed_the_decision_is_the_one_the_plan_names(kit):
     lgu = kit.lgu()
     plan = full_plan(kit, lgu)
