@@ -64,8 +64,8 @@ def _authenticate() -> None:
 
 
 def _view_authenticates_in_its_unit() -> bool:
-    """Whether the view checks the token itself, inside its own unit of work (``writes``): a
-    write then costs one database transaction, not two."""
+    """Whether the view checks the token itself, inside its own unit of work (``writes``,
+    ``reads``): the request then costs one database transaction, not two."""
     return bool(getattr(_handler(), AUTHENTICATES_IN_UNIT, False))
 
 

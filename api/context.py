@@ -18,7 +18,8 @@ def database() -> Database:
     return db
 
 
-#: set on a view that authenticates inside its own unit of work (``api.idempotency.writes``)
+#: set on a view that authenticates inside its own unit of work (``api.idempotency.writes``,
+#: ``api.reads.reads``)
 AUTHENTICATES_IN_UNIT = "authenticates_in_unit"
 
 
@@ -26,7 +27,8 @@ def actor() -> Actor:
     """The authenticated caller (every non-public endpoint has one).
 
     A bearer token not yet checked is checked now, in the current unit of work if there is one
-    (a write's), so that the look-up shares its transaction; 401 if it is unknown or revoked.
+    (a write's or a read's), so that the look-up shares its transaction; 401 if it is unknown or
+    revoked.
     """
     current: Actor | None = g.get("actor")
     if current is None and g.get("bearer_secret"):

@@ -181,22 +181,41 @@ def _actor_of(session: Session, row: _TokenRow | None, digest: str) -> Actor | N
         return None
     now = clock.utcnow()
     if row.last_used_at is None or clock.as_utc(row.last_used_at) < now - LAST_USED_RESOLUTION:
-        # A write checks its token inside its own transaction, so this row lock lasts until the
-        # write commits: concurrent requests with the token skip the update rather than queue
-        # behind it (one of them records the use; PostgreSQL; SQLite has one writer anyway).
-        # ``FOR NO KEY UPDATE``: other writes' ``confirm_token`` (KEY SHARE) need not wait for
-        # this one; a revocation (FOR UPDATE) does.
-        unlocked = (
-            select(_TOKENS.id)
-            .where(_TOKENS.id == row.id)
-            .with_for_update(skip_locked=True, key_share=True)
-        )
-        session.execute(
-            update(ApiToken)
-            .where(ApiToken.id.in_(unlocked.scalar_subquery()))
-            .values(last_used_at=now)
-        )
+        record_use(session, row.id, now)
     return Actor(row.id, row.role, row.name, row.lgu_id, row.holder_id)
+
+
+#: ``Session.info`` key: the token use a unit of work recorded (``use_recorded``)
+_USED = "bank.access.used"
+
+
+def record_use(session: Session, token_id: str, at: datetime) -> None:
+    """Record that the token was used ``at`` (its ``last_used_at``), unless another unit of work
+    holds its row: then that one records it.
+
+    A request checks its token inside the unit of work it reads or writes in, so this row lock
+    lasts until that unit commits: concurrent requests with the token skip the update rather than
+    queue behind it (PostgreSQL; SQLite has one writer anyway).  ``FOR NO KEY UPDATE``: other
+    writes' ``confirm_token`` (KEY SHARE) need not wait for this one; a revocation (FOR UPDATE)
+    does, until the request's unit ends.
+    """
+    unlocked = (
+        select(_TOKENS.id)
+        .where(_TOKENS.id == token_id)
+        .with_for_update(skip_locked=True, key_share=True)
+    )
+    done = session.execute(
+        update(ApiToken).where(ApiToken.id.in_(unlocked.scalar_subquery())).values(last_used_at=at)
+    )
+    if cast(Any, done).rowcount:
+        session.info[_USED] = (token_id, at)
+
+
+def use_recorded(session: Session) -> tuple[str, datetime] | None:
+    """The token and time whose use this unit of work recorded (``record_use``), if it did: a
+    caller that rolls the unit back (a read refused) records it again in a unit of its own."""
+    found: tuple[str, datetime] | None = session.info.get(_USED)
+    return found
 
 
 # A write's last word on its token, taken in the write's own transaction just before it commits.

@@ -81,7 +81,7 @@ class AccountLots(MethodView):
 
 @blp.route("/accounts/<account_id>/entries")
 class AccountEntries(MethodView):
-    @blp.read("board", "holder", query=PageArgs, reply=EntryPage)
+    @blp.read("board", "holder", query=PageArgs, reply=EntryPage, one_unit=False)
     @blp.alt_response(200, description="text/csv of every entry", content_type="text/csv")
     def get(self, args: dict[str, Any], account_id: str) -> Any:
         """Ledger lines, newest first in the order they committed, with the balance after each

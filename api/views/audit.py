@@ -44,7 +44,7 @@ def _filters(args: dict[str, Any]) -> audit.JournalFilter:
 
 @blp.route("/audit/journal")
 class Journal(MethodView):
-    @blp.read("board", query=JournalArgs, reply=JournalPage)
+    @blp.read("board", query=JournalArgs, reply=JournalPage, one_unit=False)
     @blp.alt_response(200, description="text/csv of every transaction", content_type="text/csv")
     def get(self, args: dict[str, Any]) -> Any:
         """Every transaction in chain order with its entries, actor, keys, times and hashes.
@@ -74,7 +74,7 @@ class TrialBalance(MethodView):
 
 @blp.route("/audit/verify")
 class Verify(MethodView):
-    @blp.read("board", reply=VerifyOut)
+    @blp.read("board", reply=VerifyOut, one_unit=False)
     def get(self) -> Any:
         """Check the hash chain, every stored balance and the registry's seals; name the first
         break.  Checks what was written since the last full pass's checkpoint; runs the full
@@ -84,7 +84,7 @@ class Verify(MethodView):
 
 @blp.route("/audit/events")
 class Events(MethodView):
-    @blp.read("board", query=PageOnly, reply=EventPage)
+    @blp.read("board", query=PageOnly, reply=EventPage, one_unit=False)
     def get(self, args: dict[str, Any]) -> Any:
         """Refused requests (401/403) and token creations and revocations, oldest first.
 
@@ -100,7 +100,7 @@ class Events(MethodView):
 
 @blp.route("/accounts/<account_id>/statement")
 class Statement(MethodView):
-    @blp.read("board", "holder", query=StatementArgs, reply=StatementOut)
+    @blp.read("board", "holder", query=StatementArgs, reply=StatementOut, one_unit=False)
     @blp.alt_response(200, description="text/csv", content_type="text/csv")
     def get(self, args: dict[str, Any], account_id: str) -> Any:
         """Opening balance, every entry, closing balance, per credit class (holder or board).

@@ -2,11 +2,11 @@
 declaration of its views.
 
 A view says who may call it, what it reads and what it answers.  ``write`` and ``read`` say it in
-one decorator and stack flask-smorest's in the one order that works: ``writes`` outermost (its
-unit of work checks the token, then the role), then ``roles`` above the body or query (a role
-that may not call the view hears 403 whatever it sends: ``api.roles``), then what it reads and
-what it answers.  Public views, and those that answer in other ways, use flask-smorest's own
-decorators.
+one decorator and stack flask-smorest's in the one order that works: ``writes`` or ``reads``
+outermost (its unit of work checks the token, then the role), then ``roles`` above the body or
+query (a role that may not call the view hears 403 whatever it sends: ``api.roles``), then what
+it reads and what it answers.  Public views, and those that answer in other ways, use
+flask-smorest's own decorators.
 """
 
 from __future__ import annotations
@@ -18,6 +18,7 @@ from flask_smorest import Blueprint
 from marshmallow import Schema
 
 from api.idempotency import writes
+from api.reads import reads
 from api.roles import roles
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -49,15 +50,24 @@ class ApiBlueprint(Blueprint):  # type: ignore[misc]  # flask-smorest is untyped
         return declare
 
     def read(
-        self, *allowed: str, query: type[Schema] | None = None, reply: type[Schema]
+        self,
+        *allowed: str,
+        query: type[Schema] | None = None,
+        reply: type[Schema],
+        one_unit: bool = True,
     ) -> Callable[[F], F]:
         """A view that reads, for the ``allowed`` roles: it takes the ``query`` parameters, if
-        any, and answers 200 with ``reply`` (and with what any ``alt_response`` below adds)."""
+        any, and answers 200 with ``reply`` (and with what any ``alt_response`` below adds).
+
+        It runs in one unit of work that checks its token too (``api.reads``), unless its use
+        case reads on connections of its own (sealing first, a snapshot, a stream:
+        ``one_unit=False``), when its token is checked first in a transaction of its own."""
 
         def declare(view: F) -> F:
             view = self.response(200, reply)(view)
             if query is not None:
                 view = self.arguments(query, location="query")(view)
-            return roles(*allowed)(view)
+            view = roles(*allowed)(view)
+            return reads(view) if one_unit else view
 
         return declare
