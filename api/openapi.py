@@ -18,7 +18,9 @@ adds what a client generator and a person need and what the views do not say the
   (``api.problem_types``);
 * every content type a response is sent in (``text/csv`` for the exports, HTML and PDF for the
   notices), where flask-smorest keeps only one per status, and ``?format=`` where it chooses;
-* request examples for the main writes.
+* request examples for the main writes;
+* an optional enumerated query filter's values without ``null``, which apispec adds for a field
+  that loads ``None`` when absent (a query string carries no null).
 """
 
 from __future__ import annotations
@@ -126,6 +128,7 @@ class DocumentPlugin(BasePlugin):
             if facts.public:
                 operation["security"] = []  # no token needed (``api.auth.PUBLIC_PATHS``)
             _describe(operation, facts)
+            _query_enums(operation)
             _parameters(operation, facts)
             _responses(operation, facts)
             _examples(operation, facts)
@@ -254,6 +257,23 @@ _FORMATS = {
     "html": "`html` answers the printable page (`text/html`)",
     "pdf": "`pdf` answers `application/pdf`, as `Accept: application/pdf` does",
 }
+
+
+def _query_enums(operation: dict[str, Any]) -> None:
+    """An optional enumerated filter (``?role=``, ``?status=``, ``?kind=``) lists only the values
+    it takes.  Its field loads ``None`` when it is absent, so apispec would add ``null`` to the
+    enum and call it nullable; a query string carries no null (``?role=null`` is 422), and a
+    client generator would offer one."""
+    for parameter in operation.get("parameters", []):
+        if not isinstance(parameter, dict) or parameter.get("in") != "query":
+            continue
+        schema = parameter.get("schema")
+        if not isinstance(schema, dict) or "enum" not in schema:
+            continue
+        schema["enum"] = [value for value in schema["enum"] if value is not None]
+        schema.pop("nullable", None)
+        if schema.get("default", "") is None:
+            del schema["default"]
 
 
 def _parameters(operation: dict[str, Any], facts: _Facts) -> None:

@@ -394,3 +394,29 @@ def test_a_reservations_withdrawn_sqft_is_described_and_read_only(doc):
         field = schemas[name]["properties"]["withdrawn_sqft"]
         assert field["type"] == "integer" and field["readOnly"] is True, (name, field)
         assert "posted in part" in field["description"], (name, field)
+
+
+def _query_parameters(doc: dict[str, Any]) -> Iterator[tuple[str, dict[str, Any]]]:
+    for path, operations in doc["paths"].items():
+        for method, operation in operations.items():
+            for parameter in operation.get("parameters", []) if isinstance(operation, dict) else []:
+                if isinstance(parameter, dict) and parameter.get("in") == "query":
+                    yield f"{method.upper()} {path[len(BASE) :]} ?{parameter['name']}", parameter
+
+
+def test_no_query_parameter_offers_null_among_its_values(doc):
+    """A query string carries no null: an optional enumerated filter (``?role=``, ``?status=``,
+    ``?kind=``) lists only the values it takes, so that a client generator offers no
+    ``role=null`` (which is 422)."""
+    enumerated = {
+        where: p["schema"] for where, p in _query_parameters(doc) if "enum" in p["schema"]
+    }
+    assert "GET /tokens ?role" in enumerated and "GET /audit/journal ?kind" in enumerated
+    offering_null = {
+        where: schema
+        for where, schema in enumerated.items()
+        if None in schema["enum"] or schema.get("nullable") or "default" in schema
+    }
+    assert offering_null == {}
+    assert enumerated["GET /tokens ?role"]["enum"] == list(ROLES)
+    assert enumerated["GET /tokens ?role"]["type"] == "string"
