@@ -34,8 +34,9 @@ def kit(api: Api, app: Flask) -> Kit:
 @pytest.fixture
 def world(kit: Kit) -> dict[str, Any]:
     """An LGU's approved plan drawing on a holder's account (a withdrawal and a reservation still
-    held), with a processing fee paid and a letter of credit held; and a second plan of the same
-    LGU received the same day, its notice of application due soon."""
+    held), with a processing fee paid; and a second plan of the same LGU received the same day,
+    to be replaced project-specifically with a letter of credit held for it (Subd. 3), its notice
+    of application due soon."""
     lgu = kit.lgu()
     with on(DAY):
         bank = kit.funded_account(day=DAY, service_area=AREA, unrestricted=20_000, restricted=9_000)
@@ -59,9 +60,12 @@ def world(kit: Kit) -> dict[str, Any]:
                 token=lgu["token"],
             )
         )
+        fresh = kit.plan(
+            lgu, received_on=DAY, area_sqft=20_000, service_area=AREA, method="project_specific"
+        )
         security = ok(
             kit.api.post(
-                f"/plans/{plan['id']}/securities",
+                f"/plans/{fresh['id']}/securities",
                 {
                     "kind": "letter_of_credit",
                     "issuer": "First State Bank",
@@ -73,7 +77,6 @@ def world(kit: Kit) -> dict[str, Any]:
                 token=lgu["token"],
             )
         )
-        fresh = kit.plan(lgu, received_on=DAY, area_sqft=20_000, service_area=AREA)
     return {
         "lgu": lgu,
         "bank": bank,
@@ -381,8 +384,6 @@ def test_the_plan_page_shows_payments_securities_account_numbers_and_lot_labels(
 
     payment = document.one("table", id="payments").one("tr", data_payment_id=world["payment"]["id"])
     assert payment.one("td", data_field="amount").text == "$375.13"
-    security = document.one("table", id="securities")
-    assert security.one("td", data_field="amount").text == "$12,000.00"
     reserved = document.one("table", id="reservations").one(
         "tr", data_reservation_id=world["held"]["id"]
     )
@@ -390,6 +391,11 @@ def test_the_plan_page_shows_payments_securities_account_numbers_and_lot_labels(
     lots = {row.one("th").text for row in document.one("table", class_="withdrawal").all("tr")[1:]}
     assert lots and all(lot.startswith(f"{number_} lot ") for lot in lots)
     no_ids(document)
+    # the letter of credit is held for the project-specific plan
+    guaranteed = get(client, f"/plans/{world['fresh']['id']}")
+    security = guaranteed.one("table", id="securities")
+    assert security.one("td", data_field="amount").text == "$12,000.00"
+    no_ids(guaranteed)
 
 
 def test_money_in_the_apis_words_reads_as_dollars_on_the_plan_page(app: Flask, kit: Kit) -> None:
