@@ -264,6 +264,43 @@ def test_a_long_list_of_deadlines_is_cut_short_on_the_homes_and_paged_in_full(
     assert not get(Browser(app, other["token"]), "/", day=looked).has("a", id="all-due")
 
 
+def test_the_plan_list_cuts_its_plans_due_short_and_links_to_them_all_with_its_filters(
+    app: Flask, kit: Kit, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``/plans`` lists the plans due in the next 14 days as the LGU's home does: the first
+    ``homes.SHORTCUTS`` (two here), soonest first, and a link to every one of them on
+    ``/plans/due``, which keeps the page's text and status filters (the section lists only
+    plans of the status chosen, and so does the list it links to)."""
+    monkeypatch.setattr(homes, "SHORTCUTS", 2)
+    day = "2034-05-01"  # a year of its own: no other test's plans are due near it
+    lgu = kit.lgu()
+    with on(day):
+        received = [
+            kit.plan(lgu, received_on=day, area_sqft=20_000, service_area=AREA)["id"]
+            for _ in range(3)
+        ]
+        approved = kit.approved_plan(lgu, day, area_sqft=9_000, service_area=AREA)["id"]
+    client = Browser(app, lgu["token"])
+
+    page = get(client, "/plans", day=day)
+    assert len(due_rows(page, "due-soon")) == 2
+    every = page.one("a", id="all-due").attrs["href"]
+    assert every == "/plans/due?within=14"
+    assert set(due_rows(get(client, every, day=day), "due")) == {*received, approved}
+
+    chosen = get(client, "/plans?status=received", day=day)
+    assert set(due_rows(chosen, "due-soon")) < set(received)
+    every = chosen.one("a", id="all-due").attrs["href"]
+    assert every == "/plans/due?within=14&status=received"
+    listed = get(client, every, day=day)
+    assert sorted(due_rows(listed, "due")) == sorted(received)
+    assert listed.one("option", value="received").attrs.get("selected") is not None
+    # two plans due or fewer: all are shown, with no link
+    found = get(client, "/plans?status=approved", day=day)
+    assert due_rows(found, "due-soon") == [approved] and not found.has("a", id="all-due")
+    get(client, "/plans/due?status=lost", status=400, day=day)
+
+
 def test_the_deadlines_list_is_the_boards_and_the_lgus(app: Flask, world: dict[str, Any]) -> None:
     get(Browser(app, world["bank"]["holder"]["token"]), "/plans/due", status=403)
     refused = get(Browser(app, world["lgu"]["token"]), "/plans/due?within=8", status=400)
