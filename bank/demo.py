@@ -86,12 +86,14 @@ class _Bank:
 
 def _load_data(db: Database) -> None:
     """Demo data: the seller's deposit, a sale to the buyer and the township's road plan reserving
-    credits, plus a second site in another service area."""
+    credits, the seller's own reservation for it (so that the demo holder has one to void), plus
+    a second site in another service area."""
     ruleset = ruleset_for(clock.today())
     bank = _parties_and_places(db, ruleset)
     _deposits(db, ruleset, bank, clock.today() - timedelta(days=30))
     _sales(db, bank)
-    _road_plan_reservations(db, ruleset, bank)
+    road_plan = _road_plan_reservations(db, ruleset, bank)
+    _reserve(db, bank.seller, road_plan, restricted=False, amount=2_000)
 
 
 #: the seller's two bank sites, in two service areas
@@ -171,8 +173,9 @@ def _sales(db: Database, bank: _Bank) -> None:
         )
 
 
-def _road_plan_reservations(db: Database, ruleset: Ruleset, bank: _Bank) -> None:
-    """Story 2: the township's road plan, and its credits reserved for it."""
+def _road_plan_reservations(db: Database, ruleset: Ruleset, bank: _Bank) -> str:
+    """Story 2: the township's road plan, and its credits reserved for it; returns the plan's
+    id."""
     plan = plan_cases.record(
         db,
         SYSTEM,
@@ -193,20 +196,26 @@ def _road_plan_reservations(db: Database, ruleset: Ruleset, bank: _Bank) -> None
             location="Township road 12, Sections 14 and 15, Hollis Township, Lyon County",
         ),
     )
-    expiry = clock.today() + timedelta(days=90)
     for restricted, amount in ((False, 10_000), (True, 8_000)):
-        reservations.reserve_for_plan(
-            db,
-            SYSTEM,
-            reservations.ReservationRequest(
-                bank.buyer,
-                plan.id,
-                amount,
-                expiry,
-                credit_class=credits.class_code(5, "2", restricted),
-            ),
-            None,
-        )
+        _reserve(db, bank.buyer, plan.id, restricted=restricted, amount=amount)
+    return plan.id
+
+
+def _reserve(db: Database, account_id: str, plan_id: str, *, restricted: bool, amount: int) -> None:
+    """``amount`` sq ft of type 2 credits of service area 5 reserved from the account for the
+    plan for 90 days, as ``POST /accounts/{id}/reservations`` reserves them."""
+    reservations.reserve_for_plan(
+        db,
+        SYSTEM,
+        reservations.ReservationRequest(
+            account_id,
+            plan_id,
+            amount,
+            clock.today() + timedelta(days=90),
+            credit_class=credits.class_code(5, "2", restricted),
+        ),
+        None,
+    )
 
 
 def _story_one_actions(day: date) -> list[ActionRequest]:

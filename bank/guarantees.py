@@ -42,12 +42,12 @@ APPROVALS = ("approved", "deemed_approved")
 
 def check_requirement(method: str, required_cents: int | None) -> None:
     """A project-specific plan states the security the LGU requires; other plans state none."""
-    if method == "project_specific" and not required_cents:
+    if method == securities.PROJECT_SPECIFIC and not required_cents:
         raise ValidationFailed(
             "Subd. 3: a project-specific replacement states the security the LGU requires",
             {"security_required_cents": ["required when method is project_specific"]},
         )
-    if method != "project_specific" and required_cents is not None:
+    if method != securities.PROJECT_SPECIFIC and required_cents is not None:
         raise ValidationFailed(
             "only a project-specific replacement is guaranteed by a security",
             {"security_required_cents": ["only when method is project_specific"]},

@@ -11,9 +11,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import date, datetime
 
-from sqlalchemy import func, or_, select
+from sqlalchemy import ColumnElement, func, or_, select
+from sqlalchemy.orm import Session
 
-from bank import keyset, listing_filters, plans, policy
+from bank import homes, keyset, listing_filters, plans, policy
 from bank.access import Actor
 from bank.errors import Forbidden
 from bank.homes import DUE_SOON_DAYS as DUE_SOON_DAYS
@@ -36,10 +37,12 @@ from ledger.db import Database
 @dataclass(frozen=True)
 class PlanList:
     """A page of plans, and (on the first page) those with a deadline in the next
-    ``DUE_SOON_DAYS`` days, soonest first."""
+    ``DUE_SOON_DAYS`` days, soonest first: the first ``homes.SHORTCUTS`` of them, as the LGU's
+    home lists them (``more_due``: more are, listed in full by ``due_plans``)."""
 
     due_soon: list[PlanLine]
     items: list[PlanLine]
+    more_due: bool = False
 
 
 @dataclass(frozen=True)
@@ -107,14 +110,12 @@ def plan_list(
 ) -> PlanList:
     """Up to ``limit + 1`` plans the caller lists (``plans.list_plans``: the board all, an LGU
     its own), oldest first after the plan ``after``, whose applicant or project contains ``q``,
-    of ``status`` today when given; and on the first page, those of them due soon."""
+    of ``status`` today when given; and on the first page, the first of them due soon."""
     _check_plans(actor)
     where = listing_filters.plans(q)
     found: list[PlanLine] = []
     with db.transaction() as session:
-        due = [] if after else due_within(session, actor, today, DUE_SOON_DAYS, where)
-        if status is not None:
-            due = [line for line in due if line.status == status]
+        due = [] if after else _due_soon(session, actor, today, DUE_SOON_DAYS, where, status)
         cursor = after
         while len(found) <= limit:
             rows = plans.list_plans(session, actor, limit + 1, where, cursor)
@@ -123,7 +124,21 @@ def plan_list(
             if len(rows) <= limit:
                 break
             cursor = rows[-1].id
-    return PlanList(due, found[: limit + 1])
+    shortcuts = homes.SHORTCUTS
+    return PlanList(due[:shortcuts], found[: limit + 1], len(due) > shortcuts)
+
+
+def _due_soon(
+    session: Session,
+    actor: Actor,
+    today: date,
+    within: int,
+    where: list[ColumnElement[bool]],
+    status: str | None,
+) -> list[PlanLine]:
+    """``homes.due_within``, of ``status`` today when given."""
+    due = due_within(session, actor, today, within, where)
+    return [line for line in due if status in (None, line.status)]
 
 
 def due_plans(
@@ -135,16 +150,17 @@ def due_plans(
     after: str | None,
     limit: int,
     today: date,
+    status: str | None = None,
 ) -> list[PlanLine]:
     """Up to ``limit + 1`` plans the caller lists (the board all, an LGU its own) whose
-    applicant or project contains ``q``, with a deadline by ``today + within`` days (overdue
-    notices too), soonest first as the homes list them (``homes.due_within``), after the plan
-    ``after``.  The order is computed from each plan's deadlines, not stored: when ``after`` is
-    no longer due (its deadline met since), the list starts again from the top, so that no plan
-    due is passed over."""
+    applicant or project contains ``q``, of ``status`` today when given, with a deadline by
+    ``today + within`` days (overdue notices too), soonest first as the homes list them
+    (``homes.due_within``), after the plan ``after``.  The order is computed from each plan's
+    deadlines, not stored: when ``after`` is no longer due (its deadline met since), the list
+    starts again from the top, so that no plan due is passed over."""
     _check_plans(actor)
     with db.transaction() as session:
-        due = due_within(session, actor, today, within, listing_filters.plans(q))
+        due = _due_soon(session, actor, today, within, listing_filters.plans(q), status)
     ids = [line.id for line in due]
     start = ids.index(after) + 1 if after in ids else 0
     return due[start : start + limit + 1]

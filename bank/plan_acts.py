@@ -24,6 +24,7 @@ from bank import (
     plan_report,
     plan_revisions,
     plans,
+    securities,
     withdrawals,
 )
 from bank.access import Actor
@@ -128,6 +129,7 @@ WEIGHED = (
     "decision",
     "notice-of-decision",
     "revision",
+    "securities",
     "withdrawal",
 )
 
@@ -135,7 +137,8 @@ WEIGHED = (
 def open_acts(session: Session, plan: Plan, today: date) -> frozenset[str]:
     """The acts of ``WEIGHED`` the plan's state lets the caller record now, each weighed by the
     check its use case makes before writing (``plans.check_notice``,
-    ``plan_decisions.check_decidable``, ``withdrawals.check_withdrawable``, ...), on the last day
+    ``plan_decisions.check_decidable``, ``withdrawals.check_withdrawable``,
+    ``securities.method_refusal``, ...), on the last day
     it could be dated: today, or ``decision_due`` for the acts that come before the decision (one
     dated by then and recorded later is accepted while nothing relied on the deemed approval).
     A form is then refused only for what was typed in it (an outcome without its record, a day
@@ -152,6 +155,7 @@ def open_acts(session: Session, plan: Plan, today: date) -> frozenset[str]:
         "decision": lambda: plan_decisions.check_decidable(session, plan, "approved", before),
         "notice-of-decision": lambda: plans.check_decision_notice(session, plan, today),
         "withdrawal": lambda: withdrawals.check_withdrawable(session, plan, today),
+        "securities": lambda: _raise(securities.method_refusal(plan)),
     }
     open_now = {act for act, check in checks.items() if _passes(check)}
     # a revision is weighed whether or not it would count as a new application (Subd. 6 (c)):
@@ -162,6 +166,11 @@ def open_acts(session: Session, plan: Plan, today: date) -> frozenset[str]:
     if any(_passes(check) for check in revisions):
         open_now.add("revision")
     return frozenset(open_now)
+
+
+def _raise(refusal: BankError | None) -> None:
+    if refusal is not None:
+        raise refusal
 
 
 def _passes(check: Callable[[], object]) -> bool:

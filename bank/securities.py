@@ -2,8 +2,10 @@
 
 A security instrument is a pending transfer from its issuer to "securities held for the LGU"
 (``bank.named_accounts``) that expires at the end of its expiry date: the memo balance the audit
-sees, with exact expiry and no job.  Its status is computed from the recorded facts and today's
-date, never stored.  Drawing on it and releasing it are in ``bank.guarantees``.
+sees, with exact expiry and no job.  Only a project-specific replacement is guaranteed by one
+(``method_refusal``): credits withdrawn from the bank or an in-lieu payment is a replacement
+completed, with nothing left to guarantee.  Its status is computed from the recorded facts and
+today's date, never stored.  Drawing on it and releasing it are in ``bank.guarantees``.
 """
 
 from __future__ import annotations
@@ -18,7 +20,7 @@ from sqlalchemy.orm import Session
 import ledger
 from bank import plans, policy
 from bank.access import Actor
-from bank.errors import NotFound, ValidationFailed, found
+from bank.errors import BankError, NotEligible, NotFound, ValidationFailed, found
 from bank.ids import new_id
 from bank.money_tables import SECURITY_KINDS, Security, SecurityDraw
 from bank.named_accounts import payers_account, securities_held_account, usd_meta
@@ -27,6 +29,8 @@ from ledger import clock
 from ledger.db import Database
 
 STATUSES = ("held", "released", "drawn", "expired")
+#: the replacement method a security guarantees (``plans.METHODS``)
+PROJECT_SPECIFIC = "project_specific"
 
 
 @dataclass(frozen=True)
@@ -105,11 +109,15 @@ class SecurityView:
 def hold_security(
     db: Database, actor: Actor, plan_id: str, request: SecurityRequest, request_id: str | None
 ) -> SecurityView:
-    """Record a security given to the LGU of a plan the caller sees; a letter of credit must be
-    irrevocable (Subd. 3).  Concurrent changes to the plan wait for it."""
+    """Record a security given to the LGU of a project-specific plan the caller sees
+    (``method_refusal``); a letter of credit must be irrevocable (Subd. 3).  Concurrent changes
+    to the plan wait for it."""
     _check_request(request)
     with db.transaction() as session:
         plan = plans.visible_plan(session, actor, plan_id, lock=True)
+        refusal = method_refusal(plan)
+        if refusal is not None:
+            raise refusal
         security_id = new_id("sec")
         meta = usd_meta(
             f"security:{security_id}",
@@ -135,6 +143,20 @@ def hold_security(
         session.add(security)
         session.flush()
         return SecurityView.of(security, ())
+
+
+def method_refusal(plan: Plan) -> BankError | None:
+    """``not_eligible`` when the plan's replacement is not project-specific: Subd. 3's security
+    guarantees "the successful completion of the replacement", and credits withdrawn from the
+    bank or an in-lieu payment is a replacement completed.  The plan page offers the security
+    form by it (``plan_acts.open_acts``)."""
+    if plan.method == PROJECT_SPECIFIC:
+        return None
+    return NotEligible(
+        f"the plan's replacement is {plan.method.replace('_', ' ')}, not project-specific: "
+        "only a project-specific replacement is guaranteed by a security",
+        method=plan.method,
+    )
 
 
 def hold_for(

@@ -115,6 +115,7 @@ def plans() -> Response:
         chosen=status,
         statuses=PLAN_STATUSES,
         due_soon=found.due_soon,
+        more_due=found.more_due,
         due_soon_days=page_lists.DUE_SOON_DAYS,
         today=today,
         **listed,
@@ -128,18 +129,27 @@ DUE_WITHIN = (THIS_WEEK_DAYS, DUE_SOON_DAYS)
 @web.route("/plans/due")
 def plans_due() -> Response:
     """Every plan (board: all; an LGU: its own) with a deadline in the next ``within`` days
-    (overdue notices too), soonest first: in full what the homes list the first of."""
+    (overdue notices too), of ``status`` when given, soonest first: in full what the homes and
+    ``/plans`` list the first of."""
     who = signed_in_actor()
     args = page_args()
     given = request.args.get("within") or str(DUE_SOON_DAYS)
     if given not in {str(days) for days in DUE_WITHIN}:
         raise BadQuery(f"Choose how far ahead to look: {' or '.join(map(str, DUE_WITHIN))} days.")
     within = int(given)
+    status = _choice("status", PLAN_STATUSES)
     today = clock.today()
-    rows = page_lists.due_plans(database(), who, within=within, today=today, **args)
-    listed = paged(rows, args["limit"], "web.plans_due", q=args["q"], within=within)
+    rows = page_lists.due_plans(database(), who, within=within, today=today, status=status, **args)
+    listed = paged(rows, args["limit"], "web.plans_due", q=args["q"], within=within, status=status)
     return page(
-        "plans_due.html", q=args["q"], within=within, choices=DUE_WITHIN, today=today, **listed
+        "plans_due.html",
+        q=args["q"],
+        within=within,
+        choices=DUE_WITHIN,
+        chosen=status,
+        statuses=PLAN_STATUSES,
+        today=today,
+        **listed,
     )
 
 

@@ -128,8 +128,10 @@ def workload(kit: Kit) -> Workload:
             "issued_on": D4,
             "expires_on": "2027-05-11",
         }
+        # a security guarantees a project-specific replacement (Subd. 3)
+        own = kit.plan(lgu, received_on=D4, area_sqft=9_000, method="project_specific")
         work.payments.append(
-            ok(kit.api.post(f"/plans/{plan['id']}/securities", body))["transaction_id"]
+            ok(kit.api.post(f"/plans/{own['id']}/securities", body))["transaction_id"]
         )
     return work
 

@@ -78,6 +78,32 @@ def test_only_a_project_specific_plan_takes_a_security_requirement(kit, method):
     assert "security_required_cents" in refused["errors"]
 
 
+@pytest.mark.parametrize("method", ["bank_credits", "monetary_payment"])
+def test_a_security_is_refused_for_a_plan_not_replaced_project_specifically(kit, method):
+    """Subd. 3's security guarantees "the successful completion of the replacement": credits
+    withdrawn from the bank, or an in-lieu payment, is a completed replacement with nothing
+    left to guarantee.  A security offered for such a plan is ``not_eligible`` (naming the
+    method) and nothing is held; the same security on a project-specific plan is taken."""
+    lgu = kit.lgu()
+    with on("2026-06-01"):
+        body = kit.plan_body(
+            received_on="2026-06-01",
+            area_sqft=9_000,
+            method=method,
+            **({"in_lieu_amount_due_cents": 1_000} if method == "monetary_payment" else {}),
+        )
+        plan = ok(kit.api.post("/plans", body, token=lgu["token"]))
+        held_before = len(journal(kit.api, kind="security_held"))
+    refused = problem(hold(kit, plan, token=lgu["token"]), 422, "not_eligible")
+    assert refused["method"] == method
+    assert "project-specific" in refused["detail"]
+    with on("2026-06-01"):
+        listed = ok(kit.api.get("/securities", query_string={"plan_id": plan["id"]}), 200)
+        assert listed["items"] == []
+        assert len(journal(kit.api, kind="security_held")) == held_before
+    ok(hold(kit, project_plan(kit, lgu, decide=None), token=lgu["token"]))
+
+
 def test_securities_one_cent_short_block_the_impact_and_exactly_enough_let_it_proceed(kit):
     lgu = kit.lgu()
     plan = project_plan(kit, lgu)

@@ -385,7 +385,7 @@ def test_the_lgu_records_a_revision_and_a_security(app: Flask, kit: Kit) -> None
     lgu = kit.lgu()
     client = signed_in(app.test_client(), lgu["token"])
     with on(DAY):
-        plan = kit.plan(lgu, received_on=DAY, area_sqft=9_000)
+        plan = kit.plan(lgu, received_on=DAY, area_sqft=9_000, method="project_specific")
         base = f"/plans/{plan['id']}"
         revision = {"area_sqft": "9500", "displacement_ft": "0", "received_on": DAY}
         followed(client, send(client, f"{base}/revision", revision))
@@ -411,7 +411,7 @@ def test_a_revocable_letter_of_credit_is_refused_beside_its_field(app: Flask, ki
     lgu = kit.lgu()
     client = signed_in(app.test_client(), lgu["token"])
     with on(DAY):
-        plan = kit.plan(lgu, received_on=DAY, area_sqft=9_000)
+        plan = kit.plan(lgu, received_on=DAY, area_sqft=9_000, method="project_specific")
         security = {
             "kind": "letter_of_credit",
             "issuer": "First Bank of Buffalo",
@@ -485,6 +485,25 @@ def test_the_withdrawal_form_is_offered_only_while_the_plan_allows_a_withdrawal(
         refused = document(send(client, path, {"reservation_ids": [early["id"]]}), 409)
     assert "only for an approved plan" in refused.one("div", id="form-problem").text
     assert kit.get_plan(undecided["id"])["withdrawals"] == []
+
+
+def test_the_security_form_is_offered_only_for_a_project_specific_plan(
+    app: Flask, kit: Kit
+) -> None:
+    """The security use case's own check (``securities.method_refusal``): Subd. 3's security
+    guarantees a project-specific replacement, so a plan replaced with bank credits is not
+    offered the form; posted anyway, it is refused as the API refuses it and nothing is held."""
+    lgu = kit.lgu()
+    client = signed_in(app.test_client(), lgu["token"])
+    with on(DAY):
+        credits = kit.plan(lgu, received_on=DAY, area_sqft=9_000)
+        own = kit.plan(lgu, received_on=DAY, area_sqft=9_000, method="project_specific")
+        assert "securities" not in plan_form_links(client, credits["id"])
+        assert "securities" in plan_form_links(client, own["id"])
+        path = f"/plans/{credits['id']}/securities"
+        refused = document(send(client, path, letter_of_credit("25,000")), 422)
+    assert "not project-specific" in refused.one("div", id="form-problem").text
+    assert ok(kit.api.get(f"/securities?plan_id={credits['id']}"), 200)["items"] == []
 
 
 def test_a_refusal_that_starts_with_an_id_keeps_the_id_as_written(app: Flask, kit: Kit) -> None:
@@ -835,7 +854,7 @@ def test_a_holder_form_without_its_secret_writes_nothing(app: Flask, kit: Kit) -
 def test_the_pages_link_to_the_forms(app: Flask, kit: Kit) -> None:
     lgu = kit.lgu()
     with on(DAY):
-        plan = kit.plan(lgu, received_on=DAY, area_sqft=9_000)
+        plan = kit.plan(lgu, received_on=DAY, area_sqft=9_000, method="project_specific")
         bank = kit.funded_account(day=DAY, service_area=5, unrestricted=20_000)
         lgu_client = signed_in(app.test_client(), lgu["token"])
         plan_page = document(lgu_client.get(f"/plans/{plan['id']}"))
@@ -883,7 +902,7 @@ def test_a_money_field_takes_dollars_as_people_write_them(
     lgu = kit.lgu()
     client = signed_in(app.test_client(), lgu["token"])
     with on(DAY):
-        plan = kit.plan(lgu, received_on=DAY, area_sqft=9_000)
+        plan = kit.plan(lgu, received_on=DAY, area_sqft=9_000, method="project_specific")
         form = document(client.get(f"/plans/{plan['id']}/securities"))
         assert form.one("label", for_="f-amount_cents").text.startswith("Amount ($)")
         followed(client, send(client, f"/plans/{plan['id']}/securities", letter_of_credit(typed)))
@@ -900,7 +919,7 @@ def test_an_amount_not_written_in_dollars_is_refused_beside_its_field(
     lgu = kit.lgu()
     client = signed_in(app.test_client(), lgu["token"])
     with on(DAY):
-        plan = kit.plan(lgu, received_on=DAY, area_sqft=9_000)
+        plan = kit.plan(lgu, received_on=DAY, area_sqft=9_000, method="project_specific")
         path = f"/plans/{plan['id']}/securities"
         page = document(send(client, path, letter_of_credit(typed)), 422)
     assert beside(page, "f-amount_cents") == MONEY_WANTED
@@ -913,7 +932,7 @@ def test_a_negative_amount_is_refused_in_dollars(app: Flask, kit: Kit) -> None:
     lgu = kit.lgu()
     client = signed_in(app.test_client(), lgu["token"])
     with on(DAY):
-        plan = kit.plan(lgu, received_on=DAY, area_sqft=9_000)
+        plan = kit.plan(lgu, received_on=DAY, area_sqft=9_000, method="project_specific")
         path = f"/plans/{plan['id']}/securities"
         page = document(send(client, path, letter_of_credit("-$12,000")), 422)
     assert beside(page, "f-amount_cents").startswith("Must be greater than or equal to $0.01 ")

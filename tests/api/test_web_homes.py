@@ -34,8 +34,9 @@ def kit(api: Api, app: Flask) -> Kit:
 @pytest.fixture
 def world(kit: Kit) -> dict[str, Any]:
     """An LGU's approved plan drawing on a holder's account (a withdrawal and a reservation still
-    held), with a processing fee paid and a letter of credit held; and a second plan of the same
-    LGU received the same day, its notice of application due soon."""
+    held), with a processing fee paid; and a second plan of the same LGU received the same day,
+    to be replaced project-specifically with a letter of credit held for it (Subd. 3), its notice
+    of application due soon."""
     lgu = kit.lgu()
     with on(DAY):
         bank = kit.funded_account(day=DAY, service_area=AREA, unrestricted=20_000, restricted=9_000)
@@ -59,9 +60,12 @@ def world(kit: Kit) -> dict[str, Any]:
                 token=lgu["token"],
             )
         )
+        fresh = kit.plan(
+            lgu, received_on=DAY, area_sqft=20_000, service_area=AREA, method="project_specific"
+        )
         security = ok(
             kit.api.post(
-                f"/plans/{plan['id']}/securities",
+                f"/plans/{fresh['id']}/securities",
                 {
                     "kind": "letter_of_credit",
                     "issuer": "First State Bank",
@@ -73,7 +77,6 @@ def world(kit: Kit) -> dict[str, Any]:
                 token=lgu["token"],
             )
         )
-        fresh = kit.plan(lgu, received_on=DAY, area_sqft=20_000, service_area=AREA)
     return {
         "lgu": lgu,
         "bank": bank,
@@ -261,6 +264,43 @@ def test_a_long_list_of_deadlines_is_cut_short_on_the_homes_and_paged_in_full(
     assert not get(Browser(app, other["token"]), "/", day=looked).has("a", id="all-due")
 
 
+def test_the_plan_list_cuts_its_plans_due_short_and_links_to_them_all_with_its_filters(
+    app: Flask, kit: Kit, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``/plans`` lists the plans due in the next 14 days as the LGU's home does: the first
+    ``homes.SHORTCUTS`` (two here), soonest first, and a link to every one of them on
+    ``/plans/due``, which keeps the page's text and status filters (the section lists only
+    plans of the status chosen, and so does the list it links to)."""
+    monkeypatch.setattr(homes, "SHORTCUTS", 2)
+    day = "2034-05-01"  # a year of its own: no other test's plans are due near it
+    lgu = kit.lgu()
+    with on(day):
+        received = [
+            kit.plan(lgu, received_on=day, area_sqft=20_000, service_area=AREA)["id"]
+            for _ in range(3)
+        ]
+        approved = kit.approved_plan(lgu, day, area_sqft=9_000, service_area=AREA)["id"]
+    client = Browser(app, lgu["token"])
+
+    page = get(client, "/plans", day=day)
+    assert len(due_rows(page, "due-soon")) == 2
+    every = page.one("a", id="all-due").attrs["href"]
+    assert every == "/plans/due?within=14"
+    assert set(due_rows(get(client, every, day=day), "due")) == {*received, approved}
+
+    chosen = get(client, "/plans?status=received", day=day)
+    assert set(due_rows(chosen, "due-soon")) < set(received)
+    every = chosen.one("a", id="all-due").attrs["href"]
+    assert every == "/plans/due?within=14&status=received"
+    listed = get(client, every, day=day)
+    assert sorted(due_rows(listed, "due")) == sorted(received)
+    assert listed.one("option", value="received").attrs.get("selected") is not None
+    # two plans due or fewer: all are shown, with no link
+    found = get(client, "/plans?status=approved", day=day)
+    assert due_rows(found, "due-soon") == [approved] and not found.has("a", id="all-due")
+    get(client, "/plans/due?status=lost", status=400, day=day)
+
+
 def test_the_deadlines_list_is_the_boards_and_the_lgus(app: Flask, world: dict[str, Any]) -> None:
     get(Browser(app, world["bank"]["holder"]["token"]), "/plans/due", status=403)
     refused = get(Browser(app, world["lgu"]["token"]), "/plans/due?within=8", status=400)
@@ -381,8 +421,6 @@ def test_the_plan_page_shows_payments_securities_account_numbers_and_lot_labels(
 
     payment = document.one("table", id="payments").one("tr", data_payment_id=world["payment"]["id"])
     assert payment.one("td", data_field="amount").text == "$375.13"
-    security = document.one("table", id="securities")
-    assert security.one("td", data_field="amount").text == "$12,000.00"
     reserved = document.one("table", id="reservations").one(
         "tr", data_reservation_id=world["held"]["id"]
     )
@@ -390,6 +428,11 @@ def test_the_plan_page_shows_payments_securities_account_numbers_and_lot_labels(
     lots = {row.one("th").text for row in document.one("table", class_="withdrawal").all("tr")[1:]}
     assert lots and all(lot.startswith(f"{number_} lot ") for lot in lots)
     no_ids(document)
+    # the letter of credit is held for the project-specific plan
+    guaranteed = get(client, f"/plans/{world['fresh']['id']}")
+    security = guaranteed.one("table", id="securities")
+    assert security.one("td", data_field="amount").text == "$12,000.00"
+    no_ids(guaranteed)
 
 
 def test_money_in_the_apis_words_reads_as_dollars_on_the_plan_page(app: Flask, kit: Kit) -> None:

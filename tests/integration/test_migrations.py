@@ -16,6 +16,7 @@ from api.cli import main
 from api.schema_check import alembic_config
 from ledger import Database, Leg, Meta, create_account, transfer, verify
 from ledger.sealer import seal_all
+from tests.api.web_kit import parse, signed_in
 from tests.dbs import create_database, drop_database
 from tests.integration.ledger_kit import (
     open_accounts,
@@ -101,6 +102,46 @@ def test_the_demo_loads_once_and_prints_a_token_per_role(backend: str, tmp_path:
         app.extensions["wetbank.db"].dispose()
         verified = runner.invoke(main, ["audit", "verify"], env={"DATABASE_URL": url})
         assert verified.exit_code == 0 and verified.output.startswith("ok:")
+    finally:
+        drop_database(url)
+
+
+def test_the_demo_holder_has_a_pending_reservation_it_may_void(
+    backend: str, tmp_path: Path
+) -> None:
+    """A new user trying the holder's token finds a reservation of its own, pending, with its
+    Void button on the account's reservations page; voided through the API, it stays voided
+    when the demo is run again (loaded once), and that run still answers with its tokens."""
+    url = create_database(backend, tmp_path)
+    runner = CliRunner()
+    try:
+        assert runner.invoke(main, ["db", "upgrade"], env={"DATABASE_URL": url}).exit_code == 0
+        first = runner.invoke(main, ["demo"], env={"DATABASE_URL": url})
+        assert first.exit_code == 0, first.output
+        (line,) = [x for x in first.output.splitlines() if "holder token:" in x]
+        token = line.split()[-1]
+        app = create_app({"DATABASE_URL": url})
+        api = app.test_client()
+        headers = {"Authorization": f"Bearer {token}"}
+        (account,) = api.get("/api/v1/accounts", headers=headers).json["items"]
+        path = f"/api/v1/accounts/{account['id']}/reservations"
+        (held,) = api.get(path, headers=headers).json["items"]
+        assert held["status"] == "pending"
+        page = parse(
+            signed_in(app.test_client(), token)
+            .get(f"/accounts/{account['id']}/reservations")
+            .get_data(as_text=True)
+        )
+        row = page.one("tr", data_reservation_id=held["id"])
+        assert row.one("button").text == "Void"
+        voided = api.post(f"/api/v1/reservations/{held['id']}/void", headers=headers)
+        assert voided.status_code == 200 and voided.json["status"] == "voided", voided.json
+
+        again = runner.invoke(main, ["demo"], env={"DATABASE_URL": url})
+        assert again.exit_code == 0 and "holder token:" in again.output, again.output
+        (still,) = api.get(path, headers=headers).json["items"]
+        assert (still["id"], still["status"]) == (held["id"], "voided")
+        app.extensions["wetbank.db"].dispose()
     finally:
         drop_database(url)
 

@@ -449,11 +449,13 @@ def plan_body(lgu_id: str | None, area_sqft: int, received_on: str) -> dict[str,
     return body
 
 
-def approved_plan(client: Client, bank: Bank, area_sqft: int = 4_000) -> dict[str, Any]:
-    """A small plan (no comment period) of the bank's LGU, noticed and approved in the past."""
-    plan = client.ok(
-        "POST", "/plans", plan_body(bank.lgu_id, area_sqft, days_ago(5)), token=bank.board
-    )
+def approved_plan(
+    client: Client, bank: Bank, area_sqft: int = 4_000, **extra: Any
+) -> dict[str, Any]:
+    """A small plan (no comment period) of the bank's LGU, noticed and approved in the past;
+    ``extra`` fields of its body replace the default ones (its ``method``, ...)."""
+    body = {**plan_body(bank.lgu_id, area_sqft, days_ago(5)), **extra}
+    plan = client.ok("POST", "/plans", body, token=bank.board)
     client.ok("POST", f"/plans/{plan['id']}/notices", mailing(days_ago(4)), token=bank.board)
     return dict(
         client.ok(

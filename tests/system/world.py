@@ -119,7 +119,11 @@ def build_world(app: Flask, url: str) -> World:
             "plan_id": plan["id"],
         },
     )
-    security = client.ok("POST", f"/plans/{plan['id']}/securities", security_body())
+    # a security guarantees a project-specific replacement (Subd. 3), not the credits of ``plan``
+    own_plan = approved_plan(
+        client, bank, method="project_specific", security_required_cents=100_000
+    )
+    security = client.ok("POST", f"/plans/{own_plan['id']}/securities", security_body())
     deposit = client.ok(
         "POST",
         f"/accounts/{bank.accounts[1]}/deposits",
