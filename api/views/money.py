@@ -85,11 +85,11 @@ class PaymentReverse(MethodView):
 class PlanSecurities(MethodView):
     @blp.write("board", "lgu", body=SecurityIn, status=201, reply=SecurityOut)
     def post(self, data: dict[str, Any], plan_id: str) -> Any:
-        """Record a security given to the LGU (Subd. 3) for a project-specific plan
-        (``not_eligible`` for a plan of another method, ``method`` naming it: credits withdrawn
-        or an in-lieu payment is a replacement completed); a letter of credit must be
-        irrevocable, and a security expires after its issue and no earlier than the day it is
-        recorded."""
+        """Record a security given to the LGU (Subd. 3) for a project-specific plan.
+
+        A plan of another method is ``not_eligible`` (``method`` names it: credits withdrawn or
+        an in-lieu payment is a replacement completed).  A letter of credit must be irrevocable,
+        and a security expires after its issue and no earlier than the day it is recorded."""
         request = securities.SecurityRequest(**data)
         return securities.hold_security(database(), actor(), plan_id, request, request_id())
 
