@@ -154,8 +154,10 @@ class _Facts:
         self.key = f"{method.upper()} {path.removeprefix('/api/v1')}"
         self.public = bool(auth.PUBLIC_PATHS.match(path))
         self.roles = declared(handler) if handler is not None else None
-        self.idempotent = bool(getattr(handler, AUTHENTICATES_IN_UNIT, False))
         self.write = method in WRITE_METHODS
+        # a write checking its token in its own unit of work is ``api.idempotency.writes``; a
+        # read does so too (``api.reads``) and takes no key
+        self.idempotent = self.write and bool(getattr(handler, AUTHENTICATES_IN_UNIT, False))
         self.body = "requestBody" in operation
         query = [p for p in operation.get("parameters", []) if _in(p) == "query"]
         # every operation answering in a format takes ``?format=``, and refuses another (422)
