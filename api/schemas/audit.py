@@ -56,19 +56,30 @@ class JournalTxOut(Schema):
     entries = fields.List(fields.Nested(JournalEntryOut))
 
 
-class JournalPage(Schema):
-    items = fields.List(fields.Nested(JournalTxOut))
-    next_cursor = fields.String(
-        allow_none=True,
-        metadata={"description": "the next page's cursor; null on the last page"},
-    )
-    resume_cursor = fields.String(
-        metadata={
-            "description": "the cursor after this page's last transaction (after the cursor it "
-            "was read from, when it is empty); never null: pass it as `cursor` later to get the "
-            "transactions chained since"
+def resumable_page(item: type[Schema], name: str, rows: str, since: str) -> type[Schema]:
+    """A page of ``item`` that a client can tail (``api.pagination.Listing.resumable_page``):
+    ``next_cursor`` null on the last page, ``resume_cursor`` never null; ``rows`` names what it
+    lists, ``since`` how they come after it."""
+    return Schema.from_dict(
+        {
+            "items": fields.List(fields.Nested(item)),
+            "next_cursor": fields.String(
+                allow_none=True,
+                metadata={"description": "the next page's cursor; null on the last page"},
+            ),
+            "resume_cursor": fields.String(
+                metadata={
+                    "description": f"the cursor after this page's last {rows[:-1]} (after the "
+                    "cursor it was read from, when it is empty); never null: pass it as "
+                    f"`cursor` later to get the {rows} {since}"
+                },
+            ),
         },
+        name=name,
     )
+
+
+JournalPage = resumable_page(JournalTxOut, "JournalPage", "transactions", "chained since")
 
 
 class AsOfOptional(Schema):
@@ -94,19 +105,7 @@ class EventOut(Schema):
     status = fields.Integer()
 
 
-class EventPage(Schema):
-    items = fields.List(fields.Nested(EventOut))
-    next_cursor = fields.String(
-        allow_none=True,
-        metadata={"description": "the next page's cursor; null on the last page"},
-    )
-    resume_cursor = fields.String(
-        metadata={
-            "description": "the cursor after this page's last event (after the cursor it was "
-            "read from, when it is empty); never null: pass it as `cursor` later to get the "
-            "events recorded since"
-        },
-    )
+EventPage = resumable_page(EventOut, "EventPage", "events", "recorded since")
 
 
 class PageOnly(PageArgs):

@@ -702,7 +702,9 @@ def test_a_reserve_form_naming_no_plan_is_refused_beside_the_menu(app: Flask, ki
     assert kit.rows_naming(bank["id"])["reservations"] == 0
 
 
-def test_a_reservation_past_its_expiry_is_refused_beside_the_field(app: Flask, kit: Kit) -> None:
+def refused_reservation(app: Flask, kit: Kit, amount: str, expires_on: str) -> tuple[Any, dict]:
+    """The holder's reserve form, for a plan received on ``DAY``, of ``amount`` from an account
+    of 20,000 sq ft, refused (422): the page and the account."""
     lgu = kit.lgu()
     with on(DAY):
         bank = kit.funded_account(day=DAY, service_area=5, unrestricted=20_000)
@@ -711,10 +713,15 @@ def test_a_reservation_past_its_expiry_is_refused_beside_the_field(app: Flask, k
         fields = {
             "plan_id": plan["id"],
             "credit_class": bank["unrestricted_class"],
-            "amount_sqft": "5000",
-            "expires_on": "2026-06-01",
+            "amount_sqft": amount,
+            "expires_on": expires_on,
         }
         page = document(send(client, f"/accounts/{bank['id']}/reservations/new", fields), 422)
+    return page, bank
+
+
+def test_a_reservation_past_its_expiry_is_refused_beside_the_field(app: Flask, kit: Kit) -> None:
+    page, bank = refused_reservation(app, kit, "5000", "2026-06-01")
     assert beside(page, "f-expires_on") == "In the past."
     assert page.one("div", id="form-problem").text == "The expiry is in the past."
     assert kit.rows_naming(bank["id"])["reservations"] == 0
@@ -724,18 +731,7 @@ def test_a_reservation_of_more_than_is_available_says_the_area_as_people_write_i
     app: Flask, kit: Kit
 ) -> None:
     """The refusal names the square feet with thousands separators, as every page does."""
-    lgu = kit.lgu()
-    with on(DAY):
-        bank = kit.funded_account(day=DAY, service_area=5, unrestricted=20_000)
-        plan = kit.plan(lgu, received_on=DAY, area_sqft=9_000)
-        client = signed_in(app.test_client(), bank["holder"]["token"])
-        fields = {
-            "plan_id": plan["id"],
-            "credit_class": bank["unrestricted_class"],
-            "amount_sqft": "20,001",
-            "expires_on": "2027-06-08",
-        }
-        page = document(send(client, f"/accounts/{bank['id']}/reservations/new", fields), 422)
+    page, bank = refused_reservation(app, kit, "20,001", "2027-06-08")
     assert page.one("div", id="form-problem").text == "Only 20,000 sq ft available."
     assert kit.rows_naming(bank["id"])["reservations"] == 0
     assert kit.available(bank["id"], bank["unrestricted_class"]) == 20_000
