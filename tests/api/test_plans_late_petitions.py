@@ -20,7 +20,14 @@ from flask import Flask
 
 from tests.api.kit import Kit, decision_body, mailing, ok, on, problem
 from tests.api.test_appeals import grant, petition, rule
-from tests.api.test_plans_revisions import act, blockers, final_approved_plan, read, revise
+from tests.api.test_plans_revisions import (
+    act,
+    approved_and_noticed,
+    blockers,
+    final_approved_plan,
+    read,
+    revise,
+)
 from tests.api.web_kit import parse, signed_in
 
 LAST_DAY = "2026-06-24"  # the superseded approval's window's last day
@@ -340,12 +347,7 @@ def test_both_approvals_reversed_on_appeal_void_the_reservations_whatever_the_or
     mailed in its window: once neither stands, nothing can take the reservation and it is
     voided, whichever approval was reversed first (it stays while either stands)."""
     lgu = kit.lgu()
-    with on("2026-06-01"):
-        bank = kit.funded_account(day="2026-06-01", service_area=5, unrestricted=40_000)
-    with on("2026-06-08"):
-        plan = kit.plan(lgu, received_on="2026-06-08", area_sqft=9_000, ratio="2")
-    ok(act(kit, plan, lgu, "decision", decision_body("approved", "2026-06-08"), "2026-06-08"))
-    ok(act(kit, plan, lgu, "decision-notice", mailing("2026-06-09", plan=plan), "2026-06-09"))
+    plan, bank = approved_and_noticed(kit, lgu)
     ok(revise(kit, plan, lgu, 9_900, "2026-06-26"))
     ok(act(kit, plan, lgu, "decision", decision_body("approved", "2026-06-26"), "2026-06-26"))
     ok(act(kit, plan, lgu, "decision-notice", mailing("2026-06-29", plan=plan), "2026-06-29"))

@@ -251,6 +251,18 @@ def test_a_revisions_approval_reversed_on_appeal_returns_only_what_was_withdrawn
         assert kit.available(bank["id"], bank["unrestricted_class"]) == before + 1_800
 
 
+def approved_and_noticed(kit: Kit, lgu: dict) -> tuple[dict, dict]:
+    """9,000 sq ft at 2:1 received and approved 06-08, its notice of decision mailed 06-09, and
+    an account of 40,000 sq ft in its service area: the plan and the account."""
+    with on("2026-06-01"):
+        bank = kit.funded_account(day="2026-06-01", service_area=5, unrestricted=40_000)
+    with on("2026-06-08"):
+        plan = kit.plan(lgu, received_on="2026-06-08", area_sqft=9_000, ratio="2")
+    ok(act(kit, plan, lgu, "decision", decision_body("approved", "2026-06-08"), "2026-06-08"))
+    ok(act(kit, plan, lgu, "decision-notice", mailing("2026-06-09", plan=plan), "2026-06-09"))
+    return plan, bank
+
+
 @pytest.mark.parametrize("withdrawn_first", [0, 18_000])
 def test_a_revisions_approval_reversed_keeps_the_reservations_the_standing_approval_can_take(
     kit: Kit, withdrawn_first: int
@@ -262,12 +274,7 @@ def test_a_revisions_approval_reversed_keeps_the_reservations_the_standing_appro
     takes it under the approval that stands; with its requirement met, nothing can take it: it
     is voided and its credits go back to the holder."""
     lgu = kit.lgu()
-    with on("2026-06-01"):
-        bank = kit.funded_account(day="2026-06-01", service_area=5, unrestricted=40_000)
-    with on("2026-06-08"):
-        plan = kit.plan(lgu, received_on="2026-06-08", area_sqft=9_000, ratio="2")
-    ok(act(kit, plan, lgu, "decision", decision_body("approved", "2026-06-08"), "2026-06-08"))
-    ok(act(kit, plan, lgu, "decision-notice", mailing("2026-06-09", plan=plan), "2026-06-09"))
+    plan, bank = approved_and_noticed(kit, lgu)
     if withdrawn_first:
         with on("2026-06-09"):
             first = kit.reserve(bank["id"], plan["id"], bank["unrestricted_class"], 18_000)

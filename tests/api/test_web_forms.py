@@ -605,18 +605,25 @@ def offered_plans(client: FlaskClient, account_id: str) -> list[str]:
     return [o.attrs["value"] for o in menu.one("select", id="f-plan_id").all("option")]
 
 
+def met_plan(kit: Kit, lgu: dict) -> tuple[dict, dict, dict]:
+    """In service area 8 (which few other tests use), on ``DAY``: an account of 20,000 sq ft and
+    a plan of 1,000 sq ft at 1:1 whose requirement a withdrawal of 1,000 from it met: the
+    account, the plan and the reservation withdrawn."""
+    bank = kit.funded_account(day=DAY, service_area=8, unrestricted=20_000)
+    met = kit.approved_plan(lgu, DAY, area_sqft=1_000, ratio="1", service_area=8)
+    used = kit.reserve(bank["id"], met["id"], bank["unrestricted_class"], 1_000)
+    path = f"/plans/{met['id']}/withdrawals"
+    ok(kit.api.post(path, {"reservation_ids": [used["id"]]}, token=lgu["token"]))
+    return bank, met, used
+
+
 def test_the_reserve_form_offers_only_plans_a_reservation_can_still_serve(
     app: Flask, kit: Kit
 ) -> None:
     lgu = kit.lgu()
     with on(DAY):
         # service area 8, which few other tests use: the form offers the newest plans of the area
-        bank = kit.funded_account(day=DAY, service_area=8, unrestricted=20_000)
-        code = bank["unrestricted_class"]
-        met = kit.approved_plan(lgu, DAY, area_sqft=1_000, ratio="1", service_area=8)
-        used = kit.reserve(bank["id"], met["id"], code, 1_000)
-        path = f"/plans/{met['id']}/withdrawals"
-        ok(kit.api.post(path, {"reservation_ids": [used["id"]]}, token=lgu["token"]))
+        bank, met, _used = met_plan(kit, lgu)
         received = kit.plan(lgu, received_on=DAY, area_sqft=1_000, service_area=8)
         methods = {
             method: kit.approved_plan(lgu, DAY, area_sqft=1_000, service_area=8, method=method)
@@ -668,12 +675,8 @@ def test_a_plan_the_menu_leaves_out_for_its_state_is_refused_by_its_id_too(
     it (one rule, ``bank.credit_needs``): the form says why, and nothing is reserved."""
     lgu = kit.lgu()
     with on(DAY):
-        bank = kit.funded_account(day=DAY, service_area=8, unrestricted=20_000)
+        bank, met, used = met_plan(kit, lgu)
         code = bank["unrestricted_class"]
-        met = kit.approved_plan(lgu, DAY, area_sqft=1_000, ratio="1", service_area=8)
-        used = kit.reserve(bank["id"], met["id"], code, 1_000)
-        path = f"/plans/{met['id']}/withdrawals"
-        ok(kit.api.post(path, {"reservation_ids": [used["id"]]}, token=lgu["token"]))
         client = signed_in(app.test_client(), bank["holder"]["token"])
         assert met["id"] not in offered_plans(client, bank["id"])
         fields = {
