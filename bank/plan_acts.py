@@ -143,8 +143,8 @@ def open_acts(session: Session, plan: Plan, today: date) -> frozenset[str]:
     dated by then and recorded later is accepted while nothing relied on the deemed approval).
     A form is then refused only for what was typed in it (an outcome without its record, a day
     too early, a reservation no longer pending)."""
-    due = plans.state(session, plan, today).deadlines.decision_due
-    before = min(today, due)
+    current = plans.state(session, plan, today)
+    before = min(today, current.deadlines.decision_due)
     checks: dict[str, Callable[[], object]] = {
         "notice-of-application": lambda: plans.check_notice(session, plan, before),
         "extension": lambda: plan_extensions.check_extension(
@@ -160,7 +160,6 @@ def open_acts(session: Session, plan: Plan, today: date) -> frozenset[str]:
     open_now = {act for act, check in checks.items() if _passes(check)}
     # a revision is weighed whether or not it would count as a new application (Subd. 6 (c)):
     # which it is depends on the area and distance typed in the form
-    current = plans.state(session, plan, today)
     revise = functools.partial(plan_revisions.check_revision, current)
     revisions = [functools.partial(revise, counts) for counts in (False, True)]
     if any(_passes(check) for check in revisions):
