@@ -23,7 +23,7 @@ from sqlalchemy.orm import Session
 import ledger
 from bank import plans, policy
 from bank.access import Actor
-from bank.errors import Conflict, InvalidFee, NotEligible, NotFound, ValidationFailed
+from bank.errors import BankError, Conflict, InvalidFee, NotEligible, NotFound, ValidationFailed
 from bank.ids import new_id
 from bank.money_tables import PAYMENT_KINDS, Payment
 from bank.named_accounts import (
@@ -39,6 +39,7 @@ from bank.rules.ruleset import Ruleset, ruleset_by_id
 from bank.wording import dollars
 from ledger import clock
 from ledger.db import Database
+from ledger.schema import LedgerTransaction
 from ledger.slices import grouped, slices
 
 #: what only board staff do with money (Subd. 9: the appeal fee and security are the board's)
@@ -343,34 +344,43 @@ def in_lieu_received_of(session: Session, plan_ids: Sequence[str]) -> dict[str, 
 
 
 def refund(db: Database, actor: Actor, payment_id: str, request_id: str | None) -> PaymentView:
-    """Refund a payment with a compensating transaction; at most once (``conflict``).
-
-    The appeal filing fee and security are the board's to book (Subd. 9), so the board's alone to
-    refund: an LGU may refund only its plans' in-lieu payments and processing fees.  The filing
-    fee "shall be retained by the board" (Subd. 9): it is never refunded (``not_eligible``)."""
+    """Refund a payment with a compensating transaction, once ``check_refundable`` allows it."""
     with db.transaction() as session:
-        payment = _visible_payment(session, actor, payment_id)
+        payment = visible_payment(session, actor, payment_id)
         if payment.kind in APPEAL_KINDS:
-            policy.require_board(actor, APPEAL_PAYMENTS)
+            policy.require_board(actor, APPEAL_PAYMENTS)  # before anything is locked
             # the plan first, in the order a decision on the appeal locks it and then its
             # security: a refund beside a decision waits, and sees it
             if payment.plan_id is not None:  # an appeal's payment names the appealed plan
                 plans.visible_plan(session, actor, payment.plan_id, lock=True)
-        payment = _visible_payment(session, actor, payment_id, lock=True)
-        if payment.kind == "appeal_filing_fee":
-            raise NotEligible(
-                f"Subd. 9: the {dollars(payment.amount_cents)} filing fee is retained by the "
-                "board and is not refunded",
-                kind=payment.kind,
-            )
-        if payment.kind == "appeal_security" and _petition_denied(session, payment):
-            raise NotEligible(
-                "Subd. 9: security is returned only if the petition is accepted; this one was "
-                "denied, and the security is kept",
-                kind=payment.kind,
-            )
+        payment = visible_payment(session, actor, payment_id, lock=True)
+        check_refundable(session, actor, payment)
         _compensate(session, actor, payment, "refunded", clock.today(), request_id)
         return PaymentView.of(payment)
+
+
+def check_refundable(session: Session, actor: Actor, payment: Payment) -> None:
+    """Refuse refunding ``payment`` now, as ``refund`` does: at most once (``conflict``).
+
+    The appeal filing fee and security are the board's to book (Subd. 9), so the board's alone to
+    refund: an LGU may refund only its plans' in-lieu payments and processing fees.  The filing
+    fee "shall be retained by the board" (Subd. 9): it is never refunded (``not_eligible``), and
+    security is not returned once its petition was denied (``not_eligible``)."""
+    if payment.kind in APPEAL_KINDS:
+        policy.require_board(actor, APPEAL_PAYMENTS)
+    if payment.kind == "appeal_filing_fee":
+        raise NotEligible(
+            f"Subd. 9: the {dollars(payment.amount_cents)} filing fee is retained by the "
+            "board and is not refunded",
+            kind=payment.kind,
+        )
+    if payment.kind == "appeal_security" and _petition_denied(session, payment):
+        raise NotEligible(
+            "Subd. 9: security is returned only if the petition is accepted; this one was "
+            "denied, and the security is kept",
+            kind=payment.kind,
+        )
+    _check_live(payment)
 
 
 def _petition_denied(session: Session, payment: Payment) -> bool:
@@ -395,25 +405,33 @@ def reverse_in_error(
     after a grant.  A denial checks no fee, so a denied petition's fee may be reversed."""
     policy.require_board(actor, REVERSALS)
     with db.transaction() as session:
-        payment = _visible_payment(session, actor, payment_id)
+        payment = visible_payment(session, actor, payment_id)
         # the plan first, as ``refund`` and a decision on the appeal lock it: a reversal beside a
         # grant waits, and sees it
         if payment.plan_id is not None:
             plans.visible_plan(session, actor, payment.plan_id, lock=True)
-        payment = _visible_payment(session, actor, payment_id, lock=True)
-        if payment.kind != "appeal_filing_fee":
-            raise NotEligible(
-                "only the appeal filing fee, which is never refunded, is reversed as recorded in "
-                f"error: refund this payment instead (POST /payments/{payment.id}/refund)",
-                kind=payment.kind,
-            )
-        _check_live(payment)
-        _check_unrelied(session, payment)
+        payment = visible_payment(session, actor, payment_id, lock=True)
+        check_reversible(session, actor, payment)
         payment.reversal_reason = reason.strip()
         _compensate(
             session, actor, payment, "reversed", clock.today(), request_id, payment.reversal_reason
         )
         return PaymentView.of(payment)
+
+
+def check_reversible(session: Session, actor: Actor, payment: Payment) -> None:
+    """Refuse reversing ``payment`` as recorded in error now, as ``reverse_in_error`` does: board
+    staff only (``forbidden``), the filing fee only (``not_eligible``), at most once and not once
+    relied on (``conflict``)."""
+    policy.require_board(actor, REVERSALS)
+    if payment.kind != "appeal_filing_fee":
+        raise NotEligible(
+            "only the appeal filing fee, which is never refunded, is reversed as recorded in "
+            f"error: refund this payment instead (POST /payments/{payment.id}/refund)",
+            kind=payment.kind,
+        )
+    _check_live(payment)
+    _check_unrelied(session, payment)
 
 
 def _check_unrelied(session: Session, payment: Payment) -> None:
@@ -474,12 +492,13 @@ def _compensate(
 def get_payment(db: Database, actor: Actor, payment_id: str) -> PaymentView:
     """A payment the caller may see: the board, or the LGU of its plan (``not_found``)."""
     with db.transaction() as session:
-        return PaymentView.of(_visible_payment(session, actor, payment_id))
+        return PaymentView.of(visible_payment(session, actor, payment_id))
 
 
-def _visible_payment(
+def visible_payment(
     session: Session, actor: Actor, payment_id: str, *, lock: bool = False
 ) -> Payment:
+    """The payment, if the caller may see it (``get_payment``); locked with ``lock``."""
     payment = session.get(Payment, payment_id, with_for_update=lock, populate_existing=lock)
     if payment is None or not policy.sees_plan(actor, _lgu_of(session, payment)):
         raise NotFound(f"no payment {payment_id}")
@@ -489,6 +508,34 @@ def _visible_payment(
 def _lgu_of(session: Session, payment: Payment) -> str | None:
     plan = session.get(Plan, payment.plan_id) if payment.plan_id else None
     return plan.lgu_id if plan else None
+
+
+#: the acts on a payment ``open_acts`` weighs, by the name the payment's page gives its forms
+WEIGHED = ("refund", "reverse")
+
+
+def open_acts(session: Session, actor: Actor, payment: Payment) -> frozenset[str]:
+    """The acts of ``WEIGHED`` the caller may record on ``payment`` now, each weighed by the
+    check its use case makes before writing (``check_refundable``, ``check_reversible``): a form
+    offered is then refused only if the payment changed meanwhile."""
+    checks = {"refund": check_refundable, "reverse": check_reversible}
+    open_now = set()
+    for act, check in checks.items():
+        try:
+            check(session, actor, payment)
+        except BankError:
+            continue
+        open_now.add(act)
+    return frozenset(open_now)
+
+
+def compensated_on(session: Session, payment: Payment) -> date | None:
+    """The day ``payment`` was refunded, returned or reversed: its compensating transaction's
+    effective date (``None`` while it is received)."""
+    if payment.compensation_transaction_id is None:
+        return None
+    booked = session.get(LedgerTransaction, payment.compensation_transaction_id)
+    return booked.effective_on if booked is not None else None
 
 
 def list_payments(

@@ -33,6 +33,7 @@ from bank.credits import Lot
 from bank.entry_records import EntryRecord, Moved, entry_records, with_names
 from bank.party_tables import BankAccount, Holder, Lgu
 from bank.plan_report import PlanReport
+from bank.plan_tables import Appeal, Plan
 from ledger import sealer
 from ledger.db import Database
 from ledger.schema import LedgerAccount
@@ -114,6 +115,39 @@ def plan_page(db: Database, actor: Actor, plan_id: str, today: date) -> PlanPage
             lot_labels=lot_labels(session, lot_ids),
             open_acts=plan_acts.open_acts(session, plan, today),
             notices=notice_document.mailed_notices(session, plan),
+        )
+
+
+@dataclass(frozen=True)
+class PaymentPage:
+    """A payment, the plan (and appeal) it is for, the day it was refunded, returned or reversed,
+    and what the reader may do with it now."""
+
+    payment: money.PaymentView
+    plan_project: str
+    lgu_name: str
+    #: the petitioner of the appeal it was paid for (an appeal's fee or security only)
+    petitioner: str | None
+    #: the day of its compensating transaction (``money.compensated_on``)
+    compensated_on: date | None
+    #: the board's acts its state allows now (``money.open_acts``); none for anyone else
+    open_acts: frozenset[str]
+
+
+def payment_page(db: Database, actor: Actor, payment_id: str) -> PaymentPage:
+    """The payment (board, or its plan's LGU; ``not_found`` otherwise)."""
+    with db.transaction() as session:
+        payment = money.visible_payment(session, actor, payment_id)
+        plan = session.get(Plan, payment.plan_id) if payment.plan_id else None
+        lgu = session.get(Lgu, plan.lgu_id) if plan else None
+        appeal = session.get(Appeal, payment.appeal_id) if payment.appeal_id else None
+        return PaymentPage(
+            payment=money.PaymentView.of(payment),
+            plan_project=plan.project if plan else "",
+            lgu_name=lgu.name if lgu else "",
+            petitioner=(appeal.petitioner_name or appeal.petitioner_kind) if appeal else None,
+            compensated_on=money.compensated_on(session, payment),
+            open_acts=money.open_acts(session, actor, payment) if actor.is_board else frozenset(),
         )
 
 

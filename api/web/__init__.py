@@ -20,6 +20,7 @@ from api.web import (
     lgu_forms,
     lists,
     pages,
+    payment_page,
     signin,
 )
 from api.web.blueprint import web
@@ -36,6 +37,7 @@ board.load()
 lgu_forms.load()
 holder_forms.load()
 documents.load()
+payment_page.load()
 
 
 def register(app: Flask) -> None:

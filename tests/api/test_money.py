@@ -632,7 +632,9 @@ def test_a_filing_fee_booked_on_the_wrong_appeal_is_reversed_and_the_right_appea
     with on("2026-09-12"):
         assert ok(kit.api.get(f"/payments/{fee['id']}"), 200) == reversed_
         reversed_only = ok(kit.api.get("/payments?status=reversed"), 200)["items"]
-        assert [p["id"] for p in reversed_only] == [fee["id"]]
+        # other tests on the shared database reverse fees too
+        assert fee["id"] in [p["id"] for p in reversed_only]
+        assert {p["status"] for p in reversed_only} == {"reversed"}
         (tx,) = [
             tx
             for tx in journal(kit.api, kind="payment_reversed", **{"from": "2026-09-12"})

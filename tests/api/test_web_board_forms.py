@@ -731,6 +731,8 @@ POSTS = [
     "/deposits/new",
     "/plans/plan_any/appeals",
     "/plans/plan_any/appeals/apl_any/payment",
+    "/payments/pay_any/refund",
+    "/payments/pay_any/reverse",
     "/plans/plan_any/appeals/apl_any/petition",
     "/plans/plan_any/appeals/apl_any/decision",
     "/plans/plan_any/appeals/apl_any/service",

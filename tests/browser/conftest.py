@@ -66,6 +66,7 @@ class World:
     account: str  # the holder's account the tests look at
     other_account: str  # another holder's account
     plan_id: str
+    payment_id: str  # a processing fee paid for the plan, which the board may refund
     api: harness.Client
 
     def shot(self, page: Any, name: str) -> Path:
@@ -97,7 +98,8 @@ def world(
 
 
 def _build(backend: str, port: int, url: str, api: harness.Client) -> World:
-    """A holder whose account sold credits to an approved plan, and a second holder's account."""
+    """A holder whose account sold credits to an approved plan (its processing fee paid), and a
+    second holder's account."""
     bank = harness.seed(api, url, [30_000, 5_000])
     account, second = bank.accounts
     api.ok(
@@ -128,6 +130,18 @@ def _build(backend: str, port: int, url: str, api: harness.Client) -> World:
         {"reservation_ids": [reserved["id"]]},
         token=bank.lgu_token,
     )
+    fee = api.ok(
+        "POST",
+        "/payments",
+        {
+            "kind": "processing_fee",
+            "amount_cents": 12_000,
+            "payer": "A. Payer",
+            "received_on": harness.days_ago(1),
+            "plan_id": plan["id"],
+        },
+        token=bank.board,
+    )
     held_for = harness.approved_plan(api, bank, area_sqft=1_000)
     api.ok(
         "POST",
@@ -151,6 +165,7 @@ def _build(backend: str, port: int, url: str, api: harness.Client) -> World:
         account=account,
         other_account=str(other["id"]),
         plan_id=str(plan["id"]),
+        payment_id=str(fee["id"]),
         api=api,
     )
 

@@ -68,7 +68,16 @@ NAMED = [
     Page("notice-decision", "api-board", "/api/v1/plans/{plan_id}/notices/decision"),
 ]
 #: the parts of a page's address that ``addresses`` fills in
-ARGUMENTS = ("account_id", "plan_id", "holder_id", "lgu_id", "site_id", "withdrawal_id", "act")
+ARGUMENTS = (
+    "account_id",
+    "plan_id",
+    "holder_id",
+    "lgu_id",
+    "site_id",
+    "withdrawal_id",
+    "payment_id",
+    "act",
+)
 #: the pages' blueprint's GET routes that are not pages: files and downloads
 NOT_PAGES = ("web.static",)
 
@@ -154,7 +163,7 @@ def sessions(browser: Any, world: World) -> dict[str, Any]:
 @pytest.fixture(scope="module")
 def addresses(world: World) -> dict[str, str]:
     """What stands for each of ``ARGUMENTS``: the ``World``'s parties, account and plan (and
-    the plan's withdrawal), and an account's first act."""
+    the plan's withdrawal and payment), and an account's first act."""
     plan = world.api.ok("GET", f"/plans/{world.plan_id}", status=200, token=world.bank.board)
     return {
         "account_id": world.account,
@@ -163,6 +172,7 @@ def addresses(world: World) -> dict[str, str]:
         "lgu_id": world.bank.lgu_id,
         "site_id": world.bank.site_id,
         "withdrawal_id": str(plan["withdrawals"][0]["id"]),
+        "payment_id": world.payment_id,
         "act": "freeze",
     }
 
