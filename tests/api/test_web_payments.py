@@ -217,3 +217,14 @@ def test_only_the_board_sees_or_uses_the_forms(app, kit, board) -> None:
         assert parse(board.get(page).get_data(as_text=True)).has("form", id="refund-form")
     assert api_payment(kit, fee["id"])["status"] == "received"
     assert form.attrs["action"] == f"{page}/refund"
+
+
+def test_an_unknown_payment_is_not_found_on_the_page_and_by_its_forms(app, board) -> None:
+    with on("2026-06-05"):
+        html(board.get(page_of("pay_nope")), 404)
+        csrf = html(board.get("/")).one("input", name="csrf_token").attrs["value"]
+        for act in ("refund", "reverse"):
+            body = {"csrf_token": csrf, "idempotency_key": act * 8, "reason": WRONG}
+            html(board.post(f"{page_of('pay_nope')}/{act}", data=body), 404)
+        signed_out = app.test_client().get(page_of("pay_nope"))
+    assert signed_out.status_code == 303 and "/sign-in" in signed_out.headers["Location"]
