@@ -16,9 +16,13 @@ cannot meet, a transfer coding it does not implement) with an HTML page of its o
 answers them as the app answers its errors (docs/http.md "Errors: problem details"): an RFC 9457
 problem with a stable ``code`` (``EDGE_PROBLEMS``), an ``X-Request-Id`` (the client's, when
 gunicorn had read a sane one, else a new one) repeated as ``request_id``, logged under that id
-(a warning, and a line of the access log), counted in ``wetbank_http_problems_total``, and
-``Connection: close``.  Its ``type`` is ``/problems/<code>`` without the path prefix a proxy
-may add: the app, which would learn the prefix, was never called.
+(a warning, and a line of the access log), counted in ``wetbank_http_problems_total`` and (the
+app, which counts every request it answers, never saw it) in ``wetbank_http_requests_total``
+under the route ``<refused>`` (``api.metrics.count_refused``), and ``Connection: close``.  Its
+``type`` is ``/problems/<code>`` without the path prefix a proxy may add: the app, which would
+learn the prefix, was never called.  An error of the app (500 ``internal_error``: a header the
+app tried to send, anything raised while calling it) is not counted with the requests again:
+the request reached the app, which counted it.
 """
 
 from __future__ import annotations
@@ -106,6 +110,8 @@ class ThreadWorker(gthread.ThreadWorker):  # type: ignore[misc]  # gunicorn has 
             self.log.warning("Invalid request from ip=%s: %s", remote, exc, extra=facts)
         ACCESS.info("%s %s %s", *_request_line(req), status, extra=facts)
         metrics.PROBLEMS.labels(code, str(status)).inc()
+        if code != "internal_error":
+            metrics.count_refused(_parsed_method(req or getattr(exc, "req", None)), status)
         try:
             util.write_nonblock(client, problem_response(status, code, detail, request_id))
         except Exception:
@@ -165,6 +171,12 @@ def _sent_request_id(req: Any) -> str | None:
         if isinstance(name, str) and name.upper() == "X-REQUEST-ID":
             return str(value)
     return None
+
+
+def _parsed_method(req: Any) -> str | None:
+    """The method of the refused request, if gunicorn had read it."""
+    method = getattr(req, "method", None)
+    return method if isinstance(method, str) else None
 
 
 def _request_line(req: Any) -> tuple[str, str]:

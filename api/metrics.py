@@ -5,7 +5,9 @@ time (prometheus-client's multiprocess mode: each worker writes its counts to fi
 ``PROMETHEUS_MULTIPROC_DIR``, which ``wetbank serve`` sets up):
 
 * ``wetbank_http_requests_total{method, route, status}``: requests by route (the URL rule, such
-  as ``/api/v1/accounts/<account_id>``, never the raw path) and status;
+  as ``/api/v1/accounts/<account_id>``, never the raw path) and status; a request gunicorn
+  refused before the app (``api.gunicorn_worker``: 414, 431, 400 ...) is counted under the route
+  ``<refused>`` (``count_refused``);
 * ``wetbank_http_request_duration_seconds{method, route}``: a latency histogram;
 * ``wetbank_http_problems_total{code, status}``: requests refused with problem details, by their
   stable ``code`` (docs/http.md "Errors").
@@ -66,6 +68,23 @@ PROBLEMS = Counter(
     "Requests refused with problem details, by their code.",
     ["code", "status"],
 )
+
+
+#: the ``route`` of a request refused before the app: no URL rule was matched, and its raw path
+#: (a request line too long to read, say) would make the labels unbounded
+REFUSED_ROUTE = "<refused>"
+#: the ``method`` of such a request when gunicorn had not read one, or read one no route takes
+UNKNOWN_METHOD = "<unknown>"
+#: the methods counted by name on a refused request; any other token is ``UNKNOWN_METHOD``, so
+#: that a client sending made-up methods adds no labels
+_METHODS = frozenset({"GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"})
+
+
+def count_refused(method: str | None, status: int) -> None:
+    """Count a request gunicorn refused before the app in ``wetbank_http_requests_total``
+    (the app's ``_observe`` never saw it): ``method`` as gunicorn parsed it, if it had."""
+    label = method if method in _METHODS else UNKNOWN_METHOD
+    REQUESTS.labels(label, REFUSED_ROUTE, str(status)).inc()
 
 
 def install(app: Flask) -> None:

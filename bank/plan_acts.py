@@ -32,6 +32,7 @@ from bank.errors import BankError
 from bank.plan_extensions import ExtensionRequest, ExtensionView, record_extension
 from bank.plan_tables import Plan
 from bank.rules import timeline
+from ledger import clock
 from ledger.db import Database
 
 
@@ -143,28 +144,54 @@ def open_acts(session: Session, plan: Plan, today: date) -> frozenset[str]:
     dated by then and recorded later is accepted while nothing relied on the deemed approval).
     A form is then refused only for what was typed in it (an outcome without its record, a day
     too early, a reservation no longer pending)."""
+    checks = _checks(session, plan, today)
+    return frozenset(act for act in WEIGHED if _refusal(checks[act]) is None)
+
+
+def act_refusal(session: Session, plan: Plan, act: str, today: date) -> BankError | None:
+    """Why ``act`` (one of ``WEIGHED``) may not be recorded on the plan now, as ``open_acts``
+    weighs it: the refusal its use case's check raises, which a POST of its form would answer
+    with too; ``None`` when the act is open."""
+    return _refusal(_checks(session, plan, today)[act])
+
+
+def act_form(
+    db: Database, actor: Actor, plan_id: str, act: str, today: date | None = None
+) -> tuple[plan_report.PlanReport, BankError | None]:
+    """What the page of ``act``'s form shows, in one unit of work: the plan the caller may see
+    (``not_found`` otherwise), and why the act may not be recorded now (``act_refusal``), in
+    which case the page shows that reason and no form."""
+    with db.transaction() as session:
+        plan = plans.visible_plan(session, actor, plan_id)
+        day = today or clock.today()
+        return plan_report.report(session, plan, day), act_refusal(session, plan, act, day)
+
+
+def _checks(
+    session: Session, plan: Plan, today: date
+) -> dict[str, tuple[Callable[[], object], ...]]:
+    """Each act of ``WEIGHED`` with its use case's checks, on the day ``open_acts`` weighs it;
+    the act is open when one of them passes."""
     current = plans.state(session, plan, today)
     before = min(today, current.deadlines.decision_due)
-    checks: dict[str, Callable[[], object]] = {
-        "notice-of-application": lambda: plans.check_notice(session, plan, before),
-        "extension": lambda: plan_extensions.check_extension(
-            session, plan, timeline.ExtensionFacts(before, 1, applicant_agreed=True)
-        ),
-        "panel-referral": lambda: plan_panel.check_referable(session, plan, before),
-        "panel-determination": lambda: plan_panel.check_determinable(session, plan, before),
-        "decision": lambda: plan_decisions.check_decidable(session, plan, "approved", before),
-        "notice-of-decision": lambda: plans.check_decision_notice(session, plan, today),
-        "withdrawal": lambda: withdrawals.check_withdrawable(session, plan, today),
-        "securities": lambda: _raise(securities.method_refusal(plan)),
-    }
-    open_now = {act for act, check in checks.items() if _passes(check)}
     # a revision is weighed whether or not it would count as a new application (Subd. 6 (c)):
     # which it is depends on the area and distance typed in the form
     revise = functools.partial(plan_revisions.check_revision, current)
-    revisions = [functools.partial(revise, counts) for counts in (False, True)]
-    if any(_passes(check) for check in revisions):
-        open_now.add("revision")
-    return frozenset(open_now)
+    return {
+        "notice-of-application": (lambda: plans.check_notice(session, plan, before),),
+        "extension": (
+            lambda: plan_extensions.check_extension(
+                session, plan, timeline.ExtensionFacts(before, 1, applicant_agreed=True)
+            ),
+        ),
+        "panel-referral": (lambda: plan_panel.check_referable(session, plan, before),),
+        "panel-determination": (lambda: plan_panel.check_determinable(session, plan, before),),
+        "decision": (lambda: plan_decisions.check_decidable(session, plan, "approved", before),),
+        "notice-of-decision": (lambda: plans.check_decision_notice(session, plan, today),),
+        "revision": tuple(functools.partial(revise, counts) for counts in (False, True)),
+        "securities": (lambda: _raise(securities.method_refusal(plan)),),
+        "withdrawal": (lambda: withdrawals.check_withdrawable(session, plan, today),),
+    }
 
 
 def _raise(refusal: BankError | None) -> None:
@@ -172,9 +199,14 @@ def _raise(refusal: BankError | None) -> None:
         raise refusal
 
 
-def _passes(check: Callable[[], object]) -> bool:
-    try:
-        check()
-    except BankError:
-        return False
-    return True
+def _refusal(checks: Sequence[Callable[[], object]]) -> BankError | None:
+    """``None`` when one of ``checks`` passes, else the first one's refusal."""
+    first: BankError | None = None
+    for check in checks:
+        try:
+            check()
+        except BankError as refused:
+            first = first or refused
+            continue
+        return None
+    return first

@@ -188,10 +188,26 @@ def _check_request(request: SecurityRequest) -> None:
         )
     if request.issued_on > clock.today():
         raise ValidationFailed("this date is in the future", {"issued_on": ["in the future"]})
-    if request.expires_on < clock.today():
-        # held to the end of its expiry date (``security_status``): one whose date is past on
-        # the day it is recorded would be expired from the start
-        raise ValidationFailed("the expiry is in the past", {"expires_on": ["in the past"]})
+    today = clock.today()
+    if request.expires_on < today:
+        raise lapsed_refusal(request.expires_on, today)
+
+
+def lapsed_refusal(expires_on: date, today: date) -> ValidationFailed:
+    """The refusal of a security that expired before the day it is recorded (docs/domain.md §5
+    "Guarantees").  A security is held to the end of its expiry date (``security_status``), so
+    such a one would be expired from the start: it would count toward no guarantee and could
+    never be drawn on or released, and nothing removes a recorded security, so the mistyped
+    expiry that usually causes it would stay on the plan's record for good.  The refusal says
+    what to do instead."""
+    expired, now = expires_on.isoformat(), today.isoformat()
+    return ValidationFailed(
+        f"the security expired on {expired}, before the day it is recorded ({now}): it could "
+        "guarantee nothing and never be drawn on. Check the expiry date; if the instrument was "
+        "renewed or replaced, record the one in force with its own expiry date. A security that "
+        "lapsed before it is recorded is kept in the LGU's own file, not here",
+        {"expires_on": [f"before {now}: give the expiry of the instrument in force"]},
+    )
 
 
 # --- status -----------------------------------------------------------------------------------

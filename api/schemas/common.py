@@ -21,9 +21,17 @@ INT64_MAX = 2**63 - 1
 MAX_SQFT: Final = 10**12
 #: the largest sum of money any ``*_cents`` field takes: 10^13 cents, $100 billion
 MAX_CENTS: Final = 10**13
+#: the first date any date field or query parameter takes: nothing the ledger records (a wetland
+#: bank under Minn. Stat. 103G.2242, from 1991, a plan, a security, a payment) happened before it,
+#: so a year such as ``0001`` or ``0202`` is a typing mistake, refused rather than recorded
+FIRST_DATE: Final = date(1900, 1, 1)
 #: the last date any date field or query parameter takes: date arithmetic on it (deadlines,
 #: expiries, the end of a day in Minnesota) stays far inside what ``datetime.date`` holds
 LAST_DATE: Final = date(2199, 12, 31)
+#: what a date outside ``FIRST_DATE``..``LAST_DATE`` is refused with
+DATE_RANGE_MESSAGE: Final = (
+    f"A date must be from {FIRST_DATE.isoformat()} to {LAST_DATE.isoformat()}."
+)
 
 
 class StrictInteger(fields.Integer):
@@ -70,15 +78,16 @@ class Quantity(StrictInteger):
 
 class IsoDate(fields.Date):
     """A calendar date written exactly ``YYYY-MM-DD`` (docs/http.md "Conventions"), not any form
-    that ``date.fromisoformat`` accepts (``20260301``, ``2026-W10-1``), and no later than
-    ``LAST_DATE``.  Every date a request carries, in its body or its query, is one."""
+    that ``date.fromisoformat`` accepts (``20260301``, ``2026-W10-1``), from ``FIRST_DATE`` to
+    ``LAST_DATE``.  Every date a request carries, in its body or its query, is one, so the range
+    is checked here only (the pages' forms and period queries load the same fields)."""
 
     def _deserialize(self, value: Any, attr: Any, data: Any, **kwargs: Any) -> date:
         if isinstance(value, str) and not _ISO_DATE.fullmatch(value):
             raise self.make_error("invalid", input=value, obj_type=self.OBJ_TYPE)
         day: date = super()._deserialize(value, attr, data, **kwargs)
-        if day > LAST_DATE:
-            raise ValidationError(f"A date may not be later than {LAST_DATE.isoformat()}.")
+        if not FIRST_DATE <= day <= LAST_DATE:
+            raise ValidationError(DATE_RANGE_MESSAGE)
         return day
 
 

@@ -102,10 +102,17 @@ def _static(
 
 def _register(act: PlanAct) -> None:
     path = f"/plans/<plan_id>/{act.slug}"
+    if act.slug not in plan_acts.WEIGHED:
+        raise ValueError(f"the plan page does not weigh the act {act.slug!r}")
 
     @forms.signed_in(*ROLES)
     def show(who: Actor, plan_id: str) -> Response:
-        plan = plan_cases.show(database(), who, plan_id)
+        """The form; for an act the plan's state does not let the caller record now (which
+        the plan page does not offer: ``plan_acts.open_acts``), its refusal instead, as a POST
+        of the form would be refused, with no form."""
+        plan, refusal = plan_acts.act_form(database(), who, plan_id, act.slug)
+        if refusal is not None:
+            return _act_page(act, who, plan, None, refused=forms.refusal(refusal))
         items, values = act.fields(plan)
         form = Form(url_for(f"web.{act.endpoint}", plan_id=plan_id), items, act.submit, values)
         return _act_page(act, who, plan, form)
@@ -131,16 +138,25 @@ def _register(act: PlanAct) -> None:
 
 
 def _act_page(
-    act: PlanAct, who: Actor, plan: PlanReport, form: Form, status: int = 200
+    act: PlanAct,
+    who: Actor,
+    plan: PlanReport,
+    form: Form | None,
+    status: int = 200,
+    *,
+    refused: forms.Refused | None = None,
 ) -> Response:
+    """The form's page, or (``refused``, no form) why the act may not be recorded now, at the
+    status its POST would be refused with."""
     return forms.page(
         "form_page.html",
-        status,
+        refused.status if refused else status,
         heading=f"{act.heading}: {plan.project}",
         intro=act.intro,
         back={"url": url_for("web.plan", plan_id=plan.id), "text": "the plan"},
         plan=plan,
         form=form,
+        refused=refused.problems if refused else (),
     )
 
 

@@ -18,7 +18,7 @@ from marshmallow import ValidationError
 
 from api.context import database
 from api.pagination import csv_response
-from api.schemas.common import LAST_DATE, IsoDate
+from api.schemas.common import FIRST_DATE, LAST_DATE, IsoDate
 from api.views.audit import STATEMENT_FIELDS, statement_csv_rows
 from api.web import chart, plan_view
 from api.web.blueprint import web
@@ -162,8 +162,8 @@ def period(
         start = _DAY.deserialize(_given(start_names) or default_start.isoformat())
         end = _DAY.deserialize(_given(end_names) or today.isoformat())
     except ValidationError:
-        last = LAST_DATE.isoformat()
-        return default_start, today, f"Dates must be written YYYY-MM-DD, {last} at the latest."
+        first, last = FIRST_DATE.isoformat(), LAST_DATE.isoformat()
+        return default_start, today, f"Dates must be written YYYY-MM-DD, from {first} to {last}."
     if end < start:
         return start, end, "The period ends before it starts."
     return start, end, None

@@ -1,9 +1,9 @@
 """Quantities exact and bounded, on SQLite and PostgreSQL.
 
 Every ``*_sqft`` a request states is at most 10^12 and every ``*_cents`` at most 10^13; a date is
-at most 2199-12-31; a replacement ratio at most 100 with at most 4 decimal places.  Beyond them a
-request is ``validation_error`` with nothing written; at them it is accepted and the ledger still
-verifies.  A write that would make a stored quantity inexact answers 422, never 500.
+from 1900-01-01 to 2199-12-31; a replacement ratio at most 100 with at most 4 decimal places.
+Beyond them a request is ``validation_error`` with nothing written; at them it is accepted and the
+ledger still verifies.  A write that would make a stored quantity inexact answers 422, never 500.
 """
 
 from __future__ import annotations
@@ -21,7 +21,15 @@ from sqlalchemy import text
 import api.schemas
 import api.views
 from api import create_app
-from api.schemas.common import LAST_DATE, MAX_CENTS, MAX_SQFT, IsoDate, Quantity
+from api.schemas.common import (
+    DATE_RANGE_MESSAGE,
+    FIRST_DATE,
+    LAST_DATE,
+    MAX_CENTS,
+    MAX_SQFT,
+    IsoDate,
+    Quantity,
+)
 from tests.api.conftest import Api, make_token
 from tests.api.kit import Kit, decision_body, ok, on, problem, unique
 from tests.api.web_kit import signed_in
@@ -475,3 +483,65 @@ def test_dates_after_2199_12_31_are_validation_errors_and_that_day_is_accepted(
         assert late_page.status_code == 422
         assert last in late_page.get_data(as_text=True)
         assert page.get(f"/accounts/{account}?from=2026-01-01&to={last}").status_code == 200
+
+
+def test_dates_before_1900_01_01_are_validation_errors_and_that_day_is_accepted(
+    kit: Kit, app: Flask
+) -> None:
+    """A year such as 0001 or 0202 is a typing mistake: in a body (a security's ``issued_on``,
+    a plan's ``received_on``, a deposit's ``effective_on``) or a query it is refused on its
+    field, with the range, and nothing is written; 1900-01-01 itself is a date like any other."""
+    assert FIRST_DATE.isoformat() == "1900-01-01"
+    lgu = kit.lgu()
+    with on(DAY):
+        bank = kit.funded_account(day=DAY, service_area=5, unrestricted=10_000)
+        plan = kit.approved_plan(lgu, DAY, area_sqft=9_000, ratio="2", method="project_specific")
+        securities = f"/plans/{plan['id']}/securities"
+        before = row_counts(app)
+        for early in ("0001-01-01", "0202-06-08", "1899-12-31"):
+            issued = dict(security_body(1_000), issued_on=early)
+            body = refused(kit.api.post(securities, issued), "issued_on")
+            assert body["errors"]["issued_on"] == [DATE_RANGE_MESSAGE]
+            received = kit.plan_body(received_on=early, area_sqft=9_000)
+            refused(kit.api.post("/plans", received, token=lgu["token"]), "received_on")
+            effective = kit.api.post(
+                f"/accounts/{bank['id']}/deposits",
+                {
+                    "bank_site_id": bank["site_id"],
+                    "effective_on": early,
+                    "banking_plan": {
+                        "reference": unique("BP"),
+                        "approved_on": "2026-05-01",
+                        "lgu_id": lgu["id"],
+                    },
+                    "wetland_type": "2",
+                    "completed_on": "2026-05-20",
+                    "designated_for_replacement": True,
+                    "paid_by_performer": True,
+                    "actions": [
+                        {"category": "replacement_wetland", "area_sqft": 10, "credit_sqft": 10}
+                    ],
+                },
+            )
+            refused(effective, "effective_on")
+        assert row_counts(app) == before
+        first = FIRST_DATE.isoformat()
+        held = ok(kit.api.post(securities, dict(security_body(1_000), issued_on=first)))
+        assert held["issued_on"] == first and held["status"] == "held"
+        account = bank["id"]
+        queries = [
+            (f"/accounts/{account}/balances?as_of=", "as_of"),
+            ("/audit/trial-balance?as_of=", "as_of"),
+            ("/audit/journal?from=", "from"),
+            (f"/accounts/{account}/statement?to=2026-01-01&from=", "from"),
+            ("/securities?expiring_before=", "expiring_before"),
+        ]
+        for prefix, field in queries:
+            refused(kit.api.get(prefix + "0001-01-01"), field)
+            refused(kit.api.get(prefix + "1899-12-31"), field)
+            assert kit.api.get(prefix + first).status_code == 200, prefix
+        page = signed_in(app.test_client(), bank["holder"]["token"])
+        early_page = page.get(f"/accounts/{account}?from=0001-01-01&to=2026-01-01")
+        assert early_page.status_code == 422
+        assert first in early_page.get_data(as_text=True)
+        assert page.get(f"/accounts/{account}?from={first}&to=2026-01-01").status_code == 200

@@ -803,6 +803,15 @@ def test_a_security_already_expired_on_the_day_it_is_recorded_is_refused(kit, ex
     if status == 422:
         refused = problem(response, 422, "validation_error")
         assert list(refused["errors"]) == ["expires_on"]
+        # the refusal says what to do: check the date, or record the instrument in force
+        assert (
+            "expired on 2026-06-14, before the day it is recorded (2026-06-15)"
+            in (refused["detail"])
+        )
+        assert "record the one in force with its own expiry date" in refused["detail"]
+        assert refused["errors"]["expires_on"] == [
+            "before 2026-06-15: give the expiry of the instrument in force"
+        ]
         assert listed["items"] == []
         assert after == before
         return

@@ -8,6 +8,7 @@ or from another role refused with nothing written.
 from __future__ import annotations
 
 import re
+import secrets
 from datetime import date, timedelta
 from typing import Any
 
@@ -17,10 +18,10 @@ from flask.testing import FlaskClient
 from sqlalchemy import func, select
 
 from api.web.forms import MONEY_WANTED
-from bank import reservable_plans
+from bank import plan_acts, reservable_plans
 from bank.plan_tables import Plan
 from tests.api.conftest import Api
-from tests.api.kit import RECIPIENTS, Kit, mailing, ok, on
+from tests.api.kit import RECIPIENTS, Kit, decision_body, mailing, ok, on
 from tests.api.web_kit import Element, page_balances, parse, signed_in
 
 DAY = "2026-06-08"
@@ -236,10 +237,36 @@ WEIGHED = {
 
 
 def offered(client: FlaskClient, plan_id: str) -> set[str]:
-    """The acts the plan page links to, of those its state decides (``WEIGHED``)."""
+    """The acts the plan page links to, of those its state decides (``WEIGHED``); the form of
+    every act its state decides is shown by a GET exactly when the page links to it."""
     nav = document(client.get(f"/plans/{plan_id}")).one("nav", id="plan-forms")
     acts = {a.attrs["href"].removeprefix(f"/plans/{plan_id}/") for a in nav.all("a")}
+    for act in plan_acts.WEIGHED:
+        response = client.get(f"/plans/{plan_id}/{act}")
+        if act in acts:
+            assert document(response).has("form", id="record-form"), act
+        else:
+            refused_form(response, None)
     return acts & WEIGHED
+
+
+def refused_form(response: Any, status: int | None) -> str:
+    """A GET of a form the plan page does not offer: the page says why, at ``status`` (the one
+    a POST of the form is refused with; any refusal when ``None``), and shows no form."""
+    if status is None:
+        assert response.status_code in (409, 422), response.get_data(as_text=True)[:3000]
+        status = response.status_code
+    page = document(response, status)
+    assert not page.has("form", id="record-form")
+    return page.one("div", id="form-problem").text
+
+
+def send_unoffered(client: FlaskClient, path: str, fields: dict[str, Any]) -> Any:
+    """Post the form at ``path`` as a browser still could when the plan page offers no form
+    (a GET of it shows none): the session's secret from the plan page, a key of its own."""
+    plan_page = document(client.get(path.rsplit("/", 1)[0]))
+    key = {"idempotency_key": secrets.token_urlsafe(24)}
+    return client.post(path, data={**fields, **hidden(plan_page), **key})
 
 
 def test_the_plan_page_offers_only_the_acts_the_plans_state_allows(app: Flask, kit: Kit) -> None:
@@ -272,7 +299,9 @@ def test_the_plan_page_offers_only_the_acts_the_plans_state_allows(app: Flask, k
             "resolution.number": "Res. 2026-42",
             "resolution.adopted_on": DAY,
         }
-        refused = document(send(client, f"/plans/{other['id']}/decision", decision), 409)
+        path = f"/plans/{other['id']}/decision"
+        assert refused_form(client.get(path), 409) == "The plan was already decided."
+        refused = document(send_unoffered(client, path, decision), 409)
     assert refused.one("div", id="form-problem").text == "The plan was already decided."
 
 
@@ -312,6 +341,7 @@ def test_the_notice_of_decision_form_names_the_parties_as_the_plan_records_them(
         ok(kit.api.post(f"{path}/tep-referral", {"referred_on": DAY, "questions": ["size"]}))
         determination = {"inspected_on": DAY, "members": members, "determination": "x"}
         ok(kit.api.post(f"{path}/tep-determination", determination))
+        ok(kit.api.post(f"{path}/decision", decision_body("approved", DAY)))
         form = document(client.get(f"{path}/notice-of-decision"))
     named = set()
     for i in range(6):
@@ -482,7 +512,11 @@ def test_the_withdrawal_form_is_offered_only_while_the_plan_allows_a_withdrawal(
         assert "withdrawal" not in plan_form_links(client, plan["id"])
         early = kit.reserve(bank["id"], undecided["id"], bank["unrestricted_class"], 1_000)
         path = f"/plans/{undecided['id']}/withdrawal"
-        refused = document(send(client, path, {"reservation_ids": [early["id"]]}), 409)
+        assert "only for an approved plan" in refused_form(client.get(path), 409)
+        own_refused = refused_form(client.get(f"/plans/{own['id']}/withdrawal"), 422)
+        assert "project specific, not bank credits" in own_refused
+        sent = send_unoffered(client, path, {"reservation_ids": [early["id"]]})
+        refused = document(sent, 409)
     assert "only for an approved plan" in refused.one("div", id="form-problem").text
     assert kit.get_plan(undecided["id"])["withdrawals"] == []
 
@@ -501,7 +535,8 @@ def test_the_security_form_is_offered_only_for_a_project_specific_plan(
         assert "securities" not in plan_form_links(client, credits["id"])
         assert "securities" in plan_form_links(client, own["id"])
         path = f"/plans/{credits['id']}/securities"
-        refused = document(send(client, path, letter_of_credit("25,000")), 422)
+        assert "not project-specific" in refused_form(client.get(path), 422)
+        refused = document(send_unoffered(client, path, letter_of_credit("25,000")), 422)
     assert "not project-specific" in refused.one("div", id="form-problem").text
     assert ok(kit.api.get(f"/securities?plan_id={credits['id']}"), 200)["items"] == []
 

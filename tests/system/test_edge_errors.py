@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import http.client
 import json
+import re
 import socket
 from pathlib import Path
 from typing import Any
@@ -31,6 +32,19 @@ def raw_call(port: int, head: bytes) -> tuple[int, dict[str, str], dict[str, Any
     assert headers.get("content-type") == PROBLEM_JSON, (response.status, body[:200])
     assert int(headers["content-length"]) == len(body)
     return response.status, headers, json.loads(body)
+
+
+def refused_requests(scraped: str, status: int) -> float:
+    """``wetbank_http_requests_total`` of the requests refused before the app with ``status``,
+    whatever their method."""
+    found = re.findall(
+        r'^wetbank_http_requests_total\{method="[^"]*",route="<refused>",status="'
+        + str(status)
+        + r'"\} ([0-9.e+]+)$',
+        scraped,
+        re.MULTILINE,
+    )
+    return sum(float(n) for n in found)
 
 
 def test_requests_the_server_refuses_before_the_app_are_problems_with_a_request_id(
@@ -71,5 +85,7 @@ def test_requests_the_server_refuses_before_the_app_are_problems_with_a_request_
     for code, (status, _head) in cases.items():
         counted = f'wetbank_http_problems_total{{code="{code}",status="{status}"}} 1.0'
         assert counted in scraped, code
+        # and with the requests, under the one route of the refused (the app never saw them)
+        assert refused_requests(scraped, status) == 1.0, (code, scraped)
     for request_id in ids:  # each refusal is in the log under the id the client was given
         assert request_id in logged

@@ -8,15 +8,18 @@ from __future__ import annotations
 import inspect
 import json
 import signal
+import socket
 import threading
 from concurrent.futures import ThreadPoolExecutor
 from types import SimpleNamespace
 from typing import Any
 
+import pytest
 from gunicorn.http import errors
 from gunicorn.workers import gthread
+from prometheus_client import REGISTRY
 
-from api import problem_types, problems
+from api import metrics, problem_types, problems
 from api.gunicorn_worker import EDGE_PROBLEMS, ThreadWorker, edge_problem, problem_response
 
 
@@ -117,3 +120,67 @@ def test_the_answer_to_a_long_request_line_is_a_whole_problem_titled_uri_too_lon
         "code": "uri_too_long",
         "request_id": "req-1",
     }
+
+
+def refused_by_the_worker(req: Any, exc: BaseException) -> bytes:
+    """What ``ThreadWorker.handle_error`` writes to the client for ``exc`` raised on ``req``
+    (``None``: gunicorn had not read a request yet), as gunicorn calls it."""
+    worker = ThreadWorker.__new__(ThreadWorker)  # no sockets, no app: what the handler reads
+    quiet = lambda *args, **kwargs: None  # noqa: E731
+    worker.log = SimpleNamespace(exception=quiet, warning=quiet, debug=quiet)
+    ours, client = socket.socketpair()
+    with ours, client:
+        worker.handle_error(req, client, ("127.0.0.1", 5_000), exc)
+        client.shutdown(socket.SHUT_WR)
+        return ours.recv(65_536)
+
+
+def requests_counted(method: str, status: int) -> float:
+    labels = {"method": method, "route": metrics.REFUSED_ROUTE, "status": str(status)}
+    return REGISTRY.get_sample_value("wetbank_http_requests_total", labels) or 0.0
+
+
+@pytest.mark.parametrize(
+    ("req", "exc", "method", "status"),
+    [
+        (None, errors.LimitRequestLine(5_032, 4_094), "<unknown>", 414),
+        (
+            SimpleNamespace(method="GET", path="/api/v1/health", headers=[]),
+            errors.LimitRequestHeaders("limit request headers fields size"),
+            "GET",
+            431,
+        ),
+        (
+            SimpleNamespace(method="POST", path="/api/v1/holders", headers=[]),
+            errors.UnsupportedTransferCoding("br"),
+            "POST",
+            501,
+        ),
+        # a made-up method is counted as unknown: the labels stay bounded
+        (
+            SimpleNamespace(method="BREW", path="/", headers=[]),
+            errors.ExpectationFailed("200-ok"),
+            "<unknown>",
+            417,
+        ),
+        (None, errors.InvalidHeaderName("Bad Name"), "<unknown>", 400),
+    ],
+)
+def test_a_request_refused_before_the_app_is_counted_with_the_requests(
+    req: Any, exc: BaseException, method: str, status: int
+) -> None:
+    """The app counts every request it answers (``wetbank_http_requests_total``); one gunicorn
+    refused never reached it, so the worker counts it, under the one route ``<refused>``."""
+    before = requests_counted(method, status)
+    answer = refused_by_the_worker(req, exc)
+    assert answer.startswith(f"HTTP/1.1 {status} ".encode())
+    assert requests_counted(method, status) == before + 1
+
+
+def test_an_error_of_the_app_is_not_counted_again_as_a_refused_request() -> None:
+    """A 500 the worker answers came from calling the app, which counted the request."""
+    before = requests_counted("GET", 500)
+    req = SimpleNamespace(method="GET", path="/api/v1/health", headers=[])
+    answer = refused_by_the_worker(req, RuntimeError("boom"))
+    assert answer.startswith(b"HTTP/1.1 500 ")
+    assert requests_counted("GET", 500) == before
