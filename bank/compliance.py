@@ -2,9 +2,13 @@
 
 "If the local government unit fails to apply the rules ... the government unit is subject to
 penalty as determined by the board": per LGU, over the plans first received in a period, how
-many were decided in time, deemed approved, noticed late or not at all, and reversed on appeal.
-Everything is computed as of today from the recorded facts, like every deadline of a plan: a
-notice is *missing* once its due date has passed with none mailed.
+many were decided in time, deemed approved, noticed late or not at all, and reversed on appeal,
+and how many copies of their notices the LGU owes members of the public who asked and has not
+mailed.  Everything is computed as of today from the recorded facts, like every deadline of a
+plan: a notice is *missing* once its due date has passed with none mailed.
+
+``copies_owed`` counts copies, not plans: each notice of a plan's current application owed to
+one who asked for a copy (``notices.owed_copies``) and not recorded as mailed to them since.
 
 A deemed approval has no decision date to count Subd. 7's ten days from; the report counts them
 from ``decision_due`` (choice), so that a deemed approval nobody was told of shows as missing.
@@ -27,7 +31,7 @@ from typing import Any
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from bank import parties, plans, policy
+from bank import notices, parties, plans, policy
 from bank.access import Actor
 from bank.plan_record_tables import PlanApplication
 from bank.plan_tables import Plan
@@ -45,6 +49,8 @@ COUNTS = (
     "decision_notices_missing",
     "reversed_on_appeal",
 )
+#: the count of copies owed, after the plans' counts
+COPIES_OWED = "copies_owed"
 
 
 @dataclass(frozen=True)
@@ -78,8 +84,12 @@ def lgu_compliance(session: Session, start: date, end: date, today: date) -> lis
     found = plans.listing_facts(session, rows)
     state_of = plans.states(session, rows, today, found)
     earlier = plans.earlier_application_states(session, rows, found)
-    counts: dict[str, dict[str, int]] = defaultdict(lambda: dict.fromkeys(COUNTS, 0))
+    owed = notices.owed_counts(session, rows)
+    counts: dict[str, dict[str, int]] = defaultdict(
+        lambda: dict.fromkeys((*COUNTS, COPIES_OWED), 0)
+    )
     for plan in rows:
+        counts[plan.lgu_id][COPIES_OWED] += owed[plan.id]
         hits = plan_counts(plan, state_of[plan.id], today)
         for application, state in earlier.get(plan.id, []):
             then = plan_counts(application, state, application.superseded_on)

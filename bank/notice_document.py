@@ -66,14 +66,12 @@ def long_date(day: date | None) -> str:
     return f"{day:%B} {day.day}, {day.year}" if day else "not set"
 
 
-#: the notices a plan mails, in the order it mails them
-NOTICES = ("application", "decision")
-
-
 @dataclass(frozen=True)
 class MailedNotice:
-    """A notice ``document`` prints for the plan: the one of its kind mailed last."""
+    """A notice mailed for the plan, which ``document_of`` prints (and ``document`` too, for
+    the one of its kind mailed last)."""
 
+    id: str
     #: ``application`` (Subd. 6) or ``decision`` (Subd. 7)
     notice: str
     #: ``full`` or ``summary``, as mailed
@@ -92,20 +90,42 @@ def document(db: Database, actor: Actor, plan_id: str, notice: str) -> NoticeDoc
         row = notices.latest_notice(session, plan.id, notice)
         if row is None:
             raise NotFound(f"no notice of {notice} was recorded for plan {plan_id}")
-        if row.document is not None:
-            return from_json(row.document)
-        return build(session, plan, row)  # recorded before documents were kept
+        return _printed(session, plan, row)
+
+
+def document_of(
+    db: Database, actor: Actor, plan_id: str, notice_id: str
+) -> tuple[str, NoticeDocument]:
+    """The notice ``notice_id`` mailed for the plan, whichever application it was mailed for:
+    its kind (``application`` or ``decision``) and its document; ``not_found`` for a plan the
+    caller may not see or a notice it did not mail."""
+    with db.transaction() as session:
+        plan = plans.visible_plan(session, actor, plan_id)
+        row = session.get(PlanNotice, notice_id)
+        if row is None or row.plan_id != plan.id:
+            raise NotFound(f"plan {plan_id} mailed no notice {notice_id}")
+        return row.notice, _printed(session, plan, row)
+
+
+def _printed(session: Session, plan: Plan, row: PlanNotice) -> NoticeDocument:
+    if row.document is not None:
+        return from_json(row.document)
+    return build(session, plan, row)  # recorded before documents were kept
 
 
 def mailed_notices(session: Session, plan: Plan) -> list[MailedNotice]:
-    """The notices ``document`` prints for ``plan``, of application first."""
-    found = []
-    for notice in NOTICES:
-        row = notices.latest_notice(session, plan.id, notice)
-        if row is not None:
-            number = plans.application_at(session, plan, row.recorded_at)
-            found.append(MailedNotice(notice, row.kind, row.mailed_on, number))
-    return found
+    """Every notice mailed for ``plan`` (those of earlier applications too), in the order they
+    were recorded, each with the application it was mailed for."""
+    return [
+        MailedNotice(
+            row.id,
+            row.notice,
+            row.kind,
+            row.mailed_on,
+            plans.application_at(session, plan, row.recorded_at),
+        )
+        for row in notices.plan_notices(session, plan.id)
+    ]
 
 
 def keep_as_mailed(session: Session, plan: Plan, row: PlanNotice) -> None:

@@ -1,13 +1,15 @@
-"""Tables of the notices Subd. 6 and 7 require: who asked for a copy, and each notice as mailed
-(its kind, its date, and the people it was mailed to)."""
+"""Tables of the notices Subd. 6 and 7 require: who asked for a copy, each notice as mailed
+(its kind, its date, and the people it was mailed to), and the copies of a notice mailed
+afterwards to someone who asked for one on or before it was mailed."""
 
 from __future__ import annotations
 
 from datetime import date
 
-from sqlalchemy import Date, ForeignKey, Integer, String, Text
+from sqlalchemy import Date, ForeignKey, Integer, String, Text, UniqueConstraint
 from sqlalchemy.orm import Mapped, mapped_column
 
+from bank.columns import part_of, refers
 from bank.plan_record_tables import PlanFact
 from ledger.schema import Base
 
@@ -51,3 +53,15 @@ class NoticeRecipient(Addressee, Base):
     notice_id: Mapped[str] = mapped_column(ForeignKey("plan_notices.id"), index=True)
     position: Mapped[int] = mapped_column(Integer)
     role: Mapped[str] = mapped_column(String(30))
+
+
+class CopyMailed(PlanFact, Base):
+    """A copy of a notice the LGU mailed to a member of the public after the notice itself: one
+    their request was owed (``bank.notices.owed_copies``), recorded once per request and notice."""
+
+    __tablename__ = "plan_copies_mailed"
+    __table_args__ = (UniqueConstraint("copy_request_id", "notice_id"),)
+
+    copy_request_id: Mapped[str] = part_of("plan_copy_requests.id")
+    notice_id: Mapped[str] = refers("plan_notices.id", index=True)
+    mailed_on: Mapped[date] = mapped_column(Date)

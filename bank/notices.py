@@ -5,14 +5,16 @@ commissioner of natural resources, the managers of the watershed district if one
 the complete application: not with the Subd. 6 (b) summary), and every member of the public who
 asked for a copy by the day it is mailed.  A notice of decision (Subd. 7) goes to the panel, the
 applicant, the commissioner, the watershed district if one exists, and the members of the
-public who asked.  Each notice is stored as mailed: its kind, its date and its recipients.
+public who asked.  Each notice is stored as mailed: its kind, its date and its recipients.  A
+member of the public the LGU registers after a notice was mailed, who had asked on or before that
+day, is owed a copy of it; the LGU records the copy when it mails it (``record_copy_mailed``).
 """
 
 from __future__ import annotations
 
 import re
 from collections import defaultdict
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import date, datetime
 from typing import Any
@@ -21,9 +23,9 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from bank import plan_panel, plans
-from bank.errors import Conflict, ValidationFailed
+from bank.errors import Conflict, NotFound, ValidationFailed
 from bank.ids import new_id
-from bank.notice_tables import CopyRequest, NoticeRecipient, PlanNotice
+from bank.notice_tables import CopyMailed, CopyRequest, NoticeRecipient, PlanNotice
 from bank.plan_facts import add_fact
 from bank.plan_tables import Plan
 from bank.rules import replacement_rules
@@ -95,8 +97,11 @@ _SUBDIVISION = {"application": "Subd. 6 (a)", "decision": "Subd. 7"}
 @dataclass(frozen=True)
 class OwedCopy:
     """A notice of the plan mailed on or after the day a member of the public asked for a copy
-    that was not mailed to them: a copy of it is owed (``owed_copies``)."""
+    that was not mailed to them: a copy of it is owed (``owed_copies``) until the LGU records
+    that it mailed one (``record_copy_mailed``)."""
 
+    #: the notice (``POST /plans/{id}/copy-requests/{id}/copies-mailed`` names it)
+    notice_id: str
     #: ``application`` or ``decision``
     notice: str
     mailed_on: date
@@ -104,9 +109,23 @@ class OwedCopy:
 
 
 @dataclass(frozen=True)
+class MailedCopy:
+    """A copy of a notice the LGU mailed to a member of the public after the notice itself."""
+
+    notice_id: str
+    #: ``application`` or ``decision``
+    notice: str
+    #: the day the notice itself was mailed
+    notice_mailed_on: date
+    #: the day the copy was mailed
+    mailed_on: date
+
+
+@dataclass(frozen=True)
 class MailedNotice:
     """A notice the plan shows as mailed, with the people it was mailed to."""
 
+    id: str
     notice: str
     mailed_on: date
     recipients: Sequence[Recipient]
@@ -115,7 +134,7 @@ class MailedNotice:
 @dataclass(frozen=True)
 class CopyAsked:
     """A member of the public who asked for a copy, as the plan shows them, with the copies of
-    notices already mailed they are owed."""
+    notices already mailed they are owed and the copies mailed to them since."""
 
     id: str
     plan_id: str
@@ -123,27 +142,31 @@ class CopyAsked:
     address: str
     requested_on: date
     recorded_at: datetime
-    #: the plan's notices mailed on or after ``requested_on`` that were not mailed to them
+    #: the plan's notices mailed on or after ``requested_on`` that were not mailed to them, and
+    #: no copy of which was recorded as mailed to them since
     owed: tuple[OwedCopy, ...] = ()
+    #: the copies of notices recorded as mailed to them after the notice, oldest first
+    copies_mailed: tuple[MailedCopy, ...] = ()
 
 
 def owed_copies(
-    name: str, address: str, requested_on: date, mailed: Sequence[MailedNotice]
+    name: str,
+    address: str,
+    requested_on: date,
+    mailed: Sequence[MailedNotice],
+    copied: Collection[str] = (),
 ) -> tuple[OwedCopy, ...]:
     """The notices of ``mailed`` a member of the public who asked on ``requested_on`` was owed
     (mailed on or after that day, as ``missing_recipients`` counts) and that do not list them
     as a ``public_requester`` (name and address compared as there): a request the LGU
-    registered after recording such a notice, which the notice's check could not see."""
-    who = (_same(name), _same(address))
+    registered after recording such a notice, which the notice's check could not see.  A
+    notice whose id is in ``copied`` (a copy of it mailed to them since) is owed no more."""
     owed = []
     for sent in mailed:
-        if sent.mailed_on < requested_on:
-            continue
-        requesters = (r for r in sent.recipients if r.role == "public_requester")
-        reached = {(_same(r.name), _same(r.address)) for r in requesters}
-        if who not in reached:
+        if sent.id not in copied and _owed(name, address, requested_on, sent):
             owed.append(
                 OwedCopy(
+                    sent.id,
                     sent.notice,
                     sent.mailed_on,
                     f"asked for a copy on {requested_on.isoformat()}: the notice of "
@@ -154,18 +177,74 @@ def owed_copies(
     return tuple(owed)
 
 
-def current_notices(session: Session, plan: Plan) -> list[MailedNotice]:
-    """The notices of the plan's current application as mailed, those whose recipients the
-    service stored (the ones the plan shows under ``notice`` and ``decision_notice``)."""
+def _owed(name: str, address: str, requested_on: date, sent: MailedNotice) -> bool:
+    """Whether ``sent`` owed a copy to the one who asked on ``requested_on``: it was mailed on
+    or after that day, and not to them."""
+    if sent.mailed_on < requested_on:
+        return False
+    requesters = (r for r in sent.recipients if r.role == "public_requester")
+    reached = {(_same(r.name), _same(r.address)) for r in requesters}
+    return (_same(name), _same(address)) not in reached
+
+
+def current_mailed(
+    plan: Plan,
+    latest: Mapping[str, PlanNotice | None],
+    recipients: Mapping[str, Sequence[Recipient]],
+) -> list[MailedNotice]:
+    """The notices of the plan's current application as mailed, given the notice of each kind
+    mailed last (``latest``, by ``application`` and ``decision``) and the recipients of each (by
+    notice id): those the plan shows under ``notice`` and ``decision_notice`` whose recipients
+    the service stored (the row mailed last is the one the plan records)."""
     mailed = []
     for notice, mailed_on in (
         ("application", plan.notice_mailed_on),
         ("decision", plan.decision_notice_mailed_on),
     ):
-        row = None if mailed_on is None else latest_notice(session, plan.id, notice)
+        row = None if mailed_on is None else latest.get(notice)
         if row is not None and row.mailed_on == mailed_on:
-            mailed.append(MailedNotice(notice, mailed_on, recipients_of(session, row.id)))
+            mailed.append(MailedNotice(row.id, notice, mailed_on, recipients[row.id]))
     return mailed
+
+
+def current_notices(session: Session, plan: Plan) -> list[MailedNotice]:
+    """``current_mailed`` of the plan, read."""
+    latest = {notice: latest_notice(session, plan.id, notice) for notice in NOTICES}
+    ids = [row.id for row in latest.values() if row is not None]
+    return current_mailed(plan, latest, recipients_by_notice(session, ids))
+
+
+def copies_mailed_of(
+    session: Session, plan_ids: Sequence[str]
+) -> defaultdict[str, list[MailedCopy]]:
+    """The copies mailed to the members of the public who asked of ``plan_ids``, by copy
+    request id, oldest first."""
+    rows = grouped(
+        session, CopyMailed.plan_id, plan_ids, CopyMailed.mailed_on, CopyMailed.recorded_at
+    )
+    copies = [row for found in rows.values() for row in found]
+    copied = grouped(session, PlanNotice.id, [row.notice_id for row in copies])
+    by_request: defaultdict[str, list[MailedCopy]] = defaultdict(list)
+    for row in copies:
+        (notice,) = copied[row.notice_id]
+        by_request[row.copy_request_id].append(
+            MailedCopy(notice.id, notice.notice, notice.mailed_on, row.mailed_on)
+        )
+    return by_request
+
+
+def copies_owed(
+    plan: Plan,
+    latest: Mapping[str, PlanNotice | None],
+    recipients: Mapping[str, Sequence[Recipient]],
+    requests: Sequence[CopyRequest],
+    copies: Mapping[str, Sequence[MailedCopy]],
+) -> list[CopyAsked]:
+    """Each of the plan's copy ``requests`` as the plan shows it: owed the copies of its current
+    notices (``current_mailed``) that did not reach them, less those mailed since (``copies``,
+    by request id)."""
+    mailed = current_mailed(plan, latest, recipients)
+    return [copy_asked(row, mailed, copies.get(row.id, ())) for row in requests]
 
 
 def copy_requests_of(session: Session, plan_id: str) -> list[CopyAsked]:
@@ -178,8 +257,12 @@ def copy_requests_of(session: Session, plan_id: str) -> list[CopyAsked]:
     return [copy_asked(row) for row in rows]
 
 
-def copy_asked(row: CopyRequest, mailed: Sequence[MailedNotice] = ()) -> CopyAsked:
-    """``row`` as the plan shows it, owed the copies of ``mailed`` that did not reach them."""
+def copy_asked(
+    row: CopyRequest, mailed: Sequence[MailedNotice] = (), copies: Sequence[MailedCopy] = ()
+) -> CopyAsked:
+    """``row`` as the plan shows it, owed the copies of ``mailed`` that did not reach them and
+    that none of ``copies`` (those mailed to them since) is a copy of."""
+    copied = {copy.notice_id for copy in copies}
     return CopyAsked(
         row.id,
         row.plan_id,
@@ -187,8 +270,104 @@ def copy_asked(row: CopyRequest, mailed: Sequence[MailedNotice] = ()) -> CopyAsk
         row.address,
         row.requested_on,
         row.recorded_at,
-        owed_copies(row.name, row.address, row.requested_on, mailed),
+        owed_copies(row.name, row.address, row.requested_on, mailed, copied),
+        tuple(copies),
     )
+
+
+def owed_counts(session: Session, listed: Sequence[Plan]) -> dict[str, int]:
+    """How many copies each of ``listed`` owes the members of the public who asked and has not
+    mailed (``copies_owed``), by plan id, read for all of them at once."""
+    ids = [plan.id for plan in listed]
+    latest = latest_notices_of(session, ids)
+    recipients = recipients_by_notice(session, [row.id for row in latest.values()])
+    requests = grouped(session, CopyRequest.plan_id, ids)
+    copies = copies_mailed_of(session, ids)
+    counts = {}
+    for plan in listed:
+        of_plan = {notice: latest.get((plan.id, notice)) for notice in NOTICES}
+        shown = copies_owed(plan, of_plan, recipients, requests[plan.id], copies)
+        counts[plan.id] = sum(len(asked.owed) for asked in shown)
+    return counts
+
+
+def record_copy_mailed(
+    session: Session, plan: Plan, copy_request_id: str, notice_id: str, mailed_on: date
+) -> CopyAsked:
+    """The LGU mailed a copy of the notice ``notice_id`` to the member of the public who asked
+    (``copy_request_id``) on ``mailed_on``: it is owed them no more.  Returned as the plan now
+    shows the request.
+
+    ``not_found`` for a request the plan does not have; ``validation_error`` on ``notice_id``
+    for a notice the plan did not mail; ``conflict`` for a copy already recorded as mailed to
+    them, or a notice not owed them (``owed_copies``: mailed before they asked, mailed to them,
+    or not a notice of the plan's current application); ``validation_error`` on ``mailed_on``
+    for a day in the future, before they asked or before the notice was mailed."""
+    asked = session.get(CopyRequest, copy_request_id)
+    if asked is None or asked.plan_id != plan.id:
+        raise NotFound(f"plan {plan.id} has no copy request {copy_request_id}")
+    notice = session.get(PlanNotice, notice_id)
+    if notice is None or notice.plan_id != plan.id:
+        raise ValidationFailed(
+            f"plan {plan.id} mailed no notice {notice_id}",
+            {"notice_id": [f"not a notice of plan {plan.id}"]},
+        )
+    of = f"the notice of {notice.notice} mailed on {notice.mailed_on.isoformat()}"
+    who = f"{asked.name}, {asked.address}"
+    copies = copies_mailed_of(session, [plan.id])[asked.id]
+    for copy in copies:
+        if copy.notice_id == notice.id:
+            raise Conflict(
+                f"a copy of {of} was recorded as mailed to {who} on "
+                f"{copy.mailed_on.isoformat()}: it is owed them no more",
+                copy_request_id=asked.id,
+                notice_id=notice.id,
+                copy_mailed_on=copy.mailed_on.isoformat(),
+            )
+    mailed = current_notices(session, plan)
+    owed = {c.notice_id for c in owed_copies(asked.name, asked.address, asked.requested_on, mailed)}
+    if notice.id not in owed:
+        raise Conflict(
+            f"no copy of {of} is owed to {who}, who asked on "
+            f"{asked.requested_on.isoformat()}: {_why_not_owed(asked, notice, mailed)}",
+            copy_request_id=asked.id,
+            notice_id=notice.id,
+        )
+    _check_copy_date(mailed_on, asked, notice)
+    add_fact(
+        session,
+        CopyMailed,
+        "cpy",
+        plan.id,
+        copy_request_id=asked.id,
+        notice_id=notice.id,
+        mailed_on=mailed_on,
+    )
+    return copy_asked(asked, mailed, copies_mailed_of(session, [plan.id])[asked.id])
+
+
+def _why_not_owed(asked: CopyRequest, notice: PlanNotice, mailed: Sequence[MailedNotice]) -> str:
+    current = next((sent for sent in mailed if sent.id == notice.id), None)
+    if current is None:
+        return "it is not a notice of the plan's current application as mailed"
+    if notice.mailed_on < asked.requested_on:
+        return "it was mailed before they asked"
+    return "it was mailed to them"
+
+
+def _check_copy_date(mailed_on: date, asked: CopyRequest, notice: PlanNotice) -> None:
+    """A copy is mailed no later than today, once it was asked for, of a notice already mailed."""
+    if mailed_on > clock.today():
+        raise ValidationFailed("this date is in the future", {"mailed_on": ["in the future"]})
+    for since, what in (
+        (asked.requested_on, "they asked for a copy"),
+        (notice.mailed_on, f"the notice of {notice.notice} was mailed"),
+    ):
+        if mailed_on < since:
+            raise ValidationFailed(
+                f"a copy is mailed no earlier than {what}, on {since.isoformat()}",
+                {"mailed_on": [f"before {what} on {since.isoformat()}"]},
+            )
 
 
 # --- who must receive a notice ----------------------------------------------------------------
@@ -313,6 +492,9 @@ class NoticeView:
     #: the service stored them
     kind: str | None
     recipients: tuple[Recipient, ...] | None
+    #: the notice as stored (``GET /plans/{id}/notices/{notice_id}`` prints it); None on a notice
+    #: recorded before the service stored notices
+    id: str | None
 
 
 def record_application_notice(
@@ -377,7 +559,8 @@ def mailed_view(
     before the service stored them: no ``row``)."""
     kind = None if row is None else row.kind
     listed = None if recipients is None else tuple(recipients)
-    return NoticeView(shown["mailed_on"], shown["due"], shown["late"], kind, listed)
+    notice_id = None if row is None else row.id
+    return NoticeView(shown["mailed_on"], shown["due"], shown["late"], kind, listed, notice_id)
 
 
 # --- reading ----------------------------------------------------------------------------------
@@ -391,6 +574,32 @@ def latest_notice(session: Session, plan_id: str, notice: str) -> PlanNotice | N
         .order_by(PlanNotice.recorded_at.desc(), PlanNotice.id.desc())
         .limit(1)
     ).scalar_one_or_none()
+
+
+def latest_notices_of(
+    session: Session, plan_ids: Sequence[str]
+) -> dict[tuple[str, str], PlanNotice]:
+    """``latest_notice`` of each kind for each of ``plan_ids``, by (plan id, kind), read at
+    once."""
+    latest: dict[tuple[str, str], PlanNotice] = {}
+    by_plan = grouped(
+        session, PlanNotice.plan_id, plan_ids, PlanNotice.recorded_at.desc(), PlanNotice.id.desc()
+    )
+    for rows in by_plan.values():
+        for row in rows:
+            latest.setdefault((row.plan_id, row.notice), row)
+    return latest
+
+
+def plan_notices(session: Session, plan_id: str) -> list[PlanNotice]:
+    """Every notice mailed for the plan, in the order they were recorded."""
+    return list(
+        session.execute(
+            select(PlanNotice)
+            .where(PlanNotice.plan_id == plan_id)
+            .order_by(PlanNotice.recorded_at, PlanNotice.id)
+        ).scalars()
+    )
 
 
 def recipients_of(session: Session, notice_id: str) -> list[Recipient]:

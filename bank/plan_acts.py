@@ -1,6 +1,7 @@
 """The LGU's acts on a plan's record, each one unit of work: extensions of the decision deadline,
 the technical evaluation panel's referral and determination, the decision, revised
-applications, the notices of Subd. 6 and 7 and the copies the public asks for.
+applications, the notices of Subd. 6 and 7, the copies the public asks for and those mailed
+to them after a notice.
 
 Each act is on a plan the caller may act on (the board, or the plan's LGU: ``not_found`` for
 anyone else, ``bank.policy.sees_plan``), with the plan's row locked so that concurrent acts on
@@ -117,6 +118,21 @@ def request_copy(
     with _acting_on(db, actor, plan_id) as (session, plan):
         row = notices.register_copy_request(session, plan, name, address, requested_on)
         return notices.copy_asked(row, notices.current_notices(session, plan))
+
+
+def mail_copy(
+    db: Database,
+    actor: Actor,
+    plan_id: str,
+    copy_request_id: str,
+    notice_id: str,
+    mailed_on: date,
+) -> notices.CopyAsked:
+    """``POST /plans/{id}/copy-requests/{id}/copies-mailed``: a copy of a notice owed to a
+    member of the public who asked was mailed to them (``notices.record_copy_mailed``); the
+    reply is their request as the plan now shows it."""
+    with _acting_on(db, actor, plan_id) as (session, plan):
+        return notices.record_copy_mailed(session, plan, copy_request_id, notice_id, mailed_on)
 
 
 # --- what may be recorded on the plan now -------------------------------------------------------

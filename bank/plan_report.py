@@ -260,7 +260,7 @@ def _report(plan: Plan, rows: PlanRows) -> PlanReport:
 
 def _notices(plan: Plan, rows: PlanRows, state: plans.PlanState) -> dict[str, Any]:
     """The Subd. 6 and 7 notices as mailed, and the members of the public who asked for them
-    with the copies they are owed (``notices.owed_copies``)."""
+    with the copies they are owed (``notices.owed_copies``) and those mailed to them since."""
     application = _notice(plan.notice_mailed_on, state.deadlines.notice_due)
     decision = _notice(plan.decision_notice_mailed_on, state.deadlines.decision_notice_due)
     shown = {
@@ -268,15 +268,14 @@ def _notices(plan: Plan, rows: PlanRows, state: plans.PlanState) -> dict[str, An
         "decision": _as_mailed(plan, rows, "decision", decision),
     }
     # the notices as mailed, for the copies a request registered after them is owed
-    mailed = [
-        notices.MailedNotice(notice, view.mailed_on, view.recipients)
-        for notice, view in shown.items()
-        if view is not None and view.recipients is not None
-    ]
+    latest = {notice: rows.notices.get((plan.id, notice)) for notice in notices.NOTICES}
+    requests = rows.copy_requests[plan.id]
     return {
         "notice": shown["application"],
         "decision_notice": shown["decision"],
-        "copy_requests": [notices.copy_asked(row, mailed) for row in rows.copy_requests[plan.id]],
+        "copy_requests": notices.copies_owed(
+            plan, latest, rows.recipients, requests, rows.copies_mailed
+        ),
     }
 
 

@@ -18,7 +18,7 @@ from sqlalchemy.orm import Session
 from bank import guarantees, money, notices, plans, reservations, withdrawals
 from bank.money_tables import Payment
 from bank.notice_tables import CopyRequest, PlanNotice
-from bank.notices import Recipient
+from bank.notices import MailedCopy, Recipient
 from bank.plan_record_tables import PlanApplication, PlanExtension, PlanPanel
 from bank.plan_tables import Appeal, Plan
 from bank.reservation_tables import Reservation
@@ -42,6 +42,8 @@ class PlanRows:
     notices: Mapping[tuple[str, str], PlanNotice]
     recipients: Mapping[str, list[Recipient]]
     copy_requests: Mapping[str, list[CopyRequest]]
+    #: the copies mailed to those who asked, by copy request id
+    copies_mailed: Mapping[str, list[MailedCopy]]
     panels: Mapping[tuple[str, int], PlanPanel]
     applications: Mapping[str, list[PlanApplication]]
     reservations: Mapping[str, list[reservations.ReservationView]]
@@ -56,7 +58,7 @@ def read(session: Session, listed: Sequence[Plan], today: date | None = None) ->
     ids = [plan.id for plan in listed]
     found = plans.listing_facts(session, listed)
     lgus, extensions, appeals = found.lgus, found.extensions, found.appeals
-    latest = _latest_notices(session, ids)
+    latest = notices.latest_notices_of(session, ids)
     return PlanRows(
         states={
             p.id: plans.state_with(
@@ -80,6 +82,7 @@ def read(session: Session, listed: Sequence[Plan], today: date | None = None) ->
             CopyRequest.recorded_at,
             CopyRequest.id,
         ),
+        copies_mailed=notices.copies_mailed_of(session, ids),
         panels={
             (panel.plan_id, panel.application_number): panel
             for found in grouped(session, PlanPanel.plan_id, ids).values()
@@ -91,17 +94,6 @@ def read(session: Session, listed: Sequence[Plan], today: date | None = None) ->
         in_lieu_received_cents=money.in_lieu_received_of(session, ids),
         guaranteed_cents=guarantees.guaranteed_cents_of(session, ids),
     )
-
-
-def _latest_notices(session: Session, ids: Sequence[str]) -> dict[tuple[str, str], PlanNotice]:
-    latest: dict[tuple[str, str], PlanNotice] = {}
-    by_plan = grouped(
-        session, PlanNotice.plan_id, ids, PlanNotice.recorded_at.desc(), PlanNotice.id.desc()
-    )
-    for rows in by_plan.values():
-        for row in rows:
-            latest.setdefault((row.plan_id, row.notice), row)
-    return latest
 
 
 def _reservations(

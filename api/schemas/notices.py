@@ -1,14 +1,15 @@
-"""Schemas of the notices Subd. 6 and 7 require, the copies the public asks for, draws on a
-security (Subd. 3), and the board's LGU compliance report (Subd. 1 (c))."""
+"""Schemas of the notices Subd. 6 and 7 require, the copies the public asks for (and those
+mailed to them after a notice), draws on a security (Subd. 3), and the board's LGU compliance
+report (Subd. 1 (c))."""
 
 from __future__ import annotations
 
 from marshmallow import Schema, fields, validate
 
-from api.schemas.common import Address, EventDate, Name, PeriodArgs
+from api.schemas.common import Address, EventDate, Name, PeriodArgs, RecordId
 from api.schemas.replies import reply_schema
 from bank.compliance import ComplianceReport
-from bank.notices import ROLES, CopyAsked, OwedCopy, Recipient
+from bank.notices import ROLES, CopyAsked, MailedCopy, OwedCopy, Recipient
 from bank.securities import DrawView
 
 #: how many people one notice may list (the panel, the agencies, the public who asked)
@@ -40,7 +41,14 @@ class CopyRequestIn(Schema):
     requested_on = EventDate(required=True)
 
 
+class CopyMailedIn(Schema):
+    #: the notice a copy of which was mailed: one the request's ``owed`` lists
+    notice_id = RecordId(required=True)
+    mailed_on = EventDate(required=True)
+
+
 OwedCopyOut = reply_schema(OwedCopy, "OwedCopyOut")
+MailedCopyOut = reply_schema(MailedCopy, "MailedCopyOut")
 CopyRequestOut = reply_schema(CopyAsked, "CopyRequestOut")
 DrawOut = reply_schema(DrawView, "DrawOut")
 
@@ -59,6 +67,8 @@ class ComplianceRow(Schema):
     decision_notices_late = fields.Integer()
     decision_notices_missing = fields.Integer()
     reversed_on_appeal = fields.Integer()
+    #: copies of notices owed to members of the public who asked and not mailed (``owed``)
+    copies_owed = fields.Integer()
 
 
 ComplianceOut = reply_schema(

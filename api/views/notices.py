@@ -17,7 +17,7 @@ from markupsafe import Markup
 from api import formats, pdf
 from api.context import actor, database
 from api.roles import roles
-from api.schemas.notices import CopyRequestIn, CopyRequestOut, NoticeIn
+from api.schemas.notices import CopyMailedIn, CopyRequestIn, CopyRequestOut, NoticeIn
 from api.schemas.plans import NoticeOut
 from api.views.plans import blp
 from bank import notice_document, notices, plan_acts
@@ -95,11 +95,34 @@ class PlanCopyRequests(MethodView):
         )
 
 
+@blp.route("/plans/<plan_id>/copy-requests/<copy_request_id>/copies-mailed")
+class PlanCopiesMailed(MethodView):
+    @blp.write("board", "lgu", body=CopyMailedIn, status=201, reply=CopyRequestOut)
+    def post(self, data: dict[str, Any], plan_id: str, copy_request_id: str) -> Any:
+        """A copy of a notice owed to a member of the public who asked was mailed to them.
+
+        ``notice_id`` is one the request's ``owed`` lists; the reply is the request as the plan
+        now shows it: that notice no longer under ``owed``, the copy under ``copies_mailed``.
+        ``mailed_on`` is not in the future, nor before ``requested_on`` or the notice's own
+        mailing (``validation_error``).  A request the plan does not have is ``not_found``; a
+        notice the plan did not mail ``validation_error`` on ``notice_id``; a copy already
+        recorded (``copy_mailed_on`` names its day), or of a notice not owed them (mailed
+        before they asked, mailed to them, or not of the plan's current application), is
+        ``conflict`` naming ``copy_request_id`` and ``notice_id``."""
+        return plan_acts.mail_copy(
+            database(), actor(), plan_id, copy_request_id, data["notice_id"], data["mailed_on"]
+        )
+
+
 def _document(plan_id: str, notice: str) -> Response:
-    """The notice as mailed, as HTML or (``?format=pdf``, ``Accept: application/pdf``) PDF."""
+    """The notice of ``notice`` mailed last, as ``_printed``."""
     wanted = formats.wanted()
     doc = notice_document.document(database(), actor(), plan_id, notice)
-    name = f"notice-of-{notice}-{plan_id}"
+    return _printed(wanted, doc, f"notice-of-{notice}-{plan_id}")
+
+
+def _printed(wanted: str, doc: notice_document.NoticeDocument, name: str) -> Response:
+    """The notice as mailed, as HTML or (``?format=pdf``, ``Accept: application/pdf``) PDF."""
     if wanted == PDF:
         response = Response(pdf.document(doc), mimetype=PDF)
         response.headers["Content-Disposition"] = f'inline; filename="{name}.pdf"'
@@ -133,3 +156,18 @@ class PlanDecisionNoticeDocument(MethodView):
         """The Subd. 7 notice as mailed: the decision and how and by when to appeal it
         ($200, 15 days after the postmark, to the board), and who it was mailed to."""
         return _document(plan_id, "decision")
+
+
+@blp.route("/plans/<plan_id>/notices/<notice_id>")
+class PlanNoticeDocument(MethodView):
+    @roles("board", "lgu")
+    @blp.response(200, content_type=HTML, description="The notice as a printable page")
+    @blp.alt_response(200, content_type=PDF, description="The notice as PDF")
+    def get(self, plan_id: str, notice_id: str) -> Any:
+        """Any notice mailed for the plan, by its id (the plan's ``notice.id``,
+        ``decision_notice.id``, an ``owed`` copy's ``notice_id``): one of an earlier
+        application a revision counting as new superseded too.  As the latest of its kind
+        prints it; ``not_found`` for a notice the plan did not mail."""
+        wanted = formats.wanted()
+        notice, doc = notice_document.document_of(database(), actor(), plan_id, notice_id)
+        return _printed(wanted, doc, f"notice-of-{notice}-{plan_id}-{notice_id}")

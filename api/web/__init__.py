@@ -12,6 +12,7 @@ from flask import Flask
 from api.web import (
     board,
     compliance_page,
+    copy_forms,
     documents,
     errors,
     filters,
@@ -30,11 +31,13 @@ filters.register(web)
 signin.register(web)
 errors.register(web)
 forms.register(web)
+copy_forms.register(web)
 pages.load()
 lists.load()
 compliance_page.load()
 board.load()
 lgu_forms.load()
+copy_forms.load()
 holder_forms.load()
 documents.load()
 payment_page.load()

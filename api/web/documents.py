@@ -117,7 +117,7 @@ def decision_words(decided: documents.CertifiedDecision) -> str:
     return words
 
 
-# --- /plans/{id}/notices/application, /plans/{id}/notices/decision ---------------------------
+# --- /plans/{id}/notices/{application, decision, notice id} -----------------------------------
 
 
 @web.route("/plans/<plan_id>/notices/application")
@@ -132,15 +132,27 @@ def plan_decision_notice(plan_id: str) -> Response:
     return _notice(plan_id, "decision")
 
 
+@web.route("/plans/<plan_id>/notices/<notice_id>")
+def plan_notice(plan_id: str, notice_id: str) -> Response:
+    """Any notice mailed for the plan, by its id (one of an earlier application too), as
+    ``GET /api/v1/plans/{id}/notices/{notice_id}`` prints it (the plan's LGU and the board)."""
+    who = signed_in_actor()
+    notice, doc = notice_document.document_of(database(), who, plan_id, notice_id)
+    return _printed(doc, notice, plan_id, f"notice-of-{notice}-{plan_id}-{notice_id}")
+
+
 def _notice(plan_id: str, notice: str) -> Response:
     """The notice as ``GET /api/v1/plans/{id}/notices/{notice}`` prints it, as HTML or PDF;
     ``not_found`` for a plan the reader may not see or a notice not mailed."""
     who = signed_in_actor()
     doc = notice_document.document(database(), who, plan_id, notice)
+    return _printed(doc, notice, plan_id, f"notice-of-{notice}-{plan_id}")
+
+
+def _printed(doc: notice_document.NoticeDocument, notice: str, plan_id: str, name: str) -> Response:
     if request.args.get("format") == "pdf":
         response = Response(pdf.document(doc), mimetype=PDF)
-        name = f"notice-of-{notice}-{plan_id}.pdf"
-        response.headers["Content-Disposition"] = f'inline; filename="{name}"'
+        response.headers["Content-Disposition"] = f'inline; filename="{name}.pdf"'
         response.headers["Cache-Control"] = "no-store"
         return response
     return page("notice_page.html", doc=doc, notice=notice, plan_id=plan_id)

@@ -8,7 +8,7 @@ names each state.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import date
 from typing import Any
 
@@ -35,6 +35,8 @@ class Step:
     done_on: date | None
     state: str
     note: str = ""
+    #: the notice mailed for the step, which the timeline links to its printable page
+    notice_id: str | None = None
 
     @property
     def state_label(self) -> str:
@@ -47,25 +49,31 @@ def timeline(plan: dict[str, Any], today: date) -> list[Step]:
     notice, decision, decision_notice = plan["notice"], plan["decision"], plan["decision_notice"]
     steps = [
         Step("Application received", "Subd. 6", None, plan["received_on"], "recorded"),
-        _task(
-            f"Notice of application ({plan['notice_kind'] or 'full'})",
-            "Subd. 6",
-            d["notice_due"],
-            notice and notice["mailed_on"],
-            notice and notice["late"],
-            today,
+        _mailed(
+            _task(
+                f"Notice of application ({plan['notice_kind'] or 'full'})",
+                "Subd. 6",
+                d["notice_due"],
+                notice and notice["mailed_on"],
+                notice and notice["late"],
+                today,
+            ),
+            notice,
         ),
         _period("Public comment period ends", "Subd. 8", d["comment_period_ends"], today),
         *_panel_steps(plan),
         _decision(plan, today),
-        _task(
-            "Notice of decision",
-            "Subd. 7",
-            d["decision_notice_due"],
-            decision_notice and decision_notice["mailed_on"],
-            decision_notice and decision_notice["late"],
-            today,
-            waits_for=decision is None,
+        _mailed(
+            _task(
+                "Notice of decision",
+                "Subd. 7",
+                d["decision_notice_due"],
+                decision_notice and decision_notice["mailed_on"],
+                decision_notice and decision_notice["late"],
+                today,
+                waits_for=decision is None,
+            ),
+            decision_notice,
         ),
         _appeal_window(plan, today),
     ]
@@ -82,6 +90,11 @@ def timeline(plan: dict[str, Any], today: date) -> list[Step]:
             Step("Replacement completed", "Subd. 3", None, plan["replacement_completed_on"], "met")
         )
     return steps
+
+
+def _mailed(step: Step, notice: dict[str, Any] | None) -> Step:
+    """``step`` with the id of the notice it records as mailed, if the service kept it."""
+    return replace(step, notice_id=notice.get("id")) if notice else step
 
 
 def _task(

@@ -262,6 +262,7 @@ def test_story_3_a_contested_plan_is_reversed_and_its_credits_return_to_their_lo
         "late": False,
         "kind": "summary",
         "recipients": recipients_for(plan),
+        "id": mailed["id"],
     }
     assert sorted(
         (a["credit_class"], a["amount_sqft"], a["portion"]) for a in withdrawal["allocations"]

@@ -28,6 +28,7 @@ ZERO = {
     "decision_notices_late": 0,
     "decision_notices_missing": 0,
     "reversed_on_appeal": 0,
+    "copies_owed": 0,
 }
 
 
@@ -161,6 +162,7 @@ def test_the_worked_example_counts_each_lgus_deadlines(kit, example):
         "decision_notices_late": 1,
         "decision_notices_missing": 1,
         "reversed_on_appeal": 1,
+        "copies_owed": 0,
     }
     assert {k: v for k, v in rows[city["id"]].items() if k in ZERO} == {
         **ZERO,
@@ -182,7 +184,7 @@ def test_the_report_is_a_csv_too(kit, example):
     rows = list(csv.DictReader(io.StringIO(response.get_data(as_text=True))))
     (row,) = [r for r in rows if r["lgu_id"] == county["id"]]
     assert list(row) == ["lgu_id", "lgu_name", *ZERO]
-    assert [row[k] for k in ZERO] == ["4", "3", "1", "1", "1", "1", "1", "1"]
+    assert [row[k] for k in ZERO] == ["4", "3", "1", "1", "1", "1", "1", "1", "0"]
 
 
 def test_a_notice_is_missing_the_day_after_it_was_due_not_on_the_day(kit):

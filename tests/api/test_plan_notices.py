@@ -99,6 +99,7 @@ def test_a_notice_missing_the_dnr_commissioner_is_refused_and_with_every_role_re
         "late": False,
         "kind": "full",
         "recipients": recipients_for(plan),
+        "id": recorded["id"],
     }
     with on("2026-06-22"):
         shown = kit.get_plan(plan["id"])
@@ -460,10 +461,11 @@ def test_a_copy_asked_by_a_notice_already_mailed_without_them_is_shown_owed(app,
     lgu = kit.lgu()
     plan = full_plan(kit, lgu)
     listed = ask(kit, plan, lgu, "2026-06-18", name="Listed Reader")
-    ok(notice(kit, plan, lgu, "2026-06-22", [*recipients_for(plan), requester(listed)]))
+    sent = ok(notice(kit, plan, lgu, "2026-06-22", [*recipients_for(plan), requester(listed)]))
     on_the_day = ask(kit, plan, lgu, "2026-06-22", name="Late Registered")
     after = ask(kit, plan, lgu, "2026-06-23", name="After Mailing")
     owed_application = {
+        "notice_id": sent["id"],
         "notice": "application",
         "mailed_on": "2026-06-22",
         "detail": (

@@ -147,6 +147,7 @@ def test_story_2_a_road_project_buys_and_uses_credits_on_every_date(kit):
             "late": False,
             "kind": "summary",
             "recipients": recipients_for(plan),
+            "id": notice["id"],
         }
         assert kit.get_plan(plan["id"])["status"] == "noticed"
 
@@ -246,6 +247,7 @@ def test_story_3_a_full_notice_is_due_monday_and_the_comment_period_runs_30_days
         "late": False,
         "kind": "full",
         "recipients": recipients_for(plan),
+        "id": noticed["notice"]["id"],
     }
     assert noticed["deadlines"]["comment_period_ends"] == "2026-07-22"  # a Wednesday
 
@@ -270,6 +272,7 @@ def test_a_notice_mailed_after_2026_06_29_is_recorded_and_flagged_late(kit, mail
         "late": late,
         "kind": "full",
         "recipients": recipients_for(plan),
+        "id": notice["id"],
     }
     assert shown["notice"]["late"] is late and shown["status"] == "noticed"
 
@@ -541,6 +544,7 @@ def test_a_notice_of_decision_after_2026_08_03_is_recorded_and_flagged_late(kit,
         "late": late,
         "kind": "summary",
         "recipients": recipients_for(plan),
+        "id": notice["id"],
     }
     assert shown["decision_notice"]["late"] is late
 

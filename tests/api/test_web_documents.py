@@ -21,7 +21,7 @@ from bank.deposit_tables import Deposit
 from ledger import sealer
 from ledger.schema import LedgerChainLink
 from tests.api.conftest import Api
-from tests.api.kit import Kit, mailing, ok, on
+from tests.api.kit import Kit, mailing, ok, on, recipients_for
 from tests.api.test_plan_notices import noticed_and_decided
 from tests.api.web_kit import Element, number, parse, signed_in
 
@@ -529,3 +529,95 @@ def test_others_are_not_shown_the_boards_forms(app: Flask, world) -> None:
     assert any(h.startswith(f"/accounts/{account_id}/statement?start=") for h in hrefs(account))
     assert f"/plans/{plan_id}/appeals" not in hrefs(plan)
     assert not {"/tokens", "/deposits/new", "/accounts/new"} & lgu_home
+
+
+# --- every notice mailed, by its id --------------------------------------------------------------
+
+PAT = {"name": "Pat Public", "address": "5 Lake St, Buffalo, MN", "role": "public_requester"}
+
+
+def renoticed(kit: Kit, lgu: dict[str, str]) -> dict[str, Any]:
+    """The plan noticed and decided (application 1: its notice of 06-22, its notice of decision
+    of 07-27), revised as new on 08-12 (application 2, 40,000 sq ft) and noticed again on
+    08-13; with the ids of the three notices."""
+    plan = noticed_and_decided(kit, lgu)
+    with on("2026-07-28"):
+        first = kit.get_plan(plan["id"])
+    revision = {"area_sqft": 40_000, "displacement_ft": 0, "received_on": "2026-08-12"}
+    with on("2026-08-12"):
+        ok(kit.api.post(f"/plans/{plan['id']}/revisions", revision, token=lgu["token"]))
+    body = {"mailed_on": "2026-08-13", "recipients": [*recipients_for(plan), PAT]}
+    with on("2026-08-13"):
+        again = ok(kit.api.post(f"/plans/{plan['id']}/notices", body, token=lgu["token"]))
+    return {
+        **plan,
+        "first_notice": first["notice"]["id"],
+        "first_decision_notice": first["decision_notice"]["id"],
+        "second_notice": again["id"],
+    }
+
+
+def test_every_notice_mailed_prints_by_its_id_and_the_latest_of_each_kind_still_prints(
+    kit: Kit,
+) -> None:
+    """The notice of application a revision's own notice replaced prints as it was mailed, by
+    its id, as HTML and PDF; ``/notices/application`` prints the one mailed last."""
+    lgu = kit.lgu()
+    plan = renoticed(kit, lgu)
+    with on("2026-08-14"):
+
+        def text(path: str, **kw: Any) -> str:
+            response = kit.api.get(f"/plans/{plan['id']}/notices/{path}", **kw)
+            assert response.status_code == 200, path
+            return response.get_data(as_text=True)
+
+        first = text(plan["first_notice"], token=lgu["token"])
+        latest = text("application")
+        assert text(plan["second_notice"]) == latest
+        assert "June 22, 2026" in first and "25,000 square feet" in first
+        assert "August 13, 2026" in latest and "40,000 square feet" in latest
+        assert "Approved on July 24, 2026" in text(plan["first_decision_notice"])
+        assert text("decision") == text(plan["first_decision_notice"])
+        as_pdf = kit.api.get(f"/plans/{plan['id']}/notices/{plan['first_notice']}?format=pdf")
+        assert (as_pdf.status_code, as_pdf.mimetype) == (200, "application/pdf")
+        # a notice of another plan, none, or a plan another LGU holds: not found
+        other = noticed_and_decided(kit, kit.lgu())
+        for path in (
+            f"/plans/{other['id']}/notices/{plan['first_notice']}",
+            f"/plans/{plan['id']}/notices/ntc_nosuchnotice",
+        ):
+            assert kit.api.get(path).status_code == 404, path
+        stranger = kit.lgu()["token"]
+        path = f"/plans/{plan['id']}/notices/{plan['first_notice']}"
+        assert kit.api.get(path, token=stranger).status_code == 404
+
+
+def test_the_plan_page_links_every_notice_mailed_to_its_printable_page(
+    app: Flask, kit: Kit
+) -> None:
+    lgu = kit.lgu()
+    plan = renoticed(kit, lgu)
+    ids = (plan["first_notice"], plan["first_decision_notice"], plan["second_notice"])
+    with on("2026-08-14"):
+        client = signed_in(app.test_client(), lgu["token"])
+        page = html(client.get(f"/plans/{plan['id']}"))
+        links = {a.attrs["data-notice-id"]: a for a in page.all("a", class_="notice-link")}
+        assert list(links) == list(ids)
+        assert "of application 1" in links[plan["first_notice"]].text
+        assert "of application 1" not in links[plan["second_notice"]].text
+        for notice_id, mailed in zip(
+            ids, ("June 22, 2026", "July 27, 2026", "August 13, 2026"), strict=True
+        ):
+            response = client.get(links[notice_id].attrs["href"])
+            assert response.headers["Content-Security-Policy"] == PAGE_POLICY
+            printed = html(response).one("article", id="notice")
+            assert printed.one(id="mailed-on").text == mailed
+            pdf = client.get(html(response).one("a", id="notice-pdf").attrs["href"])
+            assert (pdf.status_code, pdf.mimetype) == (200, "application/pdf")
+        # the timeline links the current application's notice; the earlier applications'
+        # table its own two
+        (timeline,) = page.all("a", class_="timeline-notice")
+        assert timeline.attrs["data-notice-id"] == plan["second_notice"]
+        earlier = page.one("tr", data_application="1").all("a", class_="application-notice")
+        assert [a.attrs["data-notice-id"] for a in earlier] == list(ids[:2])
+        assert client.get(f"/plans/{plan['id']}/notices/application").status_code == 200

@@ -89,6 +89,8 @@ MATRIX: dict[str, str] = {
     "POST /plans/{plan_id}/copy-requests": "board lgu",
     "GET /plans/{plan_id}/notices/application": "board lgu",
     "GET /plans/{plan_id}/notices/decision": "board lgu",
+    "POST /plans/{plan_id}/copy-requests/{copy_request_id}/copies-mailed": "board lgu",
+    "GET /plans/{plan_id}/notices/{notice_id}": "board lgu",
     "POST /plans/{plan_id}/revisions": "board lgu",
     "POST /plans/{plan_id}/withdrawals": "board lgu",
     "POST /plans/{plan_id}/replacement-completed": "board lgu",

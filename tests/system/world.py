@@ -97,7 +97,15 @@ def build_world(app: Flask, url: str) -> World:
     )
 
     plan = approved_plan(client, bank)
-    client.ok("POST", f"/plans/{plan['id']}/decision-notice", mailing(days_ago(1), plan))
+    decision_notice = client.ok(
+        "POST", f"/plans/{plan['id']}/decision-notice", mailing(days_ago(1), plan)
+    )
+    # registered after the notice of decision, asked by its day: a copy of it is owed
+    copy_request = client.ok(
+        "POST",
+        f"/plans/{plan['id']}/copy-requests",
+        {"name": "Quinn Reader", "address": "7 Oak St, Marshall, MN", "requested_on": days_ago(1)},
+    )
     reservation = client.ok(
         "POST",
         f"/accounts/{bank.accounts[0]}/reservations",
@@ -165,6 +173,8 @@ def build_world(app: Flask, url: str) -> World:
             "payment_id": payment["id"],
             "security_id": security["id"],
             "deposit_id": deposit["id"],
+            "copy_request_id": copy_request["id"],
+            "notice_id": decision_notice["id"],
         },
         other_account=other_account,
         other_lgu_id=other_lgu["id"],
@@ -306,6 +316,10 @@ def valid_bodies(world: World) -> dict[str, dict[str, Any]]:
             "name": "Pat Public",
             "address": "5 Lake St, Marshall, MN",
             "requested_on": days_ago(0),
+        },
+        "POST /plans/{plan_id}/copy-requests/{copy_request_id}/copies-mailed": {
+            "notice_id": ids["notice_id"],
+            "mailed_on": days_ago(0),
         },
         "POST /plans/{plan_id}/withdrawals": {"reservation_ids": [ids["reservation_id"]]},
         "POST /plans/{plan_id}/replacement-completed": {"completed_on": days_ago(1)},

@@ -11,7 +11,7 @@ PAT = ("Pat Public", "5 Lake St")
 
 
 def mailed(notice: str, day: int, *recipients: Recipient) -> MailedNotice:
-    return MailedNotice(notice, date(2026, 6, day), recipients)
+    return MailedNotice(f"ntc_{notice}", notice, date(2026, 6, day), recipients)
 
 
 def test_a_notice_mailed_on_or_after_the_request_without_them_is_owed() -> None:
@@ -38,3 +38,10 @@ def test_a_notice_to_another_address_or_in_another_role_still_owes_the_copy() ->
         "asked for a copy on 2026-06-20: the notice of decision mailed on 2026-06-27 was not "
         "mailed to them (Subd. 7); a copy is owed"
     )
+
+
+def test_a_notice_a_copy_of_which_was_mailed_to_them_since_is_owed_no_more() -> None:
+    notices = [mailed("application", 22), mailed("decision", 27)]
+    owed = owed_copies(*PAT, date(2026, 6, 22), notices, {"ntc_application"})
+    assert [(o.notice_id, o.notice) for o in owed] == [("ntc_decision", "decision")]
+    assert owed_copies(*PAT, date(2026, 6, 22), notices, {"ntc_application", "ntc_decision"}) == ()
