@@ -331,6 +331,7 @@ class PostgresqlDdl:
     drop_triggers = UNINSTALL
     seal_functions = SEAL_FUNCTIONS
     drop_seal_functions = DROP_SEAL_FUNCTIONS
+    unguard_seals = ["DROP TRIGGER IF EXISTS ledger_row_seals_immutable ON ledger_row_seals"]
     in_utc = ["SET LOCAL timezone = 'UTC'"]
 
     def seal_table(self, name: str, id_column: str, columns: Sequence[str]) -> list[str]:
@@ -352,6 +353,42 @@ class PostgresqlDdl:
             f"DROP TRIGGER IF EXISTS {name}_sealed ON {name}",
             f"DROP TRIGGER IF EXISTS {name}_sealed_no_truncate ON {name}",
             f"DROP FUNCTION IF EXISTS {name}_seal_row()",
+        ]
+
+    def seal_once(self, name: str, id_column: str, column: str) -> list[str]:
+        """A set-once column's seal, written when a row is inserted with a value or given one
+        (``{name}_{column}_seal``), and the refusal of any change once it holds one (through
+        ``ledger_refuse_sealed_change``, comparing that column alone)."""
+        prefix = f"{name}_{column}"
+        args = _quoted([id_column, column])
+        return [
+            *self.unseal_once(name, column),
+            f"""CREATE OR REPLACE FUNCTION {prefix}_seal() RETURNS trigger
+            LANGUAGE plpgsql SET timezone = 'UTC' AS $$
+            BEGIN
+                INSERT INTO ledger_row_seals (table_name, row_id, content)
+                VALUES ('{name}.{column}', NEW.{id_column}::text,
+                        jsonb_build_object('{column}', NEW.{column}));
+                RETURN NULL;
+            END $$""",
+            f"""CREATE TRIGGER {prefix}_seal AFTER INSERT ON {name}
+            FOR EACH ROW WHEN (NEW.{column} IS NOT NULL) EXECUTE FUNCTION {prefix}_seal()""",
+            f"""CREATE TRIGGER {prefix}_seal_set AFTER UPDATE ON {name}
+            FOR EACH ROW WHEN (OLD.{column} IS NULL AND NEW.{column} IS NOT NULL)
+            EXECUTE FUNCTION {prefix}_seal()""",
+            f"""CREATE TRIGGER {prefix}_sealed BEFORE UPDATE ON {name}
+            FOR EACH ROW
+            WHEN (OLD.{column} IS NOT NULL AND OLD.{column} IS DISTINCT FROM NEW.{column})
+            EXECUTE FUNCTION ledger_refuse_sealed_change({args})""",
+        ]
+
+    def unseal_once(self, name: str, column: str) -> list[str]:
+        prefix = f"{name}_{column}"
+        return [
+            f"DROP TRIGGER IF EXISTS {prefix}_sealed ON {name}",
+            f"DROP TRIGGER IF EXISTS {prefix}_seal_set ON {name}",
+            f"DROP TRIGGER IF EXISTS {prefix}_seal ON {name}",
+            f"DROP FUNCTION IF EXISTS {prefix}_seal()",
         ]
 
     def sealed_content(self, columns: Sequence[str], alias: str) -> str:
