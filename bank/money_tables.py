@@ -42,7 +42,7 @@ class Payment(Referenced, Base):
     database refuses a second (migration 0021), and takes another once the first is refunded,
     returned or reversed.  A filing fee's postmark falls within the appeal window and on or
     before its receipt (``bank.money``; the database holds the latter, and that only a filing
-    fee has a postmark: migration 0023)."""
+    fee has a postmark: migration 0024)."""
 
     __tablename__ = "payments"
     __table_args__ = (
@@ -62,7 +62,7 @@ class Payment(Referenced, Base):
     payer: Mapped[str] = mapped_column(String(300))
     received_on: Mapped[date] = mapped_column(Date)
     #: the filing fee's postmark (Subd. 9: mailed within the appeal window); null for any other
-    #: payment, and for a fee booked before postmarks were recorded (migration 0023)
+    #: payment, and for a fee booked before postmarks were recorded (migration 0024)
     postmarked_on: Mapped[date | None] = mapped_column(Date)
     plan_id: Mapped[str | None] = refers("plans.id", index=True)
     appeal_id: Mapped[str | None] = refers("appeals.id", index=True)

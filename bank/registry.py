@@ -10,7 +10,7 @@ after the row, with what the record says happened then (a filing fee's reversal 
 sealed when it is set (``set_once``).
 
 Migration 0007 installed these, and later migrations changed what a table seals
-(``ledger.row_seals.reseal``: 0023, the payments' fee postmark and reversal reason); changing
+(``ledger.row_seals.reseal``: 0024, the payments' fee postmark and reversal reason); changing
 this list needs such a migration (``tests/api/test_registry_seals.py`` checks the list is 0007's
 with those changes).
 """

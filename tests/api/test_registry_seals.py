@@ -243,10 +243,10 @@ def _migration(name: str) -> Any:
 
 
 def test_the_migrations_sealed_what_the_registry_declares() -> None:
-    """Changing ``bank.registry`` needs a migration: 0007's list, with the payments as 0023
+    """Changing ``bank.registry`` needs a migration: 0007's list, with the payments as 0024
     re-sealed them, must be the registry's."""
     sealed = _migration("0007_registry").SEALED_TABLES
-    resealed = _migration("0023_fee_postmark_and_reason_seal")
+    resealed = _migration("0024_fee_postmark_and_reason_seal")
     assert resealed.PAYMENTS_BEFORE in sealed
     migrated = tuple(
         resealed.PAYMENTS if table == resealed.PAYMENTS_BEFORE else table for table in sealed

@@ -23,12 +23,12 @@ chain (``payment <id> reversed: <reason>``, ``bank.money``); a row that disagree
 upgrade, naming it, so that re-sealing never makes an edit look recorded.  Then each payment's
 seal is rewritten with the postmark and each reason stored is sealed.
 
-Downgrading to 0022 checks the payments against their seals again, re-seals them without the
+Downgrading to 0023 checks the payments against their seals again, re-seals them without the
 postmark, drops the reasons' seals and their triggers (the reason is mutable again, as 0022 left
 it), the guards and the column.
 
-Revision ID: 0023
-Revises: 0022
+Revision ID: 0024
+Revises: 0023
 Create Date: 2026-12-10 09:00:00
 """
 
@@ -42,8 +42,8 @@ from alembic import op
 from ledger import quantities, row_seals, store
 from ledger.row_seals import SealedTable
 
-revision: str = "0023"
-down_revision: str | None = "0022"
+revision: str = "0024"
+down_revision: str | None = "0023"
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
 

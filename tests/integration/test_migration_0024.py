@@ -1,7 +1,7 @@
-"""Migration 0023 on both databases: ``payments.postmarked_on`` (the filing fee's postmark), and
+"""Migration 0024 on both databases: ``payments.postmarked_on`` (the filing fee's postmark), and
 the payments' seal covering it and the reversal reason.  Existing payments are re-sealed (after
 checking them against their seals, and each reason against its reversal's memo) and verify; down
-to 0022 they are re-sealed as 0022 sealed them, and verify as such."""
+to 0023 they are re-sealed as 0022 sealed them, and verify as such."""
 
 from __future__ import annotations
 
@@ -30,8 +30,8 @@ REASONS = row_seals.once_seal_name("payments", "reversal_reason")
 
 def _migration() -> Any:
     path = Path(__file__).parents[2] / "migrations" / "versions"
-    (found,) = path.glob("0023_*.py")
-    spec = importlib.util.spec_from_file_location("migration_0023", found)
+    (found,) = path.glob("0024_*.py")
+    spec = importlib.util.spec_from_file_location("migration_0024", found)
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
@@ -97,13 +97,13 @@ def _version(url: str) -> str:
     return str(_rows(url, "SELECT version_num FROM alembic_version")[0][0])
 
 
-def test_0023_reseals_the_payments_down_and_up_and_they_verify(fresh_db_url: str) -> None:
+def test_0024_reseals_the_payments_down_and_up_and_they_verify(fresh_db_url: str) -> None:
     migration = _migration()
     reversed_id, live_id = _reversed_and_live_fees(fresh_db_url)
     assert _rows(
         fresh_db_url, "SELECT row_id FROM ledger_row_seals WHERE table_name = :n", n=REASONS
     ) == [(reversed_id,)]
-    command.downgrade(alembic_config(fresh_db_url), "0022")
+    command.downgrade(alembic_config(fresh_db_url), "0023")
     assert "postmarked_on" not in _columns(fresh_db_url)
     assert _mismatch(fresh_db_url, migration.PAYMENTS_BEFORE) is None  # sealed as 0022 sealed
     assert _rows(
@@ -132,15 +132,15 @@ def test_0023_reseals_the_payments_down_and_up_and_they_verify(fresh_db_url: str
     ],
     ids=["reason", "sealed-column"],
 )
-def test_0023_refuses_a_payment_that_disagrees_with_its_seal_or_memo(
+def test_0024_refuses_a_payment_that_disagrees_with_its_seal_or_memo(
     fresh_db_url: str, change: str, refusal: str
 ) -> None:
     """Re-sealing must not make an edit look recorded: a payment edited behind the triggers at
     0022, or a reason (unsealed then) its reversal's memo in the hash chain does not give, stops
-    the upgrade, naming the row, and the database stays at 0022."""
+    the upgrade, naming the row, and the database stays at 0023."""
     reversed_id, _live_id = _reversed_and_live_fees(fresh_db_url)
     config = alembic_config(fresh_db_url)
-    command.downgrade(config, "0022")
+    command.downgrade(config, "0023")
     engine = create_engine(fresh_db_url)
     try:
         with engine.begin() as connection:
@@ -155,5 +155,5 @@ def test_0023_refuses_a_payment_that_disagrees_with_its_seal_or_memo(
         engine.dispose()
     with pytest.raises(RuntimeError, match=f"payments row {reversed_id}.*{refusal}"):
         command.upgrade(config, "head")
-    assert _version(fresh_db_url) == "0022"
-    assert "postmarked_on" not in _columns(fresh_db_url)  # nothing of 0023 was left behind
+    assert _version(fresh_db_url) == "0023"
+    assert "postmarked_on" not in _columns(fresh_db_url)  # nothing of 0024 was left behind
