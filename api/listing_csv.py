@@ -33,6 +33,7 @@ PAYMENT_FIELDS = [
     "amount_cents",
     "payer",
     "received_on",
+    "postmarked_on",
     "plan_id",
     "appeal_id",
     "status",

@@ -56,6 +56,9 @@ class AppealView:
     #: the day the board received the appeal's live filing fee (``POST /payments``); null while
     #: none is recorded: a grant needs it (``invalid_fee``)
     filing_fee_received_on: date | None
+    #: that fee's postmark, within the appeal window (Subd. 9): the petition's when the fee came
+    #: in its envelope; null while no fee is recorded, or for a fee booked before postmarks were
+    filing_fee_postmarked_on: date | None
     #: the appeal security posted and still held: not refunded, and not yet returned on the
     #: petition's grant (0 if none)
     security_held_cents: int
@@ -113,6 +116,7 @@ def view_with(
         security_cents=appeal.security_cents,
         security_required_cents=security_required_cents,
         filing_fee_received_on=fee.received_on if fee is not None else None,
+        filing_fee_postmarked_on=fee.postmarked_on if fee is not None else None,
         security_held_cents=security.amount_cents if security is not None else 0,
         ruleset=appeal.ruleset,
         grant_decision_due=grant_due,

@@ -35,6 +35,7 @@ from bank.named_accounts import (
     usd_meta,
 )
 from bank.plan_tables import Appeal, Plan
+from bank.rules import timeline
 from bank.rules.ruleset import Ruleset, ruleset_by_id
 from bank.wording import dollars
 from ledger import clock
@@ -69,6 +70,8 @@ class PaymentRequest:
     plan_id: str | None = None
     appeal_id: str | None = None
     external_refs: dict[str, str] = field(default_factory=dict)
+    #: the filing fee's postmark; omitted, the petition's (the fee came in its envelope)
+    postmarked_on: date | None = None
 
 
 @dataclass(frozen=True)
@@ -80,6 +83,9 @@ class PaymentView:
     amount_cents: int
     payer: str
     received_on: date
+    #: a filing fee's postmark (Subd. 9: mailed within the appeal window); null for any other
+    #: payment, and for a fee booked before postmarks were recorded
+    postmarked_on: date | None
     plan_id: str | None
     appeal_id: str | None
     transaction_id: str
@@ -100,6 +106,7 @@ class PaymentView:
             amount_cents=payment.amount_cents,
             payer=payment.payer,
             received_on=payment.received_on,
+            postmarked_on=payment.postmarked_on,
             plan_id=payment.plan_id,
             appeal_id=payment.appeal_id,
             transaction_id=str(payment.transaction_id),
@@ -130,6 +137,7 @@ def receive_payment(
         if appeal is not None:  # the fee and the cap the petition was filed under (Subd. 9)
             ruleset = ruleset_by_id(appeal.ruleset)
         _check_received_after(request, plan, appeal)
+        postmarked_on = _fee_postmark(session, request, plan, appeal)
         credit_account, lgu_id = _destination(session, ruleset, request, plan, appeal)
         payment_id = new_id("pay")
         posted = ledger.transfer(
@@ -150,6 +158,7 @@ def receive_payment(
             amount_cents=request.amount_cents,
             payer=request.payer,
             received_on=request.received_on,
+            postmarked_on=postmarked_on,
             plan_id=plan.id,
             appeal_id=appeal.id if appeal is not None else None,
             lgu_id=lgu_id,
@@ -184,6 +193,31 @@ def _check_received_after(request: PaymentRequest, plan: Plan, appeal: Appeal | 
             f"received before {what} ({earliest.isoformat()})",
             {"received_on": [f"before {earliest.isoformat()}"]},
         )
+
+
+def _fee_postmark(
+    session: Session, request: PaymentRequest, plan: Plan, appeal: Appeal | None
+) -> date | None:
+    """The filing fee's postmark: the one given, else the petition's (the fee came in the
+    petition's envelope), on or before the fee's receipt and within the appeal window the
+    petition was checked against (Subd. 9: "mailing a petition and payment of a filing fee ...
+    within 15 days"; ``appeal_window_closed``, as a late petition).  No other payment has one."""
+    if request.kind != "appeal_filing_fee" or appeal is None:
+        if request.postmarked_on is not None:
+            raise ValidationFailed(
+                "only the appeal filing fee records its postmark",
+                {"postmarked_on": ["only on an appeal_filing_fee payment"]},
+            )
+        return None
+    postmarked_on = request.postmarked_on or appeal.postmarked_on
+    if postmarked_on > request.received_on:
+        raise ValidationFailed(
+            "received before it was mailed", {"postmarked_on": ["after received_on"]}
+        )
+    c = plans.clocks(session, plan)
+    facts = plans.appealed_facts(session, plan, appeal.application_number)
+    timeline.check_mailed_in_window(c.ruleset, c.board, facts, postmarked_on, "the filing fee")
+    return postmarked_on
 
 
 def _targets(session: Session, actor: Actor, request: PaymentRequest) -> tuple[Plan, Appeal | None]:

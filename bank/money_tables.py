@@ -40,7 +40,9 @@ class Payment(Referenced, Base):
     database refuses any transaction but one reversing the payment's, and any later change
     (migration 0019).  An appeal has at most one live filing fee and one live security: the
     database refuses a second (migration 0021), and takes another once the first is refunded,
-    returned or reversed."""
+    returned or reversed.  A filing fee's postmark falls within the appeal window and on or
+    before its receipt (``bank.money``; the database holds the latter, and that only a filing
+    fee has a postmark: migration 0024)."""
 
     __tablename__ = "payments"
     __table_args__ = (
@@ -59,13 +61,17 @@ class Payment(Referenced, Base):
     amount_cents: Mapped[int] = mapped_column(BigInteger)
     payer: Mapped[str] = mapped_column(String(300))
     received_on: Mapped[date] = mapped_column(Date)
+    #: the filing fee's postmark (Subd. 9: mailed within the appeal window); null for any other
+    #: payment, and for a fee booked before postmarks were recorded (migration 0024)
+    postmarked_on: Mapped[date | None] = mapped_column(Date)
     plan_id: Mapped[str | None] = refers("plans.id", index=True)
     appeal_id: Mapped[str | None] = refers("appeals.id", index=True)
     lgu_id: Mapped[str | None] = refers("lgus.id")
     transaction_id: Mapped[int] = refers("ledger_transactions.id")
     status: Mapped[str] = mapped_column(String(10))
     compensation_transaction_id: Mapped[int | None] = refers("ledger_transactions.id")
-    #: why the board reversed the payment as recorded in error (only when ``reversed``)
+    #: why the board reversed the payment as recorded in error (only when ``reversed``); sealed
+    #: once set (``bank.registry``)
     reversal_reason: Mapped[str | None] = mapped_column(Text)
     ruleset: Mapped[str] = mapped_column(String(60))
     created_at: Mapped[datetime] = moment()

@@ -291,6 +291,14 @@ def earlier_application(session: Session, plan: Plan, number: int) -> PlanApplic
     return row
 
 
+def appealed_facts(session: Session, plan: Plan, application_number: int) -> timeline.PlanFacts:
+    """The facts of the application an appeal appeals: the current one's, or an earlier one's
+    as it stood when superseded (``application_facts``)."""
+    if application_number == plan.application_number:
+        return facts(session, plan)
+    return application_facts(session, plan, earlier_application(session, plan, application_number))
+
+
 def security_required_cents(session: Session, plan: Plan, application_number: int) -> int | None:
     """Subd. 9: the security the LGU requires of a petitioner on the plan's application
     ``application_number`` (``security_required_of``)."""

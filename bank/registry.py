@@ -5,11 +5,14 @@ Who holds what: a site's holder, an account's holder, a lot's account and parent
 ledger accounts.  What a transaction did: deposits with their actions, reversals and the site's
 register; transfers with their lots; reservations, withdrawals and their allocations; payments and
 securities.  Only the columns that are a record's changing state are left out: statuses, counters,
-names and addresses people correct, and a security's release or draw.
+names and addresses people correct, and a security's release or draw.  A column written once,
+after the row, with what the record says happened then (a filing fee's reversal reason) is
+sealed when it is set (``set_once``).
 
-Migration 0007 installed exactly these; changing this list needs a migration that re-installs the
-triggers and seals what is already there (``tests/integration/test_registry_seals.py`` checks the
-two agree).
+Migration 0007 installed these, and later migrations changed what a table seals
+(``ledger.row_seals.reseal``: 0024, the payments' fee postmark and reversal reason); changing
+this list needs such a migration (``tests/api/test_registry_seals.py`` checks the list is 0007's
+with those changes).
 """
 
 from __future__ import annotations
@@ -17,9 +20,12 @@ from __future__ import annotations
 from ledger.row_seals import SealedTable
 
 
-def _all_but(name: str, id_column: str, columns: str, *, mutable: str = "") -> SealedTable:
-    sealed = tuple(c for c in columns.split() if c not in mutable.split())
-    return SealedTable(name, id_column, sealed)
+def _all_but(
+    name: str, id_column: str, columns: str, *, mutable: str = "", once: str = ""
+) -> SealedTable:
+    left_out = mutable.split() + once.split()
+    sealed = tuple(c for c in columns.split() if c not in left_out)
+    return SealedTable(name, id_column, sealed, tuple(once.split()))
 
 
 SEALED_TABLES: tuple[SealedTable, ...] = (
@@ -100,8 +106,9 @@ SEALED_TABLES: tuple[SealedTable, ...] = (
         "payments",
         "id",
         "id kind amount_cents payer received_on plan_id appeal_id lgu_id transaction_id status "
-        "compensation_transaction_id ruleset created_at actor",
+        "compensation_transaction_id ruleset created_at actor postmarked_on reversal_reason",
         mutable="status compensation_transaction_id",
+        once="reversal_reason",
     ),
     _all_but(
         "securities",

@@ -8,6 +8,9 @@ table ``SealedTable(name, id_column, columns)`` makes the database itself
   every writer is covered: the ORM, Core, fixed SQL and a person at a SQL prompt);
 * refuse an UPDATE that changes a sealed column, any DELETE, and TRUNCATE (columns left out of
   ``columns`` are the row's mutable state, e.g. a status);
+* seal each of its ``set_once`` columns, which a row is written without (NULL) and given later,
+  once (a reversal's reason), when it is given: its value is copied into a seal of its own
+  (``once_seal_name``), and any later change of it is refused;
 
 and makes ``verify`` compare every row with its seal: an edit made with the triggers disabled,
 a row deleted, or a row inserted without its seal is reported as a ``Break`` naming the table and
@@ -33,18 +36,28 @@ SEALS_TABLE = "ledger_row_seals"
 
 @dataclass(frozen=True)
 class SealedTable:
-    """A table whose ``columns`` (the id column among them) never change once a row exists."""
+    """A table whose ``columns`` (the id column among them) never change once a row exists, and
+    whose ``set_once`` columns never change once they hold a value."""
 
     name: str
     id_column: str
     columns: tuple[str, ...]
+    set_once: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         if self.id_column not in self.columns:
             raise ValueError(f"{self.name}: the id column must be sealed too")
-        for ident in (self.name, self.id_column, *self.columns):
+        if set(self.set_once) & set(self.columns):
+            raise ValueError(f"{self.name}: a column is sealed when written or when set, not both")
+        for ident in (self.name, self.id_column, *self.columns, *self.set_once):
             if not ident.replace("_", "").isalnum() or not ident.isascii():
                 raise ValueError(f"not a plain SQL identifier: {ident!r}")
+
+
+def once_seal_name(table: str, column: str) -> str:
+    """The ``table_name`` of the seals of ``table``'s set-once ``column``: one per row that has
+    a value, its content that value (``{column: value}``), its ``row_id`` the row's."""
+    return f"{table}.{column}"
 
 
 def _ddl(connection: Connection) -> Ddl:
@@ -57,6 +70,8 @@ def install(connection: Connection, tables: Sequence[SealedTable]) -> None:
     statements = list(ddl.seal_functions)
     for table in tables:
         statements += ddl.seal_table(table.name, table.id_column, table.columns)
+        for column in table.set_once:
+            statements += ddl.seal_once(table.name, table.id_column, column)
     for statement in statements:
         connection.execute(text(statement))
 
@@ -67,7 +82,14 @@ def uninstall(
     """Drop the per-table triggers of ``tables`` (tamper tests, migrations' downgrade), and with
     ``functions`` the shared trigger functions too (once no table uses them)."""
     ddl = _ddl(connection)
-    statements = [s for table in tables for s in ddl.unseal_table(table.name)]
+    statements = [
+        s
+        for table in tables
+        for s in [
+            *(s for column in table.set_once for s in ddl.unseal_once(table.name, column)),
+            *ddl.unseal_table(table.name),
+        ]
+    ]
     if functions:
         statements += ddl.drop_seal_functions
     for statement in statements:
@@ -75,32 +97,78 @@ def uninstall(
 
 
 def seal_existing(connection: Connection, table: SealedTable) -> None:
-    """Seal the rows ``table`` already holds that have no seal yet (a table newly sealed)."""
+    """Seal the rows ``table`` already holds that have no seal yet (a table newly sealed), and
+    the values its set-once columns already hold (a column newly sealed once set)."""
     ddl = _ddl(connection)
     for statement in ddl.in_utc:
         connection.execute(text(statement))
-    content = ddl.sealed_content(table.columns, "t")
     row_id = ddl.sealed_row_id(table.id_column, "t")
-    connection.execute(
-        text(
-            f"""INSERT INTO ledger_row_seals (table_name, row_id, content)
-            SELECT '{table.name}', {row_id}, {content} FROM {table.name} AS t
-            WHERE NOT EXISTS (SELECT 1 FROM ledger_row_seals AS s
-                              WHERE s.table_name = '{table.name}' AND s.row_id = {row_id})"""
+    parts = [(table.name, table.columns, "TRUE")]
+    parts += [(once_seal_name(table.name, c), (c,), f"t.{c} IS NOT NULL") for c in table.set_once]
+    for seal_name, columns, where in parts:
+        content = ddl.sealed_content(columns, "t")
+        connection.execute(
+            text(
+                f"""INSERT INTO ledger_row_seals (table_name, row_id, content)
+                SELECT '{seal_name}', {row_id}, {content} FROM {table.name} AS t
+                WHERE {where} AND NOT EXISTS (
+                    SELECT 1 FROM ledger_row_seals AS s
+                    WHERE s.table_name = '{seal_name}' AND s.row_id = {row_id})"""
+            )
         )
-    )
+
+
+def reseal(connection: Connection, was: SealedTable, now: SealedTable) -> None:
+    """Make ``now`` what seals a table ``was`` sealed (a migration that seals a column more, or
+    one less): every row first checked against its seals as they are (``RuntimeError`` naming
+    the first that disagrees, and nothing changed: a re-seal must not make an edit made behind
+    the triggers look recorded), then each row's seal rewritten with ``now``'s columns, the
+    seals of set-once columns no longer sealed dropped, the triggers made ``now``'s, and the
+    values of newly set-once columns sealed."""
+    if (was.name, was.id_column) != (now.name, now.id_column):
+        raise ValueError("a re-seal keeps the table and its id column")
+    found = first_mismatch(connection, [was])
+    if found is not None:
+        raise RuntimeError(f"cannot re-seal {was.name}: {found.detail}")
+    ddl = _ddl(connection)
+    statements = list(ddl.unguard_seals)
+    if was.columns != now.columns:
+        content = ddl.sealed_content(now.columns, "t")
+        row_id = ddl.sealed_row_id(now.id_column, "t")
+        statements.append(
+            f"""UPDATE ledger_row_seals SET content = (
+                SELECT {content} FROM {now.name} AS t WHERE {row_id} = ledger_row_seals.row_id)
+            WHERE table_name = '{now.name}'"""
+        )
+    statements += [
+        f"DELETE FROM ledger_row_seals WHERE table_name = '{once_seal_name(was.name, c)}'"
+        for c in was.set_once
+        if c not in now.set_once
+    ]
+    for statement in statements:
+        connection.execute(text(statement))
+    uninstall(connection, [was])
+    install(connection, [now])  # the seals' own guards again, with the table's triggers
+    seal_existing(connection, now)
 
 
 @dataclass(frozen=True)
 class Mismatch:
-    """A sealed row that disagrees with its seal: ``changed``, ``deleted`` or ``unsealed``."""
+    """A sealed row that disagrees with its seal: ``changed``, ``deleted`` or ``unsealed``;
+    ``column``: a set-once column whose value disagrees with its seal (``changed``)."""
 
     table: str
     row_id: str
     kind: str
+    column: str | None = None
 
     @property
     def detail(self) -> str:
+        if self.column is not None:
+            return (
+                f"{self.table} row {self.row_id}: its {self.column} differs from what was "
+                "recorded when it was set"
+            )
         what = {
             "changed": "differs from what was recorded when it was written",
             "deleted": "was deleted",
@@ -110,12 +178,15 @@ class Mismatch:
 
 
 def first_mismatch(connection: Connection, tables: Sequence[SealedTable]) -> Mismatch | None:
-    """The first row of ``tables`` (in their order, then by id) that disagrees with its seal."""
+    """The first row of ``tables`` (in their order, then by id; each table's set-once columns
+    after its rows) that disagrees with its seals."""
     ddl = _ddl(connection)
     for statement in ddl.in_utc:
         connection.execute(text(statement))
     for table in tables:
         found = _first_in(connection, table, ddl)
+        for column in table.set_once:
+            found = found or _first_once_in(connection, table, column, ddl)
         if found is not None:
             return found
     return None
@@ -149,6 +220,34 @@ def _first_in(connection: Connection, table: SealedTable, ddl: Ddl) -> Mismatch 
     return None
 
 
+def _first_once_in(
+    connection: Connection, table: SealedTable, column: str, ddl: Ddl
+) -> Mismatch | None:
+    """The first row whose set-once ``column`` disagrees with its seal: a value with no seal
+    (given behind the triggers), or a seal whose row now holds another value or none.  Rows
+    deleted are the table's own seals' to name (``_first_in``, which runs first)."""
+    content = ddl.sealed_content((column,), "t")
+    row_id = ddl.sealed_row_id(table.id_column, "t")
+    name = once_seal_name(table.name, column)
+    seals = f"(SELECT row_id, content FROM ledger_row_seals WHERE table_name = '{name}')"
+    rows = (
+        f"(SELECT {row_id} AS row_id, {content} AS content, t.{column} IS NULL AS unset "
+        f"FROM {table.name} AS t)"
+    )
+    found = connection.execute(
+        text(
+            f"""SELECT r.row_id FROM {rows} AS r
+            LEFT JOIN {seals} AS s ON s.row_id = r.row_id
+            WHERE (s.row_id IS NULL AND NOT r.unset)
+               OR (s.row_id IS NOT NULL AND s.content <> r.content)
+            ORDER BY r.row_id LIMIT 1"""
+        )
+    ).first()
+    if found is not None:
+        return Mismatch(table.name, str(found[0]), "changed", column)
+    return None
+
+
 def position_column(connection: Connection) -> str:
     """The column that orders ``ledger_row_seals`` by insertion: PostgreSQL's ``position``
     (an identity), SQLite's rowid (the table never loses a row, so rowids only grow)."""
@@ -170,16 +269,22 @@ def first_mismatch_since(
     position = f"s.{position_column(connection)}"
     for table in tables:
         ident = f"t.{table.id_column}"
-        content = ddl.sealed_content(table.columns, "t")
         key_join = ddl.seal_key_join(connection, table.name, table.id_column)
-        query = text(
-            f"""SELECT s.row_id, {ident} IS NULL FROM ledger_row_seals AS s
-            LEFT JOIN {table.name} AS t ON {key_join}
-            WHERE s.table_name = '{table.name}' AND ({position} > :after OR {position} IN :gaps)
-                AND ({ident} IS NULL OR {content} <> s.content)
-            ORDER BY s.row_id LIMIT 1"""
-        ).bindparams(bindparam("gaps", expanding=True))
-        found = connection.execute(query, {"after": after, "gaps": list(gaps)}).first()
-        if found is not None:
-            return Mismatch(table.name, str(found[0]), "deleted" if found[1] else "changed")
+        parts: list[tuple[str, tuple[str, ...], str | None]] = [(table.name, table.columns, None)]
+        parts += [(once_seal_name(table.name, c), (c,), c) for c in table.set_once]
+        for seal_name, columns, column in parts:
+            content = ddl.sealed_content(columns, "t")
+            query = text(
+                f"""SELECT s.row_id, {ident} IS NULL FROM ledger_row_seals AS s
+                LEFT JOIN {table.name} AS t ON {key_join}
+                WHERE s.table_name = '{seal_name}'
+                    AND ({position} > :after OR {position} IN :gaps)
+                    AND ({ident} IS NULL OR {content} <> s.content)
+                ORDER BY s.row_id LIMIT 1"""
+            ).bindparams(bindparam("gaps", expanding=True))
+            found = connection.execute(query, {"after": after, "gaps": list(gaps)}).first()
+            if found is not None and found[1]:
+                return Mismatch(table.name, str(found[0]), "deleted")
+            if found is not None:
+                return Mismatch(table.name, str(found[0]), "changed", column)
     return None

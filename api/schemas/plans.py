@@ -210,11 +210,28 @@ class AppealSecurityIn(Schema):
     amount_cents = Quantity(required=True)
 
 
+#: ``postmarked_on`` of a payment (Subd. 9: a filing fee is mailed within the appeal window)
+FEE_POSTMARK_DESCRIPTION = (
+    "appeal_filing_fee only: the postmark on the envelope the fee came in, on or before "
+    "received_on. Omitted, the petition's postmark is recorded (the fee came in the petition's "
+    "envelope). A fee postmarked after the appeal window (15 days after the notice of decision "
+    "was mailed) is refused with appeal_window_closed, as a late petition is; any other kind "
+    "of payment is refused with a postmark (validation_error)."
+)
+
+
+def fee_postmark_in() -> EventDate:
+    return EventDate(
+        load_default=None, allow_none=True, metadata={"description": FEE_POSTMARK_DESCRIPTION}
+    )
+
+
 class PaymentIn(Schema):
     kind = fields.String(required=True, validate=validate.OneOf(PAYMENT_KINDS))
     amount_cents = Quantity(required=True)
     payer = Name(required=True)
     received_on = EventDate(required=True)
+    postmarked_on = fee_postmark_in()
     plan_id = RecordId(load_default=None)
     appeal_id = RecordId(load_default=None)
     external_refs = external_refs_in()
@@ -229,6 +246,7 @@ class AppealPaymentIn(Schema):
     amount_cents = Quantity(required=True)
     payer = Name(required=True)
     received_on = EventDate(required=True)
+    postmarked_on = fee_postmark_in()
 
 
 PaymentOut = reply_schema(PaymentView, "PaymentOut")

@@ -86,6 +86,12 @@ def _payment_form(plan_id: str, appeal_id: str) -> Form:
         Field("amount_cents", "Amount ($)", "money", required=True),
         Field("payer", "Paid by", required=True),
         Field("received_on", "Received on", "date", required=True),
+        Field(
+            "postmarked_on",
+            "Fee postmarked on",
+            "date",
+            hint="Filing fee only: its envelope's postmark. Left empty, the petition's.",
+        ),
     )
     action = url_for("web.appeal_payment", plan_id=plan_id, appeal_id=appeal_id)
     return Form(action, items, "Record the payment")

@@ -559,13 +559,7 @@ def check_petition(
                 f"on {mailed_on.isoformat()}",
                 {"postmarked_on": [f"before the notice of decision {mailed_on.isoformat()}"]},
             )
-        window = board.add_days(mailed_on, ruleset.appeal_window_days)
-        if postmarked_on > window:
-            raise AppealWindowClosed(
-                f"Subd. 9: the petition had to be mailed by {window.isoformat()}",
-                deadline="appeal_window_ends",
-                ends=window.isoformat(),
-            )
+        check_mailed_in_window(ruleset, board, facts, postmarked_on, "the petition")
     if filing_fee_cents != ruleset.appeal_filing_fee_cents:
         raise InvalidFee(
             f"Subd. 9: the filing fee is {dollars(ruleset.appeal_filing_fee_cents)}",
@@ -582,6 +576,22 @@ def check_petition(
         raise NotEligible(
             f"Subd. 9: {ruleset.min_resident_petitioners} county residents may petition",
             resident_count=resident_count,
+        )
+
+
+def check_mailed_in_window(
+    ruleset: Ruleset, board: Calendar, facts: PlanFacts, postmarked_on: date, what: str
+) -> None:
+    """Subd. 9: "a petition and payment of a filing fee" are mailed within the appeal window
+    (``appeal_window_ends``); ``what`` (the petition, or its filing fee) postmarked after it is
+    refused (``appeal_window_closed``).  With no notice of decision mailed no window has begun,
+    so none has closed."""
+    window = appeal_window_ends(ruleset, board, facts)
+    if window is not None and postmarked_on > window:
+        raise AppealWindowClosed(
+            f"Subd. 9: {what} had to be mailed by {window.isoformat()}",
+            deadline="appeal_window_ends",
+            ends=window.isoformat(),
         )
 
 

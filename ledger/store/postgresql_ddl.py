@@ -11,8 +11,9 @@ its account; since 0019 (``CHECK_ONE_WRITER_FUNCTION``) an entry only from the d
 transaction that writes its ledger transaction.  A sealed row's content is ``to_jsonb`` of the
 row keeping the sealed keys, in UTC so that timestamps read the same in every session
 (``ledger_sealed_content``, which the verifier compares with); each table's insert trigger
-builds the same object from the row's columns by name (``seal_row_function``).  Integer columns
-never hold anything but integers, so quantities need no guard here.
+builds the same object from the row's columns by name, and a set-once column has a seal of its
+own (the seal statements are in ``postgresql_seals``).  Integer columns never hold anything but
+integers, so quantities need no guard here.
 """
 
 from __future__ import annotations
@@ -20,6 +21,14 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from sqlalchemy import Connection, text
+
+from ledger.store.postgresql_seals import (
+    DROP_SEAL_FUNCTIONS,
+    SEAL_FUNCTIONS,
+    quoted,
+    seal_once_statements,
+    seal_row_function,
+)
 
 # The deferred balance check, fired by every new header and every new entry: each firing reads
 # the transaction's entries once (per asset and phase, their count and sum).  A 2-entry transfer
@@ -223,104 +232,6 @@ UNINSTALL = [
     "DROP FUNCTION IF EXISTS ledger_refuse_change()",
 ]
 
-SEAL_FUNCTIONS = [
-    # the sealed keys of a row's JSON; '{}' when none (never NULL, so comparisons stay simple)
-    """
-    CREATE OR REPLACE FUNCTION ledger_sealed_content(r jsonb, keep text[]) RETURNS jsonb
-    LANGUAGE sql IMMUTABLE AS $$
-        SELECT coalesce(jsonb_object_agg(key, value), '{}'::jsonb)
-        FROM jsonb_each(r) WHERE key = ANY(keep)
-    $$
-    """,
-    # TG_ARGV: the id column, then the sealed columns.  UTC: a timestamptz's JSON text follows
-    # the session's time zone, and every seal must read the same whoever wrote it
-    """
-    CREATE OR REPLACE FUNCTION ledger_seal_row() RETURNS trigger
-    LANGUAGE plpgsql SET timezone = 'UTC' AS $$
-    BEGIN
-        INSERT INTO ledger_row_seals (table_name, row_id, content)
-        VALUES (TG_TABLE_NAME, to_jsonb(NEW) ->> TG_ARGV[0],
-                ledger_sealed_content(to_jsonb(NEW), TG_ARGV[1:TG_NARGS - 1]));
-        RETURN NULL;
-    END $$
-    """,
-    """
-    CREATE OR REPLACE FUNCTION ledger_refuse_sealed_change() RETURNS trigger
-    LANGUAGE plpgsql SET timezone = 'UTC' AS $$
-    BEGIN
-        IF TG_OP = 'UPDATE' AND ledger_sealed_content(to_jsonb(OLD), TG_ARGV[1:TG_NARGS - 1])
-                = ledger_sealed_content(to_jsonb(NEW), TG_ARGV[1:TG_NARGS - 1]) THEN
-            RETURN NEW;
-        END IF;
-        RAISE EXCEPTION 'sealed rows are immutable: % on % refused', TG_OP, TG_TABLE_NAME
-            USING ERRCODE = 'integrity_constraint_violation';
-    END $$
-    """,
-    """
-    CREATE OR REPLACE FUNCTION ledger_refuse_seal_change() RETURNS trigger
-    LANGUAGE plpgsql AS $$
-    BEGIN
-        RAISE EXCEPTION 'row seals are immutable: % on % refused', TG_OP, TG_TABLE_NAME
-            USING ERRCODE = 'integrity_constraint_violation';
-    END $$
-    """,
-    """
-    DROP TRIGGER IF EXISTS ledger_row_seals_immutable ON ledger_row_seals
-    """,
-    """
-    CREATE TRIGGER ledger_row_seals_immutable BEFORE UPDATE OR DELETE ON ledger_row_seals
-        FOR EACH ROW EXECUTE FUNCTION ledger_refuse_seal_change()
-    """,
-    """
-    DROP TRIGGER IF EXISTS ledger_row_seals_no_truncate ON ledger_row_seals
-    """,
-    """
-    CREATE TRIGGER ledger_row_seals_no_truncate BEFORE TRUNCATE ON ledger_row_seals
-        FOR EACH STATEMENT EXECUTE FUNCTION ledger_refuse_seal_change()
-    """,
-]
-
-DROP_SEAL_FUNCTIONS = [
-    "DROP TRIGGER IF EXISTS ledger_row_seals_immutable ON ledger_row_seals",
-    "DROP TRIGGER IF EXISTS ledger_row_seals_no_truncate ON ledger_row_seals",
-    *(
-        f"DROP FUNCTION IF EXISTS {name}"
-        for name in (
-            "ledger_seal_row()",
-            "ledger_refuse_sealed_change()",
-            "ledger_refuse_seal_change()",
-            "ledger_sealed_content(jsonb, text[])",
-        )
-    ),
-]
-
-
-def _quoted(columns: Sequence[str]) -> str:
-    return ", ".join(f"'{c}'" for c in columns)
-
-
-#: ``jsonb_build_object`` takes at most 100 arguments, a name and a value per column; PostgreSQL
-#: would refuse a wider seal only when a row is inserted
-MAX_SEALED_COLUMNS = 50
-
-
-def seal_row_function(name: str, id_column: str, columns: Sequence[str]) -> str:
-    """A table's own AFTER INSERT seal function: the content ``ledger_sealed_content`` gives
-    (``to_jsonb`` of the row, keeping ``columns``), built from the new row's columns by name.
-    The generic ``ledger_seal_row`` made the whole row's JSON twice and filtered its keys on
-    every insert, several times the cost.  Its trigger keeps the id and sealed columns as its
-    arguments, as the generic one's did, so the catalog still says what a table seals."""
-    if len(columns) > MAX_SEALED_COLUMNS:
-        raise ValueError(f"{name}: at most {MAX_SEALED_COLUMNS} sealed columns")
-    content = ", ".join(f"'{column}', NEW.{column}" for column in columns)
-    return f"""CREATE OR REPLACE FUNCTION {name}_seal_row() RETURNS trigger
-    LANGUAGE plpgsql SET timezone = 'UTC' AS $$
-    BEGIN
-        INSERT INTO ledger_row_seals (table_name, row_id, content)
-        VALUES ('{name}', NEW.{id_column}::text, jsonb_build_object({content}));
-        RETURN NULL;
-    END $$"""
-
 
 class PostgresqlDdl:
     """PostgreSQL's schema statements."""
@@ -331,10 +242,11 @@ class PostgresqlDdl:
     drop_triggers = UNINSTALL
     seal_functions = SEAL_FUNCTIONS
     drop_seal_functions = DROP_SEAL_FUNCTIONS
+    unguard_seals = ["DROP TRIGGER IF EXISTS ledger_row_seals_immutable ON ledger_row_seals"]
     in_utc = ["SET LOCAL timezone = 'UTC'"]
 
     def seal_table(self, name: str, id_column: str, columns: Sequence[str]) -> list[str]:
-        args = _quoted([id_column, *columns])
+        args = quoted([id_column, *columns])
         return [
             *self.unseal_table(name),
             seal_row_function(name, id_column, columns),
@@ -354,8 +266,20 @@ class PostgresqlDdl:
             f"DROP FUNCTION IF EXISTS {name}_seal_row()",
         ]
 
+    def seal_once(self, name: str, id_column: str, column: str) -> list[str]:
+        return [*self.unseal_once(name, column), *seal_once_statements(name, id_column, column)]
+
+    def unseal_once(self, name: str, column: str) -> list[str]:
+        prefix = f"{name}_{column}"
+        return [
+            f"DROP TRIGGER IF EXISTS {prefix}_sealed ON {name}",
+            f"DROP TRIGGER IF EXISTS {prefix}_seal_set ON {name}",
+            f"DROP TRIGGER IF EXISTS {prefix}_seal ON {name}",
+            f"DROP FUNCTION IF EXISTS {prefix}_seal()",
+        ]
+
     def sealed_content(self, columns: Sequence[str], alias: str) -> str:
-        return f"ledger_sealed_content(to_jsonb({alias}), ARRAY[{_quoted(columns)}]::text[])"
+        return f"ledger_sealed_content(to_jsonb({alias}), ARRAY[{quoted(columns)}]::text[])"
 
     def sealed_row_id(self, id_column: str, alias: str) -> str:
         return f"{alias}.{id_column}::text"

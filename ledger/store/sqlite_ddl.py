@@ -225,6 +225,10 @@ class SqliteDdl:
     seal_functions = SEALS_TRIGGERS
     #: the seals' own triggers stay: they guard ``ledger_row_seals`` itself
     drop_seal_functions: list[str] = []
+    unguard_seals = [
+        "DROP TRIGGER IF EXISTS ledger_row_seals_no_update",
+        "DROP TRIGGER IF EXISTS ledger_row_seals_no_delete",
+    ]
     #: timestamps are stored as text, the same in every session
     in_utc: list[str] = []
 
@@ -250,6 +254,30 @@ class SqliteDdl:
             f"DROP TRIGGER IF EXISTS {name}_seal",
             f"DROP TRIGGER IF EXISTS {name}_sealed_no_update",
             f"DROP TRIGGER IF EXISTS {name}_sealed_no_delete",
+        ]
+
+    def seal_once(self, name: str, id_column: str, column: str) -> list[str]:
+        """A set-once column's seal, written when a row is inserted with a value or given one,
+        and the refusal of any change once it holds one."""
+        prefix = f"{name}_{column}"
+        seal = f"""INSERT INTO ledger_row_seals (table_name, row_id, content)
+            VALUES ('{name}.{column}', {self.sealed_row_id(id_column, "NEW")},
+                    {self.sealed_content((column,), "NEW")});"""
+        return [
+            *self.unseal_once(name, column),
+            f"""CREATE TRIGGER {prefix}_seal AFTER INSERT ON {name}
+        WHEN NEW.{column} IS NOT NULL BEGIN {seal} END""",
+            f"""CREATE TRIGGER {prefix}_seal_set AFTER UPDATE ON {name}
+        WHEN OLD.{column} IS NULL AND NEW.{column} IS NOT NULL BEGIN {seal} END""",
+            f"""CREATE TRIGGER {prefix}_sealed BEFORE UPDATE ON {name}
+        WHEN OLD.{column} IS NOT NULL AND NEW.{column} IS NOT OLD.{column}
+        BEGIN SELECT RAISE(ABORT, 'sealed rows are immutable: UPDATE on {name} refused'); END""",
+        ]
+
+    def unseal_once(self, name: str, column: str) -> list[str]:
+        return [
+            f"DROP TRIGGER IF EXISTS {name}_{column}_{suffix}"
+            for suffix in ("sealed", "seal_set", "seal")
         ]
 
     def sealed_content(self, columns: Sequence[str], alias: str) -> str:

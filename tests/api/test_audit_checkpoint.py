@@ -23,6 +23,7 @@ from ledger import sealer
 from tests.api.conftest import Api, make_token
 from tests.api.kit import Kit, ok, on
 from tests.api.test_audit import D2, D4, all_transaction_ids, run_verify_command, tamper, workload
+from tests.api.test_money import FEE, appealed, pay, reverse
 from tests.api.test_registry_seals import _bypassing_triggers
 from tests.api.web_kit import parse, signed_in
 
@@ -165,6 +166,31 @@ def test_a_registry_row_written_after_the_checkpoint_and_edited_is_caught(fresh,
         "transfers",
         str(row_id),
     )
+
+
+def test_a_reversal_reason_set_after_the_checkpoint_and_edited_is_caught(fresh, since):
+    """A fee booked before the checkpoint and reversed after it: the reason's seal is written
+    since, so the check since the checkpoint compares it with the row, and names the payment."""
+    _plan, appeal = appealed(fresh, fresh.lgu())
+    fee = ok(pay(fresh.api, "appeal_filing_fee", FEE, "2026-09-11", appeal_id=appeal["id"]))
+    assert verify(fresh)["ok"] is True
+    ok(reverse(fresh.api, fee["id"], "2026-09-12"), 201)
+    _bypassing_triggers(
+        fresh.app,
+        "payments",
+        "UPDATE payments SET reversal_reason = 'refunded at the petitioner''s request' "
+        "WHERE id = :id",
+        id=fee["id"],
+    )
+    report = verify(fresh)
+    assert (report["ok"], report["mode"]) == (False, "since_checkpoint")
+    broken = report["first_broken"]
+    assert (broken["kind"], broken["table"], broken["row_id"]) == (
+        "sealed_row_changed",
+        "payments",
+        fee["id"],
+    )
+    assert "reversal_reason" in broken["detail"]
 
 
 def test_an_edit_before_the_checkpoint_is_left_to_the_full_pass(fresh, fresh_db_url, since):

@@ -86,6 +86,7 @@ def pay(
     appeal_id: str | None = None,
     token: str | None = None,
     payer: str = "A. Payer",
+    postmarked_on: str | None = None,
 ) -> Any:
     body: dict[str, Any] = {
         "kind": kind,
@@ -93,6 +94,8 @@ def pay(
         "payer": payer,
         "received_on": day,
     }
+    if postmarked_on is not None:
+        body["postmarked_on"] = postmarked_on
     if plan_id is not None:
         body["plan_id"] = plan_id
     if appeal_id is not None:
@@ -370,6 +373,87 @@ def test_the_appeal_filing_fee_is_exactly_200_dollars(kit, amount, status):
         problem(response, 422, "invalid_fee")
     with on("2026-09-11"):
         assert len(payments_of(kit.api, plan["id"])) == (1 if status == 201 else 0)
+
+
+#: ``appealed``'s notice was mailed on Friday 2026-09-04: the window's 15th day is Saturday
+#: 09-19, so it ends Monday 09-21 (645.15, the board's calendar)
+WINDOW_ENDS = "2026-09-21"
+
+
+@pytest.mark.parametrize(
+    ("postmarked_on", "status", "code"),
+    [(WINDOW_ENDS, 201, None), (next_day(WINDOW_ENDS), 422, "appeal_window_closed")],
+    ids=["last-day", "day-after"],
+)
+def test_a_filing_fee_postmarked_after_the_appeal_window_is_refused_as_a_late_petition(
+    kit, postmarked_on, status, code
+):
+    """Subd. 9: "mailing a petition and payment of a filing fee ... within 15 days": a fee mailed
+    after the window is ``appeal_window_closed``, as the petition would be, and books nothing;
+    the petition stays unpaid, so its grant is refused."""
+    lgu = kit.lgu()
+    plan, appeal = appealed(kit, lgu)
+    received = "2026-09-23"
+    response = pay(
+        kit.api,
+        "appeal_filing_fee",
+        FEE,
+        received,
+        appeal_id=appeal["id"],
+        postmarked_on=postmarked_on,
+    )
+    with on(received):
+        shown = ok(kit.api.get(f"/appeals/{appeal['id']}"), 200)
+        payments = payments_of(kit.api, plan["id"])
+    if status == 201:
+        assert ok(response)["postmarked_on"] == postmarked_on
+        assert shown["filing_fee_received_on"] == received
+        assert shown["filing_fee_postmarked_on"] == postmarked_on
+        decide_petition(kit, appeal, "2026-09-24", granted=True)
+        return
+    refused = problem(response, 422, "appeal_window_closed")
+    assert refused["detail"] == f"Subd. 9: the filing fee had to be mailed by {WINDOW_ENDS}"
+    assert (refused["deadline"], refused["ends"]) == ("appeal_window_ends", WINDOW_ENDS)
+    assert payments == []
+    assert (shown["filing_fee_received_on"], shown["filing_fee_postmarked_on"]) == (None, None)
+    with on("2026-09-24"):
+        body = {"granted": True, "decided_on": "2026-09-24", "reason": "for the test"}
+        problem(kit.api.post(f"/appeals/{appeal['id']}/petition", body), 422, "invalid_fee")
+
+
+def test_a_filing_fee_without_a_postmark_came_in_the_petitions_envelope(kit):
+    """A fee booked without its postmark takes the petition's, shown on the payment and on the
+    appeal beside the day it was received; received after the window, it is still in time."""
+    lgu = kit.lgu()
+    plan, appeal = appealed(kit, lgu)
+    fee = ok(pay(kit.api, "appeal_filing_fee", FEE, "2026-09-23", appeal_id=appeal["id"]))
+    assert fee["postmarked_on"] == appeal["postmarked_on"] == "2026-09-10"
+    with on("2026-09-23"):
+        shown = ok(kit.api.get(f"/appeals/{appeal['id']}"), 200)
+        (listed,) = kit.get_plan(plan["id"])["appeals"]
+    assert (shown["filing_fee_received_on"], shown["filing_fee_postmarked_on"]) == (
+        "2026-09-23",
+        "2026-09-10",
+    )
+    assert listed == shown
+
+
+def test_a_postmark_after_receipt_or_on_another_payment_is_refused_booking_nothing(kit):
+    lgu = kit.lgu()
+    plan, appeal = appealed(kit, lgu, security=10_000)
+    fee = {"kind": "appeal_filing_fee", "amount_cents": FEE, "appeal_id": appeal["id"]}
+    security = {"kind": "appeal_security", "amount_cents": 10_000, "appeal_id": appeal["id"]}
+    mailed = {"payer": "A. Payer", "received_on": "2026-09-12", "postmarked_on": "2026-09-13"}
+    with on("2026-09-14"):
+        late = kit.api.post("/payments", fee | mailed)
+        posted = kit.api.post("/payments", security | mailed | {"postmarked_on": "2026-09-11"})
+        assert payments_of(kit.api, plan["id"]) == []
+    assert problem(late, 422, "validation_error")["errors"] == {
+        "postmarked_on": ["after received_on"]
+    }
+    assert problem(posted, 422, "validation_error")["errors"] == {
+        "postmarked_on": ["only on an appeal_filing_fee payment"]
+    }
 
 
 @pytest.mark.parametrize(

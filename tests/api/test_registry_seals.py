@@ -24,6 +24,7 @@ from ledger import row_seals
 from tests.api.conftest import Api, make_token
 from tests.api.kit import Kit, ok, on
 from tests.api.test_audit import D4, run_verify_command, workload
+from tests.api.test_money import FEE, appealed, pay, reverse
 
 #: per table: a sealed column an attacker would change, and the SQL expression that changes it
 #: (``:other`` is another row's value of that column where the column names a party)
@@ -232,11 +233,99 @@ def test_the_database_refuses_edits_of_sealed_columns_but_not_of_state(fresh):
     assert _verify(fresh)["ok"] is True
 
 
-def test_migration_0007_sealed_what_the_registry_declares() -> None:
-    """Changing ``bank.registry`` needs a migration: the two lists must agree."""
-    path = Path(__file__).parents[2] / "migrations" / "versions" / "0007_registry.py"
-    spec = importlib.util.spec_from_file_location("migration_0007", path)
+def _migration(name: str) -> Any:
+    path = Path(__file__).parents[2] / "migrations" / "versions" / f"{name}.py"
+    spec = importlib.util.spec_from_file_location(f"migration_{name}", path)
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
-    assert module.SEALED_TABLES == SEALED_TABLES
+    return module
+
+
+def test_the_migrations_sealed_what_the_registry_declares() -> None:
+    """Changing ``bank.registry`` needs a migration: 0007's list, with the payments as 0024
+    re-sealed them, must be the registry's."""
+    sealed = _migration("0007_registry").SEALED_TABLES
+    resealed = _migration("0024_fee_postmark_and_reason_seal")
+    assert resealed.PAYMENTS_BEFORE in sealed
+    migrated = tuple(
+        resealed.PAYMENTS if table == resealed.PAYMENTS_BEFORE else table for table in sealed
+    )
+    assert migrated == SEALED_TABLES
+
+
+def _reversed_fee(kit: Kit) -> tuple[str, str]:
+    """A filing fee booked on 2026-09-11 and reversed as recorded in error the next day, and a
+    live one: their ids."""
+    lgu = kit.lgu()
+    _plan, wrong = appealed(kit, lgu)
+    _plan, right = appealed(kit, lgu)
+    fee = ok(pay(kit.api, "appeal_filing_fee", FEE, "2026-09-11", appeal_id=wrong["id"]))
+    live = ok(pay(kit.api, "appeal_filing_fee", FEE, "2026-09-11", appeal_id=right["id"]))
+    ok(reverse(kit.api, fee["id"], "2026-09-12"), 201)
+    return fee["id"], live["id"]
+
+
+@pytest.mark.parametrize(
+    ("which", "change"),
+    [
+        ("reversed", "reversal_reason = 'the petitioner asked for it back'"),
+        ("reversed", "reversal_reason = NULL"),
+        ("live", "reversal_reason = 'never reversed'"),
+        ("reversed", "postmarked_on = '2026-09-01'"),
+    ],
+    ids=["reason-edited", "reason-cleared", "reason-given-behind", "postmark-edited"],
+)
+def test_a_payments_reversal_reason_or_postmark_edited_behind_the_triggers_fails_verify(
+    fresh, fresh_db_url, which, change
+):
+    """The board's reason for reversing a fee, written after the payment, is sealed when it is
+    written, and the fee's postmark with the payment: an edit of either made with the triggers
+    off is named by ``GET /audit/verify`` and ``wetbank audit verify``, and undone, verifies."""
+    reversed_id, live_id = _reversed_fee(fresh)
+    assert _verify(fresh)["ok"] is True
+    row_id = {"reversed": reversed_id, "live": live_id}[which]
+    column = change.split(" =")[0]
+    with _engine(fresh.app).connect() as connection:
+        was = connection.execute(
+            text(f"SELECT {column} FROM payments WHERE id = :id"), {"id": row_id}
+        ).scalar_one()
+    where = "WHERE id = :id"
+    _bypassing_triggers(fresh.app, "payments", f"UPDATE payments SET {change} {where}", id=row_id)
+    broken = _verify(fresh)["first_broken"]
+    assert (broken["kind"], broken["table"], broken["row_id"]) == (
+        "sealed_row_changed",
+        "payments",
+        row_id,
+    )
+    if column == "reversal_reason":
+        assert broken["detail"] == (
+            f"payments row {row_id}: its reversal_reason differs from what was recorded when "
+            "it was set"
+        )
+    command = run_verify_command(fresh_db_url)
+    assert command.exit_code == 1 and row_id in command.output, command.output
+    _bypassing_triggers(
+        fresh.app, "payments", f"UPDATE payments SET {column} = :was {where}", id=row_id, was=was
+    )
+    assert _verify(fresh)["ok"] is True
+
+
+def test_the_database_refuses_changing_a_reversal_reason_once_set(fresh):
+    reversed_id, live_id = _reversed_fee(fresh)
+    engine = _engine(fresh.app)
+    for statement in (
+        "UPDATE payments SET reversal_reason = 'edited' WHERE id = :id",
+        "UPDATE payments SET reversal_reason = NULL WHERE id = :id",
+        "UPDATE payments SET postmarked_on = NULL WHERE id = :id",
+    ):
+        with pytest.raises(DBAPIError, match="immutable"), engine.begin() as connection:
+            connection.execute(text(statement), {"id": reversed_id})
+    with engine.connect() as connection:
+        seals = connection.execute(
+            text("SELECT row_id FROM ledger_row_seals WHERE table_name = :name"),
+            {"name": row_seals.once_seal_name("payments", "reversal_reason")},
+        ).all()
+    assert [str(row[0]) for row in seals] == [reversed_id]  # the live fee has no reason yet
+    assert live_id != reversed_id
+    assert _verify(fresh)["ok"] is True

@@ -547,13 +547,22 @@ def test_the_board_records_the_filing_fee_on_the_appeals_page_and_grants_the_pet
         fee = {"kind": "appeal_filing_fee", "payer": "Ann Owner", "received_on": PETITION_DAY}
         short = html(fill(board, page, pay_form, {**fee, "amount_cents": "199.99"}), 422)
         assert problem_above(short) == "The appeal filing fee is $200.00."
+        # mailed the day after the window (Subd. 9), refused as a late petition is
+        late = {**fee, "amount_cents": "$200", "postmarked_on": "2026-09-22"}
+        refused = html(fill(board, page, pay_form, late), 422)
+        assert problem_above(refused).startswith(
+            "Subd. 9: the filing fee had to be mailed by 2026-09-21"
+        )
         assert ok(kit.api.get(f"/payments?plan_id={plan['id']}"), 200)["items"] == []
         document = html(
             board.get(
                 redirected(fill(board, page, pay_form, {**fee, "amount_cents": "$200"}), page)
             )
         )
-        assert document.one("dd", data_field="payments").text.startswith("Filing fee $200.00")
+        recorded = document.one("dd", data_field="payments").text
+        assert recorded.startswith("Filing fee $200.00")
+        # no postmark given: the fee came in the petition's envelope
+        assert f"received {PETITION_DAY} (postmarked 2026-09-21)" in recorded
         granted = {"granted": "true", "decided_on": PETITION_DAY}
         redirected(fill(board, page, grant_form, granted), page)
     shown = ok(kit.api.get(f"/appeals/{appeal_id}"), 200)

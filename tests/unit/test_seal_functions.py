@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from ledger.store.postgresql_ddl import MAX_SEALED_COLUMNS, seal_row_function
+from ledger.store.postgresql_seals import MAX_SEALED_COLUMNS, seal_row_function
 
 
 def test_the_seal_names_each_sealed_column_and_keys_the_seal_by_the_id_as_text() -> None:
