@@ -80,6 +80,8 @@ def test_each_list_of_payments_links_to_the_payments_page(kit, board) -> None:
     assert shown["kind"] == "Appeal filing fee"
     assert shown["amount"] == "$200.00"
     assert shown["received_on"] == "2026-09-11"
+    # a fee with no postmark of its own came in the petition's envelope
+    assert shown["postmarked_on"] == appeal["postmarked_on"]
     assert shown["status"] == "Received"
     assert "reversal_reason" not in shown
 
@@ -145,7 +147,8 @@ def test_the_board_reverses_a_filing_fee_with_its_reason_and_sees_it_reversed(ki
     reversed_ = api_payment(kit, fee["id"])
     assert (reversed_["status"], reversed_["reversal_reason"]) == ("reversed", WRONG)
     listed = appeals.one("dd", data_field="payments").text
-    assert listed == "Filing fee $200.00 received 2026-09-11 (reversed)"
+    postmarked = appeal["postmarked_on"]
+    assert listed == f"Filing fee $200.00 received 2026-09-11 (postmarked {postmarked}) (reversed)"
 
 
 def test_a_fee_a_grant_relied_on_is_offered_no_act_and_refused_in_the_apis_words(
