@@ -165,9 +165,15 @@ CATALOGUE: dict[str, ProblemType] = dict(
         _entry(
             "comment_period_open",
             422,
-            "A decision before the Subd. 8 comment period has run, or before the notice of "
-            "application was mailed.",
-            "Mail the notice of application, and decide after the comment period ends.",
+            "A decision (or the resolution that makes it) before the plan's notice of "
+            "application is recorded, or, from 10,000 sq ft, before the Subd. 8 comment period "
+            "has run. Under 10,000 sq ft there is no comment period, but the summary of the "
+            "application (Subd. 6 (b)) is mailed all the same and cannot be recorded once the "
+            "plan is decided. `deadline` names what is awaited: `notice_due` (with `due`) or "
+            "`comment_period_ends` (with `ends` once the notice is recorded).",
+            "Record the notice of application (a late one is accepted while the plan is "
+            "undecided), then the decision; from 10,000 sq ft, dated after the comment period "
+            "ends.",
         ),
         _entry(
             "deadline_passed",

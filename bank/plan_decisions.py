@@ -1,7 +1,9 @@
 """The LGU's decision on a plan's application and its record.
 
-Subd. 4 and Minn. Stat. 15.99: approve or deny within the deadline and, above 10,000 sq ft,
-after the comment period (``bank.rules.timeline.check_decision``).  The record the statute asks for:
+Subd. 4 and Minn. Stat. 15.99: approve or deny within the deadline, once the application's
+notice is recorded (below 10,000 sq ft the Subd. 6 (b) summary, which could not be recorded
+after the decision) and, from 10,000 sq ft, after the comment period
+(``bank.rules.timeline.check_decision``).  The record the statute asks for:
 
 * Subd. 1 (b): an approval is made "by a resolution of the governing body": its number and the
   day it was adopted (on or before ``decided_on``, not before the application was received).

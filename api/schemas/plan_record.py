@@ -102,10 +102,28 @@ class DecisionIn(Schema):
     peatland = fields.Nested(PeatlandDecisionIn, load_default=None)
 
 
+#: Subd. 6 (c)(2): "located more than 500 feet from the area to be drained or filled under the
+#: original replacement plan", read from the same application the area is compared with
+DISPLACEMENT = (
+    "Feet between the revised area to be drained or filled and the area of the application as "
+    "last received as new (after a denied revision, of the approval that stands): the same "
+    "baseline the revised area is compared with, never the last revision that did not count as "
+    "new, so that moves of 500 feet or less each cannot add up unnoticed. More than 500 feet "
+    "makes the revision a new application (Subd. 6 (c)(2)). The service records the distance "
+    "as given: it holds no map to measure it."
+)
+
+
 class RevisionIn(Schema):
     area_sqft = Quantity(required=True)
-    displacement_ft = StrictInteger(minimum=0, required=True)
+    displacement_ft = StrictInteger(
+        minimum=0, required=True, metadata={"description": DISPLACEMENT}
+    )
     received_on = EventDate(required=True)
 
 
-RevisionOut = reply_schema(RevisionView, "RevisionOut")
+RevisionOut = reply_schema(
+    RevisionView,
+    "RevisionOut",
+    displacement_ft=fields.Integer(metadata={"description": DISPLACEMENT}),
+)

@@ -76,7 +76,11 @@ class PlanDecision(MethodView):
     @blp.write("board", "lgu", body=DecisionIn, status=201, reply=PlanOut)
     def post(self, data: dict[str, Any], plan_id: str) -> Any:
         """Approve (by the governing body's resolution) or deny (with written reasons) the
-        plan's application (Subd. 1, 2, 4)."""
+        plan's application (Subd. 1, 2, 4).  Its notice of application is recorded first: a
+        plan under 10,000 sq ft has no comment period, but the summary Subd. 6 (b) mails to the
+        panel, the public who asked and the DNR commissioner could not be recorded once the
+        plan is decided; from 10,000 sq ft the decision follows the Subd. 8 comment period.
+        Either way, ``comment_period_open`` until then."""
         request = decision_request(data)
         return plan_acts.decide(database(), actor(), plan_id, request)
 

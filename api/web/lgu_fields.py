@@ -203,7 +203,15 @@ def decision(plan: PlanReport) -> tuple[Item, ...]:
 
 REVISION: tuple[Item, ...] = (
     Field("area_sqft", "Revised impact area (sq ft)", "number", required=True),
-    Field("displacement_ft", "Displacement of the impact (ft)", "number", required=True),
+    Field(
+        "displacement_ft",
+        "Displacement of the impact (ft)",
+        "number",
+        required=True,
+        hint="From the area of the application as last received as new (after a denied "
+        "revision, the approval that stands), not from the last revision: more than 500 ft "
+        "makes it a new application (Subd. 6 (c)(2)).",
+    ),
     Field("received_on", "Revision received on", "date", required=True),
 )
 

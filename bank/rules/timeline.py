@@ -278,7 +278,8 @@ def check_decision(
     acts: Sequence[RecordedAct] = (),
     adopted_on: date | None = None,
 ) -> None:
-    """Subd. 4 and 8: refuse a decision after its deadline, twice, or inside the comment period.
+    """Subd. 4, 6 and 8: refuse a decision after its deadline, twice, inside the comment period,
+    or, below 10,000 sq ft, before the summary of the application (its notice) is recorded.
 
     The decision is in time (Minn. Stat. 15.99) when it was made by ``decision_due``: the day
     its resolution was ``adopted_on`` where one carries it (Subd. 1 (b): the resolution is the
@@ -303,6 +304,8 @@ def check_decision(
     _check_deemed_approval_unrelied(ruleset, lgu, facts, today, acts, "a decision dated by {}")
     if has_comment_period(ruleset, facts.impact_area_sqft):
         _check_comment_period_over(ruleset, lgu, facts, decided_on)
+    else:
+        _check_summary_mailed(ruleset, lgu, facts)
 
 
 def _check_by_decision_due(
@@ -332,6 +335,24 @@ def _check_comment_period_over(
             f"Subd. 8: the comment period runs to {ends.isoformat()}",
             deadline="comment_period_ends",
             ends=ends.isoformat(),
+        )
+
+
+def _check_summary_mailed(ruleset: Ruleset, lgu: Calendar, facts: PlanFacts) -> None:
+    """Subd. 6 (b): a plan below 10,000 sq ft has no comment period, but the summary of its
+    application is mailed all the same (to the panel, the public who asked and the DNR
+    commissioner); once the plan is decided its notice of application can no longer be
+    recorded (``check_application_notice``), so the decision waits for it."""
+    if facts.notice_mailed_on is None:
+        due = lgu.add_days(facts.received_on, ruleset.notice_days)
+        last = decision_due(ruleset, lgu, facts)
+        raise CommentPeriodOpen(
+            "Subd. 6 (b): the summary of the application is mailed to the technical evaluation "
+            "panel, the members of the public who asked for a copy and the DNR commissioner, "
+            f"and none is recorded: record the notice of application (due {due.isoformat()}; "
+            f"one mailed later, by {last.isoformat()}, is accepted as late), then the decision",
+            deadline="notice_due",
+            due=due.isoformat(),
         )
 
 

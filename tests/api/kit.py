@@ -383,8 +383,10 @@ class Kit:
     def approved_plan(
         self, lgu: dict[str, str], day: str, *, area_sqft: int = 9_000, **kw: Any
     ) -> dict[str, Any]:
-        """A small plan (no comment period) received and approved on ``day``."""
+        """A small plan (no comment period) received, its summary notice mailed (Subd. 6 (b)),
+        and approved on ``day``."""
         plan = self.plan(lgu, received_on=day, area_sqft=area_sqft, **kw)
+        self.mail_summary(lgu, plan, day)
         return dict(
             ok(
                 self.api.post(
@@ -392,6 +394,16 @@ class Kit:
                     decision_body("approved", day),
                     token=lgu["token"],
                 )
+            )
+        )
+
+    def mail_summary(self, lgu: dict[str, str], plan: dict[str, Any], day: str) -> None:
+        """The notice of application of ``plan`` (a summary below 10,000 sq ft, Subd. 6 (b))
+        mailed on ``day`` to everyone Subd. 6 names, recorded with ``lgu``'s token: the
+        decision on a plan waits for it."""
+        ok(
+            self.api.post(
+                f"/plans/{plan['id']}/notices", mailing(day, plan=plan), token=lgu["token"]
             )
         )
 

@@ -32,6 +32,7 @@ def withdrawn_in_full(kit: Kit) -> tuple[dict[str, Any], dict[str, Any]]:
     with on("2026-06-08"):
         plan = kit.plan(lgu, received_on="2026-06-08", area_sqft=9_000, ratio="2")
         held = kit.reserve(bank["id"], plan["id"], bank["unrestricted_class"], 18_000)
+    ok(act(kit, plan, lgu, "notices", mailing("2026-06-08", plan=plan), "2026-06-08"))
     ok(act(kit, plan, lgu, "decision", decision_body("approved", "2026-06-08"), "2026-06-08"))
     ok(act(kit, plan, lgu, "decision-notice", mailing("2026-06-09", plan=plan), "2026-06-09"))
     ok(act(kit, plan, lgu, "withdrawals", {"reservation_ids": [held["id"]]}, "2026-06-09"))

@@ -130,10 +130,12 @@ def rule(
 
 
 def noticed_decision(kit: Kit, lgu: dict, outcome: str = "approved") -> dict:
-    """A small plan received and decided on 2026-09-01, its decision notice postmarked Friday
-    2026-09-04: the appeal window ends Saturday 09-19 → Monday 2026-09-21, as in story 3."""
+    """A small plan received, its summary mailed and decided on 2026-09-01, its decision notice
+    postmarked Friday 2026-09-04: the appeal window ends Saturday 09-19 → Monday 2026-09-21, as
+    in story 3."""
     with on("2026-09-01"):
         plan = kit.plan(lgu, received_on="2026-09-01", area_sqft=9_000)
+        kit.mail_summary(lgu, plan, "2026-09-01")
         body = decision_body(outcome, "2026-09-01")
         ok(kit.api.post(f"/plans/{plan['id']}/decision", body, token=lgu["token"]))
     with on("2026-09-04"):
@@ -890,6 +892,7 @@ def test_security_required_by_the_lgu_must_be_posted_before_the_petition_is_gran
         plan = kit.plan(
             lgu, received_on="2026-09-01", area_sqft=9_000, appeal_security_required_cents=30_000
         )
+        kit.mail_summary(lgu, plan, "2026-09-01")
         body = decision_body("approved", "2026-09-01")
         ok(kit.api.post(f"/plans/{plan['id']}/decision", body, token=lgu["token"]))
     with on("2026-09-04"):
@@ -926,6 +929,7 @@ def _noticed_decision_requiring_security(kit: Kit, lgu: dict, cents: int) -> dic
         plan = kit.plan(
             lgu, received_on="2026-09-01", area_sqft=9_000, appeal_security_required_cents=cents
         )
+        kit.mail_summary(lgu, plan, "2026-09-01")
         body = decision_body("approved", "2026-09-01")
         ok(kit.api.post(f"/plans/{plan['id']}/decision", body, token=lgu["token"]))
     with on("2026-09-04"):
@@ -989,6 +993,7 @@ def test_the_lgu_or_the_board_requires_appeal_security_before_the_notice_of_deci
     lgu, stranger = kit.lgu(), kit.lgu()
     with on("2026-09-01"):
         plan = kit.plan(lgu, received_on="2026-09-01", area_sqft=9_000)
+        kit.mail_summary(lgu, plan, "2026-09-01")
         body = decision_body("approved", "2026-09-01")
         ok(kit.api.post(f"/plans/{plan['id']}/decision", body, token=lgu["token"]))
     path = f"/plans/{plan['id']}/appeal-security"

@@ -12,7 +12,7 @@ from sqlalchemy import text
 
 from bank.transfers import Transfer
 from ledger import clock
-from tests.api.kit import Kit, at, ok, on, problem, story1_actions
+from tests.api.kit import Kit, at, mailing, ok, on, problem, story1_actions
 
 
 @pytest.fixture
@@ -571,6 +571,7 @@ def test_a_reservation_for_a_denied_plan_is_conflict(api, kit, reserving):
     r = reserving
     with on("2026-06-15"):
         plan = kit.board_plan(r["lgu"]["id"], received_on="2026-06-08")
+        ok(api.post(f"/plans/{plan['id']}/notices", mailing("2026-06-15", plan=plan)))
         ok(
             api.post(
                 f"/plans/{plan['id']}/decision",

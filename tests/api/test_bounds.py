@@ -106,6 +106,7 @@ def monetary_plan(kit: Kit, lgu: dict[str, str], due_cents: int) -> dict[str, An
     )
     body["impact"]["on_agricultural_land"] = True
     plan = ok(kit.api.post("/plans", body, token=lgu["token"]))
+    kit.mail_summary(lgu, plan, DAY)
     decision = decision_body("approved", DAY)
     return dict(ok(kit.api.post(f"/plans/{plan['id']}/decision", decision, token=lgu["token"])))
 

@@ -31,12 +31,14 @@ def kit(api, app) -> Kit:
 
 
 def project_plan(kit: Kit, lgu: dict, *, decide: str | None = "approved", **extra: Any) -> dict:
-    """A 9,000 sq ft project-specific plan received 2026-06-01, decided that day unless not."""
+    """A 9,000 sq ft project-specific plan received 2026-06-01, its summary mailed (Subd. 6 (b))
+    and decided that day unless not."""
     with on("2026-06-01"):
         plan = kit.plan(
             lgu, received_on="2026-06-01", area_sqft=9_000, method="project_specific", **extra
         )
         if decide:
+            kit.mail_summary(lgu, plan, "2026-06-01")
             path = f"/plans/{plan['id']}/decision"
             plan = ok(kit.api.post(path, decision_body(decide, "2026-06-01"), token=lgu["token"]))
     return dict(plan)
@@ -282,6 +284,7 @@ def test_a_draw_is_dated_on_or_after_the_day_the_plan_was_approved(kit):
     plan = project_plan(kit, lgu, decide=None)
     security = ok(hold(kit, plan, token=lgu["token"], issued_on="2026-06-01"))
     with on("2026-06-10"):
+        kit.mail_summary(lgu, plan, "2026-06-10")
         path = f"/plans/{plan['id']}/decision"
         ok(kit.api.post(path, decision_body("approved", "2026-06-10"), token=lgu["token"]))
     path = f"/securities/{security['id']}"
@@ -304,6 +307,7 @@ def test_a_draw_is_taken_from_the_day_the_resolution_approved_the_plan(kit):
     plan = project_plan(kit, lgu, decide=None)
     security = ok(hold(kit, plan, token=lgu["token"], issued_on="2026-06-01"))
     with on("2026-06-15"):
+        kit.mail_summary(lgu, plan, "2026-06-08")
         body = decision_body("approved", "2026-06-15")
         body["resolution"]["adopted_on"] = "2026-06-10"
         ok(kit.api.post(f"/plans/{plan['id']}/decision", body, token=lgu["token"]))

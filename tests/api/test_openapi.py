@@ -402,6 +402,21 @@ def test_a_reservations_withdrawn_sqft_is_described_and_read_only(doc):
         assert "posted in part" in field["description"], (name, field)
 
 
+def test_a_revisions_displacement_is_measured_from_the_application_last_received_as_new(doc):
+    """Subd. 6 (c)(2): the distance is read from the same application the revised area is
+    compared with, sent and shown alike, so that small moves cannot add up unnoticed."""
+    schemas = doc["components"]["schemas"]
+    for name in ("RevisionIn", "RevisionOut"):
+        described = schemas[name]["properties"]["displacement_ft"]["description"]
+        assert "last received as new" in described, (name, described)
+        assert "same baseline the revised area is compared with" in described, name
+
+
+def test_a_decision_says_it_waits_for_the_notice_of_application(doc):
+    described = doc["paths"]["/api/v1/plans/{plan_id}/decision"]["post"]["description"]
+    assert "Subd. 6 (b)" in described and "`comment_period_open`" in described
+
+
 def _query_parameters(doc: dict[str, Any]) -> Iterator[tuple[str, dict[str, Any]]]:
     for path, operations in doc["paths"].items():
         for method, operation in operations.items():

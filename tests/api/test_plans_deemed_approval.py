@@ -30,9 +30,13 @@ def kit(api, app) -> Kit:
     return Kit(api, app)
 
 
-def small_plan(kit: Kit, lgu: dict, **extra: Any) -> dict:
+def small_plan(kit: Kit, lgu: dict, *, summary: bool = True, **extra: Any) -> dict:
+    """9,000 sq ft received ``RECEIVED``, its summary mailed that day (Subd. 6 (b)) unless not."""
     with on(RECEIVED):
-        return kit.plan(lgu, received_on=RECEIVED, area_sqft=9_000, **extra)
+        plan = kit.plan(lgu, received_on=RECEIVED, area_sqft=9_000, **extra)
+        if summary:
+            kit.mail_summary(lgu, plan, RECEIVED)
+        return plan
 
 
 def read(kit: Kit, plan: dict, day: str = LATE) -> dict:
@@ -190,9 +194,16 @@ def test_what_relied_on_an_earlier_applications_approval_does_not_hold_a_revisio
     body = {"area_sqft": 9_900, "displacement_ft": 0, "received_on": LATE}
     assert ok(act(kit, plan, lgu, "revisions", body, LATE))["application_number"] == 2
     assert read(kit, plan, "2026-11-03")["status"] == "deemed_approved"
-    decided = ok(
-        act(kit, plan, lgu, "decision", decision_body("denied", "2026-11-02"), "2026-11-10")
+    # application 1's summary is not application 2's (Subd. 6 (c): a new application)
+    denial = decision_body("denied", "2026-11-02")
+    refused = problem(
+        act(kit, plan, lgu, "decision", denial, "2026-11-10"), 422, "comment_period_open"
     )
+    assert (refused["deadline"], refused["due"]) == ("notice_due", "2026-09-11")
+    # its own, mailed by decision_due and late (due 09-11), is recorded on 11-10; then the decision
+    summary = ok(act(kit, plan, lgu, "notices", mailing("2026-11-02", plan=plan), "2026-11-10"))
+    assert summary["late"] is True
+    decided = ok(act(kit, plan, lgu, "decision", denial, "2026-11-10"))
     # the denied revision leaves application 1's approval standing
     assert (decided["outcome"], decided["revision_denied"]) == ("approved", True)
 
@@ -224,7 +235,7 @@ def test_an_extension_sent_by_decision_due_is_recorded_late_only_while_nothing_r
         # 60 + 120 days from 06-08: Saturday 12-05 → Monday 12-07; undecided again
         assert ok(response)["decision_due"] == "2026-12-07"
         shown = read(kit, plan)
-        assert (shown["status"], shown["outcome"]) == ("received", None)
+        assert (shown["status"], shown["outcome"]) == ("noticed", None)
         return
     else:
         refused_for(problem(response, 409, "conflict"), relied)
@@ -295,6 +306,63 @@ def test_a_notice_of_application_comes_by_decision_due_and_before_anything_relie
     with on("2026-09-10"):
         missing = kit.api.get(f"/plans/{plan['id']}/notices/application", token=lgu["token"])
     assert missing.status_code == 404
+
+
+@pytest.mark.parametrize(
+    ("mailed_on", "decision_noticed", "status", "code"),
+    [
+        (DUE, False, 201, None),  # mailed by decision_due, recorded later: late, accepted
+        (DEEMED, False, 422, "deadline_passed"),
+        (DUE, True, 409, "conflict"),  # a notice of the deemed approval relied on it
+    ],
+)
+@pytest.mark.parametrize("outcome", ["approved", "denied"])
+def test_a_small_plans_decision_waits_for_its_summary_mailed_by_decision_due(
+    kit, mailed_on, decision_noticed, status, code, outcome
+):
+    """9,000 sq ft received 06-08, its summary (Subd. 6 (b), due 06-18) never recorded: the plan
+    reads ``received`` through 08-07 and ``deemed_approved`` from 08-08 (Minn. Stat. 15.99), and a
+    decision the LGU dated 08-07 waits for the summary (``comment_period_open``, nothing
+    recorded).  Mailed by 08-07 and recorded 09-01 it is accepted, flagged late, and the decision
+    follows; mailed 08-08, or once a notice of the deemed approval was mailed, it is refused and
+    the deemed approval stands."""
+    lgu = kit.lgu()
+    plan = small_plan(kit, lgu, summary=False)
+    assert (read(kit, plan, DUE)["status"], read(kit, plan, DEEMED)["status"]) == (
+        "received",
+        "deemed_approved",
+    )
+    if decision_noticed:
+        ok(act(kit, plan, lgu, "decision-notice", mailing(RELIED, plan=plan), RELIED))
+    before = read(kit, plan)
+    waiting = act(kit, plan, lgu, "decision", decision_body(outcome, DUE))
+    if decision_noticed:
+        refused_for(problem(waiting, 409, "conflict"), f"the notice of decision mailed {RELIED}")
+    else:
+        refused = problem(waiting, 422, "comment_period_open")
+        assert "Subd. 6 (b)" in refused["detail"]
+        assert "record the notice of application" in refused["detail"]
+        assert (refused["deadline"], refused["due"]) == ("notice_due", "2026-06-18")
+    assert read(kit, plan) == before
+    summary = act(kit, plan, lgu, "notices", mailing(mailed_on, plan=plan))
+    decision = act(kit, plan, lgu, "decision", decision_body(outcome, DUE))
+    shown = read(kit, plan)
+    if code is None:
+        assert ok(summary)["late"] is True
+        assert shown["notice"]["kind"] == "summary"
+        decided = ok(decision)
+        assert (decided["status"], decided["outcome"]) == (outcome, outcome)
+        assert decided["decision"]["decided_on"] == DUE
+        return
+    body = problem(summary, status, code)
+    if code == "conflict":
+        assert body["relied_on"] == [f"the notice of decision mailed {RELIED}"]
+        refused_for(problem(decision, 409, "conflict"), f"the notice of decision mailed {RELIED}")
+    else:
+        assert (body["deadline"], body["due"]) == ("decision_due", DUE)
+        problem(decision, 422, "comment_period_open")  # still no summary on record
+    assert shown["notice"] is None and shown["decision"] is None
+    assert (shown["status"], shown["outcome"]) == (before["status"], "deemed_approved")
 
 
 def test_a_notice_of_application_after_a_decision_is_a_conflict(kit):

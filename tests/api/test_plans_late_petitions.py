@@ -95,6 +95,7 @@ def test_a_reversal_of_the_superseded_approval_returns_its_credits_and_leaves_th
     return to their lots; application 2's decision, withdrawal and reservation stand."""
     lgu = kit.lgu()
     plan, bank = superseded(kit, lgu)
+    ok(act(kit, plan, lgu, "notices", mailing("2026-06-26", plan=plan), "2026-06-26"))
     second = decision_body("approved", "2026-06-26")
     ok(act(kit, plan, lgu, "decision", second, "2026-06-26"))
     ok(act(kit, plan, lgu, "decision-notice", mailing("2026-06-29", plan=plan), "2026-06-29"))
@@ -182,6 +183,7 @@ def test_an_upheld_appeal_of_the_superseded_approval_changes_nothing(kit: Kit) -
     with on("2026-07-01"):
         assert kit.available(bank["id"], bank["unrestricted_class"]) == available
     # the revision goes on: decided, noticed, and appealed on its own decision
+    ok(act(kit, plan, lgu, "notices", mailing("2026-07-01", plan=plan), "2026-07-01"))
     ok(act(kit, plan, lgu, "decision", decision_body("approved", "2026-07-01"), "2026-07-01"))
     ok(act(kit, plan, lgu, "decision-notice", mailing("2026-07-02", plan=plan), "2026-07-02"))
     own = ok(petition(kit, plan, postmarked="2026-07-06", received="2026-07-08"))
@@ -205,6 +207,7 @@ def test_a_reversal_of_the_superseded_approval_after_the_revision_was_denied_lea
     plan, bank = superseded(kit, lgu)
     with on("2026-06-26"):  # application 2 needs 1,800 sq ft more than were withdrawn
         held = kit.reserve(bank["id"], plan["id"], bank["unrestricted_class"], 500)
+    ok(act(kit, plan, lgu, "notices", mailing("2026-06-29", plan=plan), "2026-06-29"))
     ok(act(kit, plan, lgu, "decision", decision_body("denied", "2026-06-29"), "2026-06-29"))
     standing = read(kit, plan, "2026-06-29")
     assert (standing["outcome"], standing["status"], standing["revision_denied"]) == (
@@ -245,6 +248,7 @@ def test_a_reversal_of_a_superseded_revisions_approval_returns_only_what_was_wit
     denied."""
     lgu = kit.lgu()
     plan, bank = superseded(kit, lgu)
+    ok(act(kit, plan, lgu, "notices", mailing("2026-06-26", plan=plan), "2026-06-26"))
     ok(act(kit, plan, lgu, "decision", decision_body("approved", "2026-06-26"), "2026-06-26"))
     ok(act(kit, plan, lgu, "decision-notice", mailing("2026-06-29", plan=plan), "2026-06-29"))
     with on("2026-06-30"):
@@ -271,6 +275,7 @@ def test_a_reversal_of_a_superseded_revisions_approval_returns_only_what_was_wit
     ]
     with on("2026-07-20"):
         assert kit.available(bank["id"], bank["unrestricted_class"]) == before + 1_800
+    ok(act(kit, plan, lgu, "notices", mailing("2026-07-20", plan=plan), "2026-07-20"))
     ok(act(kit, plan, lgu, "decision", decision_body("denied", "2026-07-20"), "2026-07-20"))
     shown = read(kit, plan, "2026-07-20")
     assert (shown["outcome"], shown["status"], shown["revision_denied"]) == (
@@ -323,6 +328,7 @@ def test_the_timeline_shows_the_appeal_of_the_superseded_application_marked_as_i
 
     ok(grant(kit, earlier, "2026-06-30"))
     ok(rule(kit, earlier, "2026-07-01", "plan_upheld"))
+    ok(act(kit, plan, lgu, "notices", mailing("2026-07-01", plan=plan), "2026-07-01"))
     ok(act(kit, plan, lgu, "decision", decision_body("approved", "2026-07-01"), "2026-07-01"))
     ok(act(kit, plan, lgu, "decision-notice", mailing("2026-07-02", plan=plan), "2026-07-02"))
     own = ok(petition(kit, plan, postmarked="2026-07-06", received="2026-07-08"))
@@ -349,6 +355,7 @@ def test_both_approvals_reversed_on_appeal_void_the_reservations_whatever_the_or
     lgu = kit.lgu()
     plan, bank = approved_and_noticed(kit, lgu)
     ok(revise(kit, plan, lgu, 9_900, "2026-06-26"))
+    ok(act(kit, plan, lgu, "notices", mailing("2026-06-26", plan=plan), "2026-06-26"))
     ok(act(kit, plan, lgu, "decision", decision_body("approved", "2026-06-26"), "2026-06-26"))
     ok(act(kit, plan, lgu, "decision-notice", mailing("2026-06-29", plan=plan), "2026-06-29"))
     with on("2026-06-30"):

@@ -24,9 +24,12 @@ def kit(api, app) -> Kit:
 
 
 def small_plan(kit: Kit, lgu: dict, **kw: Any) -> dict:
-    """9,000 sq ft received on ``DAY``: no comment period, so it may be decided at once."""
+    """9,000 sq ft received on ``DAY`` and its summary mailed that day (Subd. 6 (b)): no
+    comment period, so it may be decided at once."""
     with on(DAY):
-        return kit.plan(lgu, received_on=DAY, area_sqft=9_000, **kw)
+        plan = kit.plan(lgu, received_on=DAY, area_sqft=9_000, **kw)
+        kit.mail_summary(lgu, plan, DAY)
+        return plan
 
 
 def decide(kit: Kit, plan: dict, lgu: dict, body: dict, day: str = DAY):
@@ -327,10 +330,13 @@ def test_a_second_determination_is_409(kit: Kit) -> None:
 
 
 def peatland_plan(kit: Kit, lgu: dict) -> dict:
+    """``small_plan`` on peatland."""
     with on(DAY):
         body = kit.plan_body(received_on=DAY, area_sqft=9_000)
         body["impact"]["peatland"] = True
-        return dict(ok(kit.api.post("/plans", body, token=lgu["token"])))
+        plan = dict(ok(kit.api.post("/plans", body, token=lgu["token"])))
+        kit.mail_summary(lgu, plan, DAY)
+        return plan
 
 
 @pytest.mark.parametrize(

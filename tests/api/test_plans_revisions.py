@@ -47,6 +47,7 @@ def final_approved_plan(kit: Kit, lgu: dict) -> tuple[dict, dict]:
     with on("2026-06-08"):
         plan = kit.plan(lgu, received_on="2026-06-08", area_sqft=9_000, ratio="2")
         held = kit.reserve(bank["id"], plan["id"], bank["unrestricted_class"], 18_000)
+    ok(act(kit, plan, lgu, "notices", mailing("2026-06-08", plan=plan), "2026-06-08"))
     ok(act(kit, plan, lgu, "decision", decision_body("approved", "2026-06-08"), "2026-06-08"))
     ok(act(kit, plan, lgu, "decision-notice", mailing("2026-06-09", plan=plan), "2026-06-09"))
     ok(act(kit, plan, lgu, "withdrawals", {"reservation_ids": [held["id"]]}, "2026-06-09"))
@@ -95,7 +96,7 @@ def test_a_revision_of_an_approved_plan_counting_as_new_gets_its_own_timeline(ki
             "number": 1,
             "received_on": "2026-06-08",
             "area_sqft": 9_000,
-            "notice_mailed_on": None,
+            "notice_mailed_on": "2026-06-08",  # its own summary; the revision has none yet
             "outcome": "approved",
             "decision": {k: v for k, v in first["decision"].items() if k != "tep_determination"},
             "decision_notice_mailed_on": "2026-06-09",
@@ -185,6 +186,7 @@ def test_a_denied_revision_leaves_the_approval_it_applied_to_revise_standing(kit
     ok(revise(kit, plan, lgu, 9_900, "2026-06-26"))  # 10% larger: application 2
     with on("2026-06-26"):  # reserved for the revision's 1,800 sq ft more
         spare = kit.reserve(bank["id"], plan["id"], bank["unrestricted_class"], 100)
+    ok(act(kit, plan, lgu, "notices", mailing("2026-06-30", plan=plan), "2026-06-30"))
     ok(act(kit, plan, lgu, "decision", decision_body("denied", "2026-06-30"), "2026-06-30"))
     ok(act(kit, plan, lgu, "decision-notice", mailing("2026-07-01", plan=plan), "2026-07-01"))
     for day in ("2026-06-30", "2026-07-20"):  # in its appeal window and after it
@@ -228,6 +230,7 @@ def test_a_revisions_approval_reversed_on_appeal_returns_only_what_was_withdrawn
     lgu = kit.lgu()
     plan, bank = final_approved_plan(kit, lgu)
     ok(revise(kit, plan, lgu, 9_900, "2026-06-26"))
+    ok(act(kit, plan, lgu, "notices", mailing("2026-06-30", plan=plan), "2026-06-30"))
     ok(act(kit, plan, lgu, "decision", decision_body("approved", "2026-06-30"), "2026-06-30"))
     ok(act(kit, plan, lgu, "decision-notice", mailing("2026-07-01", plan=plan), "2026-07-01"))
     with on("2026-07-02"):
@@ -258,6 +261,7 @@ def approved_and_noticed(kit: Kit, lgu: dict) -> tuple[dict, dict]:
         bank = kit.funded_account(day="2026-06-01", service_area=5, unrestricted=40_000)
     with on("2026-06-08"):
         plan = kit.plan(lgu, received_on="2026-06-08", area_sqft=9_000, ratio="2")
+    ok(act(kit, plan, lgu, "notices", mailing("2026-06-08", plan=plan), "2026-06-08"))
     ok(act(kit, plan, lgu, "decision", decision_body("approved", "2026-06-08"), "2026-06-08"))
     ok(act(kit, plan, lgu, "decision-notice", mailing("2026-06-09", plan=plan), "2026-06-09"))
     return plan, bank
@@ -280,6 +284,7 @@ def test_a_revisions_approval_reversed_keeps_the_reservations_the_standing_appro
             first = kit.reserve(bank["id"], plan["id"], bank["unrestricted_class"], 18_000)
         ok(act(kit, plan, lgu, "withdrawals", {"reservation_ids": [first["id"]]}, "2026-06-09"))
     ok(revise(kit, plan, lgu, 9_900, "2026-06-26"))
+    ok(act(kit, plan, lgu, "notices", mailing("2026-06-30", plan=plan), "2026-06-30"))
     ok(act(kit, plan, lgu, "decision", decision_body("approved", "2026-06-30"), "2026-06-30"))
     ok(act(kit, plan, lgu, "decision-notice", mailing("2026-07-01", plan=plan), "2026-07-01"))
     with on("2026-07-02"):
@@ -316,6 +321,7 @@ def test_a_denied_plan_is_not_revised(kit: Kit) -> None:
     lgu = kit.lgu()
     with on("2026-06-08"):
         plan = kit.plan(lgu, received_on="2026-06-08", area_sqft=9_000)
+    ok(act(kit, plan, lgu, "notices", mailing("2026-06-08", plan=plan), "2026-06-08"))
     ok(act(kit, plan, lgu, "decision", decision_body("denied", "2026-06-08"), "2026-06-08"))
     for area in (9_100, 12_000):
         problem(revise(kit, plan, lgu, area, "2026-06-09"), 409, "conflict")
@@ -341,6 +347,7 @@ def test_an_appeal_of_the_superseded_application_does_not_turn_the_revised_one(k
     assert reversed_["reversed_on_appeal"] is True
 
     ok(revise(kit, plan, lgu, 9_900, "2026-11-24"))
+    ok(act(kit, plan, lgu, "notices", mailing("2026-11-24", plan=plan), "2026-11-24"))
     approved = ok(
         act(kit, plan, lgu, "decision", decision_body("approved", "2026-11-24"), "2026-11-24")
     )
@@ -429,6 +436,7 @@ def test_a_revision_moving_a_plan_out_of_a_date_filter_does_not_end_the_listing_
             kit.plan(lgu, received_on="2026-01-05", area_sqft=9_000)
         listed = ok(kit.api.get("/plans?limit=10", token=lgu["token"]), 200)["items"]
     moved = listed[1]
+    ok(act(kit, moved, lgu, "notices", mailing("2026-01-05", plan=moved), "2026-01-05"))
     ok(act(kit, moved, lgu, "decision", decision_body("approved", "2026-01-05"), "2026-01-05"))
     ok(act(kit, moved, lgu, "decision-notice", mailing("2026-01-06", plan=moved), "2026-01-06"))
     path = "/plans?received_to=2026-01-31&limit=2"
@@ -452,6 +460,7 @@ def test_a_revision_of_an_undecided_revision_reversed_on_appeal_leaves_the_first
     ok(revise(kit, plan, lgu, 9_900, "2026-06-26"))  # application 2, left undecided
     third = ok(revise(kit, plan, lgu, 9_950, "2026-06-29", feet=600))  # application 3
     assert third["application_number"] == 3
+    ok(act(kit, plan, lgu, "notices", mailing("2026-06-30", plan=plan), "2026-06-30"))
     ok(act(kit, plan, lgu, "decision", decision_body("approved", "2026-06-30"), "2026-06-30"))
     ok(act(kit, plan, lgu, "decision-notice", mailing("2026-07-01", plan=plan), "2026-07-01"))
     with on("2026-07-02"):
@@ -484,6 +493,7 @@ def test_the_certificate_states_the_application_its_credits_were_withdrawn_under
     (withdrawal,) = read(kit, plan, "2026-06-25")["withdrawals"]
     ok(revise(kit, plan, lgu, 9_900, "2026-06-26"))
     if revision_decided:
+        ok(act(kit, plan, lgu, "notices", mailing("2026-06-30", plan=plan), "2026-06-30"))
         ok(act(kit, plan, lgu, "decision", decision_body("approved", "2026-06-30"), "2026-06-30"))
     client = signed_in(app.test_client(), lgu["token"])
     with on("2026-07-01"):
@@ -505,6 +515,7 @@ def test_the_certificate_after_a_denied_revision_states_the_approval_that_stands
     plan, _bank = final_approved_plan(kit, lgu)
     first = read(kit, plan, "2026-06-25")
     ok(revise(kit, plan, lgu, 9_900, "2026-06-26"))
+    ok(act(kit, plan, lgu, "notices", mailing("2026-06-30", plan=plan), "2026-06-30"))
     ok(act(kit, plan, lgu, "decision", decision_body("denied", "2026-06-30"), "2026-06-30"))
     (withdrawal,) = first["withdrawals"]
     client = signed_in(app.test_client(), lgu["token"])
@@ -523,6 +534,7 @@ def test_a_revision_is_received_from_the_day_the_resolution_approved_the_plan(ki
     lgu = kit.lgu()
     with on("2026-06-08"):
         plan = kit.plan(lgu, received_on="2026-06-08", area_sqft=9_000, ratio="2")
+    ok(act(kit, plan, lgu, "notices", mailing("2026-06-12", plan=plan), "2026-06-12"))
     body = decision_body("approved", "2026-07-01")
     body["resolution"]["adopted_on"] = "2026-06-22"
     ok(act(kit, plan, lgu, "decision", body, "2026-07-01"))

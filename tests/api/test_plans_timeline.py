@@ -25,6 +25,7 @@ def test_the_notice_of_decision_is_due_ten_days_after_the_resolution_adopted(kit
     township = kit.lgu(kind="township")
     with on("2026-06-08"):
         plan = kit.plan(township, received_on="2026-06-08", area_sqft=9_000, ratio="2")
+        kit.mail_summary(township, plan, "2026-06-08")
     body = decision_body("approved", "2026-07-01")
     body["resolution"]["adopted_on"] = "2026-06-22"
     with on("2026-07-01"):
@@ -47,6 +48,7 @@ def test_a_decision_made_by_a_resolution_adopted_by_decision_due_is_in_time(kit)
     township = kit.lgu(kind="township")
     with on("2026-06-08"):
         plan = kit.plan(township, received_on="2026-06-08", area_sqft=9_000, ratio="2")
+        kit.mail_summary(township, plan, "2026-06-08")
     path = f"/plans/{plan['id']}/decision"
     late = decision_body("denied", "2026-08-10", resolution={"number": "R-9", "adopted_on": ""})
     with on("2026-08-10"):
@@ -602,6 +604,7 @@ def test_a_denial_is_final_after_its_window_and_the_impact_may_not_proceed(kit):
     lgu = kit.lgu()
     with on("2026-06-08"):
         plan = kit.plan(lgu, received_on="2026-06-08", area_sqft=9_000)
+        kit.mail_summary(lgu, plan, "2026-06-08")
     with on("2026-07-01"):
         ok(decide(kit, plan, "2026-07-01", "denied", token=lgu["token"]))
         ok(mail_decision_notice(kit, plan, lgu, "2026-07-01"))
@@ -631,6 +634,7 @@ def test_an_appeal_window_ending_the_friday_after_thanksgiving_runs_to_monday_fo
     lgu = kit.lgu(observes_friday_after_thanksgiving=False)
     with on("2026-11-12"):
         plan = kit.plan(lgu, received_on="2026-11-12", area_sqft=9_000)
+        kit.mail_summary(lgu, plan, "2026-11-12")
         ok(decide(kit, plan, "2026-11-12", token=lgu["token"]))
         ok(mail_decision_notice(kit, plan, lgu, "2026-11-12"))
         shown = kit.get_plan(plan["id"])
@@ -661,11 +665,25 @@ def test_below_10_000_sq_ft_a_summary_notice_and_no_comment_period(kit, area, ki
         assert ok(response)["status"] == "approved"
 
 
-def test_a_plan_of_9_999_sq_ft_may_be_decided_the_day_it_is_received_without_a_notice(kit):
+@pytest.mark.parametrize("mailed_on", ["2026-06-17", "2026-06-29", "2026-06-30"])
+def test_a_plan_of_9_999_sq_ft_is_decided_once_its_summary_is_recorded(kit, mailed_on):
+    """Subd. 6 (b): no comment period, but the summary is mailed (due Monday 06-29, 06-27 being
+    a Saturday); once decided, no notice of application can be recorded, so the decision waits
+    for it: refused without it, nothing recorded; after it, in time or late, accepted."""
     lgu = kit.lgu()
     with on("2026-06-17"):
         plan = kit.plan(lgu, received_on="2026-06-17", area_sqft=9_999)
-        assert ok(decide(kit, plan, "2026-06-17", token=lgu["token"]))["status"] == "approved"
+    with on(mailed_on):
+        refused = problem(
+            decide(kit, plan, mailed_on, token=lgu["token"]), 422, "comment_period_open"
+        )
+        assert (refused["deadline"], refused["due"]) == ("notice_due", "2026-06-29")
+        assert "Subd. 6 (b)" in refused["detail"]
+        shown = kit.get_plan(plan["id"])
+        assert (shown["status"], shown["decision"]) == ("received", None)
+        noticed = ok(api_notice(kit, plan, lgu, mailed_on))
+        assert noticed["late"] is (mailed_on == "2026-06-30")
+        assert ok(decide(kit, plan, mailed_on, token=lgu["token"]))["status"] == "approved"
 
 
 # --- revised applications (Subd. 6 (c)) ------------------------------------------------------
@@ -781,6 +799,7 @@ def test_the_board_names_the_lgu_of_a_plan_it_files(kit):
         problem(kit.api.post("/plans", body), 422, "validation_error")
         plan = ok(kit.api.post("/plans", {**body, "lgu_id": lgu["id"]}))
         # the board may act for any LGU
+        ok(kit.api.post(f"/plans/{plan['id']}/notices", mailing("2026-06-17", plan=plan)))
         assert ok(decide(kit, plan, "2026-06-17"))["status"] == "approved"
     assert plan["lgu_id"] == lgu["id"]
     assert kit.get_plan(plan["id"], token=lgu["token"])["id"] == plan["id"]

@@ -95,6 +95,8 @@ def test_story_2_hollis_reserving_6_000_unrestricted_and_12_000_restricted_is_mi
         plan = kit.plan(township, received_on="2026-06-08", area_sqft=9_000, ratio="2")
         u = kit.reserve(hollis["id"], plan["id"], hollis["unrestricted_class"], 6_000)
         r = kit.reserve(hollis["id"], plan["id"], hollis["restricted_class"], 12_000)
+    with on("2026-06-18"):  # the summary, on the last of its ten days (Subd. 6 (b))
+        kit.mail_summary(township, plan, "2026-06-18")
     with on("2026-07-01"):
         ok(
             kit.api.post(
@@ -192,7 +194,7 @@ def noticed(kit: Kit, lgu: dict) -> dict:
 
 
 def denied(kit: Kit, lgu: dict) -> dict:
-    plan = received(kit, lgu)
+    plan = noticed(kit, lgu)
     body = decision_body("denied", DAY)
     ok(kit.api.post(f"/plans/{plan['id']}/decision", body, token=lgu["token"]))
     return plan

@@ -670,6 +670,7 @@ def test_a_draw_on_a_security_of_a_plan_being_reversed_on_appeal_waits_and_is_re
     with on("2026-09-01"):
         plan = kit.plan(lgu, received_on="2026-09-01", area_sqft=9_000, method="project_specific")
         path = f"/plans/{plan['id']}"
+        kit.mail_summary(lgu, plan, "2026-09-01")
         ok(kit.api.post(f"{path}/decision", decision_body("approved", "2026-09-01")))
     with on("2026-09-04"):
         ok(

@@ -270,35 +270,52 @@ def send_unoffered(client: FlaskClient, path: str, fields: dict[str, Any]) -> An
 
 
 def test_the_plan_page_offers_only_the_acts_the_plans_state_allows(app: Flask, kit: Kit) -> None:
-    """An undecided plan is offered no notice of decision and no determination before a
-    referral; a decided plan no second decision, nor the acts that come before one; a notice of
-    decision once.  The rules are the use cases' own (``bank.plan_acts.open_acts``)."""
+    """An undecided plan is offered no notice of decision, no determination before a referral
+    and, below 10,000 sq ft, no decision before its summary is recorded (Subd. 6 (b)); a decided
+    plan no second decision, nor the acts that come before one; each notice once.  The rules
+    are the use cases' own (``bank.plan_acts.open_acts``)."""
     lgu = kit.lgu()
     client = signed_in(app.test_client(), lgu["token"])
+    decision = {
+        "outcome": "approved",
+        "decided_on": DAY,
+        "resolution.number": "Res. 2026-42",
+        "resolution.adopted_on": DAY,
+    }
+    panel = [r for r in RECIPIENTS if r["role"] in ("tep_member", "dnr_commissioner")]
     with on(DAY):
         plan = kit.plan(lgu, received_on=DAY, area_sqft=9_000)
         base = f"/plans/{plan['id']}"
         assert offered(client, plan["id"]) == WEIGHED - {
             "panel-determination",
+            "decision",
+            "notice-of-decision",
+        }
+        # a decision the page does not offer is still refused if posted, as the API refuses it
+        waiting = document(send_unoffered(client, f"{base}/decision", decision), 422)
+        assert "Subd. 6 (b)" in waiting.one("div", id="form-problem").text
+        assert kit.get_plan(plan["id"])["decision"] is None
+        summary = {"mailed_on": DAY, **recipients(panel)}
+        followed(client, send(client, f"{base}/notice-of-application", summary))
+        assert offered(client, plan["id"]) == WEIGHED - {
+            "notice-of-application",
+            "panel-determination",
             "notice-of-decision",
         }
         send(client, f"{base}/panel-referral", {"referred_on": DAY, "questions": ["size"]})
-        assert offered(client, plan["id"]) == WEIGHED - {"panel-referral", "notice-of-decision"}
+        assert offered(client, plan["id"]) == WEIGHED - {
+            "notice-of-application",
+            "panel-referral",
+            "notice-of-decision",
+        }
 
         other = kit.approved_plan(lgu, DAY)
         assert offered(client, other["id"]) == {"notice-of-decision", "revision"}
-        panel = [r for r in RECIPIENTS if r["role"] in ("tep_member", "dnr_commissioner")]
         applicant = {"name": other["applicant"], "address": "1 Main St", "role": "applicant"}
         notice = {"mailed_on": DAY, **recipients([*panel, applicant])}
         followed(client, send(client, f"/plans/{other['id']}/notice-of-decision", notice))
         assert offered(client, other["id"]) == {"revision"}
         # a decision the page does not offer is still refused if posted, as the API refuses it
-        decision = {
-            "outcome": "approved",
-            "decided_on": DAY,
-            "resolution.number": "Res. 2026-42",
-            "resolution.adopted_on": DAY,
-        }
         path = f"/plans/{other['id']}/decision"
         assert refused_form(client.get(path), 409) == "The plan was already decided."
         refused = document(send_unoffered(client, path, decision), 409)
@@ -310,17 +327,25 @@ def test_past_its_decision_due_an_undecided_plan_is_offered_its_notice_of_deemed
 ) -> None:
     """15.99: on ``decision_due`` a notice of decision has nothing to give notice of; the day
     after, the plan is deemed approved and it does, while a decision dated by the deadline may
-    still be recorded (nothing relied on the deemed approval yet)."""
+    still be recorded (nothing relied on the deemed approval yet), once the summary of the
+    application is (Subd. 6 (b)): one mailed by the deadline is offered until then."""
     lgu = kit.lgu()
     client = signed_in(app.test_client(), lgu["token"])
     with on(DAY):
         plan = kit.plan(lgu, received_on=DAY, area_sqft=9_000)
     due = date.fromisoformat(kit.get_plan(plan["id"])["deadlines"]["decision_due"])
+    deemed = (due + timedelta(days=1)).isoformat()
+    for day in (due.isoformat(), deemed):
+        with on(day):
+            acts = offered(client, plan["id"])
+            assert "decision" not in acts and "notice-of-application" in acts
     with on(due.isoformat()):
         assert "notice-of-decision" not in offered(client, plan["id"])
-        assert "decision" in offered(client, plan["id"])
-    with on((due + timedelta(days=1)).isoformat()):
+    with on(deemed):
+        assert "notice-of-decision" in offered(client, plan["id"])
+        kit.mail_summary(lgu, plan, due.isoformat())  # mailed in time, recorded late
         assert {"notice-of-decision", "decision"} <= offered(client, plan["id"])
+        assert "notice-of-application" not in offered(client, plan["id"])
 
 
 def test_the_notice_of_decision_form_names_the_parties_as_the_plan_records_them(
@@ -338,6 +363,7 @@ def test_the_notice_of_decision_form_names_the_parties_as_the_plan_records_them(
     with on(DAY):
         plan = kit.plan(lgu, received_on=DAY, area_sqft=9_000, watershed_district="Buffalo WD")
         path = f"/plans/{plan['id']}"
+        kit.mail_summary(lgu, plan, DAY)
         ok(kit.api.post(f"{path}/tep-referral", {"referred_on": DAY, "questions": ["size"]}))
         determination = {"inspected_on": DAY, "members": members, "determination": "x"}
         ok(kit.api.post(f"{path}/tep-determination", determination))
@@ -382,6 +408,7 @@ def test_a_decision_without_its_record_is_refused_in_words(app: Flask, kit: Kit)
     client = signed_in(app.test_client(), lgu["token"])
     with on(DAY):
         plan = kit.plan(lgu, received_on=DAY, area_sqft=9_000)
+        kit.mail_summary(lgu, plan, DAY)
         fields = {"outcome": "approved", "decided_on": DAY}
         page = document(send(client, f"/plans/{plan['id']}/decision", fields), 422)
     assert page.one("div", id="form-problem").text
@@ -889,6 +916,7 @@ def test_the_pages_link_to_the_forms(app: Flask, kit: Kit) -> None:
     lgu = kit.lgu()
     with on(DAY):
         plan = kit.plan(lgu, received_on=DAY, area_sqft=9_000, method="project_specific")
+        kit.mail_summary(lgu, plan, DAY)
         bank = kit.funded_account(day=DAY, service_area=5, unrestricted=20_000)
         lgu_client = signed_in(app.test_client(), lgu["token"])
         plan_page = document(lgu_client.get(f"/plans/{plan['id']}"))

@@ -15,7 +15,7 @@ from typing import Any
 
 from sqlalchemy import event, func, select
 
-from bank import accounts, deposits, parties, site_register
+from bank import accounts, deposits, notices, parties, site_register
 from bank.access import SYSTEM, Actor
 from bank.deposit_views import DepositView
 from bank.ids import new_id
@@ -28,6 +28,16 @@ DAY = date(2026, 6, 17)
 RULESET = ruleset_for(DAY)
 WETLAND = "replacement_wetland"
 COVER = "vegetative_cover"
+
+
+#: everyone Subd. 6 (b) mails the summary of an application to (none asked for a copy): the
+#: technical evaluation panel and the DNR commissioner
+SUMMARY_RECIPIENTS = (
+    notices.Recipient("Ann Board", "520 Lafayette Rd N, St. Paul", "tep_member"),
+    notices.Recipient("Sam Swcd", "311 Brighton Ave S, Buffalo", "tep_member"),
+    notices.Recipient("Lee Lgu", "10 2nd St NW, Buffalo", "tep_member"),
+    notices.Recipient("Commissioner", "500 Lafayette Rd, St. Paul", "dnr_commissioner"),
+)
 
 
 def unique(prefix: str) -> str:

@@ -18,6 +18,7 @@ from bank import (
     accounts,
     credits,
     homes,
+    notices,
     parties,
     plan_decisions,
     plans,
@@ -41,6 +42,7 @@ from ledger.db import Database
 from tests.bank.account_kit import (
     DAY,
     RULESET,
+    SUMMARY_RECIPIENTS,
     count,
     deposit,
     holder_actor,
@@ -293,6 +295,8 @@ def _deny(db: Database, plan_id: str) -> None:
     with db.transaction() as session:
         plan = session.get(Plan, plan_id)
         assert plan is not None
+        # the summary first (Subd. 6 (b)): the decision waits for it
+        notices.record_application_notice(session, plan, DAY, list(SUMMARY_RECIPIENTS))
         plan_decisions.record_decision(
             session,
             plan,

@@ -73,6 +73,14 @@ def plan_of(db: Database, lgu: Actor, area_sqft: int = 9_000) -> str:
         return plans.create_plan(session, ruleset_for(DAY), request).id
 
 
+def noticed_plan_of(db: Database, lgu: Actor) -> str:
+    """``plan_of``'s 9,000 sq ft, its summary mailed on ``DAY`` (Subd. 6 (b)): it may be
+    decided."""
+    plan_id = plan_of(db, lgu)
+    plan_acts.mail_notice(db, lgu, plan_id, "application", DAY, list(PANEL))
+    return plan_id
+
+
 def count(db: Database, table: Any, plan_id: str) -> int:
     with db.transaction() as session:
         return int(session.scalar(select(func.count()).where(table.plan_id == plan_id)) or 0)
@@ -97,7 +105,7 @@ def refused(error: type[BankError], act: Callable[[], object]) -> BankError:
 
 def test_a_decision_includes_its_resolution_and_the_panels_determination(db: Database) -> None:
     lgu = lgu_of(db)
-    plan_id = plan_of(db, lgu)
+    plan_id = noticed_plan_of(db, lgu)
     referred = plan_acts.refer_to_panel(db, lgu, plan_id, DAY, ["size", "location"])
     assert referred.questions == ("location", "size") and referred.determination is None
     refused(Conflict, lambda: plan_acts.decide(db, lgu, plan_id, APPROVAL))
@@ -116,7 +124,7 @@ def test_a_decision_includes_its_resolution_and_the_panels_determination(db: Dat
 
 def test_an_approval_without_its_resolution_is_refused_and_writes_nothing(db: Database) -> None:
     lgu = lgu_of(db)
-    plan_id = plan_of(db, lgu)
+    plan_id = noticed_plan_of(db, lgu)
     error = refused(
         ValidationFailed,
         lambda: plan_acts.decide(db, lgu, plan_id, DecisionRequest("approved", DAY)),
@@ -170,7 +178,7 @@ def test_a_revision_ten_percent_larger_is_a_new_application(db: Database) -> Non
 
 def test_a_denied_plan_is_not_revised(db: Database) -> None:
     lgu = lgu_of(db)
-    plan_id = plan_of(db, lgu)
+    plan_id = noticed_plan_of(db, lgu)
     plan_acts.decide(db, lgu, plan_id, DecisionRequest("denied", DAY, reasons="no site"))
     refused(Conflict, lambda: plan_acts.revise(db, lgu, plan_id, 9_100, 0, NEXT))
     assert count(db, PlanRevision, plan_id) == 0
@@ -203,7 +211,7 @@ def test_a_notice_is_mailed_to_the_named_recipients_and_who_asked(db: Database) 
 
 def test_a_decision_notice_needs_the_decision_and_comes_after_it(db: Database) -> None:
     lgu = lgu_of(db)
-    plan_id = plan_of(db, lgu)
+    plan_id = noticed_plan_of(db, lgu)
     mailed = [*PANEL, APPLICANT]
     refused(Conflict, lambda: plan_acts.mail_notice(db, lgu, plan_id, "decision", DAY, mailed))
     refused(NotFound, lambda: notice_document.document(db, lgu, plan_id, "decision"))

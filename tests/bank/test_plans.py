@@ -105,6 +105,9 @@ def at(day: date) -> Any:
 
 
 def approve(db: Database, lgu: Actor, plan_id: str, day: date) -> PlanReport:
+    """Approve the plan received on ``DAY`` on ``day``, its summary mailed on ``DAY`` first
+    (Subd. 6 (b): the decision waits for it)."""
+    plan_acts.mail_notice(db, lgu, plan_id, "application", DAY, RECIPIENTS)
     request = DecisionRequest("approved", day, resolution=Resolution(f"R-{day}", day))
     return plan_acts.decide(db, lgu, plan_id, request)
 

@@ -22,6 +22,7 @@ from ledger.db import Database
 from tests.bank.account_kit import (
     DAY,
     RULESET,
+    SUMMARY_RECIPIENTS,
     holder_actor,
     lgu_actor,
     new_account,
@@ -40,6 +41,14 @@ LATER = datetime(2150, 1, 1, 12, tzinfo=UTC)
 def frozen() -> Iterator[Any]:
     with freeze_time(f"{DAY.isoformat()} 12:00:00") as clock:
         yield clock
+
+
+def _deny(db: Database, lgu_id: str, plan_id: str) -> None:
+    """The LGU denies the plan today, its summary mailed first (Subd. 6 (b))."""
+    lgu = lgu_actor(lgu_id)
+    plan_acts.mail_notice(db, lgu, plan_id, "application", clock.today(), SUMMARY_RECIPIENTS)
+    refusal = plan_decisions.DecisionRequest("denied", clock.today(), reasons="avoidable")
+    plan_acts.decide(db, lgu, plan_id, refusal)
 
 
 def _plan(lgu_id: str, service_area: int = 5, outside: bool = False) -> plans.PlanRequest:
@@ -75,10 +84,7 @@ def test_the_plans_of_the_account_s_area_are_offered_newest_first(
     elsewhere = record(_plan(lgu, service_area=6))
     outside = record(_plan(lgu, service_area=6, outside=True))
     denied = record(_plan(lgu))
-    refusal = plan_decisions.DecisionRequest(
-        "denied", clock.today(), reasons="no public value replaced"
-    )
-    plan_acts.decide(db, lgu_actor(lgu), denied.id, refusal)
+    _deny(db, lgu, denied.id)
 
     offered = reservable_plans.for_account(db, holder_actor(holder), account.id)
 
@@ -118,9 +124,8 @@ def test_denied_plans_do_not_take_the_places_of_those_offered(db: Database, froz
     for _ in range(4):
         frozen.tick(timedelta(seconds=1))
         recorded.append(plan_cases.record(db, SYSTEM, RULESET, _plan(lgu)).id)
-    refusal = plan_decisions.DecisionRequest("denied", clock.today(), reasons="avoidable")
     for newest in recorded[2:]:
-        plan_acts.decide(db, lgu_actor(lgu), newest, refusal)
+        _deny(db, lgu, newest)
 
     offered = reservable_plans.for_account(db, SYSTEM, account.id, limit=2)
 
@@ -137,18 +142,14 @@ def test_the_plans_read_are_bounded_and_past_them_a_plan_is_not_offered(
     account = new_account(db, holder)
     frozen.move_to(LATER + timedelta(days=3))  # after the other tests' plans, this file's too
     live = plan_cases.record(db, SYSTEM, RULESET, _plan(lgu)).id
-    refusal = plan_decisions.DecisionRequest("denied", clock.today(), reasons="avoidable")
     for _ in range(reservable_plans.BATCHES):
         frozen.tick(timedelta(seconds=1))
-        denied = plan_cases.record(db, SYSTEM, RULESET, _plan(lgu)).id
-        plan_acts.decide(db, lgu_actor(lgu), denied, refusal)
+        _deny(db, lgu, plan_cases.record(db, SYSTEM, RULESET, _plan(lgu)).id)
 
     with statements(db) as read:
         assert reservable_plans.for_account(db, SYSTEM, account.id, limit=1) == []
     frozen.tick(timedelta(seconds=1))
-    plan_acts.decide(
-        db, lgu_actor(lgu), plan_cases.record(db, SYSTEM, RULESET, _plan(lgu)).id, refusal
-    )
+    _deny(db, lgu, plan_cases.record(db, SYSTEM, RULESET, _plan(lgu)).id)
     with statements(db) as more:
         assert reservable_plans.for_account(db, SYSTEM, account.id, limit=1) == []
 

@@ -65,8 +65,13 @@ def d(month: int, day: int) -> date:
 
 # the worked Hollis Township plan: 9,000 sq ft, received Monday 2026-06-08
 HOLLIS = PlanFacts(received_on=d(6, 8), impact_area_sqft=9_000)
+# the summary of the application (Subd. 6 (b)) mailed on its last day, Thursday 2026-06-18
+HOLLIS_NOTICED = replace(HOLLIS, notice_mailed_on=d(6, 18))
 HOLLIS_APPROVED = replace(
-    HOLLIS, decision_outcome="approved", decided_on=d(7, 1), decision_notice_mailed_on=d(7, 2)
+    HOLLIS_NOTICED,
+    decision_outcome="approved",
+    decided_on=d(7, 1),
+    decision_notice_mailed_on=d(7, 2),
 )
 
 # the worked contested plan: a developer, 25,000 sq ft, received Wednesday 2026-06-17
@@ -160,7 +165,16 @@ def test_story_2_the_decision_is_due_60_days_later_on_friday_2026_08_07() -> Non
 
 
 def test_story_2_an_approval_on_2026_07_01_needs_no_comment_period() -> None:
-    decide(HOLLIS, d(7, 1))
+    decide(HOLLIS_NOTICED, d(7, 1))
+
+
+def test_story_2_the_approval_waits_for_the_summary_notice_subd_6_b() -> None:
+    with pytest.raises(CommentPeriodOpen) as refusal:
+        decide(HOLLIS, d(7, 1))
+    assert refusal.value.code == "comment_period_open"
+    assert refusal.value.fields == {"deadline": "notice_due", "due": "2026-06-18"}
+    assert "Subd. 6 (b)" in str(refusal.value)
+    assert "record the notice of application" in str(refusal.value)
 
 
 def test_story_2_the_decision_notice_is_due_saturday_07_11_rolled_to_monday_2026_07_13() -> None:
@@ -476,8 +490,35 @@ def test_9999_sq_ft_may_be_decided_inside_what_would_be_a_comment_period() -> No
     decide(replace(CONTESTED_NOTICED, impact_area_sqft=9_999), d(6, 23))
 
 
-def test_9999_sq_ft_may_be_decided_with_no_notice_mailed() -> None:
-    decide(replace(CONTESTED, impact_area_sqft=9_999), d(7, 1))
+def test_9999_sq_ft_with_no_notice_mailed_cannot_be_decided_comment_period_open() -> None:
+    with refused(CommentPeriodOpen, "comment_period_open"):
+        decide(replace(CONTESTED, impact_area_sqft=9_999), d(7, 1))
+
+
+@pytest.mark.parametrize("mailed_on", [d(6, 17), d(6, 29), d(6, 30), d(7, 2)])
+def test_9999_sq_ft_is_decided_once_its_summary_is_mailed_in_time_or_late(mailed_on: date) -> None:
+    # due Monday 06-29 (06-27 a Saturday); a late one counts too, and Subd. 6 (b) sets no order
+    # between the summary and a decision made within its ten days
+    decide(replace(CONTESTED, impact_area_sqft=9_999, notice_mailed_on=mailed_on), d(7, 1))
+
+
+def test_a_small_plan_deemed_approved_takes_its_summary_then_a_decision_made_in_time() -> None:
+    """Hollis is due Friday 2026-08-07 and deemed approved from 08-08: a decision dated 08-07 and
+    recorded 08-10 waits for the summary, which, mailed by 08-07, is still recorded; one dated
+    08-08 is late whatever was mailed."""
+    today = d(8, 10)
+    assert status_on(HOLLIS, today) == "deemed_approved"
+    with refused(CommentPeriodOpen, "comment_period_open"):
+        check_decision(SEED, LGU, BOARD, HOLLIS, "denied", d(8, 7), today)
+    with refused(DeadlinePassed, "deadline_passed"):
+        check_decision(SEED, LGU, BOARD, HOLLIS, "denied", d(8, 8), today)
+    check_application_notice(SEED, LGU, HOLLIS, d(8, 7), today)
+    with refused(DeadlinePassed, "deadline_passed"):
+        check_application_notice(SEED, LGU, HOLLIS, d(8, 8), today)
+    noticed = replace(HOLLIS, notice_mailed_on=d(8, 7))
+    assert notice_late(SEED, LGU, HOLLIS, d(8, 7))
+    assert status_on(noticed, today) == "deemed_approved"
+    check_decision(SEED, LGU, BOARD, noticed, "denied", d(8, 7), today)
 
 
 def test_10000_sq_ft_with_no_notice_mailed_cannot_be_decided_comment_period_open() -> None:
