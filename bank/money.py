@@ -201,7 +201,9 @@ def _fee_postmark(
     """The filing fee's postmark: the one given, else the petition's (the fee came in the
     petition's envelope), on or before the fee's receipt and within the appeal window the
     petition was checked against (Subd. 9: "mailing a petition and payment of a filing fee ...
-    within 15 days"; ``appeal_window_closed``, as a late petition).  No other payment has one."""
+    within 15 days"): not before the window opened (``timeline.noticed_by``, as for the
+    petition; ``validation_error``), nor after it closed (``appeal_window_closed``, as a late
+    petition).  No other payment has one."""
     if request.kind != "appeal_filing_fee" or appeal is None:
         if request.postmarked_on is not None:
             raise ValidationFailed(
@@ -216,6 +218,12 @@ def _fee_postmark(
         )
     c = plans.clocks(session, plan)
     facts = plans.appealed_facts(session, plan, appeal.application_number)
+    if not timeline.noticed_by(c.ruleset, c.lgu, facts, postmarked_on):
+        # mailed before the window opened: it paid for no appeal of this decision
+        raise ValidationFailed(
+            "Subd. 9: the filing fee is mailed with the petition, after the notice of decision",
+            {"postmarked_on": ["before the appeal window opened"]},
+        )
     timeline.check_mailed_in_window(c.ruleset, c.board, facts, postmarked_on, "the filing fee")
     return postmarked_on
 

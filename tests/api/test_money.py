@@ -421,6 +421,37 @@ def test_a_filing_fee_postmarked_after_the_appeal_window_is_refused_as_a_late_pe
         problem(kit.api.post(f"/appeals/{appeal['id']}/petition", body), 422, "invalid_fee")
 
 
+@pytest.mark.parametrize(
+    ("postmarked_on", "status"),
+    [("2026-09-03", 422), ("2026-08-01", 422), ("1900-01-01", 422), ("2026-09-04", 201)],
+    ids=["day-before-notice", "before-decision", "first-date", "notice-day"],
+)
+def test_a_filing_fee_postmarked_before_the_notice_of_decision_is_refused(
+    kit, postmarked_on, status
+):
+    """The window opens with the notice of decision's mailing (``appealed``'s: 2026-09-04), as
+    for the petition: a fee postmarked before it paid for no appeal of this decision and books
+    nothing; one mailed that day is in time."""
+    lgu = kit.lgu()
+    plan, appeal = appealed(kit, lgu)
+    response = pay(
+        kit.api,
+        "appeal_filing_fee",
+        FEE,
+        "2026-09-11",
+        appeal_id=appeal["id"],
+        postmarked_on=postmarked_on,
+    )
+    with on("2026-09-11"):
+        payments = payments_of(kit.api, plan["id"])
+    if status == 201:
+        assert ok(response)["postmarked_on"] == postmarked_on
+        return
+    refused = problem(response, 422, "validation_error")
+    assert refused["errors"] == {"postmarked_on": ["before the appeal window opened"]}
+    assert payments == []
+
+
 def test_a_filing_fee_without_a_postmark_came_in_the_petitions_envelope(kit):
     """A fee booked without its postmark takes the petition's, shown on the payment and on the
     appeal beside the day it was received; received after the window, it is still in time."""
