@@ -24,7 +24,7 @@ from api.application import Application
 from api.config import build_config, embedded_database
 from api.ratelimit import WriteLimiter
 from api.schema_check import SchemaGuard
-from api.schemas.common import ProblemSchema
+from api.schemas.common import ProblemSchema, date_range_property
 from ledger import sealer
 from ledger.db import Database
 
@@ -56,6 +56,8 @@ def create_app(config: Mapping[str, Any] | None = None) -> Flask:
         },
     )
     api.spec.options["security"] = [{"bearer": []}]
+    # before the blueprints: their schemas are written into the document as they register
+    api.ma_plugin.converter.add_attribute_function(date_range_property)
     _register_blueprints(api)
     problems.register(app)  # after Api, so our handlers replace flask-smorest's
     app.before_request(auth.assign_request_id)

@@ -94,6 +94,18 @@ class IsoDate(fields.Date):
 _ISO_DATE = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}")
 
 
+def date_range_property(
+    _converter: Any, field: Any, ret: dict[str, Any], **_: Any
+) -> dict[str, Any]:
+    """An apispec attribute function: an ``IsoDate`` field's description in the OpenAPI
+    document ends with the range it takes (OpenAPI 3.0 has no bounds for a date string)."""
+    if not isinstance(field, IsoDate):
+        return {}
+    described = str(ret.get("description", "")).rstrip()
+    sentence = f"From {FIRST_DATE.isoformat()} to {LAST_DATE.isoformat()}."
+    return {"description": f"{described} {sentence}" if described else sentence}
+
+
 class EventDate(IsoDate):
     """The date of something that has happened: it may not lie in the future (docs/http.md)."""
 

@@ -441,3 +441,24 @@ def test_no_query_parameter_offers_null_among_its_values(doc):
     assert offering_null == {}
     assert enumerated["GET /tokens ?role"]["enum"] == list(ROLES)
     assert enumerated["GET /tokens ?role"]["type"] == "string"
+
+
+def test_every_date_a_request_carries_states_the_range_it_takes(doc: dict[str, Any]) -> None:
+    """A date outside 1900-01-01..2199-12-31 is ``validation_error`` (docs/http.md); OpenAPI 3.0
+    cannot bound a date string, so each date's description says the range: the query's and each
+    request body's."""
+    sentence = "From 1900-01-01 to 2199-12-31."
+    dates = []
+    for name, operation in operations(doc):
+        for parameter in map(lambda p: resolve(doc, p), operation.get("parameters", [])):
+            if parameter.get("schema", {}).get("format") == "date":
+                dates.append((name, parameter["name"], parameter.get("description", "")))
+        body = operation.get("requestBody", {}).get("content", {}).get("application/json", {})
+        schema = resolve(doc, body.get("schema"))
+        for field, prop in (schema or {}).get("properties", {}).items():
+            if resolve(doc, prop).get("format") == "date":
+                dates.append((name, field, resolve(doc, prop).get("description", "")))
+    assert len(dates) > 20
+    assert [d for d in dates if not d[2].endswith(sentence)] == []
+    (postmark,) = [d[2] for d in dates if d[:2] == ("POST /payments", "postmarked_on")]
+    assert "petition" in postmark  # the field's own description is kept, the range after it
