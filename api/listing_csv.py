@@ -1,5 +1,6 @@
-"""The CSV exports of the plans, payments and securities listings (``?format=csv`` or
-``Accept: text/csv``): one line per record the filters keep, ``external_refs`` as a JSON cell."""
+"""The CSV exports of the plans, payments and securities listings and of a plan's notices
+(``?format=csv`` or ``Accept: text/csv``): one line per record the filters keep,
+``external_refs`` (and a notice's ``recipients``) as a JSON cell."""
 
 from __future__ import annotations
 
@@ -44,6 +45,17 @@ PAYMENT_FIELDS = [
     "created_at",
     "external_refs",
 ]
+#: ``GET /plans/{id}/notices``: ``recipients`` a JSON list of ``{name, address, role,
+#: role_label}``
+NOTICE_FIELDS = [
+    "id",
+    "notice",
+    "kind",
+    "application_number",
+    "mailed_on",
+    "current",
+    "recipients",
+]
 SECURITY_FIELDS = [
     "id",
     "plan_id",
@@ -67,3 +79,11 @@ def plan_row(plan: PlanReport) -> dict[str, Any]:
     """A plan as ``GET /plans/{id}`` shows it, flattened to ``PLAN_FIELDS``."""
     impact = {f"impact_{name}": value for name, value in asdict(plan.impact).items()}
     return {**vars(plan), **impact}
+
+
+def notice_row(item: Any) -> dict[str, Any]:
+    """A notice as ``GET /plans/{id}/notices`` lists it (a ``NoticeItem``), flattened to
+    ``NOTICE_FIELDS``: its recipients a JSON list."""
+    row = asdict(item)
+    row["recipients"] = list(row["recipients"])
+    return row

@@ -7,8 +7,9 @@ and how many copies of their notices the LGU owes members of the public who aske
 mailed.  Everything is computed as of today from the recorded facts, like every deadline of a
 plan: a notice is *missing* once its due date has passed with none mailed.
 
-``copies_owed`` counts copies, not plans: each notice of a plan's current application owed to
-one who asked for a copy (``notices.owed_copies``) and not recorded as mailed to them since.
+``copies_owed`` counts copies, not plans: each notice of a plan owed to one who asked for a copy
+(``notices.owed_copies``) and not recorded as mailed to them since, one an earlier application
+mailed too (a revision does not erase it, as below).
 
 A deemed approval has no decision date to count Subd. 7's ten days from; the report counts them
 from ``decision_due`` (choice), so that a deemed approval nobody was told of shows as missing.

@@ -67,19 +67,34 @@ def long_date(day: date | None) -> str:
 
 
 @dataclass(frozen=True)
-class MailedNotice:
-    """A notice mailed for the plan, which ``document_of`` prints (and ``document`` too, for
-    the one of its kind mailed last)."""
+class RecipientShown:
+    """Someone a notice was mailed to, as its document lists them: with why the statute names
+    them, in words (``ROLE_LABELS``)."""
+
+    name: str
+    address: str
+    role: str
+    role_label: str
+
+
+@dataclass(frozen=True)
+class ListedNotice:
+    """A notice the plan mailed, as ``GET /plans/{id}/notices`` lists it (``document_of``
+    prints it)."""
 
     id: str
     #: ``application`` (Subd. 6) or ``decision`` (Subd. 7)
     notice: str
     #: ``full`` or ``summary``, as mailed
     kind: str
-    mailed_on: date
-    #: the application it was mailed for: an earlier one if a revision counting as new
-    #: (Subd. 6 (c)) has none of its own yet
+    #: the application it was mailed for: an earlier one a revision counting as new
+    #: (Subd. 6 (c)) superseded, or the plan's current one
     application_number: int
+    mailed_on: date
+    #: whether it is the plan's ``notice`` or ``decision_notice`` (its current application's)
+    current: bool
+    #: whom it was mailed to, in the order the LGU listed them
+    recipients: tuple[RecipientShown, ...]
 
 
 def document(db: Database, actor: Actor, plan_id: str, notice: str) -> NoticeDocument:
@@ -113,19 +128,35 @@ def _printed(session: Session, plan: Plan, row: PlanNotice) -> NoticeDocument:
     return build(session, plan, row)  # recorded before documents were kept
 
 
-def mailed_notices(session: Session, plan: Plan) -> list[MailedNotice]:
+def mailed_notices(session: Session, plan: Plan) -> list[notices.MailedNotice]:
     """Every notice mailed for ``plan`` (those of earlier applications too), in the order they
-    were recorded, each with the application it was mailed for."""
-    return [
-        MailedNotice(
-            row.id,
-            row.notice,
-            row.kind,
-            row.mailed_on,
-            plans.application_at(session, plan, row.recorded_at),
-        )
-        for row in notices.plan_notices(session, plan.id)
-    ]
+    were recorded, each with the application it was mailed for (``notices.mailed_of``)."""
+    return notices.plan_mailed(session, plan)
+
+
+def listed(db: Database, actor: Actor, plan_id: str) -> list[ListedNotice]:
+    """``mailed_notices`` of the plan, each with its recipients as its document lists them;
+    ``not_found`` for a plan the caller may not see (as ``GET /plans/{id}``)."""
+    with db.transaction() as session:
+        plan = plans.visible_plan(session, actor, plan_id)
+        return [
+            ListedNotice(
+                sent.id,
+                sent.notice,
+                sent.kind,
+                sent.application_number,
+                sent.mailed_on,
+                sent.current,
+                tuple(_shown(r) for r in sent.recipients),
+            )
+            for sent in mailed_notices(session, plan)
+        ]
+
+
+def _shown(recipient: notices.Recipient) -> RecipientShown:
+    return RecipientShown(
+        recipient.name, recipient.address, recipient.role, ROLE_LABELS[recipient.role]
+    )
 
 
 def keep_as_mailed(session: Session, plan: Plan, row: PlanNotice) -> None:

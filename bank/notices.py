@@ -7,12 +7,15 @@ asked for a copy by the day it is mailed.  A notice of decision (Subd. 7) goes t
 applicant, the commissioner, the watershed district if one exists, and the members of the
 public who asked.  Each notice is stored as mailed: its kind, its date and its recipients.  A
 member of the public the LGU registers after a notice was mailed, who had asked on or before that
-day, is owed a copy of it; the LGU records the copy when it mails it (``record_copy_mailed``).
+day, is owed a copy of it, whichever of the plan's applications the notice was mailed for (a
+revision counting as new does not discharge the debt); the LGU records the copy when it mails it
+(``record_copy_mailed``).
 """
 
 from __future__ import annotations
 
 import re
+from bisect import bisect_right
 from collections import defaultdict
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
@@ -27,7 +30,7 @@ from bank.errors import Conflict, NotFound, ValidationFailed
 from bank.ids import new_id
 from bank.notice_tables import CopyMailed, CopyRequest, NoticeRecipient, PlanNotice
 from bank.plan_facts import add_fact
-from bank.plan_tables import Plan
+from bank.plan_tables import Plan, PlanRevision
 from bank.rules import replacement_rules
 from bank.rules.ruleset import ruleset_by_id
 from ledger import clock
@@ -106,6 +109,9 @@ class OwedCopy:
     notice: str
     mailed_on: date
     detail: str
+    #: the application it was mailed for: an earlier one a revision counting as new superseded
+    #: (Subd. 6 (c)) owes its copies still
+    application_number: int
 
 
 @dataclass(frozen=True)
@@ -123,12 +129,22 @@ class MailedCopy:
 
 @dataclass(frozen=True)
 class MailedNotice:
-    """A notice the plan shows as mailed, with the people it was mailed to."""
+    """A notice the plan mailed, with the people it was mailed to."""
 
     id: str
+    #: ``application`` (Subd. 6) or ``decision`` (Subd. 7)
     notice: str
+    #: ``full`` or ``summary``, as mailed
+    kind: str
     mailed_on: date
+    #: whom it was mailed to, in the order the LGU listed them
     recipients: Sequence[Recipient]
+    #: the application it was mailed for (``plans.application_at``)
+    application_number: int
+    #: whether it is a notice of the plan's current application as the plan shows it (its
+    #: ``notice`` or ``decision_notice``), not one of an earlier application a revision
+    #: counting as new superseded
+    current: bool
 
 
 @dataclass(frozen=True)
@@ -160,21 +176,29 @@ def owed_copies(
     (mailed on or after that day, as ``missing_recipients`` counts) and that do not list them
     as a ``public_requester`` (name and address compared as there): a request the LGU
     registered after recording such a notice, which the notice's check could not see.  A
-    notice whose id is in ``copied`` (a copy of it mailed to them since) is owed no more."""
+    notice whose id is in ``copied`` (a copy of it mailed to them since) is owed no more.  A
+    notice of an earlier application (not ``current``) is owed as much: the statute required it
+    mailed to them when it was, and a later application does not undo that mailing."""
     owed = []
     for sent in mailed:
         if sent.id not in copied and _owed(name, address, requested_on, sent):
+            of = "" if sent.current else _of_earlier(sent.application_number)
             owed.append(
                 OwedCopy(
                     sent.id,
                     sent.notice,
                     sent.mailed_on,
                     f"asked for a copy on {requested_on.isoformat()}: the notice of "
-                    f"{sent.notice} mailed on {sent.mailed_on.isoformat()} was not mailed to "
-                    f"them ({_SUBDIVISION[sent.notice]}); a copy is owed",
+                    f"{sent.notice} mailed on {sent.mailed_on.isoformat()}{of} was not mailed "
+                    f"to them ({_SUBDIVISION[sent.notice]}); a copy is owed",
+                    sent.application_number,
                 )
             )
     return tuple(owed)
+
+
+def _of_earlier(number: int) -> str:
+    return f" for application {number}, which a revision counting as new superseded,"
 
 
 def _owed(name: str, address: str, requested_on: date, sent: MailedNotice) -> bool:
@@ -187,31 +211,61 @@ def _owed(name: str, address: str, requested_on: date, sent: MailedNotice) -> bo
     return (_same(name), _same(address)) not in reached
 
 
-def current_mailed(
-    plan: Plan,
-    latest: Mapping[str, PlanNotice | None],
-    recipients: Mapping[str, Sequence[Recipient]],
-) -> list[MailedNotice]:
-    """The notices of the plan's current application as mailed, given the notice of each kind
-    mailed last (``latest``, by ``application`` and ``decision``) and the recipients of each (by
-    notice id): those the plan shows under ``notice`` and ``decision_notice`` whose recipients
-    the service stored (the row mailed last is the one the plan records)."""
-    mailed = []
+def current_ids(plan: Plan, latest: Mapping[str, PlanNotice | None]) -> set[str]:
+    """The ids of the notices of the plan's current application, given the notice of each kind
+    mailed last (``latest``, by ``application`` and ``decision``): those the plan shows under
+    ``notice`` and ``decision_notice`` (the row mailed last is the one the plan records, if it
+    bears the plan's date: a notice recorded before the service stored them has no row)."""
+    current = set()
     for notice, mailed_on in (
         ("application", plan.notice_mailed_on),
         ("decision", plan.decision_notice_mailed_on),
     ):
         row = None if mailed_on is None else latest.get(notice)
         if row is not None and row.mailed_on == mailed_on:
-            mailed.append(MailedNotice(row.id, notice, mailed_on, recipients[row.id]))
+            current.add(row.id)
+    return current
+
+
+def mailed_of(session: Session, listed: Sequence[Plan]) -> defaultdict[str, list[MailedNotice]]:
+    """Every notice each of ``listed`` mailed (those of earlier applications too), by plan id,
+    in the order they were recorded: with its recipients, the application it was mailed for
+    and whether it is one of the plan's current application; read for all of them at once."""
+    ids = [plan.id for plan in listed]
+    rows = grouped(session, PlanNotice.plan_id, ids, PlanNotice.recorded_at, PlanNotice.id)
+    recipients = recipients_by_notice(session, [row.id for found in rows.values() for row in found])
+    revisions = grouped(
+        session,
+        PlanRevision.plan_id,
+        ids,
+        PlanRevision.recorded_at,
+        where=[PlanRevision.counts_as_new_application.is_(True)],
+    )
+    mailed: defaultdict[str, list[MailedNotice]] = defaultdict(list)
+    for plan in listed:
+        found = rows[plan.id]
+        latest = {row.notice: row for row in found}  # oldest first: the last of each kind stays
+        current = current_ids(plan, latest)
+        # as ``plans.application_at``: one more than the revisions counting as new by then
+        superseded = [revision.recorded_at for revision in revisions[plan.id]]
+        mailed[plan.id] = [
+            MailedNotice(
+                row.id,
+                row.notice,
+                row.kind,
+                row.mailed_on,
+                recipients[row.id],
+                1 + bisect_right(superseded, row.recorded_at),
+                row.id in current,
+            )
+            for row in found
+        ]
     return mailed
 
 
-def current_notices(session: Session, plan: Plan) -> list[MailedNotice]:
-    """``current_mailed`` of the plan, read."""
-    latest = {notice: latest_notice(session, plan.id, notice) for notice in NOTICES}
-    ids = [row.id for row in latest.values() if row is not None]
-    return current_mailed(plan, latest, recipients_by_notice(session, ids))
+def plan_mailed(session: Session, plan: Plan) -> list[MailedNotice]:
+    """``mailed_of`` the plan alone."""
+    return mailed_of(session, [plan])[plan.id]
 
 
 def copies_mailed_of(
@@ -234,16 +288,13 @@ def copies_mailed_of(
 
 
 def copies_owed(
-    plan: Plan,
-    latest: Mapping[str, PlanNotice | None],
-    recipients: Mapping[str, Sequence[Recipient]],
+    mailed: Sequence[MailedNotice],
     requests: Sequence[CopyRequest],
     copies: Mapping[str, Sequence[MailedCopy]],
 ) -> list[CopyAsked]:
-    """Each of the plan's copy ``requests`` as the plan shows it: owed the copies of its current
-    notices (``current_mailed``) that did not reach them, less those mailed since (``copies``,
-    by request id)."""
-    mailed = current_mailed(plan, latest, recipients)
+    """Each of the plan's copy ``requests`` as the plan shows it: owed the copies of the notices
+    it ``mailed`` (``mailed_of``: an earlier application's too) that did not reach them, less
+    those mailed since (``copies``, by request id)."""
     return [copy_asked(row, mailed, copies.get(row.id, ())) for row in requests]
 
 
@@ -279,14 +330,12 @@ def owed_counts(session: Session, listed: Sequence[Plan]) -> dict[str, int]:
     """How many copies each of ``listed`` owes the members of the public who asked and has not
     mailed (``copies_owed``), by plan id, read for all of them at once."""
     ids = [plan.id for plan in listed]
-    latest = latest_notices_of(session, ids)
-    recipients = recipients_by_notice(session, [row.id for row in latest.values()])
+    mailed = mailed_of(session, listed)
     requests = grouped(session, CopyRequest.plan_id, ids)
     copies = copies_mailed_of(session, ids)
     counts = {}
     for plan in listed:
-        of_plan = {notice: latest.get((plan.id, notice)) for notice in NOTICES}
-        shown = copies_owed(plan, of_plan, recipients, requests[plan.id], copies)
+        shown = copies_owed(mailed[plan.id], requests[plan.id], copies)
         counts[plan.id] = sum(len(asked.owed) for asked in shown)
     return counts
 
@@ -300,9 +349,10 @@ def record_copy_mailed(
 
     ``not_found`` for a request the plan does not have; ``validation_error`` on ``notice_id``
     for a notice the plan did not mail; ``conflict`` for a copy already recorded as mailed to
-    them, or a notice not owed them (``owed_copies``: mailed before they asked, mailed to them,
-    or not a notice of the plan's current application); ``validation_error`` on ``mailed_on``
-    for a day in the future, before they asked or before the notice was mailed."""
+    them, or a notice not owed them (``owed_copies``: mailed before they asked, or mailed to
+    them; a notice of an earlier application is owed as the current one's are);
+    ``validation_error`` on ``mailed_on`` for a day in the future, before they asked or before
+    the notice was mailed."""
     asked = session.get(CopyRequest, copy_request_id)
     if asked is None or asked.plan_id != plan.id:
         raise NotFound(f"plan {plan.id} has no copy request {copy_request_id}")
@@ -324,12 +374,12 @@ def record_copy_mailed(
                 notice_id=notice.id,
                 copy_mailed_on=copy.mailed_on.isoformat(),
             )
-    mailed = current_notices(session, plan)
+    mailed = plan_mailed(session, plan)
     owed = {c.notice_id for c in owed_copies(asked.name, asked.address, asked.requested_on, mailed)}
     if notice.id not in owed:
         raise Conflict(
             f"no copy of {of} is owed to {who}, who asked on "
-            f"{asked.requested_on.isoformat()}: {_why_not_owed(asked, notice, mailed)}",
+            f"{asked.requested_on.isoformat()}: {_why_not_owed(asked, notice)}",
             copy_request_id=asked.id,
             notice_id=notice.id,
         )
@@ -346,10 +396,7 @@ def record_copy_mailed(
     return copy_asked(asked, mailed, copies_mailed_of(session, [plan.id])[asked.id])
 
 
-def _why_not_owed(asked: CopyRequest, notice: PlanNotice, mailed: Sequence[MailedNotice]) -> str:
-    current = next((sent for sent in mailed if sent.id == notice.id), None)
-    if current is None:
-        return "it is not a notice of the plan's current application as mailed"
+def _why_not_owed(asked: CopyRequest, notice: PlanNotice) -> str:
     if notice.mailed_on < asked.requested_on:
         return "it was mailed before they asked"
     return "it was mailed to them"

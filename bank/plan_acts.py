@@ -117,7 +117,7 @@ def request_copy(
     names the notices already mailed without them that they are owed (``notices.owed_copies``)."""
     with _acting_on(db, actor, plan_id) as (session, plan):
         row = notices.register_copy_request(session, plan, name, address, requested_on)
-        return notices.copy_asked(row, notices.current_notices(session, plan))
+        return notices.copy_asked(row, notices.plan_mailed(session, plan))
 
 
 def mail_copy(

@@ -260,22 +260,21 @@ def _report(plan: Plan, rows: PlanRows) -> PlanReport:
 
 def _notices(plan: Plan, rows: PlanRows, state: plans.PlanState) -> dict[str, Any]:
     """The Subd. 6 and 7 notices as mailed, and the members of the public who asked for them
-    with the copies they are owed (``notices.owed_copies``) and those mailed to them since."""
+    with the copies they are owed (``notices.owed_copies``: of any application's notices) and
+    those mailed to them since."""
     application = _notice(plan.notice_mailed_on, state.deadlines.notice_due)
     decision = _notice(plan.decision_notice_mailed_on, state.deadlines.decision_notice_due)
     shown = {
         "application": _as_mailed(plan, rows, "application", application),
         "decision": _as_mailed(plan, rows, "decision", decision),
     }
-    # the notices as mailed, for the copies a request registered after them is owed
-    latest = {notice: rows.notices.get((plan.id, notice)) for notice in notices.NOTICES}
+    # every notice as mailed (an earlier application's too), for the copies a request
+    # registered after them is owed
     requests = rows.copy_requests[plan.id]
     return {
         "notice": shown["application"],
         "decision_notice": shown["decision"],
-        "copy_requests": notices.copies_owed(
-            plan, latest, rows.recipients, requests, rows.copies_mailed
-        ),
+        "copy_requests": notices.copies_owed(rows.mailed[plan.id], requests, rows.copies_mailed),
     }
 
 

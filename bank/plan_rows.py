@@ -18,7 +18,7 @@ from sqlalchemy.orm import Session
 from bank import guarantees, money, notices, plans, reservations, withdrawals
 from bank.money_tables import Payment
 from bank.notice_tables import CopyRequest, PlanNotice
-from bank.notices import MailedCopy, Recipient
+from bank.notices import MailedCopy, MailedNotice, Recipient
 from bank.plan_record_tables import PlanApplication, PlanExtension, PlanPanel
 from bank.plan_tables import Appeal, Plan
 from bank.reservation_tables import Reservation
@@ -41,6 +41,8 @@ class PlanRows:
     #: the notice of each kind mailed last (a revision that counts as new gets its own)
     notices: Mapping[tuple[str, str], PlanNotice]
     recipients: Mapping[str, list[Recipient]]
+    #: every notice each plan mailed, with its recipients (an earlier application's too)
+    mailed: Mapping[str, list[MailedNotice]]
     copy_requests: Mapping[str, list[CopyRequest]]
     #: the copies mailed to those who asked, by copy request id
     copies_mailed: Mapping[str, list[MailedCopy]]
@@ -74,6 +76,7 @@ def read(session: Session, listed: Sequence[Plan], today: date | None = None) ->
         ),
         notices=latest,
         recipients=notices.recipients_by_notice(session, [row.id for row in latest.values()]),
+        mailed=notices.mailed_of(session, listed),
         copy_requests=grouped(
             session,
             CopyRequest.plan_id,

@@ -31,6 +31,7 @@ from bank.access import Actor
 from bank.balances import ClassBalance
 from bank.credits import Lot
 from bank.entry_records import EntryRecord, Moved, entry_records, with_names
+from bank.notices import MailedNotice
 from bank.party_tables import BankAccount, Holder, Lgu
 from bank.plan_report import PlanReport
 from bank.plan_tables import Appeal, Plan
@@ -92,7 +93,7 @@ class PlanPage:
     #: (``plan_acts.open_acts``)
     open_acts: frozenset[str]
     #: the notices mailed for it that print as documents (``notice_document.document``)
-    notices: list[notice_document.MailedNotice]
+    notices: list[MailedNotice]
 
 
 def plan_page(db: Database, actor: Actor, plan_id: str, today: date) -> PlanPage:

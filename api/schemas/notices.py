@@ -4,11 +4,14 @@ report (Subd. 1 (c))."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from marshmallow import Schema, fields, validate
 
 from api.schemas.common import Address, EventDate, Name, PeriodArgs, RecordId
 from api.schemas.replies import reply_schema
 from bank.compliance import ComplianceReport
+from bank.notice_document import ListedNotice, RecipientShown
 from bank.notices import ROLES, CopyAsked, MailedCopy, OwedCopy, Recipient
 from bank.securities import DrawView
 
@@ -51,6 +54,35 @@ OwedCopyOut = reply_schema(OwedCopy, "OwedCopyOut")
 MailedCopyOut = reply_schema(MailedCopy, "MailedCopyOut")
 CopyRequestOut = reply_schema(CopyAsked, "CopyRequestOut")
 DrawOut = reply_schema(DrawView, "DrawOut")
+
+
+@dataclass(frozen=True)
+class NoticeLinks:
+    """Where a notice is printed as it was mailed."""
+
+    #: ``GET /api/v1/plans/{id}/notices/{notice_id}``: a printable page (HTML)
+    document: str
+    #: the same, as PDF (``?format=pdf``)
+    pdf: str
+    #: the notice as a page of the site, for a person signed in
+    page: str
+
+
+@dataclass(frozen=True)
+class NoticeItem(ListedNotice):
+    """A notice of ``GET /plans/{id}/notices``, with where it is printed."""
+
+    links: NoticeLinks
+
+
+RecipientShownOut = reply_schema(RecipientShown, "NoticeRecipientOut")
+NoticeLinksOut = reply_schema(NoticeLinks, "NoticeLinksOut")
+NoticeItemOut = reply_schema(NoticeItem, "NoticeItemOut")
+
+
+class NoticeList(Schema):
+    #: every notice the plan mailed, of each of its applications, in the order recorded
+    items = fields.List(fields.Nested(NoticeItemOut))
 
 
 ComplianceArgs = PeriodArgs

@@ -10,14 +10,23 @@ import base64
 import hashlib
 from typing import Any
 
-from flask import Response, render_template
+from flask import Response, render_template, url_for
 from flask.views import MethodView
 from markupsafe import Markup
 
-from api import formats, pdf
+from api import formats, listing_csv, pdf
 from api.context import actor, database
+from api.pagination import csv_response, wants_csv
 from api.roles import roles
-from api.schemas.notices import CopyMailedIn, CopyRequestIn, CopyRequestOut, NoticeIn
+from api.schemas.notices import (
+    CopyMailedIn,
+    CopyRequestIn,
+    CopyRequestOut,
+    NoticeIn,
+    NoticeItem,
+    NoticeLinks,
+    NoticeList,
+)
 from api.schemas.plans import NoticeOut
 from api.views.plans import blp
 from bank import notice_document, notices, plan_acts
@@ -66,6 +75,35 @@ class PlanNotices(MethodView):
         the plan records them."""
         return _mail(plan_id, "application", data)
 
+    @blp.read("board", "lgu", reply=NoticeList)
+    @blp.alt_response(200, description="text/csv of every notice mailed", content_type="text/csv")
+    def get(self, plan_id: str) -> Any:
+        """Every notice the plan mailed, of each of its applications (one a revision counting
+        as new superseded too), in the order they were recorded (JSON or CSV).
+
+        Each with its ``notice`` (``application`` or ``decision``), ``kind`` as mailed,
+        ``application_number``, ``mailed_on``, ``current`` (true for the plan's ``notice`` and
+        ``decision_notice``), its ``recipients`` as its document lists them, and ``links`` to
+        it printed as mailed (``GET /plans/{id}/notices/{notice_id}``, HTML or PDF, and the
+        site's page).  The plan's LGU and the board; ``not_found`` for another's plan."""
+        items = [
+            _linked(plan_id, sent) for sent in notice_document.listed(database(), actor(), plan_id)
+        ]
+        if wants_csv():
+            rows = (listing_csv.notice_row(item) for item in items)
+            return csv_response(listing_csv.NOTICE_FIELDS, rows, f"notices-{plan_id}.csv")
+        return {"items": items}
+
+
+def _linked(plan_id: str, sent: notice_document.ListedNotice) -> NoticeItem:
+    document = url_for("plans.PlanNoticeDocument", plan_id=plan_id, notice_id=sent.id)
+    links = NoticeLinks(
+        document=document,
+        pdf=url_for("plans.PlanNoticeDocument", plan_id=plan_id, notice_id=sent.id, format="pdf"),
+        page=url_for("web.plan_notice", plan_id=plan_id, notice_id=sent.id),
+    )
+    return NoticeItem(**vars(sent), links=links)
+
 
 @blp.route("/plans/<plan_id>/decision-notice")
 class PlanDecisionNotice(MethodView):
@@ -88,8 +126,8 @@ class PlanCopyRequests(MethodView):
         Not before the plan's first application was received (``validation_error``), and once
         per name and address (``conflict``, naming the first in ``copy_request_id``).  ``owed``
         lists the plan's notices already mailed on or after ``requested_on`` that were not
-        mailed to them (Subd. 6 (a), 7): a copy of each is owed (also shown on the plan's
-        ``copy_requests``)."""
+        mailed to them (Subd. 6 (a), 7), an earlier application's too (``application_number``
+        names it): a copy of each is owed (also shown on the plan's ``copy_requests``)."""
         return plan_acts.request_copy(
             database(), actor(), plan_id, data["name"], data["address"], data["requested_on"]
         )
@@ -107,8 +145,9 @@ class PlanCopiesMailed(MethodView):
         mailing (``validation_error``).  A request the plan does not have is ``not_found``; a
         notice the plan did not mail ``validation_error`` on ``notice_id``; a copy already
         recorded (``copy_mailed_on`` names its day), or of a notice not owed them (mailed
-        before they asked, mailed to them, or not of the plan's current application), is
-        ``conflict`` naming ``copy_request_id`` and ``notice_id``."""
+        before they asked, or mailed to them), is ``conflict`` naming ``copy_request_id`` and
+        ``notice_id``.  A notice of an earlier application, which a revision counting as new
+        superseded, is owed as the current one's are."""
         return plan_acts.mail_copy(
             database(), actor(), plan_id, copy_request_id, data["notice_id"], data["mailed_on"]
         )
@@ -165,7 +204,8 @@ class PlanNoticeDocument(MethodView):
     @blp.alt_response(200, content_type=PDF, description="The notice as PDF")
     def get(self, plan_id: str, notice_id: str) -> Any:
         """Any notice mailed for the plan, by its id (the plan's ``notice.id``,
-        ``decision_notice.id``, an ``owed`` copy's ``notice_id``): one of an earlier
+        ``decision_notice.id``, an ``owed`` copy's ``notice_id``, one ``GET
+        /plans/{id}/notices`` lists): one of an earlier
         application a revision counting as new superseded too.  As the latest of its kind
         prints it; ``not_found`` for a notice the plan did not mail."""
         wanted = formats.wanted()

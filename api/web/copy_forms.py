@@ -35,13 +35,13 @@ def register(blueprint: Blueprint) -> None:
     blueprint.app_context_processor(lambda: {"copy_form": copy_form})
 
 
-def copy_form(plan_id: str, copy_request_id: str, *owed: Mapping[str, Any]) -> Form:
+def copy_form(
+    plan_id: str, application_number: int, copy_request_id: str, *owed: Mapping[str, Any]
+) -> Form:
     """The form recording a copy mailed to the one who asked (``copy_request_id``) of one of
-    the notices ``owed`` them (each an ``OwedCopy`` as a dict), the first chosen."""
-    choices = tuple(
-        (o["notice_id"], f"Notice of {o['notice']} mailed {o['mailed_on'].isoformat()}")
-        for o in owed
-    )
+    the notices ``owed`` them (each an ``OwedCopy`` as a dict), the first chosen; a notice of
+    an application before the plan's current one (``application_number``) says which."""
+    choices = tuple((o["notice_id"], _choice(o, application_number)) for o in owed)
     items = (
         Field("notice_id", "Copy of", "select", True, choices),
         Field("mailed_on", "Copy mailed on", "date", required=True),
@@ -51,6 +51,13 @@ def copy_form(plan_id: str, copy_request_id: str, *owed: Mapping[str, Any]) -> F
     return Form(action, items, SUBMIT, values)
 
 
+def _choice(owed: Mapping[str, Any], application_number: int) -> str:
+    words = f"Notice of {owed['notice']} mailed {owed['mailed_on'].isoformat()}"
+    if owed["application_number"] != application_number:
+        words += f", of application {owed['application_number']}"
+    return words
+
+
 @web.post("/plans/<plan_id>/copy-requests/<copy_request_id>/copies-mailed")
 @forms.signed_in(*ROLES)
 def plan_copy_mailed(who: Actor, plan_id: str, copy_request_id: str) -> Any:
@@ -58,7 +65,8 @@ def plan_copy_mailed(who: Actor, plan_id: str, copy_request_id: str) -> Any:
     asked = next((c for c in plan.copy_requests if c.id == copy_request_id), None)
     if asked is None:
         raise NotFound(f"plan {plan_id} has no copy request {copy_request_id}")
-    form = partial(copy_form, plan_id, asked.id, *(asdict(o) for o in asked.owed))
+    owed = (asdict(o) for o in asked.owed)
+    form = partial(copy_form, plan_id, plan.application_number, asked.id, *owed)
 
     def act(data: dict[str, Any]) -> str:
         plan_acts.mail_copy(

@@ -472,6 +472,7 @@ def test_a_copy_asked_by_a_notice_already_mailed_without_them_is_shown_owed(app,
             "asked for a copy on 2026-06-22: the notice of application mailed on 2026-06-22 "
             "was not mailed to them (Subd. 6 (a)); a copy is owed"
         ),
+        "application_number": 1,
     }
     assert on_the_day["owed"] == [owed_application]
     assert (listed["owed"], after["owed"]) == ([], [])

@@ -90,6 +90,7 @@ MATRIX: dict[str, str] = {
     "GET /plans/{plan_id}/notices/application": "board lgu",
     "GET /plans/{plan_id}/notices/decision": "board lgu",
     "POST /plans/{plan_id}/copy-requests/{copy_request_id}/copies-mailed": "board lgu",
+    "GET /plans/{plan_id}/notices": "board lgu",
     "GET /plans/{plan_id}/notices/{notice_id}": "board lgu",
     "POST /plans/{plan_id}/revisions": "board lgu",
     "POST /plans/{plan_id}/withdrawals": "board lgu",

@@ -10,8 +10,12 @@ from bank.notices import MailedNotice, Recipient, owed_copies
 PAT = ("Pat Public", "5 Lake St")
 
 
-def mailed(notice: str, day: int, *recipients: Recipient) -> MailedNotice:
-    return MailedNotice(f"ntc_{notice}", notice, date(2026, 6, day), recipients)
+def mailed(
+    notice: str, day: int, *recipients: Recipient, application: int = 1, current: bool = True
+) -> MailedNotice:
+    return MailedNotice(
+        f"ntc_{notice}", notice, "full", date(2026, 6, day), recipients, application, current
+    )
 
 
 def test_a_notice_mailed_on_or_after_the_request_without_them_is_owed() -> None:
@@ -45,3 +49,16 @@ def test_a_notice_a_copy_of_which_was_mailed_to_them_since_is_owed_no_more() -> 
     owed = owed_copies(*PAT, date(2026, 6, 22), notices, {"ntc_application"})
     assert [(o.notice_id, o.notice) for o in owed] == [("ntc_decision", "decision")]
     assert owed_copies(*PAT, date(2026, 6, 22), notices, {"ntc_application", "ntc_decision"}) == ()
+
+
+def test_a_notice_of_an_earlier_application_without_them_is_owed_and_says_so() -> None:
+    """A revision counting as new (Subd. 6 (c)) superseded application 1: its notice mailed
+    without them is owed still, named with its application."""
+    earlier = mailed("decision", 27, application=1, current=False)
+    (owed,) = owed_copies(*PAT, date(2026, 6, 20), [earlier])
+    assert (owed.notice_id, owed.application_number) == ("ntc_decision", 1)
+    assert owed.detail == (
+        "asked for a copy on 2026-06-20: the notice of decision mailed on 2026-06-27 for "
+        "application 1, which a revision counting as new superseded, was not mailed to them "
+        "(Subd. 7); a copy is owed"
+    )
