@@ -4,10 +4,12 @@ Counted by the worker that served each request, and summed over every gunicorn w
 time (prometheus-client's multiprocess mode: each worker writes its counts to files in
 ``PROMETHEUS_MULTIPROC_DIR``, which ``wetbank serve`` sets up):
 
-* ``wetbank_http_requests_total{method, route, status}``: requests by route (the URL rule, such
-  as ``/api/v1/accounts/<account_id>``, never the raw path) and status; a request gunicorn
-  refused before the app (``api.gunicorn_worker``: 414, 431, 400 ...) is counted under the route
-  ``<refused>`` (``count_refused``);
+* ``wetbank_http_requests_total{method, route, status}``: requests by method, route (the URL
+  rule, such as ``/api/v1/accounts/<account_id>``, never the raw path: ``unmatched`` when no rule
+  matched) and status; a method other than the standard ones is counted as ``<unknown>``
+  (``method_label``), so that neither made-up methods nor made-up paths add labels; a request
+  gunicorn refused before the app (``api.gunicorn_worker``: 414, 431, 400 ...) is counted under
+  the route ``<refused>`` (``count_refused``);
 * ``wetbank_http_request_duration_seconds{method, route}``: a latency histogram;
 * ``wetbank_http_problems_total{code, status}``: requests refused with problem details, by their
   stable ``code`` (docs/http.md "Errors").
@@ -73,18 +75,29 @@ PROBLEMS = Counter(
 #: the ``route`` of a request refused before the app: no URL rule was matched, and its raw path
 #: (a request line too long to read, say) would make the labels unbounded
 REFUSED_ROUTE = "<refused>"
-#: the ``method`` of such a request when gunicorn had not read one, or read one no route takes
+#: the ``route`` of a request the app answered without matching a URL rule (a path no route
+#: has, or a method its route does not take): one label, whatever the path
+UNMATCHED_ROUTE = "unmatched"
+#: the ``method`` of a request whose method is not one of ``METHODS`` (or that gunicorn refused
+#: before reading one)
 UNKNOWN_METHOD = "<unknown>"
-#: the methods counted by name on a refused request; any other token is ``UNKNOWN_METHOD``, so
+#: the methods counted by name (RFC 9110's and PATCH); any other token is ``UNKNOWN_METHOD``, so
 #: that a client sending made-up methods adds no labels
-_METHODS = frozenset({"GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"})
+METHODS = frozenset(
+    {"GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS", "TRACE", "CONNECT"}
+)
+
+
+def method_label(method: str | None) -> str:
+    """The ``method`` label of a request sent with ``method``: a standard method by name (as
+    sent, so ``get`` is not ``GET``), anything else ``UNKNOWN_METHOD``."""
+    return method if method in METHODS else UNKNOWN_METHOD
 
 
 def count_refused(method: str | None, status: int) -> None:
     """Count a request gunicorn refused before the app in ``wetbank_http_requests_total``
     (the app's ``_observe`` never saw it): ``method`` as gunicorn parsed it, if it had."""
-    label = method if method in _METHODS else UNKNOWN_METHOD
-    REQUESTS.labels(label, REFUSED_ROUTE, str(status)).inc()
+    REQUESTS.labels(method_label(method), REFUSED_ROUTE, str(status)).inc()
 
 
 def install(app: Flask) -> None:
@@ -94,14 +107,15 @@ def install(app: Flask) -> None:
 
 
 def _route() -> str:
+    """The URL rule the request matched (a bounded set: the app's own), never its raw path."""
     rule = request.url_rule
-    return rule.rule if rule is not None else "unmatched"
+    return rule.rule if rule is not None else UNMATCHED_ROUTE
 
 
 def _observe(response: Response) -> Response:
-    route, status = _route(), str(response.status_code)
-    REQUESTS.labels(request.method, route, status).inc()
-    LATENCY.labels(request.method, route).observe(logs.elapsed())
+    method, route, status = method_label(request.method), _route(), str(response.status_code)
+    REQUESTS.labels(method, route, status).inc()
+    LATENCY.labels(method, route).observe(logs.elapsed())
     if response.mimetype == PROBLEM_JSON:
         body = response.get_json(silent=True)
         code = body.get("code") if isinstance(body, dict) else None

@@ -131,7 +131,8 @@ class PaymentPage:
     petitioner: str | None
     #: the day of its compensating transaction (``money.compensated_on``)
     compensated_on: date | None
-    #: the board's acts its state allows now (``money.open_acts``); none for anyone else
+    #: the acts the reader may record on it now (``money.open_acts``): the board's refund or
+    #: reversal, the plan's LGU's refund of an in-lieu payment or processing fee
     open_acts: frozenset[str]
 
 
@@ -148,7 +149,7 @@ def payment_page(db: Database, actor: Actor, payment_id: str) -> PaymentPage:
             lgu_name=lgu.name if lgu else "",
             petitioner=(appeal.petitioner_name or appeal.petitioner_kind) if appeal else None,
             compensated_on=money.compensated_on(session, payment),
-            open_acts=money.open_acts(session, actor, payment) if actor.is_board else frozenset(),
+            open_acts=money.open_acts(session, actor, payment),
         )
 
 

@@ -172,7 +172,9 @@ def appeal_file(who: Actor, plan_id: str) -> Any:
     def again(form: Form, status: int) -> Response:
         return _page(who, plan_id, status, ("", "file", form))
 
-    return forms.post(who, partial(_petition_form, plan_id), PetitionIn(), act, again)
+    # the page always offers a petition's form: what its use case refuses is what was typed
+    blank = partial(_petition_form, plan_id)
+    return forms.post(who, blank, PetitionIn(), act, again, open_now=forms.always_open)
 
 
 def _on_appeal(
@@ -197,7 +199,14 @@ def _on_appeal(
         def again(refused: Form, status: int) -> Response:
             return _page(who, plan_id, status, (appeal_id, what, refused))
 
-        return forms.post(who, partial(form, plan_id, appeal_id), schema(), act, again)
+        def open_now() -> bool:
+            """Whether the page still offers the form (``_forms_of``): a payment of a kind
+            already paid is refused for the kind chosen, and the form stays to choose another."""
+            plan = plan_cases.show(database(), who, plan_id)
+            return any(a.id == appeal_id and what in _forms_of(plan_id, a) for a in plan.appeals)
+
+        blank = partial(form, plan_id, appeal_id)
+        return forms.post(who, blank, schema(), act, again, open_now=open_now)
 
     path = f"/plans/<plan_id>/appeals/<appeal_id>/{what}"
     web.add_url_rule(path, f"appeal_{what}", post, methods=["POST"])

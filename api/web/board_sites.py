@@ -153,9 +153,11 @@ def _on_site(
     schema: type[Schema],
     run: Callable[[Actor, str, dict[str, Any]], object],
     confirm: str,
+    open_now: Callable[[], bool] | None = None,
 ) -> None:
     """The site page's ``slot`` form, posted to ``/bank-sites/<site_id>/<path>``: ``run``
-    calls the use case; refused, the page again with the form as it was sent."""
+    calls the use case; refused, the page again with the form as it was sent (closed for a
+    refusal about the site's state unless ``open_now``: ``forms.post``)."""
 
     @board_only
     def post(who: Actor, site_id: str) -> Any:
@@ -166,7 +168,7 @@ def _on_site(
         def again(refused: Form, status: int) -> Response:
             return _site_page(who, site_id, status, **{slot: refused})
 
-        return forms.post(who, partial(form, site_id), schema(), act, again)
+        return forms.post(who, partial(form, site_id), schema(), act, again, open_now=open_now)
 
     web.add_url_rule(f"/bank-sites/<site_id>/{path}", endpoint, post, methods=["POST"])
 
@@ -192,6 +194,17 @@ def _on_freezing(path: str, frozen: bool, confirm: str) -> None:
 
 
 _on_site("edit", "site_update", "edit", _edit_form, SiteEditIn, _correct, CORRECTED)
-_on_site("credit-areas", "site_amend", "amend", _amend_form, CreditAreaAmendIn, _amend, AMENDED)
+# an amendment refused (an area that would cap an action below what it credited) is refused for
+# the area typed: the form stays, to type another
+_on_site(
+    "credit-areas",
+    "site_amend",
+    "amend",
+    _amend_form,
+    CreditAreaAmendIn,
+    _amend,
+    AMENDED,
+    forms.always_open,
+)
 _on_freezing("freeze", True, FROZEN)
 _on_freezing("unfreeze", False, UNFROZEN)

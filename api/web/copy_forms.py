@@ -84,4 +84,10 @@ def plan_copy_mailed(who: Actor, plan_id: str, copy_request_id: str) -> Any:
             form=refused,
         )
 
-    return forms.post(who, form, CopyMailedIn(), act, again)
+    def open_now() -> bool:
+        """Whether a copy is still owed to the one who asked: the plan page offers their form
+        until none is (a copy of the notice chosen mailed meanwhile, another may be)."""
+        shown = plan_cases.show(database(), who, plan_id)
+        return any(c.id == copy_request_id and c.owed for c in shown.copy_requests)
+
+    return forms.post(who, form, CopyMailedIn(), act, again, open_now=open_now)

@@ -10,7 +10,10 @@ with the API's schema, so a field is refused for the same reasons and in the sam
 through the API (an amount's bounds said in dollars).  The key is claimed, the
 use case runs and the redirect it earned is stored in one unit of work: a second submit of the
 same form answers that redirect again and writes nothing.  A refusal rolls all of it back and
-shows the form again with the problem's sentence beside its field (or above the form).  Blank
+shows the form again with the problem's sentence beside its field (or above the form); a
+refusal about the act's state (``settles``: the act is not open now, so sending the form again
+could only be refused again) shows the sentence alone, with no form, as a GET of an act that is
+not open does (``post``).  Blank
 numbered rows are left out of the body and the rest close up, so an error's path (which counts
 the body's rows) is turned back into the form's own row before it is placed (``Body``).
 """
@@ -39,7 +42,7 @@ from api.web.pages import page as page  # the forms' pages render as every page 
 from api.web.signin import CSRF_FIELD, BadForm, check_signed_in_post, signed_in_actor
 from bank import access
 from bank.access import Actor
-from bank.errors import BankError
+from bank.errors import BankError, code_of
 from ledger.errors import LedgerError
 
 KEY_FIELD = "idempotency_key"
@@ -122,6 +125,8 @@ class Form:
     errors: dict[str, str] = field(default_factory=dict)
     problems: list[str] = field(default_factory=list)
     key: str = field(default_factory=lambda: secrets.token_urlsafe(24))
+    #: the act is not open now (``post``): the form is shown as its refusal alone, no fields
+    closed: bool = False
 
     @property
     def csrf(self) -> str:
@@ -160,6 +165,27 @@ class Refused:
     status: int
     errors: dict[str, str]
     problems: list[str]
+    #: the refusal's stable code (``conflict``, ``validation_error`` ...), when a use case
+    #: refused; ``""`` for what the form's own reading refused
+    code: str = ""
+
+
+#: the codes of refusals about the act's state, not about what was typed: the record is not in
+#: a state that allows the act (``conflict``), the act does not apply to it (``not_eligible``),
+#: or not for the caller (``forbidden``)
+SETTLING_CODES = frozenset({"conflict", "not_eligible", "forbidden"})
+
+
+def settles(why: Refused) -> bool:
+    """Whether ``why`` is about the act's state (``SETTLING_CODES``) and names no field of the
+    form: sending the form again, as it is or changed, would be refused again."""
+    return why.code in SETTLING_CODES and not why.errors
+
+
+def always_open() -> bool:
+    """``post``'s ``open_now`` for a form whose act no record's state closes (recording
+    something new, amending an area): what its use case refuses is what was typed."""
+    return True
 
 
 @dataclass(frozen=True)
@@ -204,7 +230,7 @@ class Body:
         errors = {self.form_path(path): message for path, message in why.errors.items()}
         for name in self.money & errors.keys() if schema else ():
             errors[name] = _AMOUNT.sub(lambda m: "$" + dollars(int(m[0])), errors[name])
-        return Refused(why.status, errors | self.unreadable, list(why.problems))
+        return Refused(why.status, errors | self.unreadable, list(why.problems), why.code)
 
 
 def register(blueprint: Blueprint) -> None:
@@ -343,10 +369,26 @@ def post(
     schema: Schema,
     act: Callable[[dict[str, Any]], str],
     show: Callable[[Form, int], Response],
+    *,
+    open_now: Callable[[], bool] | None = None,
 ) -> Any:
     """``submit`` the form ``form`` makes; refused, ``show`` a fresh one as it was sent, with
-    why, at the refusal's status."""
-    return submit(who, form(), schema, act, lambda why: show(refused(form(), why), why.status))
+    why, at the refusal's status.
+
+    A refusal about the act's state (``settles``) closes the form (``Form.closed``): it is
+    shown as the refusal alone, as a GET of an act that is not open shows it, for a form sent
+    again could only be refused again; a refusal of what was typed shows the form to correct.
+    ``open_now``, where the page weighs whether the act is open (``plan_acts.act_refusal``,
+    ``money.open_acts``), is asked after such a refusal: an act still open (refused for
+    something typed that the use case alone checks, such as a peatland approval without its
+    record) keeps its form."""
+
+    def again(why: Refused) -> Response:
+        shown = refused(form(), why)
+        shown.closed = settles(why) and not (open_now is not None and open_now())
+        return show(shown, why.status)
+
+    return submit(who, form(), schema, act, again)
 
 
 class _KeyReused(BankError):
@@ -369,7 +411,7 @@ def refusal(error: LedgerError) -> Refused:
     if status == 404:
         return Refused(404, {}, ["There is no such record, or you may not see it."])
     errors = error.fields.get("errors") or {}
-    return Refused(status, flatten(errors), [sentence(error.detail)])
+    return Refused(status, flatten(errors), [sentence(error.detail)], code_of(error))
 
 
 def sentence(text: str) -> str:

@@ -2,7 +2,9 @@
 plan the notice of application, an extension, the panel's referral and determination, the
 decision, the notice of decision, a revision, a security, and the withdrawal of the credits
 reserved for it.  Each posts to the use case its API twin calls (``api/views/plans.py``,
-``notices.py``, ``plan_record.py``, ``money.py``) through ``api.web.forms``."""
+``notices.py``, ``plan_record.py``, ``money.py``) through ``api.web.forms``.  An act the plan's
+state does not allow now (``plan_acts.act_refusal``) is answered with its refusal and no form,
+whether its form is asked for (GET) or sent anyway (a POST refused for the plan's state)."""
 
 from __future__ import annotations
 
@@ -131,7 +133,13 @@ def _register(act: PlanAct) -> None:
             shown = plan_cases.show(database(), who, plan_id)
             return _act_page(act, who, shown, form, status)
 
-        return forms.post(who, lambda: Form(action, items, act.submit), act.schema(), run, again)
+        def blank() -> Form:
+            return Form(action, items, act.submit)
+
+        def open_now() -> bool:
+            return plan_acts.act_form(database(), who, plan_id, act.slug)[1] is None
+
+        return forms.post(who, blank, act.schema(), run, again, open_now=open_now)
 
     web.add_url_rule(path, f"{act.endpoint}_form", show, methods=["GET"])
     web.add_url_rule(path, act.endpoint, post, methods=["POST"])

@@ -1,17 +1,20 @@
-"""A payment's page (the board, the plan's LGU) and the board's two acts on it: refund it, and
-reverse a filing fee recorded in error, with the reason.
+"""A payment's page (the board, the plan's LGU) and the acts on it: refund it (the board; the
+plan's LGU its in-lieu payments and processing fees, as the API lets it), and reverse a filing
+fee recorded in error, with the reason (the board).
 
 The page is reached from every list of payments (``/payments``, the plan's page, the appeals
 page).  Each form is offered only when ``bank.money.open_acts`` finds its use case would accept it
-now, and posts to the ``bank.money`` use case its API twin calls (``POST
+now from the reader, and posts to the ``bank.money`` use case its API twin calls (``POST
 /payments/{id}/refund``, ``/reverse``), with the API's input schema, through ``api.web.forms``;
-refused anyway (the payment changed meanwhile), the page comes back with the API's sentence
-above the form.  Done, the page shows the payment as it now stands.
+refused anyway (the payment changed meanwhile), the page comes back with the API's sentence in
+place of the form, or above it for a reason left blank.  Done, the page shows the payment as it
+now stands.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
+from functools import partial
 from typing import Any
 
 from flask import Response, url_for
@@ -21,7 +24,7 @@ from api.context import database, request_id
 from api.schemas.plans import PaymentReverseIn
 from api.web import forms
 from api.web.blueprint import web
-from api.web.board_forms import board_only, calling
+from api.web.board_forms import BOARD, calling
 from api.web.forms import Field, Form
 from api.web.signin import signed_in_actor
 from bank import money, record_pages
@@ -34,6 +37,9 @@ REVERSED = forms.confirmation(
     "received now.",
 )
 ANCHOR = "payment-heading"
+#: who may use each act's form: the roles its API twin takes (``money.check_refundable`` then
+#: keeps an LGU to its own plans' in-lieu payments and processing fees)
+ROLES = {"refund": (BOARD, "lgu"), "reverse": (BOARD,)}
 
 
 def load() -> None:
@@ -64,8 +70,9 @@ FORMS: dict[str, Callable[[str], Form]] = {"refund": _refund_form, "reverse": _r
 def _page(
     who: Actor, payment_id: str, status: int = 200, refused: tuple[str, Form] | None = None
 ) -> Response:
-    """The payment, and the board's forms its state allows; ``refused`` is (act, form) as it was
-    sent back, shown whether or not the act is open now."""
+    """The payment, and the forms of the acts the reader may record on it now; ``refused`` is
+    (act, form) as it was sent back, shown whether or not the act is open now (closed, it shows
+    the refusal alone: ``forms.post``)."""
     found = record_pages.payment_page(database(), who, payment_id)
     acts = {act: FORMS[act](payment_id) for act in money.WEIGHED if act in found.open_acts}
     if refused is not None:
@@ -86,10 +93,11 @@ def _on_payment(
     run: Callable[[Actor, str, dict[str, Any]], object],
     done: str,
 ) -> None:
-    """The board's form that records ``act`` on a payment, posted to its own address: ``run``
-    calls the use case; refused, the page again with the form as it was sent."""
+    """The form that records ``act`` on a payment, posted to its own address by the ``ROLES``
+    it allows (anyone else: 403): ``run`` calls the use case; refused, the page again with the
+    form as it was sent, or with the refusal alone once the act is not open."""
 
-    @board_only
+    @forms.signed_in(*ROLES[act])
     def post(who: Actor, payment_id: str) -> Any:
         def record(data: dict[str, Any]) -> str:
             calling(run, who, payment_id, data)
@@ -98,7 +106,11 @@ def _on_payment(
         def again(form: Form, status: int) -> Response:
             return _page(who, payment_id, status, (act, form))
 
-        return forms.post(who, lambda: FORMS[act](payment_id), schema(), record, again)
+        def open_now() -> bool:
+            return act in record_pages.payment_page(database(), who, payment_id).open_acts
+
+        blank = partial(FORMS[act], payment_id)
+        return forms.post(who, blank, schema(), record, again, open_now=open_now)
 
     web.add_url_rule(f"/payments/<payment_id>/{act}", f"payment_{act}", post, methods=["POST"])
 

@@ -56,7 +56,11 @@ class NewRecord:
         @forms.signed_in(*self.roles)
         def post(who: Actor) -> Any:
             record = partial(self.record, who)
-            return forms.post(who, partial(self.form, who), self.schema(), record, self.page)
+            blank = partial(self.form, who)
+            # nothing's state closes a new record's form: what is refused is what was typed
+            return forms.post(
+                who, blank, self.schema(), record, self.page, open_now=forms.always_open
+            )
 
         web.add_url_rule(self.path, self.endpoints[0], show, methods=["GET"])
         web.add_url_rule(self.path, self.endpoints[1], post, methods=["POST"])

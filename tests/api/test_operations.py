@@ -9,6 +9,7 @@ from __future__ import annotations
 import io
 import json
 import logging
+import secrets
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -19,7 +20,7 @@ from freezegun import freeze_time
 from prometheus_client.parser import text_string_to_metric_families
 from sqlalchemy import event, text
 
-from api import create_app, logs
+from api import create_app, logs, metrics
 from api.readiness import sealing_backlog
 from ledger import Leg, sealer, transfer
 from ledger.db import Database
@@ -174,6 +175,41 @@ def test_metrics_count_requests_by_route_and_status_and_refusals_by_code(
     latency = "wetbank_http_request_duration_seconds_count"
     assert moved(latency, method="GET", route="/api/v1/health") == 1
     assert moved(latency, method="GET", route="/api/v1/me") == 1
+
+
+def test_metrics_label_made_up_methods_and_paths_with_a_bounded_set(app: Flask) -> None:
+    """A client sending methods of its own or paths no route has adds no labels: a method other
+    than the standard ones is ``<unknown>``, a path no rule matched is ``unmatched``."""
+    client = app.test_client()
+    made_up = ["FOO", "BREW", "X" + secrets.token_hex(8).upper(), "PROPFIND"]
+    paths = [f"/api/v1/{secrets.token_hex(6)}", f"/no-such-page-{secrets.token_hex(6)}"]
+    before = metric_samples(app)
+    for method in made_up:
+        assert client.open("/api/v1/health", method=method).status_code == 405
+        assert client.open(paths[1], method=method).status_code in (404, 405)
+    for path in paths:
+        assert client.get(path).status_code in (401, 404)  # the API asks for a token first
+    after = metric_samples(app)
+
+    def moved(name: str, **labels: str) -> float:
+        return sample(after, name, **labels) - sample(before, name, **labels)
+
+    def moved_any_status(**labels: str) -> float:
+        statuses = {dict(k)["status"] for n, k in after if n == requests and "status" in dict(k)}
+        return sum(moved(requests, status=status, **labels) for status in statuses)
+
+    requests = "wetbank_http_requests_total"
+    assert moved(requests, method="<unknown>", route="unmatched", status="405") >= len(made_up)
+    assert moved_any_status(method="<unknown>", route="unmatched") == 2 * len(made_up)
+    assert moved_any_status(method="GET", route="unmatched") == len(paths)
+    latency = "wetbank_http_request_duration_seconds_count"
+    assert moved(latency, method="<unknown>", route="unmatched") == 2 * len(made_up)
+    for (name, labels), _value in after.items():
+        if name.startswith("wetbank_http_request"):
+            given = dict(labels)
+            assert given["method"] in metrics.METHODS | {"<unknown>"}, (name, labels)
+            assert not any(path in given["route"] for path in paths), (name, labels)
+    assert all(method not in str(after) for method in made_up)
 
 
 def test_metrics_count_the_transactions_written(app: Flask, api: Api) -> None:

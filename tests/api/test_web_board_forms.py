@@ -723,7 +723,8 @@ PAGES = [
     "/plans/plan_any/appeals",
     "/tokens",
 ]
-#: every form's POST (a holder's own account or an LGU's own plan is no exception)
+#: every form's POST (a holder's own account or an LGU's own plan is no exception); a payment's
+#: refund is the plan's LGU's too (tests/api/test_web_payments.py)
 POSTS = [
     "/holders/new",
     "/holders/hld_any/edit",
@@ -740,7 +741,6 @@ POSTS = [
     "/deposits/new",
     "/plans/plan_any/appeals",
     "/plans/plan_any/appeals/apl_any/payment",
-    "/payments/pay_any/refund",
     "/payments/pay_any/reverse",
     "/plans/plan_any/appeals/apl_any/petition",
     "/plans/plan_any/appeals/apl_any/decision",

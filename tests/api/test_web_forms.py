@@ -320,6 +320,7 @@ def test_the_plan_page_offers_only_the_acts_the_plans_state_allows(app: Flask, k
         assert refused_form(client.get(path), 409) == "The plan was already decided."
         refused = document(send_unoffered(client, path, decision), 409)
     assert refused.one("div", id="form-problem").text == "The plan was already decided."
+    assert not refused.has("form", id="record-form")  # as the GET: no form to send again
 
 
 def test_past_its_decision_due_an_undecided_plan_is_offered_its_notice_of_deemed_approval(
@@ -401,6 +402,68 @@ def test_a_refused_recipient_after_a_skipped_row_is_shown_beside_its_own_row(
     assert not page.has("p", id="f-recipients-1-address-error")  # the row left blank
     assert page.one("input", id="f-recipients-2-name").attrs["value"] == "Sam Swcd"
     assert kit.get_plan(plan["id"])["notice"] is None
+
+
+def test_a_form_refused_for_the_plans_state_is_answered_as_its_get_with_no_form(
+    app: Flask, kit: Kit
+) -> None:
+    """A form drawn while its act was open and sent after the plan moved on (the notice of
+    application recorded meanwhile, by a second form drawn beside it): refused as the API
+    refuses it (409), the page says why and, as a GET of the form now does, offers no form to
+    send again; nothing more is written.  A refusal of what was typed (a date in the future)
+    comes back with the form, the sentence beside its field."""
+    lgu = kit.lgu()
+    client = signed_in(app.test_client(), lgu["token"])
+    with on(DAY):
+        plan = kit.plan(lgu, received_on=DAY, area_sqft=9_000)
+        path = f"/plans/{plan['id']}/notice-of-application"
+        panel = [r for r in RECIPIENTS if r["role"] in ("tep_member", "dnr_commissioner")]
+        notice = {"mailed_on": DAY, **recipients(panel)}
+        first, second = fill(client, path, notice), fill(client, path, notice)
+        later = (date.fromisoformat(DAY) + timedelta(days=3)).isoformat()
+        typed = document(client.post(path, data={**first, "mailed_on": later}), 422)
+        assert typed.has("form", id="record-form")
+        assert beside(typed, "f-mailed_on")
+        followed(client, client.post(path, data=first))
+        recorded = kit.get_plan(plan["id"])["notice"]
+        refused = document(client.post(path, data=second), 409)
+        get_says = refused_form(client.get(path), 409)
+    assert refused.one("div", id="form-problem").text == get_says
+    assert not refused.has("form", id="record-form")
+    assert not refused.has("input", name="mailed_on")
+    assert kit.get_plan(plan["id"])["notice"] == recorded
+
+
+def test_a_peatland_approval_without_its_record_keeps_the_form_to_complete(
+    app: Flask, kit: Kit
+) -> None:
+    """Subd. 1 (a)'s refusal of a peatland approval without its record is ``not_eligible``, but
+    of what was typed: the decision is still open (``plan_acts.act_refusal``), so the form comes
+    back as sent, to complete, and completed it is recorded."""
+    lgu = kit.lgu()
+    client = signed_in(app.test_client(), lgu["token"])
+    with on(DAY):
+        body = kit.plan_body(received_on=DAY, area_sqft=9_000)
+        body["impact"]["peatland"] = True
+        plan = ok(kit.api.post("/plans", body, token=lgu["token"]))
+        path = f"/plans/{plan['id']}/decision"
+        fields = {
+            "outcome": "approved",
+            "decided_on": DAY,
+            "resolution.number": "Res. 2026-77",
+            "resolution.adopted_on": DAY,
+        }
+        refused = document(send(client, path, fields), 422)
+        assert "Subd. 1 (a)" in refused.one("div", id="form-problem").text
+        form = refused.one("form", id="record-form")
+        assert form.one("input", name="resolution.number").attrs["value"] == "Res. 2026-77"
+        assert kit.get_plan(plan["id"])["decision"] is None
+        record = {
+            "peatland.carbon_balance_considered": "on",
+            "peatland.trees_or_shrubs": "tamarack",
+        }
+        followed(client, client.post(path, data={**fields, **record, **hidden(refused)}))
+    assert kit.get_plan(plan["id"])["decision"]["outcome"] == "approved"
 
 
 def test_a_decision_without_its_record_is_refused_in_words(app: Flask, kit: Kit) -> None:
@@ -545,6 +608,7 @@ def test_the_withdrawal_form_is_offered_only_while_the_plan_allows_a_withdrawal(
         sent = send_unoffered(client, path, {"reservation_ids": [early["id"]]})
         refused = document(sent, 409)
     assert "only for an approved plan" in refused.one("div", id="form-problem").text
+    assert not refused.has("form", id="record-form")
     assert kit.get_plan(undecided["id"])["withdrawals"] == []
 
 
@@ -565,6 +629,7 @@ def test_the_security_form_is_offered_only_for_a_project_specific_plan(
         assert "not project-specific" in refused_form(client.get(path), 422)
         refused = document(send_unoffered(client, path, letter_of_credit("25,000")), 422)
     assert "not project-specific" in refused.one("div", id="form-problem").text
+    assert not refused.has("form", id="record-form")  # not_eligible: the plan's, not typed
     assert ok(kit.api.get(f"/securities?plan_id={credits['id']}"), 200)["items"] == []
 
 

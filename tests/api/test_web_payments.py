@@ -1,8 +1,9 @@
-"""A payment's page and the board's forms on it, on both databases: reached from every list of
+"""A payment's page and the forms on it, on both databases: reached from every list of
 payments; a refund, and the reversal of a filing fee recorded in error with its reason, each
-offered only when its use case would accept it and refused in the API's words when posted
-anyway, with nothing written; the payment's new state shown after the act; no form for anyone
-but the board, and a non-board post refused (403).
+offered only when its use case would accept it from the reader (the board; the plan's LGU the
+refund of its in-lieu payments and processing fees, as the API) and refused in the API's words
+when posted anyway, with nothing written and no form to send again; the payment's new state
+shown after the act; another LGU and a holder see nothing (404), a holder's post is 403.
 
 A test fills a form as a browser would (``tests/api/test_web_board_forms.py``'s helpers).
 """
@@ -108,9 +109,11 @@ def test_the_board_refunds_a_processing_fee_on_its_page_and_sees_it_refunded(kit
         # the same form sent again answers its redirect again; another is refused
         again = board.post(first.attrs["action"], data=drawn(first))
         assert redirected(again, page) == done
+        # refused for the payment's state: the refusal alone, as the page now offers no refund
         refused = html(board.post(second.attrs["action"], data=drawn(second)), 409)
         assert problem_above(refused) == "The payment was already refunded."
-        assert refused.has("form", id="refund-form")
+        assert not refused.has("form", id="refund-form")
+        assert not refused.has("form", action=second.attrs["action"])
     after = api_payment(kit, fee["id"])
     assert (after["status"], after["compensation_transaction_id"]) == ("refunded", compensation)
 
@@ -173,12 +176,14 @@ def test_a_fee_a_grant_relied_on_is_offered_no_act_and_refused_in_the_apis_words
         )
         api_says = ok(kit.api.post(f"{page}/reverse", {"reason": WRONG}), 409)["detail"]
         assert problem_above(refused) == api_says[0].upper() + api_says[1:] + "."
-        assert refused.one("textarea", name="reason").text == WRONG  # kept as typed
+        # the act is not open: no form to send again, whatever is typed in it
+        assert not refused.has("form", id="reverse-form") and not refused.has("textarea")
         hidden = {**drawn(early), "idempotency_key": "r" * 24}
         not_refunded = html(board.post(f"{page}/refund", data=hidden), 422)
         assert problem_above(not_refunded) == (
             "Subd. 9: the $200.00 filing fee is retained by the board and is not refunded."
         )
+        assert not not_refunded.has("form", id="refund-form")
         assert facts(html(board.get(page)))["status"] == "Received"
     assert api_payment(kit, fee["id"])["status"] == "received"
 
@@ -200,23 +205,105 @@ def test_appeal_security_is_offered_a_refund_until_its_petition_is_denied(
     assert not document.has("form", id="reverse-form")
 
 
-def test_only_the_board_sees_or_uses_the_forms(app, kit, board) -> None:
-    """The plan's LGU sees its payment's page without a form, and its posts are 403 (the pages'
-    refunds and reversals are the board's); a holder does not see the page at all."""
-    _plan, lgu, fee = processing_fee(kit)
-    page = page_of(fee["id"])
-    holder = signed_in(app.test_client(), kit.holder()["token"])
+def in_lieu(kit: Kit, lgu: dict[str, str]) -> dict[str, Any]:
+    """A $2,000 in-lieu payment the LGU booked on 2026-06-02 for its monetary-payment plan on
+    agricultural land, approved 2026-06-01."""
+    plan = approved(
+        kit, lgu, "2026-06-01", method="monetary_payment", agricultural=True, due_cents=500_000
+    )
+    return dict(ok(pay(kit.api, "in_lieu", 200_000, "2026-06-02", plan_id=plan["id"])))
+
+
+@pytest.mark.parametrize("kind", ["processing_fee", "in_lieu"])
+def test_the_plans_lgu_refunds_its_payment_on_its_page(app, kit, board, kind) -> None:
+    """The API lets the plan's LGU refund its plans' processing fees and in-lieu payments: the
+    page offers it the refund (never the board's reversal), with the same secret, key and
+    redirect as the board's form; done, the payment is refunded; a second form drawn before is
+    refused (409) with the refusal alone; the LGU's reversal is 403."""
+    if kind == "processing_fee":
+        _plan, lgu, paid = processing_fee(kit)
+    else:
+        lgu = kit.lgu()
+        paid = in_lieu(kit, lgu)
+    page = page_of(paid["id"])
+    client = signed_in(app.test_client(), lgu["token"])
     with on("2026-06-05"):
-        form = html(board.get(page)).one("form", id="refund-form")
-        client = signed_in(app.test_client(), lgu["token"])
+        document = html(client.get(page))
+        assert document.one("h2", id="payment-acts-heading").text == "Refund this payment"
+        assert not document.has("form", id="reverse-form")
+        first = document.one("form", id="refund-form")
+        second = html(client.get(page)).one("form", id="refund-form")
+        assert first.attrs["action"] == f"{page}/refund"
+        # without the session's secret the form is refused and nothing is written
+        forged = {**drawn(first), "csrf_token": "forged"}
+        assert client.post(first.attrs["action"], data=forged).status_code == 400
+        assert api_payment(kit, paid["id"])["status"] == "received"
+        done = redirected(client.post(first.attrs["action"], data=drawn(first)), page)
+        assert "done=payment-refunded" in done
+        shown = html(client.get(done))
+        assert shown.one(id="form-notice").text == "The payment is refunded."
+        assert facts(shown)["status"] == "Refunded 2026-06-05"
+        assert not shown.has("form", id="refund-form") and not shown.has(id="payment-acts")
+        compensation = api_payment(kit, paid["id"])["compensation_transaction_id"]
+        assert redirected(client.post(first.attrs["action"], data=drawn(first)), page) == done
+        refused = html(client.post(second.attrs["action"], data=drawn(second)), 409)
+        assert problem_above(refused) == "The payment was already refunded."
+        assert not refused.has("form", action=second.attrs["action"])
+        body = {**drawn(second), "idempotency_key": "v" * 24, "reason": WRONG}
+        assert client.post(f"{page}/reverse", data=body).status_code == 403
+    after = api_payment(kit, paid["id"])
+    assert (after["status"], after["compensation_transaction_id"]) == ("refunded", compensation)
+
+
+@pytest.mark.parametrize("kind", ["appeal_filing_fee", "appeal_security"])
+def test_the_plans_lgu_is_offered_no_act_on_its_appeals_payments(app, kit, board, kind) -> None:
+    """An appeal's fee and security are the board's to refund (Subd. 9): the LGU sees the
+    payment, no form, and its refund posted anyway is refused as the API refuses it (403),
+    with the refusal alone and nothing written."""
+    lgu = kit.lgu()
+    _plan, appeal = appealed(kit, lgu, security=SECURITY_CAP)
+    amount = FEE if kind == "appeal_filing_fee" else SECURITY_CAP
+    paid = ok(pay(kit.api, kind, amount, "2026-09-11", appeal_id=appeal["id"]))
+    page = page_of(paid["id"])
+    client = signed_in(app.test_client(), lgu["token"])
+    with on("2026-09-12"):
         shown = html(client.get(page))
         assert facts(shown)["status"] == "Received"
         assert not shown.has("form", id="refund-form") and not shown.has(id="payment-acts")
         csrf = shown.one("input", name="csrf_token").attrs["value"]
-        for act in ("refund", "reverse"):
-            body = {"csrf_token": csrf, "idempotency_key": act * 8, "reason": WRONG}
-            assert client.post(f"{page}/{act}", data=body).status_code == 403
+        body = {"csrf_token": csrf, "idempotency_key": "r" * 24}
+        refused = html(client.post(f"{page}/refund", data=body), 403)
+        api_says = ok(kit.api.post(f"{page}/refund", {}, token=lgu["token"]), 403)["detail"]
+        assert problem_above(refused) == api_says[0].upper() + api_says[1:] + "."
+        assert not refused.has("form", id="refund-form")
+    assert api_payment(kit, paid["id"])["status"] == "received"
+
+
+def test_another_lgu_and_a_holder_see_nothing_and_use_nothing(app, kit, board) -> None:
+    """Another LGU and a holder get 404 for the page; another LGU's refund is 404, as the API
+    answers it, and a holder's post is 403, as every LGU form answers a holder; the board's
+    reversal stays the board's (403 for the plan's LGU)."""
+    _plan, lgu, fee = processing_fee(kit)
+    page = page_of(fee["id"])
+    holder = signed_in(app.test_client(), kit.holder()["token"])
+    other = signed_in(app.test_client(), kit.lgu()["token"])
+    own = signed_in(app.test_client(), lgu["token"])
+    with on("2026-06-05"):
+        form = html(board.get(page)).one("form", id="refund-form")
         assert holder.get(page).status_code == 404
+        assert other.get(page).status_code == 404
+        for client, act, status in (
+            (other, "refund", 404),
+            (other, "reverse", 403),
+            (holder, "refund", 403),
+            (holder, "reverse", 403),
+            (own, "reverse", 403),
+        ):
+            csrf = html(client.get("/")).one("input", name="csrf_token").attrs["value"]
+            body = {"csrf_token": csrf, "idempotency_key": act * 8, "reason": WRONG}
+            answer = client.post(f"{page}/{act}", data=body)
+            assert answer.status_code == status, (act, answer.get_data(as_text=True)[:500])
+            assert fee["id"] not in answer.get_data(as_text=True)
         assert parse(board.get(page).get_data(as_text=True)).has("form", id="refund-form")
     assert api_payment(kit, fee["id"])["status"] == "received"
     assert form.attrs["action"] == f"{page}/refund"
