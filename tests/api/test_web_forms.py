@@ -446,6 +446,7 @@ def test_a_peatland_approval_without_its_record_keeps_the_form_to_complete(
         body = kit.plan_body(received_on=DAY, area_sqft=9_000)
         body["impact"]["peatland"] = True
         plan = ok(kit.api.post("/plans", body, token=lgu["token"]))
+        kit.mail_summary(lgu, plan, DAY)
         path = f"/plans/{plan['id']}/decision"
         fields = {
             "outcome": "approved",
