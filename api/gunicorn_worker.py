@@ -22,7 +22,9 @@ under the route ``<refused>`` (``api.metrics.count_refused``), and ``Connection:
 ``type`` is ``/problems/<code>`` without the path prefix a proxy may add: the app, which would
 learn the prefix, was never called.  An error of the app (500 ``internal_error``: a header the
 app tried to send, anything raised while calling it) is not counted with the requests again:
-the request reached the app, which counted it.
+the request reached the app, which counted it.  gunicorn's ``ConfigurationProblem`` (a path
+outside the ``SCRIPT_NAME`` a trusted proxy sent), a 500 too, is raised before the app is
+called, and counted under ``<refused>``.
 """
 
 from __future__ import annotations
@@ -110,7 +112,9 @@ class ThreadWorker(gthread.ThreadWorker):  # type: ignore[misc]  # gunicorn has 
             self.log.warning("Invalid request from ip=%s: %s", remote, exc, extra=facts)
         ACCESS.info("%s %s %s", *_request_line(req), status, extra=facts)
         metrics.PROBLEMS.labels(code, str(status)).inc()
-        if code != "internal_error":
+        if code != "internal_error" or isinstance(exc, errors.ConfigurationProblem):
+            # a 500 from calling the app was counted by the app; gunicorn's ConfigurationProblem
+            # (a path outside the SCRIPT_NAME a trusted proxy sent) is raised before the app
             metrics.count_refused(_parsed_method(req or getattr(exc, "req", None)), status)
         try:
             util.write_nonblock(client, problem_response(status, code, detail, request_id))

@@ -184,3 +184,15 @@ def test_an_error_of_the_app_is_not_counted_again_as_a_refused_request() -> None
     answer = refused_by_the_worker(req, RuntimeError("boom"))
     assert answer.startswith(b"HTTP/1.1 500 ")
     assert requests_counted("GET", 500) == before
+
+
+def test_a_path_outside_the_proxys_script_name_is_counted_though_answered_500() -> None:
+    """gunicorn raises ``ConfigurationProblem`` while it builds the request's environ (a path
+    not under the ``SCRIPT_NAME`` a trusted proxy sent), before the app is called: no one else
+    counts it."""
+    before = requests_counted("GET", 500)
+    req = SimpleNamespace(method="GET", path="/elsewhere", headers=[])
+    refused = errors.ConfigurationProblem("Request path /elsewhere does not start with SCRIPT_NAME")
+    answer = refused_by_the_worker(req, refused)
+    assert answer.startswith(b"HTTP/1.1 500 ")
+    assert requests_counted("GET", 500) == before + 1
