@@ -98,7 +98,8 @@ RESEALED = (
 #: the reason 0011 gave a security drawn in part before it, released with that draw
 LEGACY_RELEASE = "the rest was released when it was drawn in part"
 
-#: (the row found, what is refused) per check of stored values against the hash chain
+#: per check of stored values against the hash chain: the query finding the first row that
+#: disagrees, and the refusal naming it
 _CHAIN_CHECKS = (
     (
         """SELECT p.id FROM payments AS p
