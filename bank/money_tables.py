@@ -38,11 +38,11 @@ class Payment(Referenced, Base):
     """Money received; ``status`` becomes refunded, returned or (a filing fee recorded in error)
     reversed by a compensating transaction, which ``compensation_transaction_id`` names once: the
     database refuses any transaction but one reversing the payment's, and any later change
-    (migration 0019).  An appeal has at most one live filing fee and one live security: the
-    database refuses a second (migration 0021), and takes another once the first is refunded,
-    returned or reversed.  A filing fee's postmark falls within the appeal window and on or
-    before its receipt (``bank.money``; the database holds the latter, and that only a filing
-    fee has a postmark: migration 0024)."""
+    (migration 0019), and seals it when it is set (``bank.registry``).  An appeal has at most
+    one live filing fee and one live security: the database refuses a second (migration 0021),
+    and takes another once the first is refunded, returned or reversed.  A filing fee's postmark
+    falls within the appeal window and on or before its receipt (``bank.money``; the database
+    holds the latter, and that only a filing fee has a postmark: migration 0024)."""
 
     __tablename__ = "payments"
     __table_args__ = (
@@ -79,7 +79,9 @@ class Payment(Referenced, Base):
 
 
 class Security(Referenced, Base):
-    """A security instrument given to the LGU to guarantee a replacement (Subd. 3)."""
+    """A security instrument given to the LGU to guarantee a replacement (Subd. 3).  Its release
+    (``released_on``, ``release_reason``) is written once and sealed when it is (``bank.registry``);
+    ``drawn_on`` and ``drawn_cents`` move with each draw."""
 
     __tablename__ = "securities"
 

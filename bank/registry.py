@@ -5,14 +5,16 @@ Who holds what: a site's holder, an account's holder, a lot's account and parent
 ledger accounts.  What a transaction did: deposits with their actions, reversals and the site's
 register; transfers with their lots; reservations, withdrawals and their allocations; payments and
 securities.  Only the columns that are a record's changing state are left out: statuses, counters,
-names and addresses people correct, and a security's release or draw.  A column written once,
-after the row, with what the record says happened then (a filing fee's reversal reason) is
-sealed when it is set (``set_once``).
+names and addresses people correct, and a security's draws (``drawn_on`` and ``drawn_cents`` move
+with each draw).  A column written once, after the row, with what the record says happened then
+is sealed when it is set (``set_once``): a filing fee's reversal reason, the transaction that
+refunded, returned or reversed a payment, the one that reversed a withdrawal on appeal, and a
+security's release (its date and reason).
 
 Migration 0007 installed these, and later migrations changed what a table seals
-(``ledger.row_seals.reseal``: 0024, the payments' fee postmark and reversal reason); changing
-this list needs such a migration (``tests/api/test_registry_seals.py`` checks the list is 0007's
-with those changes).
+(``ledger.row_seals.reseal``: 0024, the payments' fee postmark and reversal reason; 0025, the
+set-once links and the securities' release); changing this list needs such a migration
+(``tests/api/test_registry_seals.py`` checks the list is 0007's with those changes).
 """
 
 from __future__ import annotations
@@ -95,7 +97,7 @@ SEALED_TABLES: tuple[SealedTable, ...] = (
         "withdrawals",
         "id",
         "id plan_id transaction_id reversal_transaction_id withdrawn_sqft created_at actor",
-        mutable="reversal_transaction_id",
+        once="reversal_transaction_id",
     ),
     _all_but(
         "withdrawal_allocations",
@@ -107,14 +109,15 @@ SEALED_TABLES: tuple[SealedTable, ...] = (
         "id",
         "id kind amount_cents payer received_on plan_id appeal_id lgu_id transaction_id status "
         "compensation_transaction_id ruleset created_at actor postmarked_on reversal_reason",
-        mutable="status compensation_transaction_id",
-        once="reversal_reason",
+        mutable="status",
+        once="reversal_reason compensation_transaction_id",
     ),
     _all_but(
         "securities",
         "id",
         "id plan_id kind issuer amount_cents irrevocable issued_on expires_on "
         "pending_transaction_id released_on release_reason drawn_on drawn_cents created_at",
-        mutable="released_on release_reason drawn_on drawn_cents",
+        mutable="drawn_on drawn_cents",
+        once="released_on release_reason",
     ),
 )

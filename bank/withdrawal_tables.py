@@ -12,7 +12,9 @@ from ledger.schema import Base
 
 
 class Withdrawal(Base):
-    """Credits withdrawn for a plan; ``reversal_transaction_id`` is set if an appeal undid it."""
+    """Credits withdrawn for a plan; ``reversal_transaction_id`` is set, once, if an appeal undid
+    it: a transaction reversing the withdrawal's (migration 0018), sealed when it is set
+    (``bank.registry``)."""
 
     __tablename__ = "withdrawals"
 

@@ -22,6 +22,7 @@ from bank import audit as bank_audit
 from ledger import sealer
 from tests.api.conftest import Api, make_token
 from tests.api.kit import Kit, ok, on
+from tests.api.set_once_kit import behind_the_triggers, set_once_bank
 from tests.api.test_audit import D2, D4, all_transaction_ids, run_verify_command, tamper, workload
 from tests.api.test_money import FEE, appealed, pay, reverse
 from tests.api.test_registry_seals import _bypassing_triggers
@@ -191,6 +192,40 @@ def test_a_reversal_reason_set_after_the_checkpoint_and_edited_is_caught(fresh, 
         fee["id"],
     )
     assert "reversal_reason" in broken["detail"]
+
+
+@pytest.mark.parametrize(
+    ("table", "row", "change"),
+    [
+        ("payments", "refunded", "compensation_transaction_id = transaction_id"),
+        ("withdrawals", "reversed_withdrawal", "reversal_transaction_id = transaction_id"),
+        ("securities", "released", "released_on = '2026-07-01'"),
+        ("securities", "released", "release_reason = 'expired'"),
+    ],
+    ids=["compensation", "withdrawal-reversal", "release-date", "release-reason"],
+)
+def test_a_set_once_value_set_after_the_checkpoint_and_edited_is_caught(
+    fresh, since, table, row, change
+):
+    """Rows written before the checkpoint, refunded, reversed on appeal or released after it:
+    the value's seal is written since, so the check since the checkpoint compares it with the
+    row, and names the row and the column."""
+    checked: list[dict[str, Any]] = []
+    ids = set_once_bank(fresh, between=lambda: checked.append(verify(fresh)))
+    assert checked[0]["ok"] is True
+    row_id = getattr(ids, row)
+    column = change.split(" =")[0]
+    engine = fresh.app.extensions["wetbank.db"].engine
+    behind_the_triggers(engine, table, f"UPDATE {table} SET {change} WHERE id = :id", id=row_id)
+    report = verify(fresh)
+    assert (report["ok"], report["mode"]) == (False, "since_checkpoint")
+    broken = report["first_broken"]
+    assert (broken["kind"], broken["table"], broken["row_id"]) == (
+        "sealed_row_changed",
+        table,
+        row_id,
+    )
+    assert column in broken["detail"]
 
 
 def test_an_edit_before_the_checkpoint_is_left_to_the_full_pass(fresh, fresh_db_url, since):

@@ -244,13 +244,15 @@ def _migration(name: str) -> Any:
 
 def test_the_migrations_sealed_what_the_registry_declares() -> None:
     """Changing ``bank.registry`` needs a migration: 0007's list, with the payments as 0024
-    re-sealed them, must be the registry's."""
-    sealed = _migration("0007_registry").SEALED_TABLES
+    re-sealed them and the payments, withdrawals and securities as 0025 did, must be the
+    registry's."""
+    migrated = _migration("0007_registry").SEALED_TABLES
     resealed = _migration("0024_fee_postmark_and_reason_seal")
-    assert resealed.PAYMENTS_BEFORE in sealed
-    migrated = tuple(
-        resealed.PAYMENTS if table == resealed.PAYMENTS_BEFORE else table for table in sealed
-    )
+    set_once = _migration("0025_set_once_links_and_release_seal")
+    changes = [(resealed.PAYMENTS_BEFORE, resealed.PAYMENTS), *set_once.RESEALED]
+    for was, now in changes:
+        assert was in migrated
+        migrated = tuple(now if table == was else table for table in migrated)
     assert migrated == SEALED_TABLES
 
 
