@@ -454,10 +454,7 @@ def reverse_in_error(
             plans.visible_plan(session, actor, payment.plan_id, lock=True)
         payment = visible_payment(session, actor, payment_id, lock=True)
         check_reversible(session, actor, payment)
-        payment.reversal_reason = reason.strip()
-        _compensate(
-            session, actor, payment, "reversed", clock.today(), request_id, payment.reversal_reason
-        )
+        _compensate(session, actor, payment, "reversed", clock.today(), request_id, reason.strip())
         return PaymentView.of(payment)
 
 
@@ -514,7 +511,8 @@ def _compensate(
     reason: str | None = None,
 ) -> None:
     """Book ``payment``'s transaction back (``payment_{status}``), dated ``on``; its memo gives
-    ``reason`` when there is one."""
+    ``reason`` when there is one, and a reversal keeps it as ``reversal_reason``, written with
+    the status and the link in one statement (the database ties the reason to the memo: 0026)."""
     _check_live(payment)
     memo = f"payment {payment.id} {status}" + (f": {reason}" if reason else "")
     reversal = ledger.reverse(
@@ -525,6 +523,8 @@ def _compensate(
     )
     payment.status = status
     payment.compensation_transaction_id = reversal.transaction_id
+    if status == "reversed":
+        payment.reversal_reason = reason
     session.flush()
 
 

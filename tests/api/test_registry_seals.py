@@ -23,6 +23,7 @@ from bank.registry import SEALED_TABLES
 from ledger import row_seals
 from tests.api.conftest import Api, make_token
 from tests.api.kit import Kit, ok, on
+from tests.api.set_once_kit import behind_the_triggers
 from tests.api.test_audit import D4, run_verify_command, workload
 from tests.api.test_money import FEE, appealed, pay, reverse
 
@@ -99,17 +100,9 @@ def _other_value(connection: Connection, table: str, column: str, value: Any) ->
 
 
 def _bypassing_triggers(app: Flask, table: str, statement: str, **params: Any) -> None:
-    """Run ``statement`` as someone with database access who turned the triggers off."""
-    engine = _engine(app)
-    sealed = [t for t in SEALED_TABLES if t.name == table]
-    with engine.begin() as connection:
-        if engine.dialect.name == "postgresql":
-            connection.execute(text("SET LOCAL session_replication_role = replica"))
-            connection.execute(text(statement), params)
-            return
-        row_seals.uninstall(connection, sealed)
-        connection.execute(text(statement), params)
-        row_seals.install(connection, sealed)
+    """Run ``statement`` as someone with database access who turned the triggers off (the
+    seals' and the guards')."""
+    behind_the_triggers(_engine(app), table, statement, **params)
 
 
 def _verify(kit: Kit) -> dict[str, Any]:
@@ -330,4 +323,29 @@ def test_the_database_refuses_changing_a_reversal_reason_once_set(fresh):
         ).all()
     assert [str(row[0]) for row in seals] == [reversed_id]  # the live fee has no reason yet
     assert live_id != reversed_id
+    assert _verify(fresh)["ok"] is True
+
+
+def test_the_database_takes_a_reversal_reason_only_from_the_reversal_that_gave_it(fresh):
+    """The seal would take any first value: a reason given with plain SQL to a fee still
+    received, or a reversed fee set back to received keeping its reason, is refused (0026),
+    so the board's own reversal later still records its reason and verifies."""
+    reversed_id, live_id = _reversed_fee(fresh)
+    engine = _engine(fresh.app)
+    for statement, row_id in (
+        ("UPDATE payments SET reversal_reason = 'reversed: wrong appeal' WHERE id = :id", live_id),
+        ("UPDATE payments SET status = 'received' WHERE id = :id", reversed_id),
+    ):
+        with (
+            pytest.raises(DBAPIError, match="the one its reversal gave"),
+            engine.begin() as connection,
+        ):
+            connection.execute(text(statement), {"id": row_id})
+    with engine.connect() as connection:
+        live_reason = connection.execute(
+            text("SELECT reversal_reason FROM payments WHERE id = :id"), {"id": live_id}
+        ).scalar_one()
+    assert live_reason is None
+    done = ok(reverse(fresh.api, live_id, "2026-09-12"), 201)
+    assert done["status"] == "reversed" and done["reversal_reason"]
     assert _verify(fresh)["ok"] is True

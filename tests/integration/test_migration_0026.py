@@ -1,0 +1,64 @@
+"""Migration 0026 on both databases: a payment's reversal reason is tied to the memo of the
+reversal that gave it.  At 0025 the reason's seal takes any first value; 0026's upgrade stops,
+naming the row, on a reason no reversal gave, and once upgraded the database refuses one, while
+the board's reversal still records its own and the ledger verifies, down and up."""
+
+from __future__ import annotations
+
+import pytest
+from alembic import command
+from sqlalchemy import create_engine, text
+from sqlalchemy.exc import DBAPIError
+
+from api.schema_check import alembic_config
+from tests.api.conftest import Api, make_token
+from tests.api.kit import Kit, ok
+from tests.api.test_money import reverse
+from tests.integration.test_migration_0024 import (
+    _app,
+    _full_verify_ok,
+    _reversed_and_live_fees,
+    _version,
+)
+
+#: a reason given with plain SQL to a fee still received
+GIVEN = "UPDATE payments SET reversal_reason = 'reversed: wrong appeal' WHERE id = :id"
+
+
+def _execute(url: str, sql: str, **params: str) -> None:
+    engine = create_engine(url)
+    try:
+        with engine.begin() as connection:
+            connection.execute(text(sql), params)
+    finally:
+        engine.dispose()
+
+
+def test_0026_stops_on_a_reason_no_reversal_gave(fresh_db_url: str) -> None:
+    _reversed_id, live_id = _reversed_and_live_fees(fresh_db_url)
+    config = alembic_config(fresh_db_url)
+    command.downgrade(config, "0025")
+    _execute(fresh_db_url, GIVEN, id=live_id)  # 0025's seal takes it
+    with pytest.raises(RuntimeError, match=f"payments row {live_id} has a reversal_reason"):
+        command.upgrade(config, "head")
+    assert _version(fresh_db_url) == "0025"
+
+
+def test_0026_down_and_up_keeps_the_reversals_reasons_and_refuses_others(
+    fresh_db_url: str,
+) -> None:
+    _reversed_id, live_id = _reversed_and_live_fees(fresh_db_url)
+    config = alembic_config(fresh_db_url)
+    command.downgrade(config, "0025")
+    command.upgrade(config, "head")
+    assert _full_verify_ok(fresh_db_url)
+    with pytest.raises(DBAPIError, match="the one its reversal gave"):
+        _execute(fresh_db_url, GIVEN, id=live_id)
+    app = _app(fresh_db_url)
+    try:
+        kit = Kit(Api(app.test_client(), make_token(app, "board")), app)
+        done = ok(reverse(kit.api, live_id, "2026-09-12"), 201)
+    finally:
+        app.extensions["wetbank.db"].dispose()
+    assert done["status"] == "reversed" and done["reversal_reason"]
+    assert _full_verify_ok(fresh_db_url)
