@@ -9,7 +9,9 @@ names and addresses people correct, and a security's draws (``drawn_on`` and ``d
 with each draw).  A column written once, after the row, with what the record says happened then
 is sealed when it is set (``set_once``): a filing fee's reversal reason, the transaction that
 refunded, returned or reversed a payment, the one that reversed a withdrawal on appeal, and a
-security's release (its date and reason).
+security's release (its date and reason).  A seal takes the first value written, so the database
+also ties a payment's status and reason, and a security's release, to the transactions in the
+hash chain that made them (migration 0026's triggers, outside this list).
 
 Migration 0007 installed these, and later migrations changed what a table seals
 (``ledger.row_seals.reseal``: 0024, the payments' fee postmark and reversal reason; 0025, the

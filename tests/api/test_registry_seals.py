@@ -26,6 +26,7 @@ from tests.api.kit import Kit, ok, on
 from tests.api.set_once_kit import behind_the_triggers
 from tests.api.test_audit import D4, run_verify_command, workload
 from tests.api.test_money import FEE, appealed, pay, reverse
+from tests.api.test_web_payments import processing_fee
 
 #: per table: a sealed column an attacker would change, and the SQL expression that changes it
 #: (``:other`` is another row's value of that column where the column names a party)
@@ -348,4 +349,37 @@ def test_the_database_takes_a_reversal_reason_only_from_the_reversal_that_gave_i
     assert live_reason is None
     done = ok(reverse(fresh.api, live_id, "2026-09-12"), 201)
     assert done["status"] == "reversed" and done["reversal_reason"]
+    assert _verify(fresh)["ok"] is True
+
+
+def test_the_database_keeps_a_payments_status_what_its_compensation_says(fresh):
+    """A status is state, but the compensating transaction's kind (``payment_<status>``) is in
+    the hash chain: a refunded fee set back to received, or called returned, and a live one
+    called refunded with no refund, are refused (0026); the refund itself verifies."""
+    _plan, _lgu, refunded = processing_fee(fresh)
+    _plan, _lgu, live = processing_fee(fresh)
+    with on("2026-06-02"):
+        ok(fresh.api.post(f"/payments/{refunded['id']}/refund"))
+    engine = _engine(fresh.app)
+    for status, row_id in (
+        ("received", refunded["id"]),
+        ("returned", refunded["id"]),
+        ("refunded", live["id"]),
+    ):
+        with (
+            pytest.raises(DBAPIError, match="status is its compensation"),
+            engine.begin() as connection,
+        ):
+            connection.execute(
+                text("UPDATE payments SET status = :status WHERE id = :id"),
+                {"status": status, "id": row_id},
+            )
+    with engine.connect() as connection:
+        statuses = dict(
+            connection.execute(
+                text("SELECT id, status FROM payments WHERE id IN (:a, :b)"),
+                {"a": refunded["id"], "b": live["id"]},
+            ).all()
+        )
+    assert statuses == {refunded["id"]: "refunded", live["id"]: "received"}
     assert _verify(fresh)["ok"] is True

@@ -17,7 +17,7 @@ from sqlalchemy.exc import DBAPIError
 from api import create_app
 from ledger import row_seals
 from tests.api.conftest import Api, make_token
-from tests.api.kit import Kit, ok
+from tests.api.kit import Kit, ok, on
 from tests.api.set_once_kit import SetOnce, behind_the_triggers, set_once_bank
 from tests.api.test_audit import run_verify_command
 
@@ -188,4 +188,32 @@ def test_the_database_refuses_changing_a_set_once_value(fresh):
             text("UPDATE securities SET drawn_cents = drawn_cents - 1 WHERE id = :id"),
             {"id": ids.released},
         )
+    assert _verify(fresh)["ok"] is True
+
+
+def test_a_security_is_released_only_by_its_release_transaction(fresh):
+    """A seal takes the first value written: a release typed on a security still held (its
+    date, its reason, or both) is refused (0026), so the LGU's own release later records its
+    own and verifies."""
+    ids = set_once_bank(fresh)
+    engine = fresh.app.extensions["wetbank.db"].engine
+    for change in (
+        "released_on = '2026-07-09', release_reason = 'typed at a SQL prompt'",
+        "released_on = '2026-07-09'",
+        "release_reason = 'the rest was released when it was drawn in part'",
+    ):
+        with (
+            pytest.raises(DBAPIError, match="release is its release transaction"),
+            engine.begin() as connection,
+        ):
+            connection.execute(
+                text(f"UPDATE securities SET {change} WHERE id = :id"), {"id": ids.held}
+            )
+    assert _rows(fresh.app, "SELECT released_on FROM securities WHERE id = :id", id=ids.held) == [
+        (None,)
+    ]
+    with on("2026-07-09"):
+        path = f"/securities/{ids.held}/release"
+        done = ok(fresh.api.post(path, {"released_on": "2026-07-09", "reason": "replaced"}))
+    assert done["status"] == "released"
     assert _verify(fresh)["ok"] is True

@@ -70,7 +70,8 @@ def _book(url: str) -> tuple[int, int, int, int]:
             issuer = create_account(session, code="i", asset="X", name="issuer")
             holder = create_account(session, code="h", asset="X", name="h", no_overdraft=True)
             paid = transfer(session, "t", [Leg(issuer, holder, 5)], Meta("k1", DAY))
-            refund = reverse(session, paid.transaction_id, Meta("k2", DAY))
+            # a refund, as the bank books one (0026 ties a payment's status to its kind)
+            refund = reverse(session, paid.transaction_id, Meta("k2", DAY), kind="payment_refunded")
         _payment(db, "pay-1", paid.transaction_id, refund.transaction_id)
         _run(
             db,
