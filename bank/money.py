@@ -218,8 +218,12 @@ def _fee_postmark(
         )
     c = plans.clocks(session, plan)
     facts = plans.appealed_facts(session, plan, appeal.application_number)
-    if not timeline.noticed_by(c.ruleset, c.lgu, facts, postmarked_on):
-        # mailed before the window opened: it paid for no appeal of this decision
+    if postmarked_on < appeal.postmarked_on and not timeline.noticed_by(
+        c.ruleset, c.lgu, facts, postmarked_on
+    ):
+        # mailed before the window opened: it paid for no appeal of this decision.  From the
+        # petition's own postmark on it is as timely as the petition was judged when filed (a
+        # notice of a deemed approval mailed since moves no window back)
         raise ValidationFailed(
             "Subd. 9: the filing fee is mailed with the petition, after the notice of decision",
             {"postmarked_on": ["before the appeal window opened"]},

@@ -98,11 +98,13 @@ def date_range_property(
     _converter: Any, field: Any, ret: dict[str, Any], **_: Any
 ) -> dict[str, Any]:
     """An apispec attribute function: an ``IsoDate`` field's description in the OpenAPI
-    document ends with the range it takes (OpenAPI 3.0 has no bounds for a date string)."""
+    document ends with the range it takes, to today for an ``EventDate`` (OpenAPI 3.0 has no
+    bounds for a date string)."""
     if not isinstance(field, IsoDate):
         return {}
     described = str(ret.get("description", "")).rstrip()
-    sentence = f"From {FIRST_DATE.isoformat()} to {LAST_DATE.isoformat()}."
+    last = "today" if isinstance(field, EventDate) else LAST_DATE.isoformat()
+    sentence = f"From {FIRST_DATE.isoformat()} to {last}."
     return {"description": f"{described} {sentence}" if described else sentence}
 
 

@@ -13,17 +13,19 @@ release typed on a security still held, was sealed, verified, and then made the 
 release fail.  The database now ties them to the ledger, on both databases:
 
 * a payment is ``received`` with no compensation, or its ``compensation_transaction_id`` names a
-  transaction of kind ``payment_<status>`` (on INSERT, and on any UPDATE of ``status``);
+  transaction of kind ``payment_<status>`` (on INSERT, and on any UPDATE changing ``status`` or
+  ``compensation_transaction_id``);
 * a payment holds a reason only when it is ``reversed`` and its compensation's memo gives that
   reason (on INSERT, and on an UPDATE of the reason or the status that leaves one);
 * a security is released only by its release transaction: ``released_on`` and ``release_reason``
-  are that transaction's effective date and memo (on INSERT, and on an UPDATE giving them to a
-  security held).
+  are that transaction's effective date and memo (on INSERT, and on an UPDATE giving either a
+  value it did not have).
 
 Changing a reason or a release once set stays the seals' refusal (0024, 0025), in their words.
 The triggers fire on those columns only, and after each table's older triggers (SQLite's are made
-again after them; PostgreSQL's fire by name), so a change 0019's guard or a seal refuses is still
-refused in their words.  The bank writes each status, link, reason and release in one statement.
+again after them; PostgreSQL fires a table's triggers by name, and these are named to sort last),
+so a change 0019's guard or a seal refuses is still refused in their words.  The bank writes each
+status, link, reason and release in one statement.
 
 The upgrade stops, naming the row, if a stored row already breaks a rule (a security 0011 marked
 released when it was drawn in part, with 0011's reason and its draw's date and no release
@@ -49,13 +51,15 @@ down_revision: str | None = "0025"
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
 
-STATUS = "payments_status_is_the_compensations"
-REASON = "payments_reason_is_the_reversals"
-RELEASE = "securities_release_is_the_ledgers"
+#: named to sort after each table's other triggers (``<table>_sealed``, 0019's guards):
+#: PostgreSQL fires a table's triggers by name, so theirs refuse first, in their words
+STATUS = "payments_tied_status"
+REASON = "payments_tied_reason"
+RELEASE = "securities_tied_release"
 #: an UPDATE releasing a security held (``OLD``: neither column set)
 _RELEASED_FROM_NOTHING = (
-    "OLD.released_on IS NULL AND OLD.release_reason IS NULL "
-    "AND (NEW.released_on IS NOT NULL OR NEW.release_reason IS NOT NULL)"
+    "(OLD.released_on IS NULL AND NEW.released_on IS NOT NULL) "
+    "OR (OLD.release_reason IS NULL AND NEW.release_reason IS NOT NULL)"
 )
 #: the rules (``{row}``: ``NEW.`` in a trigger, ``p.`` over stored rows)
 _STATUS_RULE = (
@@ -94,8 +98,13 @@ _RULES = (
         _STATUS_RULE,
         _STATUS_REFUSED,
         "NOT (NEW.status = 'received' AND NEW.compensation_transaction_id IS NULL)",
-        "status",
-        ("OLD.status IS DISTINCT FROM NEW.status", "OLD.status IS NOT NEW.status"),
+        "status, compensation_transaction_id",
+        (
+            "OLD.status IS DISTINCT FROM NEW.status OR OLD.compensation_transaction_id IS "
+            "DISTINCT FROM NEW.compensation_transaction_id",
+            "OLD.status IS NOT NEW.status OR OLD.compensation_transaction_id IS NOT "
+            "NEW.compensation_transaction_id",
+        ),
     ),
     (
         "payments",
@@ -190,9 +199,9 @@ _STORED = (
     (
         "securities",
         "(({row}released_on IS NULL AND {row}release_reason IS NULL) OR "
-        f"{_RELEASE_RULE} OR ({{row}}release_reason = '{LEGACY_RELEASE}' "
-        "AND {row}released_on = {row}drawn_on AND NOT EXISTS (SELECT 1 FROM ledger_transactions "
-        "AS k WHERE k.idempotency_key = 'security-release:' || {row}id)))",
+        f"{_RELEASE_RULE} OR COALESCE({{row}}release_reason = '{LEGACY_RELEASE}' "
+        "AND {row}released_on = {row}drawn_on, FALSE) AND NOT EXISTS (SELECT 1 FROM "
+        "ledger_transactions AS k WHERE k.idempotency_key = 'security-release:' || {row}id))",
         "its released_on or release_reason is not its release transaction's effective date and "
         "memo",
     ),

@@ -452,6 +452,35 @@ def test_a_filing_fee_postmarked_before_the_notice_of_decision_is_refused(
     assert payments == []
 
 
+def test_a_fee_in_the_envelope_of_a_petition_of_a_deemed_approval_stays_in_time(kit):
+    """A deemed approval with no notice takes a petition postmarked after ``decision_due``
+    (08-07); a notice of the deemed approval mailed since (08-20) opens a window that begins
+    after the petition, but the fee mailed with it is as timely as the petition was judged.
+    A fee mailed before the petition, before the deemed approval began, is still refused."""
+    from tests.api.test_appeals import petition, post_as
+
+    lgu = kit.lgu()
+    with on("2026-06-08"):
+        plan = kit.plan(lgu, received_on="2026-06-08", area_sqft=9_000)
+    owner = {"kind": "owner", "residents": None, "fee": FEE}
+    appeal = ok(petition(kit, plan, postmarked="2026-08-10", received="2026-08-11", **owner))
+    path = f"/plans/{plan['id']}/decision-notice"
+    ok(post_as(kit, path, mailing("2026-08-20", plan=plan), "2026-08-20", lgu["token"]))
+    early = pay(
+        kit.api,
+        "appeal_filing_fee",
+        FEE,
+        "2026-08-21",
+        appeal_id=appeal["id"],
+        postmarked_on="2026-08-06",
+    )
+    assert problem(early, 422, "validation_error")["errors"] == {
+        "postmarked_on": ["before the appeal window opened"]
+    }
+    fee = ok(pay(kit.api, "appeal_filing_fee", FEE, "2026-08-21", appeal_id=appeal["id"]))
+    assert fee["postmarked_on"] == "2026-08-10"
+
+
 def test_a_filing_fee_without_a_postmark_came_in_the_petitions_envelope(kit):
     """A fee booked without its postmark takes the petition's, shown on the payment and on the
     appeal beside the day it was received; received after the window, it is still in time."""

@@ -444,10 +444,10 @@ def test_no_query_parameter_offers_null_among_its_values(doc):
 
 
 def test_every_date_a_request_carries_states_the_range_it_takes(doc: dict[str, Any]) -> None:
-    """A date outside 1900-01-01..2199-12-31 is ``validation_error`` (docs/http.md); OpenAPI 3.0
-    cannot bound a date string, so each date's description says the range: the query's and each
-    request body's."""
-    sentence = "From 1900-01-01 to 2199-12-31."
+    """A date outside 1900-01-01..2199-12-31, or a date of something that has happened after
+    today, is ``validation_error`` (docs/http.md); OpenAPI 3.0 cannot bound a date string, so
+    each date's description says the range: the query's and each request body's."""
+    sentences = ("From 1900-01-01 to 2199-12-31.", "From 1900-01-01 to today.")
     dates = []
     for name, operation in operations(doc):
         for parameter in map(lambda p: resolve(doc, p), operation.get("parameters", [])):
@@ -459,6 +459,11 @@ def test_every_date_a_request_carries_states_the_range_it_takes(doc: dict[str, A
             if resolve(doc, prop).get("format") == "date":
                 dates.append((name, field, resolve(doc, prop).get("description", "")))
     assert len(dates) > 20
-    assert [d for d in dates if not d[2].endswith(sentence)] == []
+    assert [d for d in dates if not d[2].endswith(sentences)] == []
+    # a date of something that has happened may not lie in the future
+    received = [d[2] for d in dates if d[:2] == ("POST /payments", "received_on")]
+    assert received == ["From 1900-01-01 to today."]
+    expires = [d[2] for d in dates if d[:2] == ("POST /plans/{plan_id}/securities", "expires_on")]
+    assert expires and expires[0].endswith("to 2199-12-31.")
     (postmark,) = [d[2] for d in dates if d[:2] == ("POST /payments", "postmarked_on")]
     assert "petition" in postmark  # the field's own description is kept, the range after it

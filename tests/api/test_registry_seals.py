@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import importlib.util
 from collections.abc import Iterator
+from datetime import date
 from pathlib import Path
 from typing import Any
 
@@ -18,12 +19,13 @@ from flask import Flask
 from sqlalchemy import Connection, text
 from sqlalchemy.exc import DBAPIError
 
+import ledger
 from api import create_app
 from bank.registry import SEALED_TABLES
 from ledger import row_seals
 from tests.api.conftest import Api, make_token
 from tests.api.kit import Kit, ok, on
-from tests.api.set_once_kit import behind_the_triggers
+from tests.api.set_once_kit import behind_the_triggers, set_once_bank
 from tests.api.test_audit import D4, run_verify_command, workload
 from tests.api.test_money import FEE, appealed, pay, reverse
 from tests.api.test_web_payments import processing_fee
@@ -382,4 +384,43 @@ def test_the_database_keeps_a_payments_status_what_its_compensation_says(fresh):
             ).all()
         )
     assert statuses == {refunded["id"]: "refunded", live["id"]: "received"}
+    # a refund booked in the ledger alone does not make a received payment's link (its status
+    # would still say received): the link is given with the status, by the bank
+    with fresh.app.extensions["wetbank.db"].transaction() as session:
+        paid = session.execute(
+            text("SELECT transaction_id FROM payments WHERE id = :id"), {"id": live["id"]}
+        ).scalar_one()
+        booked = ledger.reverse(
+            session,
+            int(paid),
+            ledger.Meta("typed-refund", date(2026, 6, 2)),
+            kind="payment_refunded",
+        ).transaction_id
+    with (
+        pytest.raises(DBAPIError, match="status is its compensation"),
+        engine.begin() as connection,
+    ):
+        connection.execute(
+            text("UPDATE payments SET compensation_transaction_id = :r WHERE id = :id"),
+            {"r": booked, "id": live["id"]},
+        )
     assert _verify(fresh)["ok"] is True
+
+
+def test_a_seal_refuses_in_its_own_words_before_the_ledger_ties_are_checked(fresh):
+    """A change of a sealed column refused is refused as such on both databases, though it also
+    gives a reason or a release no transaction made (0026's triggers come after the seals')."""
+    reversed_id, live_id = _reversed_fee(fresh)
+    engine = _engine(fresh.app)
+    with pytest.raises(DBAPIError, match="immutable"), engine.begin() as connection:
+        connection.execute(
+            text("UPDATE payments SET amount_cents = 1, reversal_reason = 'x' WHERE id = :id"),
+            {"id": live_id},
+        )
+    assert reversed_id != live_id
+    ids = set_once_bank(fresh)
+    with pytest.raises(DBAPIError, match="immutable"), engine.begin() as connection:
+        connection.execute(
+            text("UPDATE securities SET issuer = 'x', released_on = '2026-07-09' WHERE id = :id"),
+            {"id": ids.held},
+        )

@@ -66,10 +66,22 @@ def test_0026_down_and_up_keeps_the_reversals_reasons_and_refuses_others(
     assert _full_verify_ok(fresh_db_url)
 
 
-def test_0026_takes_the_releases_the_ledger_made_and_stops_on_one_typed(fresh_db_url: str) -> None:
+@pytest.mark.parametrize(
+    "typed",
+    [
+        "released_on = '2026-07-09', release_reason = 'x'",
+        "released_on = '2026-07-09'",
+        "release_reason = 'the rest was released when it was drawn in part'",
+    ],
+    ids=["both", "date-alone", "0011s-reason-alone"],
+)
+def test_0026_takes_the_releases_the_ledger_made_and_stops_on_one_typed(
+    fresh_db_url: str, typed: str
+) -> None:
     """A refund, a withdrawal reversed on appeal, a security drawn then released: stored rows the
     ledger wrote pass the upgrade's check, down and up; a release typed on a security still held
-    at 0025 (its seal takes it) stops the upgrade, naming the row."""
+    at 0025 (its seal takes it), both columns or either alone, stops the upgrade, naming the
+    row."""
     app = _app(fresh_db_url)
     try:
         kit = Kit(Api(app.test_client(), make_token(app, "board")), app)
@@ -81,8 +93,7 @@ def test_0026_takes_the_releases_the_ledger_made_and_stops_on_one_typed(fresh_db
     command.upgrade(config, "head")
     assert _full_verify_ok(fresh_db_url)
     command.downgrade(config, "0025")
-    typed = "UPDATE securities SET released_on = '2026-07-09', release_reason = 'x' WHERE id = :id"
-    _execute(fresh_db_url, typed, id=ids.held)
+    _execute(fresh_db_url, f"UPDATE securities SET {typed} WHERE id = :id", id=ids.held)
     with pytest.raises(RuntimeError, match=f"securities row {ids.held}: its released_on"):
         command.upgrade(config, "head")
     assert _version(fresh_db_url) == "0025"
