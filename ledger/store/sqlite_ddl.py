@@ -17,7 +17,7 @@ that is not an integer (``ledger.quantities``).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 
 from sqlalchemy import Connection, text
 
@@ -329,3 +329,24 @@ class SqliteDdl:
             {"prefix": GUARD_PREFIX},
         ).scalars()
         return list(names)
+
+
+def fire_before(connection: Connection, table: str, later: Collection[str]) -> None:
+    """Make every trigger of ``table`` but those named in ``later`` again, in the order they
+    were made: SQLite fires a table's triggers newest first, so those then fire before the
+    ``later`` ones (a migration adding a guard keeps the older guards' refusals, and their
+    words, first)."""
+    others = [
+        (name, sql)
+        for name, sql in connection.execute(
+            text(
+                "SELECT name, sql FROM sqlite_master WHERE type = 'trigger' "
+                "AND tbl_name = :table ORDER BY rowid"
+            ),
+            {"table": table},
+        )
+        if name not in later
+    ]
+    for name, sql in others:
+        connection.exec_driver_sql(f'DROP TRIGGER "{name}"')
+        connection.exec_driver_sql(sql)

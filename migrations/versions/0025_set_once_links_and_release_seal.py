@@ -53,6 +53,7 @@ import sqlalchemy as sa
 from alembic import op
 
 from ledger import row_seals, store
+from ledger.store import sqlite_ddl
 from ledger.row_seals import SealedTable
 
 revision: str = "0025"
@@ -183,18 +184,4 @@ def _other_triggers_first() -> None:
     if bind.dialect.name != "sqlite":
         return
     for table in (now.name for _was, now in RESEALED):
-        seals = _seal_triggers(table)
-        others = [
-            (name, sql)
-            for name, sql in bind.execute(
-                sa.text(
-                    "SELECT name, sql FROM sqlite_master WHERE type = 'trigger' "
-                    "AND tbl_name = :table ORDER BY rowid"
-                ),
-                {"table": table},
-            )
-            if name not in seals
-        ]
-        for name, sql in others:
-            bind.exec_driver_sql(f'DROP TRIGGER "{name}"')
-            bind.exec_driver_sql(sql)
+        sqlite_ddl.fire_before(bind, table, _seal_triggers(table))

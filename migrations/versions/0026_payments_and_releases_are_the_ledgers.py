@@ -45,6 +45,7 @@ import sqlalchemy as sa
 from alembic import op
 
 from ledger import store
+from ledger.store import sqlite_ddl
 
 revision: str = "0026"
 down_revision: str | None = "0025"
@@ -235,24 +236,10 @@ def upgrade() -> None:
 def _older_triggers_first(table: str) -> None:
     """SQLite fires a table's triggers newest first: make every other trigger of ``table``
     again, in the order they were made, so that they fire before these (a change 0019's guard or
-    a seal refuses is refused in its words, as before).  PostgreSQL fires them by name: 0019's
-    ``payments_compensation_reverses`` and ``payments_inserted_...`` come before these."""
-    bind = op.get_bind()
+    a seal refuses is refused in its words, as before).  PostgreSQL fires them by name, and
+    these are named to sort last."""
     ours = {f"{name}_{event}" for _t, name, *_rest in _RULES for event in ("insert", "update")}
-    others = [
-        (name, sql)
-        for name, sql in bind.execute(
-            sa.text(
-                "SELECT name, sql FROM sqlite_master WHERE type = 'trigger' "
-                "AND tbl_name = :table ORDER BY rowid"
-            ),
-            {"table": table},
-        )
-        if name not in ours
-    ]
-    for name, sql in others:
-        bind.exec_driver_sql(f'DROP TRIGGER "{name}"')
-        bind.exec_driver_sql(sql)
+    sqlite_ddl.fire_before(op.get_bind(), table, ours)
 
 
 def downgrade() -> None:

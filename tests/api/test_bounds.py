@@ -419,6 +419,27 @@ def test_a_ratio_is_at_most_100_with_at_most_4_decimal_places(
 # --- dates --------------------------------------------------------------------------------------
 
 
+def deposit_effective_on(kit: Kit, bank: dict[str, Any], lgu: dict[str, Any], day: str) -> Any:
+    """``POST /accounts/{id}/deposits`` of 10 sq ft into ``bank``, effective ``day``."""
+    return kit.api.post(
+        f"/accounts/{bank['id']}/deposits",
+        {
+            "bank_site_id": bank["site_id"],
+            "effective_on": day,
+            "banking_plan": {
+                "reference": unique("BP"),
+                "approved_on": "2026-05-01",
+                "lgu_id": lgu["id"],
+            },
+            "wetland_type": "2",
+            "completed_on": "2026-05-20",
+            "designated_for_replacement": True,
+            "paid_by_performer": True,
+            "actions": [{"category": "replacement_wetland", "area_sqft": 10, "credit_sqft": 10}],
+        },
+    )
+
+
 def test_dates_after_2199_12_31_are_validation_errors_and_that_day_is_accepted(
     kit: Kit, app: Flask
 ) -> None:
@@ -439,25 +460,7 @@ def test_dates_after_2199_12_31_are_validation_errors_and_that_day_is_accepted(
             refused(kit.api.post(securities, security_body(1_000, late)), "expires_on")
             body = dict(reservation, expires_on=late)
             refused(kit.api.post(reservations, body), "expires_on")
-            effective = kit.api.post(
-                f"/accounts/{bank['id']}/deposits",
-                {
-                    "bank_site_id": bank["site_id"],
-                    "effective_on": late,
-                    "banking_plan": {
-                        "reference": unique("BP"),
-                        "approved_on": "2026-05-01",
-                        "lgu_id": lgu["id"],
-                    },
-                    "wetland_type": "2",
-                    "completed_on": "2026-05-20",
-                    "designated_for_replacement": True,
-                    "paid_by_performer": True,
-                    "actions": [
-                        {"category": "replacement_wetland", "area_sqft": 10, "credit_sqft": 10}
-                    ],
-                },
-            )
+            effective = deposit_effective_on(kit, bank, lgu, late)
             refused(effective, "effective_on")
         assert row_counts(app) == before
         last = LAST_DATE.isoformat()
@@ -505,25 +508,7 @@ def test_dates_before_1900_01_01_are_validation_errors_and_that_day_is_accepted(
             assert body["errors"]["issued_on"] == [DATE_RANGE_MESSAGE]
             received = kit.plan_body(received_on=early, area_sqft=9_000)
             refused(kit.api.post("/plans", received, token=lgu["token"]), "received_on")
-            effective = kit.api.post(
-                f"/accounts/{bank['id']}/deposits",
-                {
-                    "bank_site_id": bank["site_id"],
-                    "effective_on": early,
-                    "banking_plan": {
-                        "reference": unique("BP"),
-                        "approved_on": "2026-05-01",
-                        "lgu_id": lgu["id"],
-                    },
-                    "wetland_type": "2",
-                    "completed_on": "2026-05-20",
-                    "designated_for_replacement": True,
-                    "paid_by_performer": True,
-                    "actions": [
-                        {"category": "replacement_wetland", "area_sqft": 10, "credit_sqft": 10}
-                    ],
-                },
-            )
+            effective = deposit_effective_on(kit, bank, lgu, early)
             refused(effective, "effective_on")
         assert row_counts(app) == before
         first = FIRST_DATE.isoformat()

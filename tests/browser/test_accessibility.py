@@ -76,6 +76,7 @@ ARGUMENTS = (
     "site_id",
     "withdrawal_id",
     "payment_id",
+    "notice_id",
     "act",
 )
 #: the pages' blueprint's GET routes that are not pages: files and downloads
@@ -161,9 +162,10 @@ def sessions(browser: Any, world: World) -> dict[str, Any]:
 
 
 @pytest.fixture(scope="module")
-def addresses(world: World) -> dict[str, str]:
+def addresses(world: World, sessions: dict[str, Any]) -> dict[str, str]:
     """What stands for each of ``ARGUMENTS``: the ``World``'s parties, account and plan (and
-    the plan's withdrawal and payment), and an account's first act."""
+    the plan's withdrawal, payment and notice of decision, which ``sessions`` mailed), and an
+    account's first act."""
     plan = world.api.ok("GET", f"/plans/{world.plan_id}", status=200, token=world.bank.board)
     return {
         "account_id": world.account,
@@ -173,6 +175,7 @@ def addresses(world: World) -> dict[str, str]:
         "site_id": world.bank.site_id,
         "withdrawal_id": str(plan["withdrawals"][0]["id"]),
         "payment_id": world.payment_id,
+        "notice_id": str(plan["decision_notice"]["id"]),
         "act": "freeze",
     }
 

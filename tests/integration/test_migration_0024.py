@@ -5,45 +5,32 @@ to 0023 they are re-sealed as 0022 sealed them, and verify as such."""
 
 from __future__ import annotations
 
-import importlib.util
-from pathlib import Path
-from typing import Any
-
 import pytest
 from alembic import command
 from click.testing import CliRunner
-from flask import Flask
 from sqlalchemy import create_engine, text
 
-from api import create_app
 from api.cli import main
 from api.schema_check import alembic_config
-from bank import audit
-from ledger import Database, row_seals
+from ledger import row_seals
 from ledger.sealer import seal_all
 from tests.api.conftest import Api, make_token
 from tests.api.kit import Kit, ok
 from tests.api.test_money import FEE, appealed, pay, reverse
+from tests.integration.migration_kit import (
+    app_on,
+    full_verify_ok,
+    migration,
+    mismatch,
+    rows,
+    version,
+)
 
 REASONS = row_seals.once_seal_name("payments", "reversal_reason")
 
 
-def _migration() -> Any:
-    path = Path(__file__).parents[2] / "migrations" / "versions"
-    (found,) = path.glob("0024_*.py")
-    spec = importlib.util.spec_from_file_location("migration_0024", found)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-def _app(url: str) -> Flask:
-    return create_app({"DATABASE_URL": url, "PROPAGATE_EXCEPTIONS": False})
-
-
 def _reversed_and_live_fees(url: str) -> tuple[str, str]:
-    app = _app(url)
+    app = app_on(url)
     try:
         kit = Kit(Api(app.test_client(), make_token(app, "board")), app)
         lgu = kit.lgu()
@@ -58,32 +45,6 @@ def _reversed_and_live_fees(url: str) -> tuple[str, str]:
         app.extensions["wetbank.db"].dispose()
 
 
-def _rows(url: str, sql: str, **params: Any) -> list[tuple[Any, ...]]:
-    engine = create_engine(url)
-    try:
-        with engine.connect() as connection:
-            return [tuple(row) for row in connection.execute(text(sql), params)]
-    finally:
-        engine.dispose()
-
-
-def _full_verify_ok(url: str) -> bool:
-    db = Database.from_url(url)
-    try:
-        return audit.verify_full(db).ok
-    finally:
-        db.dispose()
-
-
-def _mismatch(url: str, table: row_seals.SealedTable) -> row_seals.Mismatch | None:
-    engine = create_engine(url)
-    try:
-        with engine.connect() as connection:
-            return row_seals.first_mismatch(connection, [table])
-    finally:
-        engine.dispose()
-
-
 def _columns(url: str) -> list[str]:
     engine = create_engine(url)
     try:
@@ -93,35 +54,31 @@ def _columns(url: str) -> list[str]:
         engine.dispose()
 
 
-def _version(url: str) -> str:
-    return str(_rows(url, "SELECT version_num FROM alembic_version")[0][0])
-
-
 def test_0024_reseals_the_payments_down_and_up_and_they_verify(fresh_db_url: str) -> None:
-    migration = _migration()
+    revision = migration("0024")
     reversed_id, live_id = _reversed_and_live_fees(fresh_db_url)
-    assert _rows(
+    assert rows(
         fresh_db_url, "SELECT row_id FROM ledger_row_seals WHERE table_name = :n", n=REASONS
     ) == [(reversed_id,)]
     command.downgrade(alembic_config(fresh_db_url), "0023")
     assert "postmarked_on" not in _columns(fresh_db_url)
-    assert _mismatch(fresh_db_url, migration.PAYMENTS_BEFORE) is None  # sealed as 0022 sealed
-    assert _rows(
+    assert mismatch(fresh_db_url, [revision.PAYMENTS_BEFORE]) is None  # sealed as 0022 sealed
+    assert rows(
         fresh_db_url, "SELECT count(*) FROM ledger_row_seals WHERE table_name = :n", n=REASONS
     ) == [(0,)]
     with_reasons = "SELECT id, reversal_reason IS NOT NULL FROM payments ORDER BY id"
-    before = _rows(fresh_db_url, with_reasons)
+    before = rows(fresh_db_url, with_reasons)
     assert dict(before) == {reversed_id: True, live_id: False}
 
     upgraded = CliRunner().invoke(main, ["db", "upgrade"], env={"DATABASE_URL": fresh_db_url})
     assert upgraded.exit_code == 0, upgraded.output
-    assert _rows(fresh_db_url, with_reasons) == before
+    assert rows(fresh_db_url, with_reasons) == before
     # fees booked before postmarks were recorded keep none: nobody saw one
-    assert _rows(fresh_db_url, "SELECT DISTINCT postmarked_on FROM payments") == [(None,)]
-    assert _rows(
+    assert rows(fresh_db_url, "SELECT DISTINCT postmarked_on FROM payments") == [(None,)]
+    assert rows(
         fresh_db_url, "SELECT row_id FROM ledger_row_seals WHERE table_name = :n", n=REASONS
     ) == [(reversed_id,)]
-    assert _full_verify_ok(fresh_db_url)
+    assert full_verify_ok(fresh_db_url)
 
 
 @pytest.mark.parametrize(
@@ -147,7 +104,7 @@ def test_0024_refuses_a_payment_that_disagrees_with_its_seal_or_memo(
             if engine.dialect.name == "postgresql":
                 connection.execute(text("SET LOCAL session_replication_role = replica"))
             else:
-                row_seals.uninstall(connection, [_migration().PAYMENTS_BEFORE])
+                row_seals.uninstall(connection, [migration("0024").PAYMENTS_BEFORE])
             connection.execute(
                 text(f"UPDATE payments SET {change} WHERE id = :id"), {"id": reversed_id}
             )
@@ -155,5 +112,5 @@ def test_0024_refuses_a_payment_that_disagrees_with_its_seal_or_memo(
         engine.dispose()
     with pytest.raises(RuntimeError, match=f"payments row {reversed_id}.*{refusal}"):
         command.upgrade(config, "head")
-    assert _version(fresh_db_url) == "0023"
+    assert version(fresh_db_url) == "0023"
     assert "postmarked_on" not in _columns(fresh_db_url)  # nothing of 0024 was left behind

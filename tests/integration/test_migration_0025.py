@@ -6,25 +6,20 @@ upgrade, naming it, and nothing changes); down to 0024 the new seals go and the 
 
 from __future__ import annotations
 
-import importlib.util
-from pathlib import Path
-from typing import Any
-
 import pytest
 from alembic import command
 from click.testing import CliRunner
 from sqlalchemy import create_engine, text
 from sqlalchemy.exc import DBAPIError
 
-from api import create_app
 from api.cli import main
 from api.schema_check import alembic_config
-from bank import audit
-from ledger import Database, row_seals
+from ledger import row_seals
 from ledger.sealer import seal_all
 from tests.api.conftest import Api, make_token
 from tests.api.kit import Kit
 from tests.api.set_once_kit import SetOnce, behind_the_triggers, set_once_bank
+from tests.integration.migration_kit import app_on, full_verify_ok, migration, mismatch, version
 
 #: the seals 0025 adds, by their ``table_name``, and the ``SetOnce`` row each is written for
 NEW_SEALS = {
@@ -35,18 +30,8 @@ NEW_SEALS = {
 }
 
 
-def _migration() -> Any:
-    path = Path(__file__).parents[2] / "migrations" / "versions"
-    (found,) = path.glob("0025_*.py")
-    spec = importlib.util.spec_from_file_location("migration_0025", found)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
 def _bank(url: str) -> SetOnce:
-    app = create_app({"DATABASE_URL": url, "PROPAGATE_EXCEPTIONS": False})
+    app = app_on(url)
     try:
         ids = set_once_bank(Kit(Api(app.test_client(), make_token(app, "board")), app))
         seal_all(app.extensions["wetbank.db"])
@@ -73,48 +58,22 @@ def _new_seals(url: str) -> dict[str, list[str]]:
         engine.dispose()
 
 
-def _mismatch(url: str, tables: list[row_seals.SealedTable]) -> row_seals.Mismatch | None:
-    engine = create_engine(url)
-    try:
-        with engine.connect() as connection:
-            return row_seals.first_mismatch(connection, tables)
-    finally:
-        engine.dispose()
-
-
-def _version(url: str) -> str:
-    engine = create_engine(url)
-    try:
-        with engine.connect() as connection:
-            return str(connection.execute(text("SELECT version_num FROM alembic_version")).scalar())
-    finally:
-        engine.dispose()
-
-
-def _full_verify_ok(url: str) -> bool:
-    db = Database.from_url(url)
-    try:
-        return audit.verify_full(db).ok
-    finally:
-        db.dispose()
-
-
 def test_0025_seals_the_set_once_values_down_and_up_and_they_verify(fresh_db_url: str) -> None:
-    migration = _migration()
+    revision = migration("0025")
     ids = _bank(fresh_db_url)
     sealed = {name: [getattr(ids, row)] for name, row in NEW_SEALS.items()}
     assert _new_seals(fresh_db_url) == sealed
-    assert _full_verify_ok(fresh_db_url)
+    assert full_verify_ok(fresh_db_url)
 
     command.downgrade(alembic_config(fresh_db_url), "0024")
     assert _new_seals(fresh_db_url) == {name: [] for name in NEW_SEALS}
-    before = [was for was, _now in migration.RESEALED]
-    assert _mismatch(fresh_db_url, before) is None  # sealed as 0024 left them
+    before = [was for was, _now in revision.RESEALED]
+    assert mismatch(fresh_db_url, before) is None  # sealed as 0024 left them
 
     upgraded = CliRunner().invoke(main, ["db", "upgrade"], env={"DATABASE_URL": fresh_db_url})
     assert upgraded.exit_code == 0, upgraded.output
     assert _new_seals(fresh_db_url) == sealed
-    assert _full_verify_ok(fresh_db_url)
+    assert full_verify_ok(fresh_db_url)
     # the guards of 0018 and 0019 still refuse a change of a link in their own words
     engine = create_engine(fresh_db_url)
     try:
@@ -185,5 +144,5 @@ def test_0025_refuses_a_row_that_disagrees_with_its_seal_or_the_chain(
         engine.dispose()
     with pytest.raises(RuntimeError, match=f"{table} row {row_id}.*{refusal}"):
         command.upgrade(config, "head")
-    assert _version(fresh_db_url) == "0024"
+    assert version(fresh_db_url) == "0024"
     assert _new_seals(fresh_db_url) == {name: [] for name in NEW_SEALS}

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import pytest
 from alembic import command
-from sqlalchemy import create_engine, text
 from sqlalchemy.exc import DBAPIError
 
 from api.schema_check import alembic_config
@@ -16,34 +15,21 @@ from tests.api.conftest import Api, make_token
 from tests.api.kit import Kit, ok
 from tests.api.set_once_kit import set_once_bank
 from tests.api.test_money import reverse
-from tests.integration.test_migration_0024 import (
-    _app,
-    _full_verify_ok,
-    _reversed_and_live_fees,
-    _version,
-)
+from tests.integration.migration_kit import app_on, execute, full_verify_ok, version
+from tests.integration.test_migration_0024 import _reversed_and_live_fees
 
 #: a reason given with plain SQL to a fee still received
 GIVEN = "UPDATE payments SET reversal_reason = 'reversed: wrong appeal' WHERE id = :id"
-
-
-def _execute(url: str, sql: str, **params: str) -> None:
-    engine = create_engine(url)
-    try:
-        with engine.begin() as connection:
-            connection.execute(text(sql), params)
-    finally:
-        engine.dispose()
 
 
 def test_0026_stops_on_a_reason_no_reversal_gave(fresh_db_url: str) -> None:
     _reversed_id, live_id = _reversed_and_live_fees(fresh_db_url)
     config = alembic_config(fresh_db_url)
     command.downgrade(config, "0025")
-    _execute(fresh_db_url, GIVEN, id=live_id)  # 0025's seal takes it
+    execute(fresh_db_url, GIVEN, id=live_id)  # 0025's seal takes it
     with pytest.raises(RuntimeError, match=f"payments row {live_id}: it has a reversal_reason"):
         command.upgrade(config, "head")
-    assert _version(fresh_db_url) == "0025"
+    assert version(fresh_db_url) == "0025"
 
 
 def test_0026_down_and_up_keeps_the_reversals_reasons_and_refuses_others(
@@ -53,17 +39,17 @@ def test_0026_down_and_up_keeps_the_reversals_reasons_and_refuses_others(
     config = alembic_config(fresh_db_url)
     command.downgrade(config, "0025")
     command.upgrade(config, "head")
-    assert _full_verify_ok(fresh_db_url)
+    assert full_verify_ok(fresh_db_url)
     with pytest.raises(DBAPIError, match="the one its reversal gave"):
-        _execute(fresh_db_url, GIVEN, id=live_id)
-    app = _app(fresh_db_url)
+        execute(fresh_db_url, GIVEN, id=live_id)
+    app = app_on(fresh_db_url)
     try:
         kit = Kit(Api(app.test_client(), make_token(app, "board")), app)
         done = ok(reverse(kit.api, live_id, "2026-09-12"), 201)
     finally:
         app.extensions["wetbank.db"].dispose()
     assert done["status"] == "reversed" and done["reversal_reason"]
-    assert _full_verify_ok(fresh_db_url)
+    assert full_verify_ok(fresh_db_url)
 
 
 @pytest.mark.parametrize(
@@ -82,7 +68,7 @@ def test_0026_takes_the_releases_the_ledger_made_and_stops_on_one_typed(
     ledger wrote pass the upgrade's check, down and up; a release typed on a security still held
     at 0025 (its seal takes it), both columns or either alone, stops the upgrade, naming the
     row."""
-    app = _app(fresh_db_url)
+    app = app_on(fresh_db_url)
     try:
         kit = Kit(Api(app.test_client(), make_token(app, "board")), app)
         ids = set_once_bank(kit)
@@ -91,9 +77,9 @@ def test_0026_takes_the_releases_the_ledger_made_and_stops_on_one_typed(
     config = alembic_config(fresh_db_url)
     command.downgrade(config, "0025")
     command.upgrade(config, "head")
-    assert _full_verify_ok(fresh_db_url)
+    assert full_verify_ok(fresh_db_url)
     command.downgrade(config, "0025")
-    _execute(fresh_db_url, f"UPDATE securities SET {typed} WHERE id = :id", id=ids.held)
+    execute(fresh_db_url, f"UPDATE securities SET {typed} WHERE id = :id", id=ids.held)
     with pytest.raises(RuntimeError, match=f"securities row {ids.held}: its released_on"):
         command.upgrade(config, "head")
-    assert _version(fresh_db_url) == "0025"
+    assert version(fresh_db_url) == "0025"
