@@ -575,6 +575,18 @@ def open_acts(session: Session, actor: Actor, payment: Payment) -> frozenset[str
     return frozenset(open_now)
 
 
+def why_closed(session: Session, actor: Actor, payment: Payment) -> str | None:
+    """Why nothing can be recorded on a payment still received: the refusal of the act that
+    would take it back (the reversal of a filing fee, which is never refunded; the refund of any
+    other), in the use case's words (``None`` when that act is open)."""
+    check = check_reversible if payment.kind == "appeal_filing_fee" else check_refundable
+    try:
+        check(session, actor, payment)
+    except BankError as refused:
+        return refused.detail
+    return None
+
+
 def compensated_on(session: Session, payment: Payment) -> date | None:
     """The day ``payment`` was refunded, returned or reversed: its compensating transaction's
     effective date (``None`` while it is received)."""

@@ -134,6 +134,8 @@ class PaymentPage:
     #: the acts the reader may record on it now (``money.open_acts``): the board's refund or
     #: reversal, the plan's LGU's refund of an in-lieu payment or processing fee
     open_acts: frozenset[str]
+    #: why no act is open on it while it is received (``money.why_closed``)
+    closed_because: str | None = None
 
 
 def payment_page(db: Database, actor: Actor, payment_id: str) -> PaymentPage:
@@ -149,7 +151,12 @@ def payment_page(db: Database, actor: Actor, payment_id: str) -> PaymentPage:
             lgu_name=lgu.name if lgu else "",
             petitioner=(appeal.petitioner_name or appeal.petitioner_kind) if appeal else None,
             compensated_on=money.compensated_on(session, payment),
-            open_acts=money.open_acts(session, actor, payment),
+            open_acts=(acts := money.open_acts(session, actor, payment)),
+            closed_because=(
+                money.why_closed(session, actor, payment)
+                if not acts and payment.status == "received"
+                else None
+            ),
         )
 
 

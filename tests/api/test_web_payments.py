@@ -170,12 +170,17 @@ def test_a_fee_a_grant_relied_on_is_offered_no_act_and_refused_in_the_apis_words
         document = html(board.get(page))
         assert not document.has("form", id="reverse-form")
         assert not document.has("form", id="refund-form")
-        assert document.one(id="no-acts").text.startswith("Neither a refund nor a reversal")
+        no_acts = document.one(id="no-acts").text
         refused = html(
             board.post(early.attrs["action"], data={**drawn(early), "reason": WRONG}), 409
         )
         api_says = ok(kit.api.post(f"{page}/reverse", {"reason": WRONG}), 409)["detail"]
         assert problem_above(refused) == api_says[0].upper() + api_says[1:] + "."
+        # the page says why no act is open, in the same words
+        assert (
+            no_acts
+            == f"Neither a refund nor a reversal can be recorded on this payment now: {api_says}."
+        )
         # the act is not open: no form to send again, whatever is typed in it
         assert not refused.has("form", id="reverse-form") and not refused.has("textarea")
         hidden = {**drawn(early), "idempotency_key": "r" * 24}
