@@ -419,6 +419,17 @@ def test_a_ratio_is_at_most_100_with_at_most_4_decimal_places(
 # --- dates --------------------------------------------------------------------------------------
 
 
+def queries_bound(
+    kit: Kit, queries: list[tuple[str, str]], outside: tuple[str, ...], bound: str
+) -> None:
+    """Each query (a path ending in ``field=``) refuses every date of ``outside`` on its field
+    and answers the ``bound`` itself."""
+    for prefix, field in queries:
+        for day in outside:
+            refused(kit.api.get(prefix + day), field)
+        assert kit.api.get(prefix + bound).status_code == 200, prefix
+
+
 def deposit_effective_on(kit: Kit, bank: dict[str, Any], lgu: dict[str, Any], day: str) -> Any:
     """``POST /accounts/{id}/deposits`` of 10 sq ft into ``bank``, effective ``day``."""
     return kit.api.post(
@@ -478,10 +489,7 @@ def test_dates_after_2199_12_31_are_validation_errors_and_that_day_is_accepted(
             (f"/accounts/{account}/statement?from=2026-01-01&to=", "to"),
             ("/securities?expiring_before=", "expiring_before"),
         ]
-        for prefix, field in queries:
-            refused(kit.api.get(prefix + "2200-01-01"), field)
-            refused(kit.api.get(prefix + "9999-12-31"), field)
-            assert kit.api.get(prefix + last).status_code == 200, prefix
+        queries_bound(kit, queries, ("2200-01-01", "9999-12-31"), last)
         page = signed_in(app.test_client(), bank["holder"]["token"])
         late_page = page.get(f"/accounts/{account}?from=2026-01-01&to=2200-01-01")
         assert late_page.status_code == 422
@@ -522,10 +530,7 @@ def test_dates_before_1900_01_01_are_validation_errors_and_that_day_is_accepted(
             (f"/accounts/{account}/statement?to=2026-01-01&from=", "from"),
             ("/securities?expiring_before=", "expiring_before"),
         ]
-        for prefix, field in queries:
-            refused(kit.api.get(prefix + "0001-01-01"), field)
-            refused(kit.api.get(prefix + "1899-12-31"), field)
-            assert kit.api.get(prefix + first).status_code == 200, prefix
+        queries_bound(kit, queries, ("0001-01-01", "1899-12-31"), first)
         page = signed_in(app.test_client(), bank["holder"]["token"])
         early_page = page.get(f"/accounts/{account}?from=0001-01-01&to=2026-01-01")
         assert early_page.status_code == 422

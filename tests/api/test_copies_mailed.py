@@ -201,20 +201,28 @@ def test_the_compliance_report_counts_the_copies_owed_until_mailed(kit, board_to
 # --- the plan page ------------------------------------------------------------------------------
 
 
+def the_copy_form(
+    client: Any, plan: dict[str, Any], asked: dict[str, Any], sent: dict[str, Any]
+) -> tuple[Any, dict[str, str]]:
+    """The plan page's one copy form, for request ``asked`` and notice ``sent``, and the values
+    of its inputs."""
+    page = parse(client.get(f"/plans/{plan['id']}").get_data(as_text=True))
+    (form,) = page.one("div", id="copy-forms").all("form")
+    assert (form.attrs["data-copy-request-id"], form.attrs["data-notice-id"]) == (
+        asked["id"],
+        sent["id"],
+    )
+    return form, {i.attrs["name"]: i.attrs.get("value", "") for i in form.all("input")}
+
+
 def test_the_plan_page_records_a_copy_mailed_and_lists_it(app, kit):
     lgu = kit.lgu()
     world = owing(kit, lgu)
     plan, sent, asked = world["plan"], world["notice"], world["owed"]
     with on("2026-06-25"):
         client = signed_in(app.test_client(), lgu["token"])
-        page = parse(client.get(f"/plans/{plan['id']}").get_data(as_text=True))
-        (form,) = page.one("div", id="copy-forms").all("form")
-        assert (form.attrs["data-copy-request-id"], form.attrs["data-notice-id"]) == (
-            asked["id"],
-            sent["id"],
-        )
+        form, fields = the_copy_form(client, plan, asked, sent)
         assert "Late Registered" in form.text
-        fields = {i.attrs["name"]: i.attrs.get("value", "") for i in form.all("input")}
         # a day before the notice: refused beside the field, nothing recorded
         refused = client.post(form.attrs["action"], data={**fields, "mailed_on": "2026-06-21"})
         assert refused.status_code == 422

@@ -19,6 +19,7 @@ import pytest
 from api.listing_csv import NOTICE_FIELDS
 from bank.notice_document import ROLE_LABELS
 from tests.api.kit import Kit, decision_body, ok, on, problem, recipients_for
+from tests.api.test_copies_mailed import the_copy_form
 from tests.api.test_plan_notices import ask, full_plan, notice
 from tests.api.test_web_documents import PAT, renoticed
 from tests.api.web_kit import parse, signed_in
@@ -206,16 +207,10 @@ def test_the_plan_page_offers_the_form_for_a_superseded_applications_copy(app, k
     plan, late, decision = world["plan"], world["late"], world["decision"]
     with on("2026-08-13"):
         client = signed_in(app.test_client(), lgu["token"])
-        page = parse(client.get(f"/plans/{plan['id']}").get_data(as_text=True))
-        (form,) = page.one("div", id="copy-forms").all("form")
-        assert (form.attrs["data-copy-request-id"], form.attrs["data-notice-id"]) == (
-            late["id"],
-            decision["id"],
-        )
+        form, fields = the_copy_form(client, plan, late, decision)
         assert "a copy of the notice of decision mailed 2026-07-27, of application 1." in (
             form.text
         )
-        fields = {i.attrs["name"]: i.attrs.get("value", "") for i in form.all("input")}
         done = client.post(form.attrs["action"], data={**fields, "mailed_on": "2026-08-13"})
         assert done.status_code == 303
         after = parse(client.get(done.headers["Location"]).get_data(as_text=True))
