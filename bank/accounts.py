@@ -17,6 +17,8 @@ from sqlalchemy.orm import Session
 from bank import credits, keyset, parties, policy
 from bank.access import Actor
 from bank.balances import ClassBalance, balance_rows, class_rows_of
+from bank.errors import BankError
+from bank.lot_picking import check_sender_status
 from bank.parties import BankAccount
 from bank.rules.ruleset import Ruleset
 from ledger.db import Database
@@ -54,6 +56,17 @@ def _view(account: BankAccount, balances: list[ClassBalance]) -> AccountView:
         created_at=account.created_at,
         balances=balances,
     )
+
+
+def send_refusal(account: AccountView) -> BankError | None:
+    """Why a reservation or a transfer from ``account`` (as read now) is refused for its status,
+    by the check both make (``lot_picking.check_sender_status``): frozen or closed; ``None``
+    while it is open."""
+    try:
+        check_sender_status(account.status, account.number, account.id)
+    except BankError as refused:
+        return refused
+    return None
 
 
 def open_account(

@@ -1,11 +1,15 @@
 """The holder's forms on its account (the board may use them too, as through the API): reserve
 credits for a plan chosen from the plans in the account's service area (or named by its id),
 void a reservation, and transfer credits to another account.  Each posts to the use case its API
-twin calls (``api/views/movements.py``) through ``api.web.forms``."""
+twin calls (``api/views/movements.py``) through ``api.web.forms``: refused for what was chosen or
+typed (a plan a reservation cannot serve, a receiving account closed), the form comes back to
+correct; refused because the account itself may send nothing now (closed meanwhile), the page
+says why with no form to send again."""
 
 from __future__ import annotations
 
 import secrets
+from functools import partial
 from typing import Any
 
 from flask import Response, url_for
@@ -15,7 +19,7 @@ from api.context import database, request_id
 from api.schemas.bank import ReservationIn, TransferIn
 from api.web import forms
 from api.web.blueprint import web
-from api.web.forms import Field, Form, Item, Refused
+from api.web.forms import Field, Form, Item
 from bank import account_reservations, accounts, reservable_plans, reservations, transfers
 from bank.access import Actor
 
@@ -67,6 +71,14 @@ def _form_page(
         back=_back(account),
         form=form,
     )
+
+
+def _sends(who: Actor, account_id: str) -> bool:
+    """Whether the account may send credits now, as a reservation or a transfer from it asks
+    (``accounts.send_refusal``): the forms' ``open_now``.  A refusal of the plan chosen, or of
+    the account typed to receive, leaves the form open to choose another; one of the account
+    itself (closed meanwhile) closes it."""
+    return accounts.send_refusal(accounts.get_account(database(), who, account_id)) is None
 
 
 # --- reserve ----------------------------------------------------------------------------------
@@ -124,13 +136,15 @@ def reserve(who: Actor, account_id: str) -> Any:
         reservations.reserve_for_plan(database(), who, request, request_id())
         return forms.done("web.account_reservations", RESERVED, account_id=account_id)
 
-    def again(why: Refused) -> Response:
-        shown = accounts.get_account(database(), who, account_id)
-        return _form_page(
-            shown, RESERVE_PAGE, forms.refused(_reserve_form(who, shown), why), why.status
-        )
+    def again(form: Form, status: int) -> Response:
+        return _form_page(account, RESERVE_PAGE, form, status)
 
-    return forms.submit(who, _reserve_form(who, account), ReservationIn(), act, again)
+    def blank() -> Form:
+        return _reserve_form(who, accounts.get_account(database(), who, account_id))
+
+    return forms.post(
+        who, blank, ReservationIn(), act, again, open_now=partial(_sends, who, account_id)
+    )
 
 
 # --- the account's reservations, and voiding one ----------------------------------------------
@@ -168,10 +182,13 @@ def void_reservation(who: Actor, reservation_id: str) -> Any:
         reservations.void(database(), who, reservation_id, request_id())
         return forms.done("web.account_reservations", VOIDED, account_id=account_id)
 
-    def again(why: Refused) -> Response:
-        return _reservations_page(who, account_id, why.problems, why.status)
+    def again(form: Form, status: int) -> Response:
+        return _reservations_page(who, account_id, form.problems, status)
 
-    return forms.submit(who, Form("", (), ""), Schema(), act, again)
+    # the page draws no form of its own: each row's "Void" button is there while the
+    # reservation is pending (``_status``, the state ``reservations.void`` asks for), so a void
+    # refused for the reservation's state comes back as the refusal, the row without its button
+    return forms.post(who, lambda: Form("", (), ""), Schema(), act, again)
 
 
 # --- transfer ---------------------------------------------------------------------------------
@@ -211,10 +228,10 @@ def transfer(who: Actor, account_id: str) -> Any:
         transfers.transfer(database(), who, request, request_id())
         return forms.done("web.account", TRANSFERRED, "balances-heading", account_id=account_id)
 
-    def again(why: Refused) -> Response:
-        shown = accounts.get_account(database(), who, account_id)
-        return _form_page(
-            shown, TRANSFER_PAGE, forms.refused(_transfer_form(shown), why), why.status
-        )
+    def again(form: Form, status: int) -> Response:
+        return _form_page(account, TRANSFER_PAGE, form, status)
 
-    return forms.submit(who, _transfer_form(account), TRANSFER, act, again)
+    def blank() -> Form:
+        return _transfer_form(accounts.get_account(database(), who, account_id))
+
+    return forms.post(who, blank, TRANSFER, act, again, open_now=partial(_sends, who, account_id))

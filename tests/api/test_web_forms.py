@@ -816,6 +816,9 @@ def test_a_plan_the_menu_leaves_out_for_its_state_is_refused_by_its_id_too(
         form = f"/accounts/{bank['id']}/reservations/new"
         page = document(send(client, form, fields), 409)
     assert "nothing is left to withdraw" in page.one("div", id="form-problem").text
+    # a refusal of the plan named, not of the account: the form stays to name another
+    typed = page.one("form", id="record-form").one("input", name="other_plan_id")
+    assert typed.attrs["value"] == met["id"]
     assert [r["id"] for r in kit.get_plan(met["id"])["reservations"]] == [used["id"]]
 
 
@@ -886,6 +889,7 @@ def test_a_holder_voids_a_reservation_once(app: Flask, kit: Kit) -> None:
     assert again.status_code == 303
     assert page.one("tr", data_reservation_id=held["id"]).attrs["data-status"] == "voided"
     assert "not pending" in refused.one("div", id="form-problem").text
+    assert not refused.one("tr", data_reservation_id=held["id"]).has("form")  # nothing to send
     assert kit.available(bank["id"], bank["unrestricted_class"]) == 20_000
 
 
@@ -937,6 +941,91 @@ def test_a_transfer_to_no_account_is_refused_beside_the_field(app: Flask, kit: K
         page = document(send(client, f"/accounts/{bank['id']}/transfers/new", fields), 422)
     assert beside(page, "f-to_account_id") == "No such account."
     assert kit.rows_naming(bank["id"])["transfers"] == 0
+
+
+def emptied_and_closed(kit: Kit, bank: dict[str, Any], available: int) -> str:
+    """``bank``'s ``available`` sq ft sent to a new account, and ``bank`` closed (the board);
+    returns its number."""
+    spare = kit.account(kit.holder()["id"], 5, "Wright")
+    body = {
+        "from_account_id": bank["id"],
+        "to_account_id": spare,
+        "credit_class": bank["unrestricted_class"],
+        "amount_sqft": available,
+    }
+    ok(kit.api.post("/transfers", body), 201)
+    closed = ok(kit.api.post(f"/accounts/{bank['id']}/close"), 200)
+    assert closed["status"] == "closed"
+    return str(closed["number"])
+
+
+def test_a_reserve_form_sent_after_the_account_closed_is_answered_with_no_form(
+    app: Flask, kit: Kit
+) -> None:
+    """A reserve form drawn while the account was open and sent after the board closed it:
+    refused as the API refuses it (409), the page says why with no form to send again, for
+    the account itself sends nothing now (``accounts.send_refusal``).  A mistake typed in the
+    same form (an expiry in the past) comes back with the form, the sentence beside its
+    field."""
+    lgu = kit.lgu()
+    with on(DAY):
+        bank = kit.funded_account(day=DAY, service_area=5, unrestricted=20_000)
+        plan = kit.plan(lgu, received_on=DAY, area_sqft=9_000)
+        client = signed_in(app.test_client(), bank["holder"]["token"])
+        path = f"/accounts/{bank['id']}/reservations/new"
+        fields = {
+            "plan_id": plan["id"],
+            "credit_class": bank["unrestricted_class"],
+            "amount_sqft": "5,000",
+            "expires_on": "2027-06-08",
+        }
+        drawn = fill(client, path, fields)
+        typed = document(client.post(path, data={**drawn, "expires_on": "2026-06-01"}), 422)
+        assert beside(typed, "f-expires_on") == "In the past."
+        kept = typed.one("form", id="record-form").one("input", id="f-amount_sqft")
+        assert kept.attrs["value"] == "5,000"
+        number = emptied_and_closed(kit, bank, 20_000)
+        refused = document(client.post(path, data=drawn), 409)
+    assert refused.one("div", id="form-problem").text == f"Account {number} is closed."
+    assert not refused.has("form", id="record-form")
+    assert not refused.has("input", name="amount_sqft")
+    assert kit.rows_naming(bank["id"])["reservations"] == 0
+
+
+def test_a_transfer_form_sent_after_the_account_closed_is_answered_with_no_form(
+    app: Flask, kit: Kit
+) -> None:
+    """A transfer refused for what was typed keeps its form: an amount that is no number
+    (beside its field), or a receiving account that is closed (409, the sentence above the
+    form: another account may be named).  Refused because the account it sends from was closed
+    after the form was drawn (409), the page says why with no form."""
+    with on(DAY):
+        bank = kit.funded_account(day=DAY, service_area=5, unrestricted=20_000)
+        other = kit.account(kit.holder()["id"], 5, "Wright")
+        shut = kit.account(kit.holder()["id"], 5, "Wright")
+        ok(kit.api.post(f"/accounts/{shut}/close"), 200)
+        client = signed_in(app.test_client(), bank["holder"]["token"])
+        path = f"/accounts/{bank['id']}/transfers/new"
+        fields = {
+            "to_account_id": other,
+            "credit_class": bank["unrestricted_class"],
+            "amount_sqft": "4,000",
+        }
+        drawn = fill(client, path, fields)
+        typed = document(client.post(path, data={**drawn, "amount_sqft": "4,00"}), 422)
+        assert beside(typed, "f-amount_sqft") == "Write a whole number."
+        assert typed.has("form", id="record-form")
+        to_closed = document(client.post(path, data={**drawn, "to_account_id": shut}), 409)
+        assert to_closed.one("div", id="form-problem").text == "A closed account receives nothing."
+        kept = to_closed.one("form", id="record-form").one("input", name="to_account_id")
+        assert kept.attrs["value"] == shut
+        number = emptied_and_closed(kit, bank, 20_000)
+        refused = document(client.post(path, data=drawn), 409)
+    assert refused.one("div", id="form-problem").text == f"Account {number} is closed."
+    assert not refused.has("form", id="record-form")
+    assert not refused.has("input", name="to_account_id")
+    assert kit.rows_naming(bank["id"])["transfers"] == 1  # the one that emptied it
+    assert ok(kit.api.get(f"/accounts/{other}"), 200)["balances"] == []
 
 
 def test_another_role_may_not_use_the_holder_forms(app: Flask, kit: Kit) -> None:
