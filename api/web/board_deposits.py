@@ -162,13 +162,14 @@ def deposit_previewed(who: Actor) -> Any:
         why = body.refused(why)
         return _page(forms.refused(form, why), why.status)
     except LedgerError as error:
-        why = _numbered(body.refused(_beside(error)), body)
-        return _page(forms.refused(form, why), why.status)
+        why = body.refused(_beside(error))
+        return _page(_numbered(forms.refused(form, why), body), why.status)
     form = forms.filled(form)
     form.key = request.form.get(forms.KEY_FIELD, form.key)
     if shown.refusal is not None:
-        why = _numbered(body.refused(_beside(shown.refusal)), body)
+        why = body.refused(_beside(shown.refusal))
         form.errors, form.problems = dict(why.errors), list(why.problems)
+        form = _numbered(form, body)
     return _page(form, 200, shown, body)
 
 
@@ -180,11 +181,12 @@ def deposit_post(who: Actor) -> Any:
         posted = calling(deposits.post_deposit, database(), ruleset(), who, asked, request_id())
         return forms.done("web.account", DEPOSITED, account_id=posted.account_id)
 
-    def again(why: Refused) -> Response:
-        why = _numbered(why, forms.read(_form()))
-        return _page(forms.refused(_form(), why), why.status)
+    def again(form: Form, status: int) -> Response:
+        return _page(_numbered(form, forms.read(form)), status)
 
-    return forms.submit(who, _form(), DepositFormIn(), act, again)
+    # the account and the site are typed: a refusal of theirs (a closed account, another
+    # holder's site) is of what was typed, and the form stays to name others
+    return forms.post(who, _form, DepositFormIn(), act, again, open_now=forms.always_open)
 
 
 def _beside(error: LedgerError) -> Refused:
@@ -194,15 +196,16 @@ def _beside(error: LedgerError) -> Refused:
     return forms.refusal(error)
 
 
-def _numbered(why: Refused, body: forms.Body) -> Refused:
-    """``why``'s sentences with each "action 0" of the rules (counted from 0 over the actions
-    kept) said as the form labels that row ("action 1")."""
+def _numbered(form: Form, body: forms.Body) -> Form:
+    """``form`` with its refusal's sentences saying each "action 0" of the rules (counted from 0
+    over the actions kept, ``body``'s) as the form labels that row ("action 1")."""
 
     def said(text: str) -> str:
         return _ACTION.sub(lambda m: f"action {body.row('actions', int(m[1])) + 1}", text)
 
-    errors = {path: said(message) for path, message in why.errors.items()}
-    return Refused(why.status, errors, [said(problem) for problem in why.problems])
+    form.errors = {path: said(message) for path, message in form.errors.items()}
+    form.problems = [said(problem) for problem in form.problems]
+    return form
 
 
 def _request(data: dict[str, Any]) -> deposits.DepositRequest:

@@ -24,7 +24,7 @@ from api.views.service import TokenIn
 from api.web import forms, lists
 from api.web.blueprint import web
 from api.web.board_forms import board_only, calling, labelled
-from api.web.forms import Field, Form, Item, Refused
+from api.web.forms import Field, Form, Item
 from bank import access, tokens
 from bank.access import Actor
 
@@ -99,10 +99,10 @@ def token_create(who: Actor) -> Any:
         setattr(g, _ISSUED, made)
         return forms.done("web.tokens_page", CREATED, token_id=made.id)
 
-    def again(why: Refused) -> Response:
-        return _page(who, why.status, create=forms.refused(_create_form(), why))
+    def again(form: Form, status: int) -> Response:
+        return _page(who, status, create=form)
 
-    answer = forms.submit(who, _create_form(), TokenIn(), act, again)
+    answer = forms.post(who, _create_form, TokenIn(), act, again, open_now=forms.always_open)
     issued = g.pop(_ISSUED, None)
     if issued is None or getattr(answer, "status_code", None) != 303:
         return answer  # a refusal, or a second submit: the secret is not shown again
@@ -124,10 +124,12 @@ def token_revoke(who: Actor) -> Any:
         calling(tokens.revoke, database(), who, _access_request(), data["token_id"])
         return forms.done("web.tokens_page", REVOKED, token_id=data["token_id"])
 
-    def again(why: Refused) -> Response:
-        return _page(who, why.status, revoke=forms.refused(_revoke_form(), why))
+    def again(form: Form, status: int) -> Response:
+        return _page(who, status, revoke=form)
 
-    return forms.submit(who, _revoke_form(), TokenRevokeIn(), act, again)
+    # revoking a token revoked already changes nothing and is not refused (``tokens.revoke``):
+    # no token's state closes the form, and what it refuses is the id typed
+    return forms.post(who, _revoke_form, TokenRevokeIn(), act, again, open_now=forms.always_open)
 
 
 def _access_request() -> tokens.Request:

@@ -9,13 +9,13 @@ and lists from dotted names such as ``impact.area_sqft`` or ``recipients.0.name`
 with the API's schema, so a field is refused for the same reasons and in the same words as
 through the API (an amount's bounds said in dollars).  The key is claimed, the
 use case runs and the redirect it earned is stored in one unit of work: a second submit of the
-same form answers that redirect again and writes nothing.  A refusal rolls all of it back and
-shows the form again with the problem's sentence beside its field (or above the form); a
-refusal about the act's state (``settles``: the act is not open now, so sending the form again
-could only be refused again) shows the sentence alone, with no form, as a GET of an act that is
-not open does (``post``).  Blank
-numbered rows are left out of the body and the rest close up, so an error's path (which counts
-the body's rows) is turned back into the form's own row before it is placed (``Body``).
+same form answers that redirect again and writes nothing.  Every form posts so (``post``).  A
+refusal rolls all of it back and shows the form again, as it is now, with the problem's sentence
+beside its field (or above the form); a refusal about the act's state (``settles``: the act is
+not open now, so sending the form again could only be refused again) shows the sentence alone,
+with no form, as a GET of an act that is not open does.  Blank numbered rows are left out of
+the body and the rest close up, so an error's path (which counts the body's rows) is turned
+back into the form's own row before it is placed (``Body``).
 """
 
 from __future__ import annotations
@@ -184,7 +184,9 @@ def settles(why: Refused) -> bool:
 
 def always_open() -> bool:
     """``post``'s ``open_now`` for a form whose act no record's state closes (recording
-    something new, amending an area): what its use case refuses is what was typed."""
+    something new, amending an area, a deposit into the account typed, revoking a token, which
+    a token revoked already takes with nothing changed): what its use case refuses is what was
+    typed."""
     return True
 
 
@@ -316,16 +318,35 @@ def _label_of(path: str) -> str:
 # --- the POST ----------------------------------------------------------------------------------
 
 
-def submit(
+def post(
     who: Actor,
-    form: Form,
+    form: Callable[[], Form],
     schema: Schema,
     act: Callable[[dict[str, Any]], str],
-    again: Callable[[Refused], Response],
+    show: Callable[[Form, int], Response],
+    *,
+    open_now: Callable[[], bool] | None = None,
 ) -> Any:
-    """Check the form's secret, load it with ``schema`` and run ``act`` (which calls a use case
-    and returns the page to redirect to) in one unit of work with the form's key; redirect
-    (303), or answer ``again`` with why it was refused."""
+    """Check the form's secret, load the fields of the form ``form`` makes with ``schema`` and
+    run ``act`` (which calls a use case and returns the page to redirect to) in one unit of work
+    with the form's key; redirect (303), or, refused, ``show`` a fresh form (``form`` is asked
+    again, after the refusal: what it offers is as it is now) as it was sent, with why, at the
+    refusal's status.
+
+    A refusal about the act's state (``settles``) closes the form (``Form.closed``): it is
+    shown as the refusal alone, as a GET of an act that is not open shows it, for a form sent
+    again could only be refused again; a refusal of what was typed shows the form to correct.
+    ``open_now``, the page's own weighing of whether the act is open (``plan_acts.act_refusal``,
+    ``money.open_acts``, the account's ``accounts.send_refusal``; ``always_open`` for an act no
+    record's state closes), is asked after such a refusal: an act still open (refused for
+    something typed that the use case alone checks, such as a peatland approval without its
+    record, or a transfer to a closed account) keeps its form."""
+
+    def again(why: Refused) -> Response:
+        shown = refused(form(), why)
+        shown.closed = settles(why) and not (open_now is not None and open_now())
+        return show(shown, why.status)
+
     check_signed_in_post()
     key = request.form.get(KEY_FIELD, "")
     if not _KEY.fullmatch(key):
@@ -334,10 +355,11 @@ def submit(
         check_write(who.token_id)
     except ApiProblem as limited:
         return error_page(limited.status, limited.detail, limited.headers)
-    unusable = unstorable_fields(form)
+    sent = form()
+    unusable = unstorable_fields(sent)
     if unusable:
         return again(Refused(422, unusable, ["Check the fields marked below."]))
-    body = read(form)
+    body = read(sent)
     try:
         data = schema.load(body.data)
     except ValidationError as invalid:
@@ -361,34 +383,6 @@ def submit(
     except LedgerError as error:
         return again(body.refused(refusal(error)))
     return redirect(location, 303)
-
-
-def post(
-    who: Actor,
-    form: Callable[[], Form],
-    schema: Schema,
-    act: Callable[[dict[str, Any]], str],
-    show: Callable[[Form, int], Response],
-    *,
-    open_now: Callable[[], bool] | None = None,
-) -> Any:
-    """``submit`` the form ``form`` makes; refused, ``show`` a fresh one as it was sent, with
-    why, at the refusal's status.
-
-    A refusal about the act's state (``settles``) closes the form (``Form.closed``): it is
-    shown as the refusal alone, as a GET of an act that is not open shows it, for a form sent
-    again could only be refused again; a refusal of what was typed shows the form to correct.
-    ``open_now``, where the page weighs whether the act is open (``plan_acts.act_refusal``,
-    ``money.open_acts``), is asked after such a refusal: an act still open (refused for
-    something typed that the use case alone checks, such as a peatland approval without its
-    record) keeps its form."""
-
-    def again(why: Refused) -> Response:
-        shown = refused(form(), why)
-        shown.closed = settles(why) and not (open_now is not None and open_now())
-        return show(shown, why.status)
-
-    return submit(who, form(), schema, act, again)
 
 
 class _KeyReused(BankError):

@@ -391,6 +391,30 @@ def test_a_deposit_over_the_sites_cap_shows_why_beside_the_action(app, kit, boar
     assert count(app, Deposit, Deposit.bank_site_id == site_id) == 1
 
 
+def test_a_deposit_into_a_closed_account_keeps_the_form_to_name_another(app, kit, board) -> None:
+    """The account is typed: refused because it is closed (409, the API's sentence above the
+    form), the form comes back as sent, and with an open account named it deposits."""
+    holder = kit.holder()
+    lgu = kit.lgu()
+    site_id = kit.site(holder["id"], wetland_sqft=10_000)
+    shut = kit.account(holder["id"])
+    ok(kit.api.post(f"/accounts/{shut}/close"), 200)
+    account_id = kit.account(holder["id"])
+    wetland = {"category": "replacement_wetland", "area_sqft": 1_000, "credit_sqft": 1_000}
+    fields = deposit_fields(shut, site_id, lgu["id"], wetland)
+    action, hidden = form_of(board, "/deposits/new", "deposit-form")
+
+    refused = html(board.post(action, data={**hidden, **fields}), 409)
+    assert problem_above(refused) == "A closed account accepts no deposit."
+    form = refused.one("form", id="deposit-form")
+    assert form.one("input", name="account_id").attrs["value"] == shut
+    assert form.one("input", id="f-actions-0-credit_sqft").attrs["value"] == "1000"
+    sent = {i.attrs["name"]: i.attrs["value"] for i in form.all("input", type="hidden")}
+    done = board.post(action, data={**fields, **sent, "account_id": account_id})
+    redirected(done, f"/accounts/{account_id}")
+    assert count(app, Deposit, Deposit.bank_site_id == site_id) == 1
+
+
 def rows_of(*actions: dict | None) -> dict:
     """Action rows as the form numbers them: ``None`` leaves that row blank."""
     fields: dict = {}
@@ -598,6 +622,24 @@ def test_a_token_is_created_with_its_secret_shown_once_and_revoked(kit, board) -
 
     redirected(fill(board, "/tokens", "revoke-form", {"token_id": token_id}), "/tokens")
     assert kit.api.get("/me", token=secret).status_code == 401
+
+
+def test_the_revoke_form_takes_a_token_revoked_already_and_keeps_a_mistyped_id(kit, board) -> None:
+    """Revoking a token revoked already changes nothing and is not refused (as through the
+    API): no token's state closes the form, so what it refuses is the id typed, and the form
+    comes back with it to correct."""
+    made = ok(kit.api.post("/tokens", {"role": "board", "name": unique("gone")}), 201)
+    assert kit.api.delete(f"/tokens/{made['id']}").status_code == 204
+    done = fill(board, "/tokens", "revoke-form", {"token_id": made["id"]})
+    assert redirected(done, "/tokens").endswith(f"token_id={made['id']}")
+
+    unknown = html(fill(board, "/tokens", "revoke-form", {"token_id": "tok_nosuchtoken"}), 404)
+    assert problem_above(unknown) == "There is no such record, or you may not see it."
+    form = unknown.one("form", id="revoke-form")
+    assert form.one("input", name="token_id").attrs["value"] == "tok_nosuchtoken"
+    blank = html(fill(board, "/tokens", "revoke-form", {"token_id": ""}), 422)
+    assert error_beside(blank, "token_id") == "Fill in this field."
+    assert blank.has("form", id="revoke-form")
 
 
 def token_row(client: FlaskClient, token_id: str) -> Element:
