@@ -1,13 +1,13 @@
 """The plan page's forms for the copies of notices owed to members of the public who asked
 (Subd. 6 (a), 7): one per copy owed, recording the day the LGU mailed it.  Each posts to the use
 case ``POST /api/v1/plans/{id}/copy-requests/{id}/copies-mailed`` calls, with its input schema,
-through ``api.web.forms``; refused, the form comes back on a page of its own with why."""
+through ``api.web.forms``; refused, the form comes back on a page of its own with why, offering
+the copies owed as they are then (none left: the refusal alone)."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import asdict
-from functools import partial
 from typing import Any
 
 from flask import Blueprint, Response, url_for
@@ -65,8 +65,15 @@ def plan_copy_mailed(who: Actor, plan_id: str, copy_request_id: str) -> Any:
     asked = next((c for c in plan.copy_requests if c.id == copy_request_id), None)
     if asked is None:
         raise NotFound(f"plan {plan_id} has no copy request {copy_request_id}")
-    owed = (asdict(o) for o in asked.owed)
-    form = partial(copy_form, plan_id, plan.application_number, asked.id, *owed)
+
+    as_read = iter([plan])  # the form is read as the plan was read above, once
+
+    def form() -> Form:
+        """The form with the copies owed them now: shown again after a refusal (another user
+        may have just recorded the copy chosen), it offers what is still owed."""
+        now = next(as_read, None) or plan_cases.show(database(), who, plan_id)
+        owed = [asdict(o) for c in now.copy_requests if c.id == copy_request_id for o in c.owed]
+        return copy_form(plan_id, now.application_number, copy_request_id, *owed)
 
     def act(data: dict[str, Any]) -> str:
         plan_acts.mail_copy(

@@ -9,12 +9,15 @@ shows the copy under ``copies_mailed``, and the board's compliance report stops 
 
 from __future__ import annotations
 
+from datetime import date
 from typing import Any
 
 import pytest
 
+from bank import plan_acts, plan_cases
+from bank.access import SYSTEM
 from tests.api.kit import Kit, ok, on, problem, recipients_for
-from tests.api.test_plan_notices import ask, full_plan, notice, requester
+from tests.api.test_plan_notices import ask, decided, full_plan, notice, requester
 from tests.api.web_kit import parse, signed_in
 
 
@@ -257,3 +260,65 @@ def test_the_copy_forms_are_shown_only_to_those_who_record_them(app, kit, board_
         assert len(page.one("div", id="copy-forms").all("form")) == 1
         holder = signed_in(app.test_client(), kit.holder()["token"])
         assert holder.get(f"/plans/{plan['id']}").status_code == 404
+
+
+def test_a_copy_form_refused_as_recorded_meanwhile_offers_the_copies_owed_now(
+    app, kit, monkeypatch
+):
+    """One who asked on 06-20, registered on 07-28, is owed copies of the notice of
+    application (06-22) and of decision (07-27).  The LGU sends the plan page's form for the
+    first as another user records that very copy, after the request read the plan and before
+    its use case ran: refused (409), the form comes back offering the copy still owed (the
+    decision's), not the one just recorded, and sent with it records it."""
+    lgu = kit.lgu()
+    plan = full_plan(kit, lgu)
+    application = ok(notice(kit, plan, lgu, "2026-06-22", recipients_for(plan)))
+    decided(kit, plan, lgu)
+    decision = ok(notice(kit, plan, lgu, "2026-07-27", recipients_for(plan), decision=True))
+    body = {"name": "Two Owed", "address": "7 Pine St, Buffalo, MN", "requested_on": "2026-06-20"}
+    with on("2026-07-28"):
+        path = f"/plans/{plan['id']}/copy-requests"
+        asked = ok(kit.api.post(path, body, token=lgu["token"]))
+    assert [o["notice_id"] for o in asked["owed"]] == [application["id"], decision["id"]]
+    read = plan_cases.show
+    meanwhile = [application["id"]]
+
+    def read_then_recorded_meanwhile(db: Any, who: Any, plan_id: str, *args: Any) -> Any:
+        shown = read(db, who, plan_id, *args)
+        if meanwhile:  # the board records the copy just after this request read the plan
+            notice_id = meanwhile.pop()
+            plan_acts.mail_copy(db, SYSTEM, plan_id, asked["id"], notice_id, date(2026, 7, 28))
+        return shown
+
+    with on("2026-07-29"):
+        client = signed_in(app.test_client(), lgu["token"])
+        page = parse(client.get(f"/plans/{plan['id']}").get_data(as_text=True))
+        (form,) = [
+            f
+            for f in page.one("div", id="copy-forms").all("form")
+            if f.attrs["data-notice-id"] == application["id"]
+        ]
+        fields = {i.attrs["name"]: i.attrs.get("value", "") for i in form.all("input")}
+        monkeypatch.setattr(plan_cases, "show", read_then_recorded_meanwhile)
+        refused = client.post(form.attrs["action"], data={**fields, "mailed_on": "2026-07-28"})
+        monkeypatch.undo()
+        assert refused.status_code == 409
+        again = parse(refused.get_data(as_text=True))
+        menu = again.one("form", id="record-form").one("select", name="notice_id")
+        assert [o.attrs["value"] for o in menu.all("option")] == [decision["id"]]
+        assert "Notice of decision mailed 2026-07-27" in menu.text
+        sent = {
+            i.attrs["name"]: i.attrs["value"]
+            for i in again.one("form", id="record-form").all("input", type="hidden")
+        }
+        done = client.post(
+            form.attrs["action"],
+            data={**sent, "notice_id": decision["id"], "mailed_on": "2026-07-29"},
+        )
+        assert done.status_code == 303
+    copies = shown_requests(kit, plan, "2026-07-29")["Two Owed"]
+    assert copies["owed"] == []
+    assert [(c["notice_id"], c["mailed_on"]) for c in copies["copies_mailed"]] == [
+        (application["id"], "2026-07-28"),
+        (decision["id"], "2026-07-29"),
+    ]
