@@ -127,7 +127,9 @@ class PlanCopyRequests(MethodView):
         per name and address (``conflict``, naming the first in ``copy_request_id``).  ``owed``
         lists the plan's notices already mailed on or after ``requested_on`` that were not
         mailed to them (Subd. 6 (a), 7), an earlier application's too (``application_number``
-        names it): a copy of each is owed (also shown on the plan's ``copy_requests``)."""
+        names it): a copy of each is owed (also shown on the plan's ``copy_requests``, with
+        ``copies_mailed``: each copy recorded as mailed since, naming its notice's ``notice_id``
+        and ``application_number`` as ``owed`` did)."""
         return plan_acts.request_copy(
             database(), actor(), plan_id, data["name"], data["address"], data["requested_on"]
         )
@@ -140,7 +142,9 @@ class PlanCopiesMailed(MethodView):
         """A copy of a notice owed to a member of the public who asked was mailed to them.
 
         ``notice_id`` is one the request's ``owed`` lists; the reply is the request as the plan
-        now shows it: that notice no longer under ``owed``, the copy under ``copies_mailed``.
+        now shows it: that notice no longer under ``owed``, the copy under ``copies_mailed``
+        (its ``notice_id``, ``notice``, ``notice_mailed_on`` and ``application_number`` as
+        ``owed`` named them, and its own ``mailed_on``).
         ``mailed_on`` is not in the future, nor before ``requested_on`` or the notice's own
         mailing (``validation_error``).  A request the plan does not have is ``not_found``; a
         notice the plan did not mail ``validation_error`` on ``notice_id``; a copy already

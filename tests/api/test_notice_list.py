@@ -189,14 +189,19 @@ def test_a_copy_of_a_superseded_applications_notice_stays_owed_until_mailed(kit)
         body = {"notice_id": decision["id"], "mailed_on": "2026-08-13"}
         mailed = ok(kit.api.post(path, body, token=lgu["token"]))
     assert mailed["owed"] == []
+    # named as ``owed`` named it: the application it was mailed for, not the plan's current
     assert mailed["copies_mailed"] == [
         {
             "notice_id": decision["id"],
             "notice": "decision",
             "notice_mailed_on": "2026-07-27",
             "mailed_on": "2026-08-13",
+            "application_number": 1,
         }
     ]
+    with on("2026-08-13"):
+        shown = {c["name"]: c for c in kit.get_plan(plan["id"])["copy_requests"]}
+    assert shown["Late Registered"]["copies_mailed"] == mailed["copies_mailed"]
     assert owed_by_name(kit, plan)["Late Registered"] == []
     assert compliance_owed(kit, lgu) == 0
 
