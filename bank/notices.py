@@ -148,6 +148,9 @@ class MailedNotice:
     #: ``notice`` or ``decision_notice``), not one of an earlier application a revision
     #: counting as new superseded
     current: bool
+    #: whether its document was kept as mailed (``bank.notice_document``): false for a notice
+    #: recorded before the service kept them, of which only this record is known
+    document_kept: bool
 
 
 @dataclass(frozen=True)
@@ -261,6 +264,7 @@ def mailed_of(session: Session, listed: Sequence[Plan]) -> defaultdict[str, list
                 recipients[row.id],
                 1 + bisect_right(superseded, row.recorded_at),
                 row.id in current,
+                row.document is not None,
             )
             for row in found
         ]

@@ -83,9 +83,12 @@ class PlanNotices(MethodView):
 
         Each with its ``notice`` (``application`` or ``decision``), ``kind`` as mailed,
         ``application_number``, ``mailed_on``, ``current`` (true for the plan's ``notice`` and
-        ``decision_notice``), its ``recipients`` as its document lists them, and ``links`` to
-        it printed as mailed (``GET /plans/{id}/notices/{notice_id}``, HTML or PDF, and the
-        site's page).  The plan's LGU and the board; ``not_found`` for another's plan."""
+        ``decision_notice``), ``document_kept``, its ``recipients`` as its document lists them,
+        and ``links`` to it printed as mailed (``GET /plans/{id}/notices/{notice_id}``, HTML or
+        PDF, and the site's page).  A notice recorded before the service kept the documents it
+        mailed is listed too, with what was recorded of it, ``document_kept`` false: printed, it
+        shows that and says what it said was not kept.  The plan's LGU and the board;
+        ``not_found`` for another's plan."""
         items = [
             _linked(plan_id, sent) for sent in notice_document.listed(database(), actor(), plan_id)
         ]
@@ -211,7 +214,10 @@ class PlanNoticeDocument(MethodView):
         ``decision_notice.id``, an ``owed`` copy's ``notice_id``, one ``GET
         /plans/{id}/notices`` lists): one of an earlier
         application a revision counting as new superseded too.  As the latest of its kind
-        prints it; ``not_found`` for a notice the plan did not mail."""
+        prints it; ``not_found`` for a notice the plan did not mail.  A notice recorded before
+        the service kept the documents it mailed (``document_kept`` false) prints what was
+        recorded of it (its kind, date, application and recipients) and says the rest was not
+        kept, never the plan as it is now."""
         wanted = formats.wanted()
         notice, doc = notice_document.document_of(database(), actor(), plan_id, notice_id)
         return _printed(wanted, doc, f"notice-of-{notice}-{plan_id}-{notice_id}")
