@@ -54,6 +54,7 @@ NOTICE_FIELDS = [
     "application_number",
     "mailed_on",
     "current",
+    "document_kept",
     "recipients",
 ]
 SECURITY_FIELDS = [

@@ -9,6 +9,7 @@ and how and by when to appeal it (Subd. 7, 9).  The same document is printed as 
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from datetime import date
 
@@ -93,6 +94,10 @@ class ListedNotice:
     mailed_on: date
     #: whether it is the plan's ``notice`` or ``decision_notice`` (its current application's)
     current: bool
+    #: whether its document was kept as mailed; false for a notice recorded before the service
+    #: kept them: printed, it shows what was recorded of it (this listing's facts) and says
+    #: that what it said was not kept
+    document_kept: bool
     #: whom it was mailed to, in the order the LGU listed them
     recipients: tuple[RecipientShown, ...]
 
@@ -125,7 +130,62 @@ def document_of(
 def _printed(session: Session, plan: Plan, row: PlanNotice) -> NoticeDocument:
     if row.document is not None:
         return from_json(row.document)
-    return build(session, plan, row)  # recorded before documents were kept
+    (sent,) = [sent for sent in mailed_notices(session, plan) if sent.id == row.id]
+    return not_kept(parties.get_lgu(session, plan.lgu_id).name, sent)
+
+
+#: what a notice of each kind said that a notice recorded before documents were kept lost
+_UNKEPT = {
+    "application": "the applicant, the project and its location, the impact, the public "
+    "comment period and the decision's deadline",
+    "decision": "the applicant, the project and its location, the impact, the decision, and "
+    "how and by when to appeal it",
+}
+
+
+def not_kept(lgu: str, sent: notices.MailedNotice) -> NoticeDocument:
+    """The document of a notice recorded before the service kept them (``document_kept``
+    false): what was recorded of it (its notice and kind, its date, the application it was
+    mailed for, whom it was mailed to), saying that what it said was not kept.  Nothing of the
+    plan as it is now, which need not be what was mailed."""
+    title, statute = _headings(sent.notice, sent.kind)
+    said = (
+        "This notice was recorded before the service kept the documents of the notices it "
+        f"mailed: what it said of {_UNKEPT[sent.notice]} was not kept, and is not printed here "
+        "from the plan as it is now.",
+        f"Recorded of it: the notice of {sent.notice} ({sent.kind} notice) for application "
+        f"{sent.application_number}, mailed on {long_date(sent.mailed_on)}, and the people it "
+        "was mailed to, below.",
+    )
+    return NoticeDocument(
+        title=title,
+        statute=statute,
+        lgu_name=lgu,
+        mailed_on=long_date(sent.mailed_on),
+        sections=(Section("Not kept", said),),
+        recipients=_listed(sent.recipients),
+    )
+
+
+def _headings(notice: str, kind: str) -> tuple[str, str]:
+    """A notice's title and the statute it is mailed under."""
+    if notice == "application":
+        return (
+            "Notice of application for a wetland replacement plan",
+            f"Minn. Stat. 103G.2242, Subd. 6 ({kind} notice)",
+        )
+    return (
+        "Notice of decision on a wetland replacement plan",
+        "Minn. Stat. 103G.2242, Subd. 7 (summary of the decision)",
+    )
+
+
+def _listed(recipients: Sequence[notices.Recipient]) -> tuple[dict[str, str], ...]:
+    """The recipients as a document lists them."""
+    return tuple(
+        {"name": r.name, "address": r.address, "role": r.role, "role_label": ROLE_LABELS[r.role]}
+        for r in recipients
+    )
 
 
 def mailed_notices(session: Session, plan: Plan) -> list[notices.MailedNotice]:
@@ -147,6 +207,7 @@ def listed(db: Database, actor: Actor, plan_id: str) -> list[ListedNotice]:
                 sent.application_number,
                 sent.mailed_on,
                 sent.current,
+                sent.document_kept,
                 tuple(_shown(r) for r in sent.recipients),
             )
             for sent in mailed_notices(session, plan)
@@ -189,13 +250,10 @@ def build(session: Session, plan: Plan, row: PlanNotice) -> NoticeDocument:
     ruleset = ruleset_by_id(plan.ruleset)
     deadlines = plans.state(session, plan).deadlines
     sections = [_applicant(plan), _project(plan), _impact(ruleset, plan)]
+    title, statute = _headings(row.notice, row.kind)
     if row.notice == "application":
-        title = "Notice of application for a wetland replacement plan"
-        statute = f"Minn. Stat. 103G.2242, Subd. 6 ({row.kind} notice)"
         sections += [_comment_period(ruleset, plan, deadlines, lgu), _decision_due(deadlines, lgu)]
     else:
-        title = "Notice of decision on a wetland replacement plan"
-        statute = "Minn. Stat. 103G.2242, Subd. 7 (summary of the decision)"
         decision = plan_decisions.decision_of(session, plan)
         sections += [_decision(decision, deadlines), _appeal(ruleset, plan, deadlines, lgu)]
     return NoticeDocument(
@@ -204,15 +262,7 @@ def build(session: Session, plan: Plan, row: PlanNotice) -> NoticeDocument:
         lgu_name=lgu,
         mailed_on=long_date(row.mailed_on),
         sections=tuple(sections),
-        recipients=tuple(
-            {
-                "name": r.name,
-                "address": r.address,
-                "role": r.role,
-                "role_label": ROLE_LABELS[r.role],
-            }
-            for r in notices.recipients_of(session, row.id)
-        ),
+        recipients=_listed(notices.recipients_of(session, row.id)),
     )
 
 

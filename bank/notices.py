@@ -125,6 +125,9 @@ class MailedCopy:
     notice_mailed_on: date
     #: the day the copy was mailed
     mailed_on: date
+    #: the application the notice was mailed for, as its ``OwedCopy`` named it (the notice's
+    #: ``MailedNotice.application_number``)
+    application_number: int
 
 
 @dataclass(frozen=True)
@@ -145,6 +148,9 @@ class MailedNotice:
     #: ``notice`` or ``decision_notice``), not one of an earlier application a revision
     #: counting as new superseded
     current: bool
+    #: whether its document was kept as mailed (``bank.notice_document``): false for a notice
+    #: recorded before the service kept them, of which only this record is known
+    document_kept: bool
 
 
 @dataclass(frozen=True)
@@ -230,7 +236,8 @@ def current_ids(plan: Plan, latest: Mapping[str, PlanNotice | None]) -> set[str]
 def mailed_of(session: Session, listed: Sequence[Plan]) -> defaultdict[str, list[MailedNotice]]:
     """Every notice each of ``listed`` mailed (those of earlier applications too), by plan id,
     in the order they were recorded: with its recipients, the application it was mailed for
-    and whether it is one of the plan's current application; read for all of them at once."""
+    and whether it is one of the plan's current application; read for all of them at once (the
+    plan's notices once: ``latest_of`` and ``copies_mailed_of`` read them from this)."""
     ids = [plan.id for plan in listed]
     rows = grouped(session, PlanNotice.plan_id, ids, PlanNotice.recorded_at, PlanNotice.id)
     recipients = recipients_by_notice(session, [row.id for found in rows.values() for row in found])
@@ -257,6 +264,7 @@ def mailed_of(session: Session, listed: Sequence[Plan]) -> defaultdict[str, list
                 recipients[row.id],
                 1 + bisect_right(superseded, row.recorded_at),
                 row.id in current,
+                row.document is not None,
             )
             for row in found
         ]
@@ -268,22 +276,32 @@ def plan_mailed(session: Session, plan: Plan) -> list[MailedNotice]:
     return mailed_of(session, [plan])[plan.id]
 
 
+def latest_of(mailed: Sequence[MailedNotice], notice: str) -> MailedNotice | None:
+    """The notice of kind ``notice`` of ``mailed`` (``mailed_of`` a plan) the plan shows as its
+    ``notice`` or ``decision_notice``: the one mailed last, if it bears the plan's date
+    (``current``); None before one is mailed, or for a notice recorded before the service
+    stored them."""
+    return next((sent for sent in mailed if sent.current and sent.notice == notice), None)
+
+
 def copies_mailed_of(
-    session: Session, plan_ids: Sequence[str]
+    session: Session, mailed: Mapping[str, Sequence[MailedNotice]]
 ) -> defaultdict[str, list[MailedCopy]]:
-    """The copies mailed to the members of the public who asked of ``plan_ids``, by copy
-    request id, oldest first."""
+    """The copies mailed to the members of the public who asked of the plans of ``mailed``
+    (``mailed_of`` them: a copy's notice is one of them), by copy request id, oldest first."""
     rows = grouped(
-        session, CopyMailed.plan_id, plan_ids, CopyMailed.mailed_on, CopyMailed.recorded_at
+        session, CopyMailed.plan_id, list(mailed), CopyMailed.mailed_on, CopyMailed.recorded_at
     )
-    copies = [row for found in rows.values() for row in found]
-    copied = grouped(session, PlanNotice.id, [row.notice_id for row in copies])
+    by_id = {sent.id: sent for found in mailed.values() for sent in found}
     by_request: defaultdict[str, list[MailedCopy]] = defaultdict(list)
-    for row in copies:
-        (notice,) = copied[row.notice_id]
-        by_request[row.copy_request_id].append(
-            MailedCopy(notice.id, notice.notice, notice.mailed_on, row.mailed_on)
-        )
+    for found in rows.values():
+        for row in found:
+            sent = by_id[row.notice_id]
+            by_request[row.copy_request_id].append(
+                MailedCopy(
+                    sent.id, sent.notice, sent.mailed_on, row.mailed_on, sent.application_number
+                )
+            )
     return by_request
 
 
@@ -332,7 +350,7 @@ def owed_counts(session: Session, listed: Sequence[Plan]) -> dict[str, int]:
     ids = [plan.id for plan in listed]
     mailed = mailed_of(session, listed)
     requests = grouped(session, CopyRequest.plan_id, ids)
-    copies = copies_mailed_of(session, ids)
+    copies = copies_mailed_of(session, mailed)
     counts = {}
     for plan in listed:
         shown = copies_owed(mailed[plan.id], requests[plan.id], copies)
@@ -364,7 +382,8 @@ def record_copy_mailed(
         )
     of = f"the notice of {notice.notice} mailed on {notice.mailed_on.isoformat()}"
     who = f"{asked.name}, {asked.address}"
-    copies = copies_mailed_of(session, [plan.id])[asked.id]
+    mailed = plan_mailed(session, plan)
+    copies = copies_mailed_of(session, {plan.id: mailed})[asked.id]
     for copy in copies:
         if copy.notice_id == notice.id:
             raise Conflict(
@@ -374,7 +393,6 @@ def record_copy_mailed(
                 notice_id=notice.id,
                 copy_mailed_on=copy.mailed_on.isoformat(),
             )
-    mailed = plan_mailed(session, plan)
     owed = {c.notice_id for c in owed_copies(asked.name, asked.address, asked.requested_on, mailed)}
     if notice.id not in owed:
         raise Conflict(
@@ -393,7 +411,7 @@ def record_copy_mailed(
         notice_id=notice.id,
         mailed_on=mailed_on,
     )
-    return copy_asked(asked, mailed, copies_mailed_of(session, [plan.id])[asked.id])
+    return copy_asked(asked, mailed, copies_mailed_of(session, {plan.id: mailed})[asked.id])
 
 
 def _why_not_owed(asked: CopyRequest, notice: PlanNotice) -> str:
@@ -593,21 +611,21 @@ def _store(
     return _view(session, shown, row), row
 
 
-def _view(session: Session, shown: Mapping[str, Any], row: PlanNotice | None) -> NoticeView:
-    recipients = None if row is None else recipients_of(session, row.id)
-    return mailed_view(shown, row, recipients)
+def _view(session: Session, shown: Mapping[str, Any], row: PlanNotice) -> NoticeView:
+    recipients = tuple(recipients_of(session, row.id))
+    return NoticeView(shown["mailed_on"], shown["due"], shown["late"], row.kind, recipients, row.id)
 
 
-def mailed_view(
-    shown: Mapping[str, Any], row: PlanNotice | None, recipients: Sequence[Recipient] | None
-) -> NoticeView:
+def mailed_view(shown: Mapping[str, Any], sent: MailedNotice | None) -> NoticeView:
     """A plan's notice as ``plan_report`` shows it (``mailed_on``, ``due``, ``late``), with the
-    kind and ``recipients`` of ``row``, the notice as mailed (both None for a notice recorded
-    before the service stored them: no ``row``)."""
-    kind = None if row is None else row.kind
-    listed = None if recipients is None else tuple(recipients)
-    notice_id = None if row is None else row.id
-    return NoticeView(shown["mailed_on"], shown["due"], shown["late"], kind, listed, notice_id)
+    kind and recipients of ``sent``, the notice as mailed (``latest_of``: both None for a
+    notice recorded before the service stored them, of which ``sent`` is None)."""
+    if sent is None:
+        return NoticeView(shown["mailed_on"], shown["due"], shown["late"], None, None, None)
+    recipients = tuple(sent.recipients)
+    return NoticeView(
+        shown["mailed_on"], shown["due"], shown["late"], sent.kind, recipients, sent.id
+    )
 
 
 # --- reading ----------------------------------------------------------------------------------
@@ -621,21 +639,6 @@ def latest_notice(session: Session, plan_id: str, notice: str) -> PlanNotice | N
         .order_by(PlanNotice.recorded_at.desc(), PlanNotice.id.desc())
         .limit(1)
     ).scalar_one_or_none()
-
-
-def latest_notices_of(
-    session: Session, plan_ids: Sequence[str]
-) -> dict[tuple[str, str], PlanNotice]:
-    """``latest_notice`` of each kind for each of ``plan_ids``, by (plan id, kind), read at
-    once."""
-    latest: dict[tuple[str, str], PlanNotice] = {}
-    by_plan = grouped(
-        session, PlanNotice.plan_id, plan_ids, PlanNotice.recorded_at.desc(), PlanNotice.id.desc()
-    )
-    for rows in by_plan.values():
-        for row in rows:
-            latest.setdefault((row.plan_id, row.notice), row)
-    return latest
 
 
 def plan_notices(session: Session, plan_id: str) -> list[PlanNotice]:

@@ -291,10 +291,7 @@ def _as_mailed(
     is the one the plan records (None for a notice recorded before the service stored them)."""
     if shown is None:
         return None
-    row = rows.notices.get((plan.id, notice))
-    if row is None or row.mailed_on != shown["mailed_on"]:
-        return notices.mailed_view(shown, None, None)
-    return notices.mailed_view(shown, row, rows.recipients[row.id])
+    return notices.mailed_view(shown, notices.latest_of(rows.mailed[plan.id], notice))
 
 
 def _record(plan: Plan, rows: PlanRows) -> dict[str, Any]:

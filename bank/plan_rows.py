@@ -17,8 +17,8 @@ from sqlalchemy.orm import Session
 
 from bank import guarantees, money, notices, plans, reservations, withdrawals
 from bank.money_tables import Payment
-from bank.notice_tables import CopyRequest, PlanNotice
-from bank.notices import MailedCopy, MailedNotice, Recipient
+from bank.notice_tables import CopyRequest
+from bank.notices import MailedCopy, MailedNotice
 from bank.plan_record_tables import PlanApplication, PlanExtension, PlanPanel
 from bank.plan_tables import Appeal, Plan
 from bank.reservation_tables import Reservation
@@ -29,8 +29,8 @@ from ledger.slices import grouped
 
 @dataclass(frozen=True)
 class PlanRows:
-    """A listing's rows, by plan id (by (plan id, kind) for the notices; by (plan id,
-    application number) for the panels).  A plan with none of a kind reads as empty."""
+    """A listing's rows, by plan id (by (plan id, application number) for the panels).  A
+    plan with none of a kind reads as empty."""
 
     states: Mapping[str, plans.PlanState]
     clocks: Mapping[str, plans.Clocks]
@@ -38,10 +38,8 @@ class PlanRows:
     appeals: Mapping[str, list[Appeal]]
     #: each appeal's live payments, by appeal id (``money.live_appeal_payments``)
     appeal_payments: Mapping[str, list[Payment]]
-    #: the notice of each kind mailed last (a revision that counts as new gets its own)
-    notices: Mapping[tuple[str, str], PlanNotice]
-    recipients: Mapping[str, list[Recipient]]
-    #: every notice each plan mailed, with its recipients (an earlier application's too)
+    #: every notice each plan mailed, with its recipients (an earlier application's too): the
+    #: plan's ``notice`` and ``decision_notice`` are among them (``notices.latest_of``)
     mailed: Mapping[str, list[MailedNotice]]
     copy_requests: Mapping[str, list[CopyRequest]]
     #: the copies mailed to those who asked, by copy request id
@@ -60,7 +58,7 @@ def read(session: Session, listed: Sequence[Plan], today: date | None = None) ->
     ids = [plan.id for plan in listed]
     found = plans.listing_facts(session, listed)
     lgus, extensions, appeals = found.lgus, found.extensions, found.appeals
-    latest = notices.latest_notices_of(session, ids)
+    mailed = notices.mailed_of(session, listed)
     return PlanRows(
         states={
             p.id: plans.state_with(
@@ -74,9 +72,7 @@ def read(session: Session, listed: Sequence[Plan], today: date | None = None) ->
         appeal_payments=money.live_appeal_payments(
             session, [appeal.id for found in appeals.values() for appeal in found]
         ),
-        notices=latest,
-        recipients=notices.recipients_by_notice(session, [row.id for row in latest.values()]),
-        mailed=notices.mailed_of(session, listed),
+        mailed=mailed,
         copy_requests=grouped(
             session,
             CopyRequest.plan_id,
@@ -85,7 +81,7 @@ def read(session: Session, listed: Sequence[Plan], today: date | None = None) ->
             CopyRequest.recorded_at,
             CopyRequest.id,
         ),
-        copies_mailed=notices.copies_mailed_of(session, ids),
+        copies_mailed=notices.copies_mailed_of(session, mailed),
         panels={
             (panel.plan_id, panel.application_number): panel
             for found in grouped(session, PlanPanel.plan_id, ids).values()

@@ -83,9 +83,12 @@ class PlanNotices(MethodView):
 
         Each with its ``notice`` (``application`` or ``decision``), ``kind`` as mailed,
         ``application_number``, ``mailed_on``, ``current`` (true for the plan's ``notice`` and
-        ``decision_notice``), its ``recipients`` as its document lists them, and ``links`` to
-        it printed as mailed (``GET /plans/{id}/notices/{notice_id}``, HTML or PDF, and the
-        site's page).  The plan's LGU and the board; ``not_found`` for another's plan."""
+        ``decision_notice``), ``document_kept``, its ``recipients`` as its document lists them,
+        and ``links`` to it printed as mailed (``GET /plans/{id}/notices/{notice_id}``, HTML or
+        PDF, and the site's page).  A notice recorded before the service kept the documents it
+        mailed is listed too, with what was recorded of it, ``document_kept`` false: printed, it
+        shows that and says what it said was not kept.  The plan's LGU and the board;
+        ``not_found`` for another's plan."""
         items = [
             _linked(plan_id, sent) for sent in notice_document.listed(database(), actor(), plan_id)
         ]
@@ -127,7 +130,9 @@ class PlanCopyRequests(MethodView):
         per name and address (``conflict``, naming the first in ``copy_request_id``).  ``owed``
         lists the plan's notices already mailed on or after ``requested_on`` that were not
         mailed to them (Subd. 6 (a), 7), an earlier application's too (``application_number``
-        names it): a copy of each is owed (also shown on the plan's ``copy_requests``)."""
+        names it): a copy of each is owed (also shown on the plan's ``copy_requests``, with
+        ``copies_mailed``: each copy recorded as mailed since, naming its notice's ``notice_id``
+        and ``application_number`` as ``owed`` did)."""
         return plan_acts.request_copy(
             database(), actor(), plan_id, data["name"], data["address"], data["requested_on"]
         )
@@ -140,7 +145,9 @@ class PlanCopiesMailed(MethodView):
         """A copy of a notice owed to a member of the public who asked was mailed to them.
 
         ``notice_id`` is one the request's ``owed`` lists; the reply is the request as the plan
-        now shows it: that notice no longer under ``owed``, the copy under ``copies_mailed``.
+        now shows it: that notice no longer under ``owed``, the copy under ``copies_mailed``
+        (its ``notice_id``, ``notice``, ``notice_mailed_on`` and ``application_number`` as
+        ``owed`` named them, and its own ``mailed_on``).
         ``mailed_on`` is not in the future, nor before ``requested_on`` or the notice's own
         mailing (``validation_error``).  A request the plan does not have is ``not_found``; a
         notice the plan did not mail ``validation_error`` on ``notice_id``; a copy already
@@ -207,7 +214,10 @@ class PlanNoticeDocument(MethodView):
         ``decision_notice.id``, an ``owed`` copy's ``notice_id``, one ``GET
         /plans/{id}/notices`` lists): one of an earlier
         application a revision counting as new superseded too.  As the latest of its kind
-        prints it; ``not_found`` for a notice the plan did not mail."""
+        prints it; ``not_found`` for a notice the plan did not mail.  A notice recorded before
+        the service kept the documents it mailed (``document_kept`` false) prints what was
+        recorded of it (its kind, date, application and recipients) and says the rest was not
+        kept, never the plan as it is now."""
         wanted = formats.wanted()
         notice, doc = notice_document.document_of(database(), actor(), plan_id, notice_id)
         return _printed(wanted, doc, f"notice-of-{notice}-{plan_id}-{notice_id}")

@@ -59,6 +59,7 @@ def test_a_copy_mailed_is_owed_no_more_and_shown_as_mailed(kit):
         "notice": "application",
         "notice_mailed_on": "2026-06-22",
         "mailed_on": "2026-06-24",
+        "application_number": 1,
     }
     assert (mailed["id"], mailed["owed"], mailed["copies_mailed"]) == (asked["id"], [], [copy])
     shown = shown_requests(kit, plan)

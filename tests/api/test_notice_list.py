@@ -15,9 +15,11 @@ import json
 from typing import Any
 
 import pytest
+from sqlalchemy import update
 
 from api.listing_csv import NOTICE_FIELDS
 from bank.notice_document import ROLE_LABELS
+from bank.notice_tables import PlanNotice
 from tests.api.kit import Kit, decision_body, ok, on, problem, recipients_for
 from tests.api.test_copies_mailed import the_copy_form
 from tests.api.test_plan_notices import ask, full_plan, notice
@@ -189,14 +191,19 @@ def test_a_copy_of_a_superseded_applications_notice_stays_owed_until_mailed(kit)
         body = {"notice_id": decision["id"], "mailed_on": "2026-08-13"}
         mailed = ok(kit.api.post(path, body, token=lgu["token"]))
     assert mailed["owed"] == []
+    # named as ``owed`` named it: the application it was mailed for, not the plan's current
     assert mailed["copies_mailed"] == [
         {
             "notice_id": decision["id"],
             "notice": "decision",
             "notice_mailed_on": "2026-07-27",
             "mailed_on": "2026-08-13",
+            "application_number": 1,
         }
     ]
+    with on("2026-08-13"):
+        shown = {c["name"]: c for c in kit.get_plan(plan["id"])["copy_requests"]}
+    assert shown["Late Registered"]["copies_mailed"] == mailed["copies_mailed"]
     assert owed_by_name(kit, plan)["Late Registered"] == []
     assert compliance_owed(kit, lgu) == 0
 
@@ -217,3 +224,96 @@ def test_the_plan_page_offers_the_form_for_a_superseded_applications_copy(app, k
     assert not after.has("div", id="copy-forms")
     (copy,) = after.one("dd", id="copies-mailed").all("span")
     assert copy.attrs["data-notice-id"] == decision["id"]
+    assert copy.text == (
+        "Late Registered, 9 Elm St: a copy of the notice of decision mailed 2026-07-27, of "
+        "application 1, mailed on 2026-08-13"
+    )
+
+
+# --- a notice recorded before the service kept notice documents ---------------------------------
+
+
+def document_not_kept(app, notice_id: str) -> None:
+    """The notice as a database from before notice documents were kept (migration 0017) holds
+    it: its row and its recipients, no document."""
+    with app.extensions["wetbank.db"].transaction() as session:
+        session.execute(update(PlanNotice).where(PlanNotice.id == notice_id).values(document=None))
+
+
+def test_a_notice_recorded_before_documents_were_kept_is_listed_as_recorded(app, kit) -> None:
+    """Listed like any other (JSON and CSV), with its recipients as recorded, and
+    ``document_kept`` false; the notices whose documents were kept say true."""
+    lgu = kit.lgu()
+    plan = renoticed(kit, lgu)
+    document_not_kept(app, plan["first_notice"])
+    items = ok(listed(kit, plan["id"], lgu["token"]), 200)["items"]
+    assert [(n["id"], n["document_kept"]) for n in items] == [
+        (plan["first_notice"], False),
+        (plan["first_decision_notice"], True),
+        (plan["second_notice"], True),
+    ]
+    first = items[0]
+    assert (first["notice"], first["kind"], first["application_number"], first["mailed_on"]) == (
+        "application",
+        "full",
+        1,
+        "2026-06-22",
+    )
+    assert first["recipients"] == shown([*recipients_for(plan), PAT])
+    response = listed(kit, plan["id"], lgu["token"], query_string={"format": "csv"})
+    rows = list(csv.DictReader(io.StringIO(response.get_data(as_text=True))))
+    assert [(r["id"], r["document_kept"]) for r in rows] == [
+        (plan["first_notice"], "false"),
+        (plan["first_decision_notice"], "true"),
+        (plan["second_notice"], "true"),
+    ]
+
+
+def test_a_notice_recorded_before_documents_were_kept_prints_what_its_row_records(app, kit) -> None:
+    """Its date, kind, application and recipients, and that the rest was not kept: never the
+    plan as it is now (application 2, 40,000 sq ft, its own comment period) as if mailed."""
+    lgu = kit.lgu()
+    plan = renoticed(kit, lgu)
+    document_not_kept(app, plan["first_notice"])
+    client = signed_in(app.test_client(), lgu["token"])
+    path = f"/plans/{plan['id']}/notices/{plan['first_notice']}"
+    with on("2026-08-14"):
+        api = kit.api.get(path, token=lgu["token"])
+        pdf = kit.api.get(path, token=lgu["token"], query_string={"format": "pdf"})
+        page = client.get(path)
+    assert (api.status_code, pdf.status_code, page.status_code) == (200, 200, 200)
+    printed = parse(api.get_data(as_text=True)).one("main")
+    on_page = parse(page.get_data(as_text=True)).one("article", id="notice")
+    everyone = [*recipients_for(plan), PAT]
+    for doc in (printed, on_page):
+        assert doc.one(id="mailed-on").text == "June 22, 2026"
+        assert [h.text for h in doc.all("h2")] == ["Not kept", "Mailed to"]
+        assert "recorded before the service kept the documents of the notices it mailed" in (
+            doc.text
+        )
+        assert "the notice of application (full notice) for application 1" in doc.text
+        assert [li.attrs["data-role"] for li in doc.one("ul", id="recipients").all("li")] == [
+            r["role"] for r in everyone
+        ]
+        assert all(r["name"] in doc.text for r in everyone)
+        # nothing of the plan as it is now
+        for now in ("40,000", "square feet", "Anyone may comment", plan["project"]):
+            assert now not in doc.text, now
+    assert pdf.mimetype == "application/pdf"
+    assert b"Not kept" in pdf.data and b"40,000" not in pdf.data
+    # the plan page lists it so
+    with on("2026-08-14"):
+        plan_page = parse(client.get(f"/plans/{plan['id']}").get_data(as_text=True))
+    notes = {
+        li.one("a").attrs["data-notice-id"]: li.has(data_field="document-not-kept")
+        for li in plan_page.one("ul", id="notices").all("li")
+    }
+    assert notes == {
+        plan["first_notice"]: True,
+        plan["first_decision_notice"]: False,
+        plan["second_notice"]: False,
+    }
+    # the notices whose documents were kept print as mailed, as before
+    with on("2026-08-14"):
+        kept = kit.api.get(f"/plans/{plan['id']}/notices/{plan['second_notice']}")
+    assert "40,000 square feet" in kept.get_data(as_text=True)

@@ -7,6 +7,7 @@ answered as not found.  A refused act writes nothing."""
 from __future__ import annotations
 
 import functools
+import re
 import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -242,6 +243,35 @@ def test_the_listing_reads_as_many_statements_for_three_plans_as_for_one(
     for module in (slices, money, reservations, pending):
         monkeypatch.setattr(module, "slices", one_by_one)
     assert listed()[0] == three
+
+
+def test_the_listing_reads_a_plans_notices_once(db: Database) -> None:
+    """The plan's ``notice`` and ``decision_notice``, the copies its notices are owed and those
+    mailed since come of one read of its notices and one of their recipients (``bank.plan_rows``),
+    not one read for the latest of each kind, one for every notice and one for those copied."""
+    lgu = lgu_of(db)
+    day = DAY + timedelta(days=1)
+    plan = record(db, lgu)
+    with at(day):
+        approve(db, lgu, plan.id, day)
+        mailed = plan_acts.mail_notice(db, lgu, plan.id, "decision", day, RECIPIENTS)
+        asked = plan_acts.request_copy(db, lgu, plan.id, "Pat Public", "5 Lake St, Buffalo", day)
+        assert mailed.id is not None and [o.notice_id for o in asked.owed] == [mailed.id]
+        plan_acts.mail_copy(db, lgu, plan.id, asked.id, mailed.id, day)
+        with statements(db) as sent:
+            (shown,) = plan_cases.page(db, lgu, 10)
+    reads = {
+        table: [s for s in sent if re.search(rf"\bFROM {table}\b", s)]
+        for table in ("plan_notices", "plan_notice_recipients")
+    }
+    assert {table: len(found) for table, found in reads.items()} == {
+        "plan_notices": 1,
+        "plan_notice_recipients": 1,
+    }
+    assert shown.notice is not None and shown.notice.recipients == tuple(RECIPIENTS)
+    assert shown.decision_notice == mailed
+    ((copy,),) = [c.copies_mailed for c in shown.copy_requests]
+    assert (copy.notice_id, copy.mailed_on, shown.copy_requests[0].owed) == (mailed.id, day, ())
 
 
 # --- the decision's deadline -----------------------------------------------------------------

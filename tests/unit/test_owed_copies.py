@@ -14,7 +14,7 @@ def mailed(
     notice: str, day: int, *recipients: Recipient, application: int = 1, current: bool = True
 ) -> MailedNotice:
     return MailedNotice(
-        f"ntc_{notice}", notice, "full", date(2026, 6, day), recipients, application, current
+        f"ntc_{notice}", notice, "full", date(2026, 6, day), recipients, application, current, True
     )
 
 
