@@ -36,9 +36,17 @@ class PageArgs(Schema):
     """``?limit=&cursor=``"""
 
     limit = fields.Integer(
-        load_default=DEFAULT_LIMIT, validate=validate.Range(min=1, max=MAX_LIMIT)
+        load_default=DEFAULT_LIMIT,
+        validate=validate.Range(min=1, max=MAX_LIMIT),
+        metadata={"description": "rows a page holds at most (1 to 500)"},
     )
-    cursor = fields.String(load_default=None)
+    cursor = fields.String(
+        load_default=None,
+        metadata={
+            "description": "the `next_cursor` of the page before, for the page after it; left "
+            "out, the first page (a cursor this listing did not give is 400 `bad_request`)"
+        },
+    )
 
 
 MAX_CURSOR_LENGTH = 400

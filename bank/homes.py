@@ -13,7 +13,6 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import date, timedelta
-from typing import Any
 
 from sqlalchemy import ColumnElement, or_, select
 from sqlalchemy.orm import Session
@@ -349,14 +348,6 @@ def _may_be_due(today: date) -> list[ColumnElement[bool]]:
 # --- securities -------------------------------------------------------------------------------
 
 
-def of_plans(plan_id: Any, actor: Actor) -> list[ColumnElement[bool]]:
-    """A row's plan is one the caller sees (board: all; an LGU: its own): the scope of a cursor
-    into the securities or payments listings."""
-    if actor.is_board:
-        return []
-    return [plan_id.in_(select(Plan.id).where(Plan.lgu_id == actor.lgu_id))]
-
-
 def expiring_securities(
     session: Session,
     actor: Actor,
@@ -381,7 +372,8 @@ def expiring_securities(
     elif status is not None:
         query = query.where(status_condition(status, today))
     if after is not None:
-        query = query.where(keyset.after(S.expires_on, S.id, after, *of_plans(S.plan_id, actor)))
+        scope = plans.of_plans(S.plan_id, actor)
+        query = query.where(keyset.after(S.expires_on, S.id, after, *scope))
     query = query.order_by(S.expires_on, S.id).limit(limit)
     return [
         SecurityLine(

@@ -20,7 +20,8 @@ def after(
     caller could not have been given (another holder's account, say) yields an empty page, not a
     place in a listing it may not see."""
     value = _cursor_value(column, id_column, cursor_id, scope)
-    return or_(column > value, and_(column == value, id_column > cursor_id))
+    # ``column >= value`` is implied by the rest, and bounds an index range scan by itself
+    return and_(column >= value, or_(column > value, and_(column == value, id_column > cursor_id)))
 
 
 def before(
@@ -28,7 +29,7 @@ def before(
 ) -> ColumnElement[bool]:
     """``after`` for a listing in descending (``column``, ``id_column``) order, newest first."""
     value = _cursor_value(column, id_column, cursor_id, scope)
-    return or_(column < value, and_(column == value, id_column < cursor_id))
+    return and_(column <= value, or_(column < value, and_(column == value, id_column < cursor_id)))
 
 
 def _cursor_value(

@@ -16,12 +16,12 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import date, datetime
 
-from sqlalchemy import ColumnElement, func, select
+from sqlalchemy import ColumnElement, Select, func, select
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
 import ledger
-from bank import plans, policy
+from bank import keyset, plans, policy
 from bank.access import Actor
 from bank.errors import BankError, Conflict, InvalidFee, NotEligible, NotFound, ValidationFailed
 from bank.ids import new_id
@@ -602,11 +602,35 @@ def list_payments(
     plan_id: str | None = None,
     where: Iterable[ColumnElement[bool]] = (),
 ) -> list[PaymentView]:
-    """The payments the caller may see (board: all; LGU: its plans', their appeals' included),
-    oldest first, that meet every condition of ``where`` (``bank.listing_filters``); with
-    ``plan_id``, that plan's and its appeals' (``not_found`` unless the caller sees the plan)."""
+    """Every payment the caller may see (board: all; LGU: its plans', their appeals' included),
+    oldest first, that meets every condition of ``where`` (``bank.listing_filters``); with
+    ``plan_id``, that plan's and its appeals' (``not_found`` unless the caller sees the plan).
+    The CSV export, and a plan's own payments on its pages; ``page_of_payments`` pages them."""
     with db.transaction() as session:
         return payments_of(session, actor, plan_id, where)
+
+
+def page_of_payments(
+    db: Database,
+    actor: Actor,
+    limit: int,
+    plan_id: str | None = None,
+    where: Iterable[ColumnElement[bool]] = (),
+    after: str | None = None,
+) -> list[PaymentView]:
+    """Up to ``limit + 1`` payments of ``list_payments`` (the extra one says there are more),
+    after the payment ``after`` in their order (by ``created_at``, then id; an index holds it,
+    so a later page reads no more rows than the first).  The cursor's payment is looked up among
+    those the caller sees, whatever the filters: one refunded while a client pages through
+    ``?status=received`` still marks its place, and one the caller may not see gives an empty
+    page."""
+    with db.transaction() as session:
+        query = _payments_query(session, actor, plan_id, where)
+        if after is not None:
+            scope = plans.of_plans(Payment.plan_id, actor)
+            query = query.where(keyset.after(Payment.created_at, Payment.id, after, *scope))
+        rows = session.execute(query.limit(limit + 1)).scalars()
+        return [PaymentView.of(row) for row in rows]
 
 
 def payments_of(
@@ -616,13 +640,23 @@ def payments_of(
     where: Iterable[ColumnElement[bool]] = (),
 ) -> list[PaymentView]:
     """``list_payments`` in the caller's unit of work."""
+    query = _payments_query(session, actor, plan_id, where)
+    return [PaymentView.of(row) for row in session.execute(query).scalars()]
+
+
+def _payments_query(
+    session: Session,
+    actor: Actor,
+    plan_id: str | None,
+    where: Iterable[ColumnElement[bool]],
+) -> Select[Payment]:
+    """The payments ``list_payments`` lists, in its order."""
     query = select(Payment).where(*where).order_by(Payment.created_at, Payment.id)
     if plan_id is not None:
         plan = plans.visible_plan(session, actor, plan_id)
         appeal_ids = select(Appeal.id).where(Appeal.plan_id == plan.id)
-        query = query.where((Payment.plan_id == plan.id) | Payment.appeal_id.in_(appeal_ids))
-    else:
-        query = query.join(Plan, Plan.id == Payment.plan_id)
-        if not actor.is_board:
-            query = query.where(Plan.lgu_id == actor.lgu_id)
-    return [PaymentView.of(row) for row in session.execute(query).scalars()]
+        return query.where((Payment.plan_id == plan.id) | Payment.appeal_id.in_(appeal_ids))
+    query = query.join(Plan, Plan.id == Payment.plan_id)
+    if not actor.is_board:
+        query = query.where(Plan.lgu_id == actor.lgu_id)
+    return query

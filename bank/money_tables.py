@@ -54,6 +54,8 @@ class Payment(Referenced, Base):
             sqlite_where=_LIVE_APPEAL_PAYMENT,
             postgresql_where=_LIVE_APPEAL_PAYMENT,
         ),
+        #: ``GET /payments``'s order, oldest first (migration 0028)
+        Index("ix_payments_created_at_id", "created_at", "id"),
     )
 
     id: Mapped[str] = public_id()
@@ -84,6 +86,8 @@ class Security(Referenced, Base):
     ``drawn_on`` and ``drawn_cents`` move with each draw."""
 
     __tablename__ = "securities"
+    #: ``GET /securities``'s order, soonest expiry first (migration 0028)
+    __table_args__ = (Index("ix_securities_expires_on_id", "expires_on", "id"),)
 
     id: Mapped[str] = public_id()
     plan_id: Mapped[str] = refers("plans.id", index=True)
@@ -92,7 +96,7 @@ class Security(Referenced, Base):
     amount_cents: Mapped[int] = mapped_column(BigInteger)
     irrevocable: Mapped[bool] = mapped_column(Boolean)
     issued_on: Mapped[date] = mapped_column(Date)
-    expires_on: Mapped[date] = mapped_column(Date, index=True)
+    expires_on: Mapped[date] = mapped_column(Date)
     pending_transaction_id: Mapped[int] = refers("ledger_transactions.id")
     released_on: Mapped[date | None] = mapped_column(Date)
     release_reason: Mapped[str | None] = mapped_column(Text)

@@ -25,7 +25,6 @@ from bank.homes import (
     account_lines,
     due_within,
     expiring_securities,
-    of_plans,
     plan_lines,
 )
 from bank.money_tables import Payment
@@ -182,7 +181,8 @@ def payments(
     if not actor.is_board:
         query = query.where(Plan.lgu_id == actor.lgu_id)
     if after is not None:
-        query = query.where(keyset.after(P.created_at, P.id, after, *of_plans(P.plan_id, actor)))
+        scope = plans.of_plans(P.plan_id, actor)
+        query = query.where(keyset.after(P.created_at, P.id, after, *scope))
     query = query.order_by(P.created_at, P.id).limit(limit + 1)
     with db.transaction() as session:
         rows = session.execute(query).all()

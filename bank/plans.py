@@ -128,6 +128,14 @@ def visible_plan(session: Session, actor: Actor, plan_id: str, *, lock: bool = F
     return plan
 
 
+def of_plans(plan_id: Any, actor: Actor) -> list[ColumnElement[bool]]:
+    """A row's plan (its ``plan_id`` column) is one the caller sees (board: all; an LGU: its
+    own): the scope of a cursor into the listings of payments and securities."""
+    if actor.is_board:
+        return []
+    return [plan_id.in_(select(Plan.id).where(Plan.lgu_id == actor.lgu_id))]
+
+
 def list_plans(
     session: Session,
     actor: Actor,

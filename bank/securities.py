@@ -18,7 +18,7 @@ from sqlalchemy import ColumnElement, Select, and_, or_, select
 from sqlalchemy.orm import Session
 
 import ledger
-from bank import plans, policy
+from bank import keyset, plans, policy
 from bank.access import Actor
 from bank.errors import BankError, NotEligible, NotFound, ValidationFailed, found
 from bank.ids import new_id
@@ -27,6 +27,7 @@ from bank.named_accounts import payers_account, securities_held_account, usd_met
 from bank.plan_tables import Plan
 from ledger import clock
 from ledger.db import Database
+from ledger.slices import grouped
 
 STATUSES = ("held", "released", "drawn", "expired")
 #: the replacement method a security guarantees (``plans.METHODS``)
@@ -294,11 +295,34 @@ def list_securities(
     expiring_before: date | None = None,
     where: Iterable[ColumnElement[bool]] = (),
 ) -> list[SecurityView]:
-    """Securities the caller may see, soonest expiry first (for LGUs chasing renewals), with
-    ``status`` today, expiring before ``expiring_before``, that meet every condition of
-    ``where`` (``bank.listing_filters``)."""
+    """Every security the caller may see, soonest expiry first (for LGUs chasing renewals),
+    with ``status`` today, expiring before ``expiring_before``, that meets every condition of
+    ``where`` (``bank.listing_filters``): the CSV export; ``page_of_securities`` pages them."""
     with db.transaction() as session:
         return securities_of(session, actor, status, expiring_before, where)
+
+
+def page_of_securities(
+    db: Database,
+    actor: Actor,
+    limit: int,
+    status: str | None = None,
+    expiring_before: date | None = None,
+    where: Iterable[ColumnElement[bool]] = (),
+    after: str | None = None,
+) -> list[SecurityView]:
+    """Up to ``limit + 1`` securities of ``list_securities`` (the extra one says there are
+    more), after the security ``after`` in their order (by ``expires_on``, then id; an index
+    holds it, so a later page reads no more rows than the first).  The cursor's security is
+    looked up among those the caller sees, whatever the filters: one released while a client
+    pages through ``?status=held`` still marks its place, and one the caller may not see gives
+    an empty page."""
+    with db.transaction() as session:
+        query = _listed(actor, status, expiring_before, where)
+        if after is not None:
+            scope = plans.of_plans(Security.plan_id, actor)
+            query = query.where(keyset.after(Security.expires_on, Security.id, after, *scope))
+        return _views(session, list(session.execute(query.limit(limit + 1)).scalars()))
 
 
 def securities_of(
@@ -309,21 +333,30 @@ def securities_of(
     where: Iterable[ColumnElement[bool]] = (),
 ) -> list[SecurityView]:
     """``list_securities`` in the caller's unit of work."""
+    query = _listed(actor, status, expiring_before, where)
+    return _views(session, list(session.execute(query).scalars()))
+
+
+def _listed(
+    actor: Actor,
+    status: str | None,
+    expiring_before: date | None,
+    where: Iterable[ColumnElement[bool]],
+) -> Select[Security]:
+    """The securities ``list_securities`` lists, in its order."""
     query = _visible_securities(actor, where)
     if status is not None:
         query = query.where(status_condition(status, clock.today()))
     if expiring_before is not None:
         query = query.where(Security.expires_on < expiring_before)
-    rows = list(session.execute(query.order_by(Security.expires_on, Security.id)).scalars())
-    ids = query.with_only_columns(Security.id)
-    draws: dict[str, list[SecurityDraw]] = {}
-    for draw in session.execute(
-        select(SecurityDraw)
-        .where(SecurityDraw.security_id.in_(ids))
-        .order_by(SecurityDraw.transaction_id)
-    ).scalars():
-        draws.setdefault(draw.security_id, []).append(draw)
-    return [SecurityView.of(row, draws.get(row.id, ())) for row in rows]
+    return query.order_by(Security.expires_on, Security.id)
+
+
+def _views(session: Session, rows: list[Security]) -> list[SecurityView]:
+    """``rows`` as the API shows them, each with its draws (read for all of them at once)."""
+    ids = [row.id for row in rows]
+    draws = grouped(session, SecurityDraw.security_id, ids, SecurityDraw.transaction_id)
+    return [SecurityView.of(row, draws[row.id]) for row in rows]
 
 
 def _visible_securities(actor: Actor, where: Iterable[ColumnElement[bool]]) -> Select[Security]:

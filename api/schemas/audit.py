@@ -13,7 +13,7 @@ from bank.audit import AssetTotals, LastFullPass, TrialBalance, VerifyAnswer
 from bank.reports import Availability, Statement, StatementClass, StatementEntry
 
 
-class JournalArgs(Schema):
+class JournalArgs(PageArgs):
     from_ = IsoDate(data_key="from", load_default=None)
     to = IsoDate(load_default=None)
     account_id = fields.String(load_default=None)
@@ -22,8 +22,6 @@ class JournalArgs(Schema):
         validate=validate.OneOf(journal.KINDS),
         metadata={"description": "only the transactions of this kind"},
     )
-    limit = fields.Integer(load_default=50, validate=validate.Range(min=1, max=500))
-    cursor = fields.String(load_default=None)
 
 
 class JournalEntryOut(Schema):

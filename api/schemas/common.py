@@ -135,7 +135,12 @@ class Ratio(fields.String):
 class PageOf(Schema):
     """``{"items": [...], "next_cursor": ...}``"""
 
-    next_cursor = fields.String(allow_none=True)
+    next_cursor = fields.String(
+        allow_none=True,
+        metadata={
+            "description": "the next page's cursor, passed back as `cursor`; null on the last page"
+        },
+    )
 
 
 def page_schema(item: type[Schema], name: str) -> type[Schema]:

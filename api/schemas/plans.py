@@ -10,6 +10,7 @@ from marshmallow import Schema, ValidationError, fields, validate, validates_sch
 # decision, extensions and earlier applications
 import api.schemas.notices  # noqa: F401
 import api.schemas.plan_record  # noqa: F401
+from api.pagination import PageArgs
 from api.schemas.common import (
     WETLAND_TYPES,
     Address,
@@ -104,7 +105,7 @@ PlanOut = reply_schema(
 PlanPage = page_schema(PlanOut, "PlanPage")
 
 
-class PlanListArgs(Schema):
+class PlanListArgs(PageArgs):
     status = fields.String(
         load_default=None,
         validate=validate.OneOf(
@@ -124,8 +125,6 @@ class PlanListArgs(Schema):
         load_default=None, metadata={"description": "received on or before this date"}
     )
     external_ref = ExternalRefFilter()
-    limit = fields.Integer(load_default=50, validate=validate.Range(min=1, max=500))
-    cursor = fields.String(load_default=None)
 
 
 class MailedIn(Schema):
@@ -258,7 +257,9 @@ class PaymentReverseIn(Schema):
     reason = Reason()
 
 
-class PaymentListArgs(Schema):
+class PaymentListArgs(PageArgs):
+    """``GET /payments``: a page of them (``limit``, ``cursor``), by plan, status and reference."""
+
     plan_id = fields.String(
         load_default=None,
         validate=validate.Length(min=1, max=40),
@@ -268,8 +269,7 @@ class PaymentListArgs(Schema):
     external_ref = ExternalRefFilter()
 
 
-class PaymentList(Schema):
-    items = fields.List(fields.Nested(PaymentOut))
+PaymentPage = page_schema(PaymentOut, "PaymentPage")
 
 
 class SecurityIn(Schema):
@@ -285,7 +285,10 @@ class SecurityIn(Schema):
 SecurityOut = reply_schema(SecurityView, "SecurityOut")
 
 
-class SecurityListArgs(Schema):
+class SecurityListArgs(PageArgs):
+    """``GET /securities``: a page of them (``limit``, ``cursor``), by status, expiry, plan and
+    reference."""
+
     status = fields.String(
         load_default=None, validate=validate.OneOf(["held", "released", "drawn", "expired"])
     )
@@ -298,8 +301,7 @@ class SecurityListArgs(Schema):
     external_ref = ExternalRefFilter()
 
 
-class SecurityList(Schema):
-    items = fields.List(fields.Nested(SecurityOut))
+SecurityPage = page_schema(SecurityOut, "SecurityPage")
 
 
 class ReleaseIn(Schema):

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import asdict
+from operator import attrgetter
 from typing import Any
 
 from flask import Response
@@ -10,24 +11,26 @@ from flask.views import MethodView
 
 from api import listing_csv
 from api.context import actor, database, request_id, ruleset
-from api.pagination import csv_response, wants_csv
+from api.pagination import Listing, csv_response, wants_csv
 from api.schemas.plans import (
     DrawIn,
     PaymentIn,
-    PaymentList,
     PaymentListArgs,
     PaymentOut,
+    PaymentPage,
     PaymentReverseIn,
     ReleaseIn,
     SecurityIn,
-    SecurityList,
     SecurityListArgs,
     SecurityOut,
+    SecurityPage,
 )
 from api.views.blueprint import ApiBlueprint
 from bank import guarantees, listing_filters, money, securities
 
 blp = ApiBlueprint("money", __name__, description="Payments and securities")
+PAYMENTS = Listing("/payments", id_prefix="pay")
+SECURITIES = Listing("/securities", id_prefix="sec")
 
 
 def _csv(items: list[Any], fields: list[str], filename: str) -> Response:
@@ -43,16 +46,23 @@ class Payments(MethodView):
         request = money.PaymentRequest(**data)
         return money.receive_payment(database(), ruleset(), actor(), request, request_id())
 
-    @blp.read("board", "lgu", query=PaymentListArgs, reply=PaymentList)
-    @blp.alt_response(200, description="text/csv of the payments kept", content_type="text/csv")
+    @blp.read("board", "lgu", query=PaymentListArgs, reply=PaymentPage)
+    @blp.alt_response(200, description="text/csv of every payment kept", content_type="text/csv")
     def get(self, args: dict[str, Any]) -> Any:
         """Payments (board: all; LGU: its plans'), oldest first: a plan's (its appeals'
-        included), by status, by an integrator's reference (JSON or CSV)."""
+        included), by status, by an integrator's reference (JSON pages or CSV).
+
+        Paged by cursor like every long list: ``limit`` (1 to 500, default 50) payments a page,
+        and ``next_cursor`` (null on the last page) passed back as ``cursor`` for the next.  The
+        CSV lists every payment the filters keep, not one page."""
+        who, after = actor(), PAYMENTS.after(args["cursor"])
         where = listing_filters.payments(args["status"], args["external_ref"])
-        items = money.list_payments(database(), actor(), args["plan_id"], where)
         if wants_csv():
-            return _csv(items, listing_csv.PAYMENT_FIELDS, "payments.csv")
-        return {"items": items}
+            every = money.list_payments(database(), who, args["plan_id"], where)
+            return _csv(every, listing_csv.PAYMENT_FIELDS, "payments.csv")
+        limit = args["limit"]
+        items = money.page_of_payments(database(), who, limit, args["plan_id"], where, after)
+        return PAYMENTS.page(items, limit, key=attrgetter("id"))
 
 
 @blp.route("/payments/<payment_id>")
@@ -96,18 +106,24 @@ class PlanSecurities(MethodView):
 
 @blp.route("/securities")
 class Securities(MethodView):
-    @blp.read("board", "lgu", query=SecurityListArgs, reply=SecurityList)
-    @blp.alt_response(200, description="text/csv of the securities kept", content_type="text/csv")
+    @blp.read("board", "lgu", query=SecurityListArgs, reply=SecurityPage)
+    @blp.alt_response(200, description="text/csv of every security kept", content_type="text/csv")
     def get(self, args: dict[str, Any]) -> Any:
         """Securities by plan, status, expiring before a date and an integrator's reference
-        (board: all; LGU: its own), soonest expiry first (JSON or CSV)."""
+        (board: all; LGU: its own), soonest expiry first, then by id (JSON pages or CSV).
+
+        Paged by cursor like every long list: ``limit`` (1 to 500, default 50) securities a
+        page, and ``next_cursor`` (null on the last page) passed back as ``cursor`` for the
+        next.  The CSV lists every security the filters keep, not one page."""
+        who, after = actor(), SECURITIES.after(args["cursor"])
+        status, before = args["status"], args["expiring_before"]
         where = listing_filters.securities(args["plan_id"], args["external_ref"])
-        items = securities.list_securities(
-            database(), actor(), args["status"], args["expiring_before"], where
-        )
         if wants_csv():
-            return _csv(items, listing_csv.SECURITY_FIELDS, "securities.csv")
-        return {"items": items}
+            every = securities.list_securities(database(), who, status, before, where)
+            return _csv(every, listing_csv.SECURITY_FIELDS, "securities.csv")
+        limit = args["limit"]
+        items = securities.page_of_securities(database(), who, limit, status, before, where, after)
+        return SECURITIES.page(items, limit, key=attrgetter("id"))
 
 
 @blp.route("/securities/<security_id>")

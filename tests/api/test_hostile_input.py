@@ -200,7 +200,19 @@ def listings(kit: Kit, app: Flask, holder: dict[str, str]) -> dict[str, str]:
                 )
             )
         for _ in range(2):
-            kit.board_plan(funded["lgu"]["id"], received_on=DAY)
+            plan = kit.board_plan(funded["lgu"]["id"], received_on=DAY)
+            fee = {"kind": "processing_fee", "amount_cents": 100, "payer": "A. Payer"}
+            ok(kit.api.post("/payments", {**fee, "plan_id": plan["id"], "received_on": DAY}))
+        guaranteed = kit.board_plan(
+            funded["lgu"]["id"],
+            received_on=DAY,
+            method="project_specific",
+            security_required_cents=100,
+        )
+        for _ in range(2):
+            security = {"kind": "cash", "issuer": "Surety Co", "amount_cents": 100}
+            security |= {"irrevocable": True, "issued_on": DAY, "expires_on": "2030-01-01"}
+            ok(kit.api.post(f"/plans/{guaranteed['id']}/securities", security))
     for _ in range(2):  # refused requests are audit events
         assert kit.api.get("/audit/verify", token=holder["token"]).status_code == 403
     return {
@@ -208,6 +220,8 @@ def listings(kit: Kit, app: Flask, holder: dict[str, str]) -> dict[str, str]:
         "entries": f"/accounts/{funded['id']}/entries",
         "other entries": f"/accounts/{other['id']}/entries",
         "plans": "/plans",
+        "payments": "/payments",
+        "securities": "/securities",
         "journal": "/audit/journal",
         "events": "/audit/events",
     }
@@ -223,8 +237,9 @@ def crafted(name: str) -> list[str]:
     """Cursors the server never issued: text, base64 of other bytes, JSON of other shapes, a
     key of the wrong type or kind."""
     wrong_keys: list[Any] = [None, True, 1.5, -1, 2**64, "1", "x' OR '1'='1", {"id": 1}, [1]]
-    if name in ("/accounts", "/plans"):  # keyed by an id of their own kind
-        own, other = ("acct", "plan") if name == "/accounts" else ("plan", "acct")
+    prefixes = {"/accounts": "acct", "/plans": "plan", "/payments": "pay", "/securities": "sec"}
+    if name in prefixes:  # keyed by an id of their own kind
+        own, other = prefixes[name], "acct" if name != "/accounts" else "plan"
         wrong_keys += [f"{other}_0123456789abcdef", f"{own}_xyz", f"{own}_" + "0" * 65, 1]
     if name.endswith("/entries"):  # keyed by a place in the chain: (seq, entry id)
         wrong_keys += [[1, 2, 3], [-1, 1], [1, -1], [1, 2**64], [1.5, 1], [True, 1], ["1", "2"]]

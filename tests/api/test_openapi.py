@@ -467,3 +467,38 @@ def test_every_date_a_request_carries_states_the_range_it_takes(doc: dict[str, A
     assert expires and expires[0].endswith("to 2199-12-31.")
     (postmark,) = [d[2] for d in dates if d[:2] == ("POST /payments", "postmarked_on")]
     assert "petition" in postmark  # the field's own description is kept, the range after it
+
+
+#: the lists answered whole (docs/http.md "Lists, cursors and CSV"); every other list is paged,
+#: and a new list is paged or named here
+WHOLE_LISTS = {
+    "GET /service-areas",  # the ruleset's bank service areas, a fixed few
+    "GET /reports/credit-availability",  # a row per service area and credit class
+    "GET /reports/lgu-compliance",  # a report: a row per LGU, over the period asked
+    "GET /plans/{plan_id}/notices",  # two per application of one plan
+    "GET /accounts/{account_id}/lots",
+    "GET /accounts/{account_id}/reservations",
+}
+
+
+def test_every_long_list_is_paged_and_says_how(doc: dict[str, Any]) -> None:
+    """A list (a reply of ``items``) takes ``limit`` and ``cursor`` and answers ``next_cursor``,
+    each described, unless it is one of the few bounded lists answered whole."""
+    paged, whole = set(), set()
+    for name, operation in operations(doc):
+        content = operation.get("responses", {}).get("200", {}).get("content", {})
+        schema = resolve(doc, content.get("application/json", {}).get("schema"))
+        properties = (schema or {}).get("properties", {})
+        if properties.get("items", {}).get("type") != "array":
+            continue
+        if "next_cursor" not in properties:
+            whole.add(name)
+            continue
+        paged.add(name)
+        assert "null on the last page" in properties["next_cursor"]["description"], name
+        parameters = {p["name"]: p for p in map(lambda p: resolve(doc, p), operation["parameters"])}
+        assert parameters["limit"]["schema"]["maximum"] == 500, name
+        assert "1 to 500" in parameters["limit"]["description"], name
+        assert "next_cursor" in parameters["cursor"]["description"], name
+    assert {"GET /payments", "GET /securities", "GET /plans", "GET /accounts"} <= paged
+    assert whole == WHOLE_LISTS, sorted(whole)
