@@ -16,7 +16,7 @@ from bank.access import Actor
 from bank.access_tables import AuditEvent
 from bank.journal import JournalFilter as JournalFilter
 from bank.journal import every as journal_all
-from bank.registry import SEALED_TABLES
+from bank.registry import SEALED_TABLES, TIES
 from ledger import checkpoint, clock, sealer, verification
 from ledger.db import Database
 from ledger.schema import PHASE_POSTED, LedgerChainLink, LedgerEntry
@@ -38,8 +38,9 @@ def verify(
     anchors: Sequence[verification.Anchor] = (),
 ) -> verification.Report:
     """The ledger's full verify, covering the registry too: the hash chain, every stored
-    balance, and every sealed registry row against its seal (``bank.registry``)."""
-    return verification.verify(connection, progress, processes, anchors, SEALED_TABLES)
+    balance, every sealed registry row against its seal, and the draws on securities and the
+    totals they give against the hash chain and each other (``bank.registry``)."""
+    return verification.verify(connection, progress, processes, anchors, SEALED_TABLES, TIES)
 
 
 def verify_full(

@@ -9,7 +9,9 @@ it, what was drawn from them not counted.
 A security is a pending transfer from its issuer to "securities held for the LGU"
 (``bank.securities``).  A draw posts the amount drawn and holds the rest again as a new pending
 transfer with the same expiry, so a security drawn in part stays ``held`` with a cumulative
-``drawn_cents`` until all of it is drawn (``drawn``); the rest can be released.  A draw needs an
+``drawn_cents`` until all of it is drawn (``drawn``); the rest can be released.  Each draw is a
+sealed row, and the database keeps a security's ``drawn_on`` and ``drawn_cents`` its draws'
+latest date and sum (migration 0027).  A draw needs an
 approved plan: a security guarantees an approved replacement, nothing before.
 """
 
@@ -182,6 +184,7 @@ def draw(
             recorded_at=clock.utcnow(),
         )
         session.add(posted_draw)
+        session.flush()  # the draw first: the database refuses a total its draws do not give
         security.drawn_on, security.drawn_cents = on, (security.drawn_cents or 0) + amount
         session.flush()
         return SecurityView.of(security, [*draws, posted_draw])

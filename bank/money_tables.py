@@ -83,7 +83,8 @@ class Payment(Referenced, Base):
 class Security(Referenced, Base):
     """A security instrument given to the LGU to guarantee a replacement (Subd. 3).  Its release
     (``released_on``, ``release_reason``) is written once and sealed when it is (``bank.registry``);
-    ``drawn_on`` and ``drawn_cents`` move with each draw."""
+    ``drawn_on`` and ``drawn_cents`` move with each draw: the database keeps them its draws' latest
+    date and sum, and refuses any other value (migration 0027)."""
 
     __tablename__ = "securities"
     #: ``GET /securities``'s order, soonest expiry first (migration 0028)
@@ -106,7 +107,9 @@ class Security(Referenced, Base):
 
 
 class SecurityDraw(Base):
-    """One draw on a security, and the pending transfer that holds what is left of it."""
+    """One draw on a security, and the pending transfer that holds what is left of it.  Sealed
+    (``bank.registry``); the database takes only a draw that is what its transaction drew, and
+    writes the security's ``drawn_on`` and ``drawn_cents`` with it (migration 0027)."""
 
     __tablename__ = "security_draws"
 

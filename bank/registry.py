@@ -3,25 +3,33 @@ did, sealed like the ledger's own rows (``ledger.row_seals``).
 
 Who holds what: a site's holder, an account's holder, a lot's account and parent, a credit class's
 ledger accounts.  What a transaction did: deposits with their actions, reversals and the site's
-register; transfers with their lots; reservations, withdrawals and their allocations; payments and
-securities.  Only the columns that are a record's changing state are left out: statuses, counters,
-names and addresses people correct, and a security's draws (``drawn_on`` and ``drawn_cents`` move
-with each draw).  A column written once, after the row, with what the record says happened then
-is sealed when it is set (``set_once``): a filing fee's reversal reason, the transaction that
-refunded, returned or reversed a payment, the one that reversed a withdrawal on appeal, and a
-security's release (its date and reason).  A seal takes the first value written, so the database
-also ties a payment's status and reason, and a security's release, to the transactions in the
-hash chain that made them (migration 0026's triggers, outside this list).
+register; transfers with their lots; reservations, withdrawals and their allocations; payments,
+securities and each draw on a security.  Only the columns that are a record's changing state are
+left out: statuses, counters, names and addresses people correct, and a security's draws
+(``drawn_on`` and ``drawn_cents`` move with each draw).  A column written once, after the row,
+with what the record says happened then is sealed when it is set (``set_once``): a filing fee's
+reversal reason, the transaction that refunded, returned or reversed a payment, the one that
+reversed a withdrawal on appeal, and a security's release (its date and reason).  A seal takes
+the first value written, so the database also ties a payment's status and reason, and a
+security's release, to the transactions in the hash chain that made them (migration 0026's
+triggers, outside this list).
+
+A security's ``drawn_on`` and ``drawn_cents``, though state, are what its sealed draws say: the
+latest draw's date and the sum of their amounts (the database writes them with each draw and
+refuses any other value: migration 0027); and each draw is what its transaction in the hash
+chain drew.  ``TIES`` declares both, so that verify names a security or a draw that disagrees
+(an edit made behind the triggers, or a draw rewritten with its seal).
 
 Migration 0007 installed these, and later migrations changed what a table seals
 (``ledger.row_seals.reseal``: 0024, the payments' fee postmark and reversal reason; 0025, the
-set-once links and the securities' release); changing this list needs such a migration
-(``tests/api/test_registry_seals.py`` checks the list is 0007's with those changes).
+set-once links and the securities' release) or sealed one more (0027, the draws); changing this
+list needs such a migration (``tests/api/test_registry_seals.py`` checks the list is 0007's with
+those changes).
 """
 
 from __future__ import annotations
 
-from ledger.row_seals import SealedTable
+from ledger.row_seals import SealedTable, Tie
 
 
 def _all_but(
@@ -122,4 +130,91 @@ SEALED_TABLES: tuple[SealedTable, ...] = (
         mutable="drawn_on drawn_cents",
         once="released_on release_reason",
     ),
+    _all_but(
+        "security_draws",
+        "id",
+        "id security_id drawn_on amount_cents transaction_id held_transaction_id recorded_at",
+    ),
 )
+
+#: what a ledger transaction ``{tx}`` posted: the sum of its posted credits
+_POSTED = (
+    "(SELECT SUM(p.amount) FROM ledger_entries AS p "
+    "WHERE p.transaction_id = {tx} AND p.phase = 'posted' AND p.amount > 0)"
+)
+#: the draws of the security ``t``
+_ITS_DRAWS = "FROM security_draws AS d WHERE d.security_id = t.id"
+#: a security drawn before each draw had a row (migration 0011): none, and its own pending
+#: transfer posted by a ``security_drawn`` transaction of its ``drawn_on`` and ``drawn_cents``
+_DRAWN_BEFORE_DRAW_ROWS = (
+    f"(NOT EXISTS (SELECT 1 {_ITS_DRAWS}) AND EXISTS (SELECT 1 FROM ledger_entries AS x "
+    "JOIN ledger_transactions AS r ON r.id = x.transaction_id "
+    "WHERE x.resolves_id = t.pending_transaction_id AND x.resolution = 'posted' "
+    "AND r.kind = 'security_drawn' AND r.effective_on = t.drawn_on "
+    f"AND {_POSTED.format(tx='r.id')} = t.drawn_cents))"
+)
+#: a draw's transaction (``t``: the draw) is its own (keyed ``security-draw:<id>``), a draw, and
+#: posts what its security held: the security's own pending transfer or the rest an earlier draw
+#: of it held again
+_DRAWS_ITS_SECURITY = (
+    "EXISTS (SELECT 1 FROM ledger_transactions AS r "
+    "JOIN ledger_entries AS x ON x.transaction_id = r.id "
+    "JOIN securities AS s ON s.id = t.security_id "
+    "WHERE r.id = t.transaction_id AND r.kind = 'security_drawn' "
+    "AND r.idempotency_key = 'security-draw:' || t.id AND x.resolution = 'posted' "
+    "AND (x.resolves_id = s.pending_transaction_id OR x.resolves_id IN ("
+    "SELECT o.held_transaction_id FROM security_draws AS o WHERE o.security_id = t.security_id)))"
+)
+
+TIES: tuple[Tie, ...] = (
+    Tie(
+        "security_draws",
+        "id",
+        "transaction_id",
+        _DRAWS_ITS_SECURITY,
+        "a security_drawn transaction keyed security-draw:<its id> posting what its security held",
+    ),
+    Tie(
+        "security_draws",
+        "id",
+        "drawn_on",
+        "COALESCE((SELECT r.effective_on FROM ledger_transactions AS r "
+        "WHERE r.id = t.transaction_id) = t.drawn_on, FALSE)",
+        "its transaction's effective date",
+    ),
+    Tie(
+        "security_draws",
+        "id",
+        "amount_cents",
+        f"COALESCE({_POSTED.format(tx='t.transaction_id')} = t.amount_cents, FALSE)",
+        "what its transaction posted",
+    ),
+    Tie(
+        "security_draws",
+        "id",
+        "held_transaction_id",
+        "COALESCE(t.held_transaction_id, 0) = COALESCE((SELECT h.id FROM ledger_transactions "
+        "AS h WHERE h.idempotency_key = 'security-rest:' || t.id), 0)",
+        "the transfer keyed security-rest:<its id> that holds the rest (none when nothing is left)",
+    ),
+    Tie(
+        "securities",
+        "id",
+        "drawn_cents",
+        f"COALESCE(t.drawn_cents, -1) = COALESCE((SELECT SUM(d.amount_cents) {_ITS_DRAWS}), -1) "
+        f"OR {_DRAWN_BEFORE_DRAW_ROWS}",
+        "the sum of its draws' amounts",
+    ),
+    Tie(
+        "securities",
+        "id",
+        "drawn_on",
+        f"COALESCE(t.drawn_on, '0001-01-01') = "
+        f"COALESCE((SELECT MAX(d.drawn_on) {_ITS_DRAWS}), '0001-01-01') "
+        f"OR {_DRAWN_BEFORE_DRAW_ROWS}",
+        "the date of its latest draw",
+    ),
+)
+"""Columns whose value other records give (``ledger.row_seals.Tie``), checked by verify's full
+pass: each draw is what its transaction drew, and a security's drawn total and date are its
+draws'."""

@@ -16,6 +16,11 @@ and makes ``verify`` compare every row with its seal: an edit made with the trig
 a row deleted, or a row inserted without its seal is reported as a ``Break`` naming the table and
 the row's id.  The seals themselves refuse UPDATE and DELETE.
 
+A column whose value other records give (a total of sealed rows, what a transaction in the hash
+chain says) is declared a ``Tie``: ``verify``'s full pass names a row whose column disagrees
+with them, as it names one that disagrees with its seal.  The database's own refusal of such a
+value is the user's (a migration's triggers).
+
 How a row's sealed content is built is the store's (``ledger.store.postgresql_ddl``,
 ``sqlite_ddl``); each database compares its own form with itself, and the two forms need not
 agree with each other.
@@ -153,17 +158,42 @@ def reseal(connection: Connection, was: SealedTable, now: SealedTable) -> None:
 
 
 @dataclass(frozen=True)
+class Tie:
+    """A ``column`` of ``table`` whose value other records give: a row agrees with them when
+    ``holds``, an SQL condition on the row (aliased ``t``) that is never NULL, is true; ``given_by``
+    says in words what gives the value ("the sum of its draws' amounts").  The column may be
+    sealed or state: a state column that moves with the records it is tied to is checked this
+    way, and a sealed one is checked against them as well as against its seal (a row rewritten
+    together with its seal still disagrees with the hash chain)."""
+
+    table: str
+    id_column: str
+    column: str
+    holds: str
+    given_by: str
+
+    def __post_init__(self) -> None:
+        for ident in (self.table, self.id_column, self.column):
+            if not ident.replace("_", "").isalnum() or not ident.isascii():
+                raise ValueError(f"not a plain SQL identifier: {ident!r}")
+
+
+@dataclass(frozen=True)
 class Mismatch:
     """A sealed row that disagrees with its seal: ``changed``, ``deleted`` or ``unsealed``;
-    ``column``: a set-once column whose value disagrees with its seal (``changed``)."""
+    ``column``: a set-once column whose value disagrees with its seal (``changed``), or a tied
+    column whose value disagrees with what ``given_by`` says gives it (``changed``)."""
 
     table: str
     row_id: str
     kind: str
     column: str | None = None
+    given_by: str | None = None
 
     @property
     def detail(self) -> str:
+        if self.given_by is not None:
+            return f"{self.table} row {self.row_id}: its {self.column} is not {self.given_by}"
         if self.column is not None:
             return (
                 f"{self.table} row {self.row_id}: its {self.column} differs from what was "
@@ -189,6 +219,23 @@ def first_mismatch(connection: Connection, tables: Sequence[SealedTable]) -> Mis
             found = found or _first_once_in(connection, table, column, ddl)
         if found is not None:
             return found
+    return None
+
+
+def first_untied(connection: Connection, ties: Sequence[Tie]) -> Mismatch | None:
+    """The first row (in the order of ``ties``, then by id) whose tied column disagrees with
+    what gives it."""
+    ddl = _ddl(connection)
+    for tie in ties:
+        row_id = ddl.sealed_row_id(tie.id_column, "t")
+        found = connection.execute(
+            text(
+                f"""SELECT {row_id} FROM {tie.table} AS t WHERE NOT ({tie.holds})
+                ORDER BY {row_id} LIMIT 1"""
+            )
+        ).first()
+        if found is not None:
+            return Mismatch(tie.table, str(found[0]), "changed", tie.column, tie.given_by)
     return None
 
 

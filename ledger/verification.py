@@ -3,14 +3,15 @@ recomputed.
 
 ``verify``, the full pass, recomputes every link of the chain from its transaction and entries,
 every stored balance and balance-after from the entries, the index of open reservations
-(``ledger_open_pending``) from the pending transfers, and every sealed row against its seal; it
-names the first break.  When it finds everything intact it says what a checkpoint of it
-records (``Report.implied``, ``ledger.checkpoint``).
+(``ledger_open_pending``) from the pending transfers, every sealed row against its seal, and
+every tied column against what gives it (``row_seals.Tie``); it names the first break.  When
+it finds everything intact it says what a checkpoint of it records (``Report.implied``,
+``ledger.checkpoint``).
 
 ``verify_since`` checks what was written after a checkpoint, trusting (once its hash recomputes)
 what the full pass behind it verified: its time follows the links and seals written since, plus
 one pass over the balance rows.  An edit of a row the full pass already verified is, by design,
-left to the next full pass.
+left to the next full pass, and so is a tied column that disagrees with what gives it.
 """
 
 from __future__ import annotations
@@ -28,7 +29,7 @@ from ledger import clock, row_seals, store, verify_balances, verify_pending
 from ledger.canonical import GENESIS
 from ledger.checkpoint import Checkpoint, Implied
 from ledger.db import Database
-from ledger.row_seals import SealedTable
+from ledger.row_seals import SealedTable, Tie
 from ledger.schema import LedgerChainLink, LedgerChainQueue, LedgerTransaction
 from ledger.verify_links import Segment
 from ledger.verify_report import (
@@ -56,9 +57,11 @@ def verify(
     processes: int = 1,
     anchors: Sequence[Anchor] = (),
     sealed_tables: Sequence[SealedTable] = (),
+    ties: Sequence[Tie] = (),
 ) -> Report:
-    """Recompute the chain, every stored balance and the open reservations' index, and compare
-    every row of ``sealed_tables`` with its seal; stop at the first break.
+    """Recompute the chain, every stored balance and the open reservations' index, compare
+    every row of ``sealed_tables`` with its seal and every column of ``ties`` with what gives
+    it; stop at the first break.
 
     ``progress(n)`` is called with the number of transactions checked so far. With
     ``processes`` > 1 a long chain is checked in segments by that many workers (each on its own
@@ -86,6 +89,8 @@ def verify(
         mark = checkpoints.seal_mark(connection)
     if report.ok:
         _verify_sealed_rows(connection, report, sealed_tables, None)
+    if report.ok:
+        _verify_ties(connection, report, ties)
     report.seconds = time.perf_counter() - began
     if report.ok and report.head is not None:
         report.implied = Implied(started, report.head, max_id, *mark, balances)
@@ -321,6 +326,16 @@ def _verify_sealed_rows(
         found = row_seals.first_mismatch_since(
             connection, tables, since.seal_position, since.seal_gaps
         )
+    if found is not None:
+        report.first_broken = Break(
+            f"sealed_row_{found.kind}", found.detail, table=found.table, row_id=found.row_id
+        )
+
+
+def _verify_ties(connection: Connection, report: Report, ties: Sequence[Tie]) -> None:
+    """Every tied column against what gives it: one that disagrees is reported as a sealed row
+    changed (``sealed_row_changed``, naming the column and what gives it)."""
+    found = row_seals.first_untied(connection, ties)
     if found is not None:
         report.first_broken = Break(
             f"sealed_row_{found.kind}", found.detail, table=found.table, row_id=found.row_id

@@ -27,7 +27,7 @@ from tests.api.conftest import Api, make_token
 from tests.api.kit import Kit, ok, on
 from tests.api.set_once_kit import behind_the_triggers, set_once_bank
 from tests.api.test_audit import D4, run_verify_command, workload
-from tests.api.test_money import FEE, appealed, pay, reverse
+from tests.api.test_money import FEE, appealed, draw, hold, pay, project_plan, reverse
 from tests.api.test_web_payments import processing_fee
 
 #: per table: a sealed column an attacker would change, and the SQL expression that changes it
@@ -50,6 +50,7 @@ EDITS: dict[str, tuple[str, str]] = {
     "withdrawal_allocations": ("amount_sqft", "amount_sqft - 1"),
     "payments": ("amount_cents", "amount_cents + 1"),
     "securities": ("amount_cents", "amount_cents + 1"),
+    "security_draws": ("amount_cents", "amount_cents - 1"),
 }
 
 
@@ -67,7 +68,8 @@ def fresh(fresh_app: Flask) -> Kit:
 
 def _every_registry_table_filled(kit: Kit) -> None:
     """The audit workload (deposits, a transfer, reservations, a withdrawal, a payment and a
-    security), plus a reversed deposit; each sealed table then holds at least one row."""
+    security), plus a reversed deposit and a draw on a security; each sealed table then holds
+    at least one row."""
     work = workload(kit)
     with on(D4):
         extra = kit.funded_account(day=D4, service_area=5, unrestricted=1_000)
@@ -75,6 +77,9 @@ def _every_registry_table_filled(kit: Kit) -> None:
         ok(kit.api.post(f"/deposits/{extra['deposit']['id']}/reverse", reverse))
         kit.account(extra["holder"]["id"], 5)  # an account with no lot
     assert work.withdrawal
+    lgu = kit.lgu()
+    security = ok(hold(kit, project_plan(kit, lgu), token=lgu["token"]))
+    ok(draw(kit, security, "2026-07-07", 1_000_000, token=lgu["token"]))
 
 
 def _engine(app: Flask) -> Any:
@@ -240,8 +245,8 @@ def _migration(name: str) -> Any:
 
 def test_the_migrations_sealed_what_the_registry_declares() -> None:
     """Changing ``bank.registry`` needs a migration: 0007's list, with the payments as 0024
-    re-sealed them and the payments, withdrawals and securities as 0025 did, must be the
-    registry's."""
+    re-sealed them and the payments, withdrawals and securities as 0025 did, and the draws 0027
+    sealed, must be the registry's."""
     migrated = _migration("0007_registry").SEALED_TABLES
     resealed = _migration("0024_fee_postmark_and_reason_seal")
     set_once = _migration("0025_set_once_links_and_release_seal")
@@ -249,6 +254,7 @@ def test_the_migrations_sealed_what_the_registry_declares() -> None:
     for was, now in changes:
         assert was in migrated
         migrated = tuple(now if table == was else table for table in migrated)
+    migrated = (*migrated, _migration("0027_security_draws_sealed_and_tied").DRAWS)
     assert migrated == SEALED_TABLES
 
 

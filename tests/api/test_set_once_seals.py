@@ -55,7 +55,7 @@ SET_ONCE = {
 def test_the_acts_that_set_them_seal_each_value_once_and_verify(fresh, fresh_db_url):
     """A refund, a reversal on appeal, a draw and a release: each set-once value has its seal,
     the rows left unset have none, and the registry verifies, by both the API and the command
-    (a draw moves ``drawn_on`` and ``drawn_cents``, state that stays unsealed)."""
+    (a draw moves ``drawn_on`` and ``drawn_cents``, state its sealed draws give)."""
     ids = set_once_bank(fresh)
     for (table, column), (set_row, unset_row) in SET_ONCE.items():
         value = _rows(
@@ -149,8 +149,8 @@ REVERSAL_REFUSED = "reversal_transaction_id is set once"
 
 def test_the_database_refuses_changing_a_set_once_value(fresh):
     """A release is refused any change once made (as a compensation or a reversal link is, by
-    0018's and 0019's guards, which still refuse in their own words); unset rows and state
-    (a draw's columns) stay writable."""
+    0018's and 0019's guards, which still refuse in their own words); the same value again is
+    no change (a security's drawn total, which its draws give, is refused any other: 0027)."""
     ids = set_once_bank(fresh)
     engine = fresh.app.extensions["wetbank.db"].engine
     refused = [
@@ -176,16 +176,12 @@ def test_the_database_refuses_changing_a_set_once_value(fresh):
     for statement, row_id, refusal in refused:
         with pytest.raises(DBAPIError, match=refusal), engine.begin() as connection:
             connection.execute(text(statement), {"id": row_id})
-    with engine.begin() as connection:  # the same value again is no change; a draw is state
+    with engine.begin() as connection:  # the same value again is no change
         connection.execute(
             text(
-                "UPDATE securities SET released_on = released_on, drawn_cents = drawn_cents + 1 "
+                "UPDATE securities SET released_on = released_on, drawn_cents = drawn_cents "
                 "WHERE id = :id"
             ),
-            {"id": ids.released},
-        )
-        connection.execute(
-            text("UPDATE securities SET drawn_cents = drawn_cents - 1 WHERE id = :id"),
             {"id": ids.released},
         )
     assert _verify(fresh)["ok"] is True

@@ -1,19 +1,23 @@
 """Migration 0011 (notices and guarantees) on SQLite and PostgreSQL: a security drawn in part
 before it (when the ledger released the rest with the draw) reads released, not held again; the
-plans and securities already recorded go down and up again with it."""
+plans and securities already recorded go down and up again with it, and on to the head, where
+the securities drawn before draws had rows of their own still verify."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
 from alembic import command
 from sqlalchemy import create_engine, inspect, text
+from sqlalchemy.exc import DBAPIError
 
 from api import create_app
 from api.schema_check import alembic_config
 from tests.api.conftest import Api, make_token
 from tests.api.kit import Kit, ok, on
 from tests.dbs import create_database, drop_database
+from tests.integration.migration_kit import full_verify_ok
 
 DAY = "2026-06-01"
 
@@ -73,6 +77,16 @@ def test_0011_marks_a_security_drawn_in_part_before_it_released_and_keeps_every_
         assert rows[untouched] == (None, None, None)
         assert [(p.id, p.location) for p in plans] == [(plan["id"], None)]
         command.upgrade(config, "head")
+        # no draw rows (0027 ties a drawn total to them): the transaction that posted each
+        # security's own pending transfer gives its total and date, which verify and stay
+        assert full_verify_ok(url)
+        for cleared in (in_part, in_full):
+            with pytest.raises(DBAPIError, match="drawn_cents and drawn_on are its draws"):
+                with engine.begin() as connection:
+                    connection.execute(
+                        text("UPDATE securities SET drawn_cents = NULL WHERE id = :id"),
+                        {"id": cleared},
+                    )
     finally:
         engine.dispose()
         drop_database(url)
