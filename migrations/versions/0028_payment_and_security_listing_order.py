@@ -8,11 +8,11 @@ replaces ``ix_securities_expires_on``, whose every use it serves (its first colu
 lists of payments and securities read the same orders.
 
 Plain CREATE INDEX and DROP INDEX on both databases (a batch rebuild would drop the triggers
-other revisions install on these tables).  Downgrading to 0026 puts the single-column index back.
+other revisions install on these tables).  Downgrading to 0027 puts the single-column index back.
 
 Revision ID: 0028
-Revises: 0026
-Create Date: 2026-12-08 10:00:00
+Revises: 0027
+Create Date: 2026-12-07 15:00:00
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ from collections.abc import Sequence
 from alembic import op
 
 revision: str = "0028"
-down_revision: str | None = "0026"
+down_revision: str | None = "0027"
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
 
