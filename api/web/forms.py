@@ -178,8 +178,12 @@ class Refused:
 
 #: the codes of refusals about the act's state, not about what was typed: the record is not in
 #: a state that allows the act (``conflict``), the act does not apply to it (``not_eligible``),
-#: or not for the caller (``forbidden``)
-SETTLING_CODES = frozenset({"conflict", "not_eligible", "forbidden"})
+#: or not for the caller (``forbidden``), or the account it sends from is frozen
+#: (``account_frozen``, until the board unfreezes it).  The same codes may refuse what was
+#: chosen (a closed account typed to receive, credits of a frozen bank site, a reservation of a
+#: frozen account in a withdrawal): the forms that can meet those pass ``post`` an ``open_now``
+#: that keeps them open.
+SETTLING_CODES = frozenset({"conflict", "not_eligible", "forbidden", "account_frozen"})
 
 
 def settles(why: Refused) -> bool:

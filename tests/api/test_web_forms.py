@@ -1083,6 +1083,54 @@ def account_form_links(client: FlaskClient, account_id: str) -> set[str]:
     return {a.attrs["href"] for a in nav.all("a")}
 
 
+def test_a_form_sent_after_the_account_was_frozen_is_answered_with_no_form(
+    app: Flask, kit: Kit
+) -> None:
+    """Reserve and transfer forms drawn while the account was open and sent after the board
+    froze it: refused as the API refuses them (422 ``account_frozen``), the page says why with no
+    form, for the account sends nothing until the board unfreezes it.  Unfrozen, the same forms,
+    sent again, are used."""
+    lgu = kit.lgu()
+    with on(DAY):
+        bank = kit.funded_account(day=DAY, service_area=5, unrestricted=20_000)
+        plan = kit.plan(lgu, received_on=DAY, area_sqft=9_000)
+        other = kit.account(kit.holder()["id"], 5, "Wright")
+        client = signed_in(app.test_client(), bank["holder"]["token"])
+        number = kit.account_body(bank["id"])["number"]
+        reserve = f"/accounts/{bank['id']}/reservations/new"
+        transfer = f"/accounts/{bank['id']}/transfers/new"
+        unrestricted = bank["unrestricted_class"]
+        drawn = {
+            reserve: fill(
+                client,
+                reserve,
+                {
+                    "plan_id": plan["id"],
+                    "credit_class": unrestricted,
+                    "amount_sqft": "5,000",
+                    "expires_on": "2027-06-08",
+                },
+            ),
+            transfer: fill(
+                client,
+                transfer,
+                {"to_account_id": other, "credit_class": unrestricted, "amount_sqft": "4,000"},
+            ),
+        }
+        ok(kit.api.post(f"/accounts/{bank['id']}/freeze"), 200)
+        for path, data in drawn.items():
+            refused = document(client.post(path, data=data), 422)
+            assert refused.one("div", id="form-problem").text == f"Account {number} is frozen."
+            assert not refused.has("form", id="record-form"), path
+            assert not refused.has("input", name="amount_sqft"), path
+        assert kit.rows_naming(bank["id"])["reservations"] == 0
+        assert kit.rows_naming(bank["id"])["transfers"] == 0
+        ok(kit.api.post(f"/accounts/{bank['id']}/unfreeze"), 200)
+        for path, data in drawn.items():
+            followed(client, client.post(path, data=data))
+    assert kit.available(bank["id"], unrestricted) == 20_000 - 5_000 - 4_000
+
+
 def test_credits_of_a_frozen_site_refused_keep_the_form_to_choose_others(
     app: Flask, kit: Kit
 ) -> None:
