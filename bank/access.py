@@ -119,7 +119,11 @@ def revoke_token(session: Session, token_id: str, by: str | None = None) -> bool
     The row is locked ``FOR UPDATE``, so the revocation waits for every write that has confirmed
     the token (``confirm_token``) to commit, and a write confirming it later sees it and is
     refused.  ``by``, the revoking request's own token, is locked in the same statement (ids
-    ascending: two tokens revoking each other take turns, never deadlock) and must still be live.
+    ascending: two tokens revoking each other take turns, never deadlock) and must still be live
+    (``TokenRevoked`` if not, even when it is the token to revoke): locked and live, it is
+    confirmed for the unit of work as ``confirm_token`` would confirm it (``token_confirmed``).
+    So a token may revoke itself, the one act that may end with the caller's own token revoked:
+    the write's last check, run after the revocation, does not refuse it.
     """
     ids = sorted({token_id} if by is None else {token_id, by})
     rows = session.execute(
@@ -130,8 +134,10 @@ def revoke_token(session: Session, token_id: str, by: str | None = None) -> bool
         .execution_options(populate_existing=True)
     ).scalars()
     by_id = {row.id: row for row in rows}
-    if by is not None and by != token_id and by in by_id and by_id[by].revoked_at is not None:
-        raise TokenRevoked("the bearer token was revoked")
+    if by is not None and by in by_id:
+        if by_id[by].revoked_at is not None:
+            raise TokenRevoked("the bearer token was revoked")
+        token_confirmed(session, by)
     row = by_id.get(token_id)
     if row is None:
         raise NotFound(f"token {token_id} does not exist")

@@ -61,6 +61,18 @@ def resume(db: Database, cookie: str) -> SignedIn | None:
         return _resume(session, cookie)
 
 
+def ended_by_revocation(db: Database, cookie: str) -> bool:
+    """Whether the session a cookie names was ended by its token's revocation (rather than never
+    started, signed out or run out): the sign-in page then says why it is asked for again."""
+    with db.transaction() as session:
+        revoked_at = session.execute(
+            select(access.ApiToken.revoked_at)
+            .join(WebSession, WebSession.token_id == access.ApiToken.id)
+            .where(WebSession.id_hash == access.hash_token(cookie))
+        ).scalar_one_or_none()
+        return revoked_at is not None
+
+
 def sign_out(db: Database, cookie: str, who: SignedIn, trail: Trail) -> None:
     """End the session a cookie names (harmless if it has ended already), recorded."""
     with db.transaction() as session:

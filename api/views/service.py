@@ -165,7 +165,8 @@ class TokenById(MethodView):
     @blp.response(204)
     def delete(self, token_id: str) -> None:
         """Revoke a token (board): it stops working at once.  Revoking a revoked token again
-        answers 204 too, changes nothing and records no second ``token_revoked`` event."""
+        answers 204 too, changes nothing and records no second ``token_revoked`` event.  A
+        token may revoke itself (one that may have leaked): 204, and its next request is 401."""
         tokens.revoke(database(), require_board(), _request(), token_id)
 
 

@@ -9,6 +9,10 @@ schema, through ``api.web.forms``: a row's "Revoke" button posts the revoke form
 token id hidden, its own CSRF secret and Idempotency-Key.  The answer kept under the form's
 Idempotency-Key is the page to go to, never the secret: a second submit of the same form creates
 nothing and shows the token's id without its secret.
+
+The token a board user signed in with may be revoked from its row too (it may have leaked): the
+session rested on it, so it ends with it, and the answer is the sign-in page saying so (the
+browser told to drop the session's cookie); that form sent again lands there as well.
 """
 
 from __future__ import annotations
@@ -18,10 +22,11 @@ from typing import Any
 
 from flask import Response, g, request, url_for
 from marshmallow import Schema, fields, validate
+from werkzeug.wrappers import Response as BaseResponse
 
 from api.context import database, request_id
 from api.views.service import TokenIn
-from api.web import forms, lists
+from api.web import forms, lists, signin
 from api.web.blueprint import web
 from api.web.board_forms import board_only, calling, labelled
 from api.web.forms import Field, Form, Item
@@ -120,8 +125,14 @@ def token_create(who: Actor) -> Any:
 @web.post("/tokens/revoke")
 @board_only
 def token_revoke(who: Actor) -> Any:
+    signed_out = url_for(
+        "web.sign_in_form", ended=signin.ENDED_BY_OWN_REVOCATION, next=url_for("web.tokens_page")
+    )
+
     def act(data: dict[str, Any]) -> str:
         calling(tokens.revoke, database(), who, _access_request(), data["token_id"])
+        if data["token_id"] == who.token_id:
+            return signed_out  # the session rested on it: it has ended
         return forms.done("web.tokens_page", REVOKED, token_id=data["token_id"])
 
     def again(form: Form, status: int) -> Response:
@@ -129,7 +140,12 @@ def token_revoke(who: Actor) -> Any:
 
     # revoking a token revoked already changes nothing and is not refused (``tokens.revoke``):
     # no token's state closes the form, and what it refuses is the id typed
-    return forms.post(who, _revoke_form, TokenRevokeIn(), act, again, open_now=forms.always_open)
+    answer = forms.post(who, _revoke_form, TokenRevokeIn(), act, again, open_now=forms.always_open)
+    if isinstance(answer, BaseResponse) and answer.location == signed_out:
+        # the token revoked was the session's own (or this is that form sent again): the
+        # browser drops the session's cookie, and the sign-in page says why
+        return signin.forget_session(answer)
+    return answer
 
 
 def _access_request() -> tokens.Request:

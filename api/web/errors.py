@@ -22,7 +22,14 @@ from werkzeug.routing import RequestRedirect
 
 from api import problems
 from api.strict_json import unstorable
-from api.web.signin import BadForm, SignInRequired, is_local_path
+from api.web.signin import (
+    ENDED_BY_REVOCATION,
+    BadForm,
+    SignInRequired,
+    ended_by_revocation,
+    forget_session,
+    is_local_path,
+)
 from ledger.errors import LedgerError
 
 log = logging.getLogger("wetbank.web")
@@ -77,6 +84,11 @@ def _refuse_unstorable_address() -> Response | None:
 
 
 def _to_sign_in(_error: SignInRequired) -> Any:
+    """The sign-in page, to come back here after; saying, when the browser's session was ended
+    by its token's revocation, that it was (``signin.ENDED``)."""
+    if ended_by_revocation():
+        ended = url_for("web.sign_in_form", ended=ENDED_BY_REVOCATION, next=_back_to())
+        return forget_session(redirect(ended, 303))
     return redirect(url_for("web.sign_in_form", next=_back_to()), 303)
 
 

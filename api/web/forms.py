@@ -39,7 +39,13 @@ from api.ratelimit import check_write
 from api.strict_json import unstorable
 from api.web.errors import error_page
 from api.web.pages import page as page  # the forms' pages render as every page does
-from api.web.signin import CSRF_FIELD, BadForm, check_signed_in_post, signed_in_actor
+from api.web.signin import (
+    CSRF_FIELD,
+    BadForm,
+    SignInRequired,
+    check_signed_in_post,
+    signed_in_actor,
+)
 from bank import access
 from bank.access import Actor
 from bank.errors import BankError, code_of
@@ -172,8 +178,12 @@ class Refused:
 
 #: the codes of refusals about the act's state, not about what was typed: the record is not in
 #: a state that allows the act (``conflict``), the act does not apply to it (``not_eligible``),
-#: or not for the caller (``forbidden``)
-SETTLING_CODES = frozenset({"conflict", "not_eligible", "forbidden"})
+#: or not for the caller (``forbidden``), or the account it sends from is frozen
+#: (``account_frozen``, until the board unfreezes it).  The same codes may refuse what was
+#: chosen (a closed account typed to receive, credits of a frozen bank site, a reservation of a
+#: frozen account in a withdrawal): the forms that can meet those pass ``post`` an ``open_now``
+#: that keeps them open.
+SETTLING_CODES = frozenset({"conflict", "not_eligible", "forbidden", "account_frozen"})
 
 
 def settles(why: Refused) -> bool:
@@ -340,7 +350,12 @@ def post(
     ``money.open_acts``, the account's ``accounts.send_refusal``; ``always_open`` for an act no
     record's state closes), is asked after such a refusal: an act still open (refused for
     something typed that the use case alone checks, such as a peatland approval without its
-    record, or a transfer to a closed account) keeps its form."""
+    record, or a transfer to a closed account) keeps its form.
+
+    A session whose token was revoked while the form was on its way can send no form at all:
+    the answer is the sign-in page, saying why (``signin.ENDED``).  The one act that may end
+    with the caller's own token revoked is that revocation (``access.revoke_token`` confirms
+    the token before it revokes it)."""
 
     def again(why: Refused) -> Response:
         shown = refused(form(), why)
@@ -380,6 +395,10 @@ def post(
 
     try:
         location = database().run(unit)
+    except access.TokenRevoked:
+        # the session's token was revoked while the form was on its way: no form can be sent
+        # with it any more, so the answer is the sign-in page, saying why (``signin``)
+        raise SignInRequired() from None
     except LedgerError as error:
         return again(body.refused(refusal(error)))
     return redirect(location, 303)

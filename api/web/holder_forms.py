@@ -2,9 +2,10 @@
 credits for a plan chosen from the plans in the account's service area (or named by its id),
 void a reservation, and transfer credits to another account.  Each posts to the use case its API
 twin calls (``api/views/movements.py``) through ``api.web.forms``: refused for what was chosen or
-typed (a plan a reservation cannot serve, a receiving account closed), the form comes back to
-correct; refused because the account itself may send nothing now (closed meanwhile), the page
-says why with no form to send again."""
+typed (a plan a reservation cannot serve, a receiving account closed, credits of a frozen bank
+site), the form comes back to correct; refused because the account itself may send nothing now
+(frozen or closed meanwhile), the page says why with no form to send again, as a GET of the
+reserve or transfer form of such an account does."""
 
 from __future__ import annotations
 
@@ -59,25 +60,44 @@ TRANSFER_PAGE = (
 
 
 def _form_page(
-    account: accounts.AccountView, texts: tuple[str, str], form: Form, status: int = 200
+    account: accounts.AccountView,
+    texts: tuple[str, str],
+    form: Form | None,
+    status: int = 200,
+    *,
+    refused: forms.Refused | None = None,
 ) -> Response:
-    """A form on the account, with a way back to it."""
+    """A form on the account, with a way back to it; or (``refused``, no form) why the account
+    may send nothing now, at the status a POST of the form is refused with."""
     heading, intro = texts
     return forms.page(
         "form_page.html",
-        status,
+        refused.status if refused else status,
         heading=heading.format(number=account.number),
         intro=intro,
         back=_back(account),
         form=form,
+        refused=refused.problems if refused else (),
     )
+
+
+def _unsendable(account: accounts.AccountView, texts: tuple[str, str]) -> Response | None:
+    """A GET of a form on an account that may send nothing now (frozen or closed:
+    ``accounts.send_refusal``): the refusal a POST of it gets, as the API refuses a reservation
+    or a transfer from it (422 ``account_frozen``, 409 ``conflict``), with no form; ``None``
+    while the account may send."""
+    refusal = accounts.send_refusal(account)
+    if refusal is None:
+        return None
+    return _form_page(account, texts, None, refused=forms.refusal(refusal))
 
 
 def _sends(who: Actor, account_id: str) -> bool:
     """Whether the account may send credits now, as a reservation or a transfer from it asks
-    (``accounts.send_refusal``): the forms' ``open_now``.  A refusal of the plan chosen, or of
-    the account typed to receive, leaves the form open to choose another; one of the account
-    itself (closed meanwhile) closes it."""
+    (``accounts.send_refusal``): the forms' ``open_now``.  A refusal of the plan chosen, of the
+    account typed to receive or of the credits chosen (``account_frozen`` for a frozen bank
+    site's) leaves the form open to choose others; one of the account itself (frozen or closed
+    meanwhile) closes it."""
     return accounts.send_refusal(accounts.get_account(database(), who, account_id)) is None
 
 
@@ -123,7 +143,9 @@ def _reserve_form(who: Actor, account: accounts.AccountView) -> Form:
 @forms.signed_in(*ROLES)
 def reserve_form(who: Actor, account_id: str) -> Response:
     account = accounts.get_account(database(), who, account_id)
-    return _form_page(account, RESERVE_PAGE, _reserve_form(who, account))
+    return _unsendable(account, RESERVE_PAGE) or _form_page(
+        account, RESERVE_PAGE, _reserve_form(who, account)
+    )
 
 
 @web.route("/accounts/<account_id>/reservations/new", methods=["POST"])
@@ -212,7 +234,9 @@ def _transfer_form(account: accounts.AccountView) -> Form:
 @forms.signed_in(*ROLES)
 def transfer_form(who: Actor, account_id: str) -> Response:
     account = accounts.get_account(database(), who, account_id)
-    return _form_page(account, TRANSFER_PAGE, _transfer_form(account))
+    return _unsendable(account, TRANSFER_PAGE) or _form_page(
+        account, TRANSFER_PAGE, _transfer_form(account)
+    )
 
 
 @web.route("/accounts/<account_id>/transfers/new", methods=["POST"])

@@ -12,7 +12,7 @@ from __future__ import annotations
 import hmac
 import secrets
 import unicodedata
-from typing import Any
+from typing import Any, TypeVar
 from urllib.parse import unquote, urlsplit
 
 from flask import (
@@ -25,6 +25,7 @@ from flask import (
     request,
     url_for,
 )
+from werkzeug.wrappers import Response as BaseResponse
 
 from api.context import database
 from bank import access, web_sessions
@@ -32,6 +33,18 @@ from bank import access, web_sessions
 SESSION_COOKIE = "wetbank_session"
 CSRF_COOKIE = "wetbank_signin_csrf"
 CSRF_FIELD = "csrf_token"
+#: a response of any kind (Flask's, or werkzeug's a ``redirect`` makes)
+R = TypeVar("R", bound=BaseResponse)
+#: ``?ended=`` on the sign-in page: why the session it asks to start again has ended
+ENDED_BY_REVOCATION = "token-revoked"
+#: ... because the person revoked the token they were signed in with (``board_tokens``)
+ENDED_BY_OWN_REVOCATION = "own-token-revoked"
+ENDED = {
+    ENDED_BY_REVOCATION: "The token you signed in with has been revoked, so you are signed "
+    "out: sign in with another token to go on.",
+    ENDED_BY_OWN_REVOCATION: "The token is revoked: it stopped working at once. It was the "
+    "token you signed in with, so you are signed out: sign in with another token to go on.",
+}
 
 
 class SignInRequired(Exception):
@@ -110,9 +123,19 @@ def sign_out() -> Any:
         return redirect(url_for("web.index"), 303)
     check_form_secret()
     web_sessions.sign_out(database(), cookie, g.web, _trail())
-    response = redirect(url_for("web.index"), 303)
+    return forget_session(redirect(url_for("web.index"), 303))
+
+
+def forget_session(response: R) -> R:
+    """``response``, telling the browser to drop its session cookie (the session has ended)."""
     response.delete_cookie(SESSION_COOKIE, secure=_secure(), httponly=True, samesite="Lax")
     return response
+
+
+def ended_by_revocation() -> bool:
+    """Whether this request's session cookie names a session its token's revocation ended."""
+    cookie = request.cookies.get(SESSION_COOKIE)
+    return cookie is not None and web_sessions.ended_by_revocation(database(), cookie)
 
 
 def check_signed_in_post() -> None:
@@ -132,6 +155,7 @@ def _render_sign_in(status: int, error: str | None) -> Response:
     body = render_template(
         "sign_in.html",
         error=error,
+        ended=ENDED.get(request.args.get("ended") or ""),
         signin_csrf=secret,
         next=_safe_next(request.values.get("next")),
     )

@@ -221,6 +221,9 @@ def test_a_token_revoked_meanwhile_revokes_nothing(app, api):
     # revoking one's own token is allowed (the request was authenticated before it)
     with db.transaction() as session:
         assert access.revoke_token(session, first["id"], by=first["id"]) is True
+    # and once revoked it revokes nothing, not even itself again
+    with pytest.raises(access.TokenRevoked), db.transaction() as session:
+        access.revoke_token(session, first["id"], by=first["id"])
 
 
 # --- concurrent voids ----------------------------------------------------------------------------

@@ -222,6 +222,26 @@ def test_revoking_a_revoked_token_again_is_204_and_records_no_second_event(api):
     assert revoked == [("token_revoked", 204, f"first-{created['id']}")]
 
 
+def test_a_token_revokes_itself_and_is_dead_for_the_next_request(api):
+    """A board token that may have leaked is revoked with itself: 204, one ``token_revoked``
+    event, and its next request (another revocation of itself, any other) is 401."""
+    created = ok(api.post("/tokens", {"role": "board", "name": "revokes itself"}))
+    path = f"/tokens/{created['id']}"
+    own_request = {"X-Request-Id": f"own-{created['id']}"}
+    own = api.delete(path, token=created["token"], headers=own_request)
+    assert own.status_code == 204, own.get_data(as_text=True)
+    assert api.get("/me", token=created["token"]).status_code == 401
+    again = api.delete(path, token=created["token"])
+    assert (again.status_code, again.json["code"]) == (401, "unauthorized")
+    assert ok(api.get(path), 200)["revoked_at"] is not None
+    revoked = [
+        (event["kind"], event["status"], event["request_id"])
+        for event in audit_events(api)
+        if event["path"].endswith(f"/api/v1{path}") and event["kind"] == "token_revoked"
+    ]
+    assert revoked == [("token_revoked", 204, f"own-{created['id']}")]
+
+
 def test_revoking_an_unknown_token_is_404(api):
     response = api.delete("/tokens/tok_missing")
     assert response.status_code == 404

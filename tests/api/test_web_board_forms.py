@@ -24,7 +24,7 @@ from bank.party_tables import BankSite, Holder
 from tests.api.conftest import Api, make_token
 from tests.api.kit import Kit, at, ok, on, unique
 from tests.api.test_appeals import noticed_decision
-from tests.api.web_kit import Element, parse, signed_in
+from tests.api.web_kit import SESSION_COOKIE, Element, audit_events, parse, signed_in
 
 DAY = "2026-06-17"
 PETITION_DAY = "2026-09-24"
@@ -812,3 +812,73 @@ def test_no_one_but_the_board_may_use_the_forms(app, kit) -> None:
     anonymous = app.test_client()
     response = anonymous.get("/holders/new")
     assert response.status_code == 303 and "/sign-in" in response.headers["Location"]
+
+
+def revocations_by(api: Any, token_id: str) -> list[tuple[str, int]]:
+    """The ``token_revoked`` events the token ``token_id`` recorded: (path, status)."""
+    return [
+        (event["path"], event["status"])
+        for event in audit_events(api)
+        if event["kind"] == "token_revoked" and event["actor"].endswith(f"({token_id})")
+    ]
+
+
+def test_the_board_revokes_the_token_it_signed_in_with_and_is_signed_out(app, kit) -> None:
+    """A board user revoking, from its row, the token they signed in with (leaked, say): the
+    token stops working at once, the one revocation is recorded, and the session that rested on
+    it ends: the answer is the sign-in page saying the token was revoked, not an error.  The
+    same form sent again (a double click, with the old cookie) lands there too and revokes
+    nothing more."""
+    token = make_token(app, "board")
+    mine = ok(kit.api.get("/me", token=token), 200)["token_id"]
+    client = signed_in(app.test_client(), token)
+    row = token_row(client, mine)
+    assert "(you are signed in with it: revoking it signs you out)" in row.one("th").text
+    button = row.one("form")
+    sent = {i.attrs["name"]: i.attrs["value"] for i in button.all("input", type="hidden")}
+    cookie = client.get_cookie(SESSION_COOKIE)
+    assert cookie is not None
+
+    done = client.post(button.attrs["action"], data=sent)
+
+    location = redirected(done, "/sign-in")
+    cookies = done.headers.getlist("Set-Cookie")
+    assert any(c.startswith(f"{SESSION_COOKIE}=;") for c in cookies), cookies  # dropped
+    page = html(client.get(location))
+    assert page.one(id="sign-in-notice").text.startswith("The token is revoked")
+    assert "you signed in with" in page.one(id="sign-in-notice").text
+    assert page.has("input", id="token")  # the sign-in form, to sign in with another
+    assert kit.api.get("/me", token=token).status_code == 401
+    assert client.get("/tokens").status_code == 303  # signed out
+    assert revocations_by(kit.api, mine) == [("POST /tokens/revoke", 204)]
+
+    client.set_cookie(SESSION_COOKIE, cookie.value)  # sent again before the answer came
+    again = client.post(button.attrs["action"], data=sent, headers={"Referer": "/tokens"})
+    again_page = html(client.get(redirected(again, "/sign-in")))
+    assert "revoked" in again_page.one(id="sign-in-notice").text
+    assert again_page.has("input", id="token")
+    assert revocations_by(kit.api, mine) == [("POST /tokens/revoke", 204)]
+    assert kit.api.get("/me", token=token).status_code == 401
+
+
+def test_a_form_sent_once_its_sessions_token_was_revoked_lands_on_sign_in_saying_so(
+    app, kit
+) -> None:
+    """Revoking another token leaves the session as it was; a session whose token was revoked
+    (by someone else) can send no form: its revoke form lands on the sign-in page saying why,
+    and the token it named stays live."""
+    token = make_token(app, "board")
+    mine = ok(kit.api.get("/me", token=token), 200)["token_id"]
+    client = signed_in(app.test_client(), token)
+    other = ok(kit.api.post("/tokens", {"role": "board", "name": unique("other")}), 201)
+    action, hidden = form_of(client, "/tokens", "revoke-form")
+    redirected(client.post(action, data={**hidden, "token_id": other["id"]}), "/tokens")
+    assert html(client.get("/tokens")).has("form", id="revoke-form")  # still signed in
+
+    spare = ok(kit.api.post("/tokens", {"role": "board", "name": unique("spare")}), 201)
+    action, hidden = form_of(client, "/tokens", "revoke-form")  # drawn while signed in
+    assert kit.api.delete(f"/tokens/{mine}").status_code == 204
+    sent = client.post(action, data={**hidden, "token_id": spare["id"]})
+    page = html(client.get(redirected(sent, "/sign-in")))
+    assert "revoked" in page.one(id="sign-in-notice").text
+    assert ok(kit.api.get("/me", token=spare["token"]), 200)["token_id"] == spare["id"]

@@ -1028,6 +1028,155 @@ def test_a_transfer_form_sent_after_the_account_closed_is_answered_with_no_form(
     assert ok(kit.api.get(f"/accounts/{other}"), 200)["balances"] == []
 
 
+def api_refusal(kit: Kit, bank: dict[str, Any], plan_id: str, to: str) -> set[tuple[int, str]]:
+    """What the API answers a reservation and a transfer from ``bank`` now: (status, code)."""
+    reserved = kit.api.post(
+        f"/accounts/{bank['id']}/reservations",
+        kit.reservation_body(plan_id, bank["unrestricted_class"], 1_000),
+    )
+    moved = kit.api.post(
+        "/transfers",
+        {
+            "from_account_id": bank["id"],
+            "to_account_id": to,
+            "credit_class": bank["unrestricted_class"],
+            "amount_sqft": 1_000,
+        },
+    )
+    return {(r.status_code, r.json["code"]) for r in (reserved, moved)}
+
+
+def test_the_forms_of_an_account_that_may_send_nothing_answer_its_refusal_with_no_form(
+    app: Flask, kit: Kit
+) -> None:
+    """A GET of the reserve or transfer form of a frozen or closed account answers the refusal
+    a POST of it gets, at the status the API refuses a reservation or a transfer from it with
+    (frozen: 422 ``account_frozen``; closed: 409 ``conflict``), and draws no form, and the
+    account page does not link to them; unfrozen, the forms are offered and drawn again."""
+    lgu = kit.lgu()
+    with on(DAY):
+        bank = kit.funded_account(day=DAY, service_area=5, unrestricted=20_000)
+        plan = kit.plan(lgu, received_on=DAY, area_sqft=9_000)
+        other = kit.account(kit.holder()["id"], 5, "Wright")
+        client = signed_in(app.test_client(), bank["holder"]["token"])
+        paths = [f"/accounts/{bank['id']}/{act}/new" for act in ("reservations", "transfers")]
+        number = kit.account_body(bank["id"])["number"]
+        ok(kit.api.post(f"/accounts/{bank['id']}/freeze"), 200)
+        assert api_refusal(kit, bank, plan["id"], other) == {(422, "account_frozen")}
+        for path in paths:
+            assert refused_form(client.get(path), 422) == f"Account {number} is frozen.", path
+        assert not set(paths) & account_form_links(client, bank["id"])
+        ok(kit.api.post(f"/accounts/{bank['id']}/unfreeze"), 200)
+        for path in paths:
+            assert document(client.get(path)).has("form", id="record-form"), path
+        assert set(paths) <= account_form_links(client, bank["id"])
+        emptied_and_closed(kit, bank, 20_000)
+        assert api_refusal(kit, bank, plan["id"], other) == {(409, "conflict")}
+        for path in paths:
+            assert refused_form(client.get(path), 409) == f"Account {number} is closed.", path
+        assert not set(paths) & account_form_links(client, bank["id"])
+
+
+def account_form_links(client: FlaskClient, account_id: str) -> set[str]:
+    """The forms the account page's "Act on this account" links to."""
+    nav = document(client.get(f"/accounts/{account_id}")).one("nav", id="account-forms")
+    return {a.attrs["href"] for a in nav.all("a")}
+
+
+def test_a_form_sent_after_the_account_was_frozen_is_answered_with_no_form(
+    app: Flask, kit: Kit
+) -> None:
+    """Reserve and transfer forms drawn while the account was open and sent after the board
+    froze it: refused as the API refuses them (422 ``account_frozen``), the page says why with no
+    form, for the account sends nothing until the board unfreezes it.  Unfrozen, the same forms,
+    sent again, are used."""
+    lgu = kit.lgu()
+    with on(DAY):
+        bank = kit.funded_account(day=DAY, service_area=5, unrestricted=20_000)
+        plan = kit.plan(lgu, received_on=DAY, area_sqft=9_000)
+        other = kit.account(kit.holder()["id"], 5, "Wright")
+        client = signed_in(app.test_client(), bank["holder"]["token"])
+        number = kit.account_body(bank["id"])["number"]
+        reserve = f"/accounts/{bank['id']}/reservations/new"
+        transfer = f"/accounts/{bank['id']}/transfers/new"
+        unrestricted = bank["unrestricted_class"]
+        drawn = {
+            reserve: fill(
+                client,
+                reserve,
+                {
+                    "plan_id": plan["id"],
+                    "credit_class": unrestricted,
+                    "amount_sqft": "5,000",
+                    "expires_on": "2027-06-08",
+                },
+            ),
+            transfer: fill(
+                client,
+                transfer,
+                {"to_account_id": other, "credit_class": unrestricted, "amount_sqft": "4,000"},
+            ),
+        }
+        ok(kit.api.post(f"/accounts/{bank['id']}/freeze"), 200)
+        for path, data in drawn.items():
+            refused = document(client.post(path, data=data), 422)
+            assert refused.one("div", id="form-problem").text == f"Account {number} is frozen."
+            assert not refused.has("form", id="record-form"), path
+            assert not refused.has("input", name="amount_sqft"), path
+        assert kit.rows_naming(bank["id"])["reservations"] == 0
+        assert kit.rows_naming(bank["id"])["transfers"] == 0
+        ok(kit.api.post(f"/accounts/{bank['id']}/unfreeze"), 200)
+        for path, data in drawn.items():
+            followed(client, client.post(path, data=data))
+    assert kit.available(bank["id"], unrestricted) == 20_000 - 5_000 - 4_000
+
+
+def test_credits_of_a_frozen_site_refused_keep_the_form_to_choose_others(
+    app: Flask, kit: Kit
+) -> None:
+    """``account_frozen`` for the credits chosen (their bank site frozen), the account itself
+    open: the form stays, to choose other credits; so does the withdrawal form refused for a
+    reservation of a frozen account, to choose other reservations."""
+    lgu = kit.lgu()
+    lgu_client = signed_in(app.test_client(), lgu["token"])
+    with on(DAY):
+        bank = kit.funded_account(day=DAY, service_area=5, unrestricted=20_000)
+        plan = kit.approved_plan(lgu, DAY, area_sqft=1_000, ratio="1")
+        other = kit.account(kit.holder()["id"], 5, "Wright")
+        held = kit.reserve(bank["id"], plan["id"], bank["unrestricted_class"], 1_000)
+        client = signed_in(app.test_client(), bank["holder"]["token"])
+        reserve = f"/accounts/{bank['id']}/reservations/new"
+        transfer = f"/accounts/{bank['id']}/transfers/new"
+        fields = {
+            reserve: {
+                "plan_id": plan["id"],
+                "credit_class": bank["unrestricted_class"],
+                "amount_sqft": "5,000",
+                "expires_on": "2027-06-08",
+            },
+            transfer: {
+                "to_account_id": other,
+                "credit_class": bank["unrestricted_class"],
+                "amount_sqft": "4,000",
+            },
+        }
+        drawn = {path: fill(client, path, typed) for path, typed in fields.items()}
+        ok(kit.api.post(f"/bank-sites/{bank['site_id']}/freeze"), 200)
+        for path, data in drawn.items():
+            kept = document(client.post(path, data=data), 422)
+            assert "frozen" in kept.one("div", id="form-problem").text, path
+            amount = kept.one("form", id="record-form").one("input", id="f-amount_sqft")
+            assert amount.attrs["value"] == fields[path]["amount_sqft"], path
+        ok(kit.api.post(f"/bank-sites/{bank['site_id']}/unfreeze"), 200)
+        ok(kit.api.post(f"/accounts/{bank['id']}/freeze"), 200)
+        number = kit.account_body(bank["id"])["number"]
+        path = f"/plans/{plan['id']}/withdrawal"
+        withdrawal = document(send(lgu_client, path, {"reservation_ids": [held["id"]]}), 422)
+    assert withdrawal.one("div", id="form-problem").text == f"Account {number} is frozen."
+    assert withdrawal.has("form", id="record-form")
+    assert kit.get_plan(plan["id"])["withdrawals"] == []
+
+
 def test_another_role_may_not_use_the_holder_forms(app: Flask, kit: Kit) -> None:
     lgu = kit.lgu()
     with on(DAY):
