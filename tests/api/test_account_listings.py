@@ -13,6 +13,7 @@ from typing import Any
 import pytest
 
 from tests.api.kit import Kit, at, ok, problem, unique
+from tests.api.web_kit import parse, signed_in
 
 EARLY, LATE = "2026-05-25 12:00:00", "2026-05-26 12:00:00"
 
@@ -251,3 +252,67 @@ def test_a_bad_reservation_cursor_or_limit_is_refused(kit, reserved):
     for limit in ("0", "501"):
         response = kit.api.get(path, query_string={"limit": limit})
         assert "limit" in problem(response, 422, "validation_error")["errors"]
+
+
+# --- the pages ---------------------------------------------------------------------------------
+
+
+def walk_page(client: Any, path: str, table: str, row_key: str) -> list[list[str]]:
+    """The rows of ``table`` (by their ``row_key`` attribute) on each page of ``path``,
+    following its "Next page" link until there is none."""
+    pages: list[list[str]] = []
+    while True:
+        response = client.get(path)
+        assert response.status_code == 200, response.get_data(as_text=True)
+        document = parse(response.get_data(as_text=True))
+        rows = document.one("table", id=table).one("tbody").all("tr")
+        pages.append([row.attrs[row_key] for row in rows])
+        following = document.all("a", id="next-page")
+        if not following:
+            return pages
+        path = following[0].attrs["href"]
+        assert len(pages) < 100, "the walk does not end"
+
+
+def test_the_account_page_shows_its_lots_in_pages_each_once_in_order(app, kit, lotted):
+    client = signed_in(app.test_client(), lotted["holder"]["token"])
+    path = f"/accounts/{lotted['id']}"
+    labels = {lot["id"]: lot["label"] for lot in kit.lots(lotted["id"])}
+    period = "from=2026-05-01&to=2026-05-31"
+    with at(LATE):
+        pages = walk_page(client, f"{path}?limit=2&{period}", "lots", "data-lot-id")
+        assert [[labels[lot] for lot in p] for p in pages] == [["E", "A"], ["B", "C"], ["D"]]
+        # by default every lot here is on the one page; the statement names each lot by label
+        (whole,) = walk_page(client, path, "lots", "data-lot-id")
+        assert whole == list(labels)
+        last = parse(client.get(f"{path}?limit=2&after={pages[1][-1]}&{period}").text)
+        assert "2026-05-01" in last.one("a", id="first-page").attrs["href"]
+        statement = last.all("table", **{"class": "statement-class"})
+        lot_cells = {
+            row.all("td")[1].text for s in statement for row in s.all("tr", **{"class": "entry"})
+        }
+        assert lot_cells == set(labels.values())
+        # a place that is no lot of this account's: no lots there, and the way back to the first
+        other = parse(client.get(f"{path}?after=lot_0123abcd").text)
+        assert other.has("a", id="first-page") and not other.has("table", id="lots")
+        response = client.get(f"{path}?after=not-a-lot")
+        assert response.status_code == 400
+        assert signed_in(app.test_client(), kit.holder()["token"]).get(path).status_code == 404
+
+
+def test_the_reservations_page_shows_them_in_pages_each_once_in_order(app, kit, reserved):
+    client = signed_in(app.test_client(), reserved["holder"]["token"])
+    path = f"/accounts/{reserved['id']}/reservations"
+    with at("2026-06-04 12:00:00"):
+        pages = walk_page(client, f"{path}?limit=2", "account-reservations", "data-reservation-id")
+        assert [len(p) for p in pages] == [2, 2, 1]
+        assert flat(pages) == in_order(reserved["made"])
+        # the pending ones keep their Void button on every page
+        last = parse(client.get(f"{path}?limit=2&after={pages[1][-1]}").text)
+        (row,) = last.one("table", id="account-reservations").one("tbody").all("tr")
+        assert row.attrs["data-status"] == "pending" and row.one("button").text == "Void"
+        assert last.has("a", id="first-page")
+        assert client.get(f"{path}?limit=0").status_code == 400
+        assert client.get(f"{path}?after=x'--").status_code == 400
+        stranger = signed_in(app.test_client(), kit.holder()["token"])
+        assert stranger.get(path).status_code == 404
