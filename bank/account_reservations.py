@@ -5,9 +5,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from sqlalchemy import bindparam, select
+from sqlalchemy import Select, bindparam, select
+from sqlalchemy.orm import Session
 
-from bank import credits, parties, plans, reservations
+from bank import credits, keyset, parties, plans, reservations
 from bank.access import Actor
 from bank.plan_tables import Plan
 from bank.reservation_tables import Reservation
@@ -49,21 +50,42 @@ _OF_ACCOUNT = (
     .where(Reservation.account_id == bindparam("account_id"))
     .order_by(Reservation.created_at, Reservation.id)
 )
+_Rows = Select[Reservation, credits.CreditClass, Plan, str]
 
 
 def account_reservations(db: Database, actor: Actor, account_id: str) -> AccountReservations:
     """Every reservation made against the account, oldest first (board, or its holder; another
-    caller hears ``not_found`` for the account)."""
+    caller hears ``not_found`` for the account); ``page_of_account_reservations`` pages them."""
     with db.transaction() as session:
         account = parties.visible_account(session, actor, account_id)
-        rows = session.execute(_OF_ACCOUNT, {"account_id": account.id}).all()
-        listed = {plan.id: (plan, lgu_name) for _row, _class, plan, lgu_name in rows}
-        state_of = plans.states(session, [plan for plan, _ in listed.values()], clock.today())
-        plan_of = {
-            plan_id: ReservedFor(plan_id, plan.project, lgu_name, state_of[plan_id].status)
-            for plan_id, (plan, lgu_name) in listed.items()
-        }
-        views = reservations.reservation_views(session, [row for row, *_ in rows])
-        return AccountReservations(
-            tuple(AccountReservation(**vars(view), plan=plan_of[view.plan_id]) for view in views)
-        )
+        return AccountReservations(tuple(_listed(session, account.id, _OF_ACCOUNT)))
+
+
+def page_of_account_reservations(
+    db: Database, actor: Actor, account_id: str, limit: int, after: str | None = None
+) -> list[AccountReservation]:
+    """Up to ``limit + 1`` of ``account_reservations``'s reservations (the extra one says there
+    are more), after the reservation ``after`` in their order (by ``created_at``, then id; an
+    index holds it, so a later page reads no more rows than the first).  The cursor's
+    reservation is looked up among the account's own: another account's gives an empty page."""
+    with db.transaction() as session:
+        account = parties.visible_account(session, actor, account_id)
+        query = _OF_ACCOUNT.limit(limit + 1)
+        if after is not None:
+            R = Reservation  # noqa: N806
+            scope = R.account_id == account.id
+            query = query.where(keyset.after(R.created_at, R.id, after, scope))
+        return _listed(session, account.id, query)
+
+
+def _listed(session: Session, account_id: str, query: _Rows) -> list[AccountReservation]:
+    """The reservations ``query`` reads (``_OF_ACCOUNT``'s rows) for the account, as listed."""
+    rows = session.execute(query, {"account_id": account_id}).all()
+    listed = {plan.id: (plan, lgu_name) for _row, _class, plan, lgu_name in rows}
+    state_of = plans.states(session, [plan for plan, _ in listed.values()], clock.today())
+    plan_of = {
+        plan_id: ReservedFor(plan_id, plan.project, lgu_name, state_of[plan_id].status)
+        for plan_id, (plan, lgu_name) in listed.items()
+    }
+    views = reservations.reservation_views(session, [row for row, *_ in rows])
+    return [AccountReservation(**vars(view), plan=plan_of[view.plan_id]) for view in views]

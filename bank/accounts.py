@@ -119,10 +119,22 @@ def set_status(db: Database, actor: Actor, account_id: str, status: str) -> Acco
 
 
 def account_lots(db: Database, actor: Actor, account_id: str) -> list[credits.LotView]:
-    """The lots the account holds, oldest first, with provenance (board, or its holder)."""
+    """Every lot the account holds, oldest first, with provenance (board, or its holder);
+    ``page_of_lots`` pages them."""
     with db.transaction() as session:
         account = parties.visible_account(session, actor, account_id)
         return [credits.LotView.of(item) for item in credits.lots_of(session, account)]
+
+
+def page_of_lots(
+    db: Database, actor: Actor, account_id: str, limit: int, after: str | None = None
+) -> list[credits.LotView]:
+    """Up to ``limit + 1`` of ``account_lots``'s lots (the extra one says there are more),
+    after the lot ``after`` (``credits.lot_page``: another account's lot gives an empty page)."""
+    with db.transaction() as session:
+        account = parties.visible_account(session, actor, account_id)
+        page = credits.lot_page(session, account, limit, after)
+        return [credits.LotView.of(item) for item in page]
 
 
 def list_accounts(

@@ -6,6 +6,7 @@ order, which an index on (column, id) finds without reading the rows before it (
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 from sqlalchemy import ColumnElement, and_, or_, select
@@ -22,6 +23,21 @@ def after(
     value = _cursor_value(column, id_column, cursor_id, scope)
     # ``column >= value`` is implied by the rest, and bounds an index range scan by itself
     return and_(column >= value, or_(column > value, and_(column == value, id_column > cursor_id)))
+
+
+def after_row(
+    order: Sequence[Any], id_column: Any, cursor_id: str, *scope: ColumnElement[bool]
+) -> ColumnElement[bool]:
+    """``after`` for an order of several columns (or expressions) whose last breaks every tie
+    within ``scope`` (an account's lots: their time, then their label's length and label): the
+    rows past the row whose ``id_column`` is ``cursor_id``, looked up within ``scope`` (none
+    when it is not there)."""
+    values = [_cursor_value(column, id_column, cursor_id, scope) for column in order]
+    past: ColumnElement[bool] = order[-1] > values[-1]
+    for column, value in zip(order[-2::-1], values[-2::-1], strict=True):
+        past = or_(column > value, and_(column == value, past))
+    # ``first >= value`` is implied by the rest, and bounds an index range scan by itself
+    return and_(order[0] >= values[0], past)
 
 
 def before(

@@ -17,6 +17,7 @@ from sqlalchemy import (
     CheckConstraint,
     DateTime,
     ForeignKey,
+    Index,
     Integer,
     String,
     Text,
@@ -88,11 +89,16 @@ class BankAccount(Base):
     """A holder's account in the wetland bank."""
 
     __tablename__ = "bank_accounts"
-    __table_args__ = (CheckConstraint("status IN ('open', 'frozen', 'closed')", name="status"),)
+    __table_args__ = (
+        CheckConstraint("status IN ('open', 'frozen', 'closed')", name="status"),
+        #: ``GET /accounts``'s order, oldest first: the board's, and a holder's own (0029)
+        Index("ix_bank_accounts_created_at_id", "created_at", "id"),
+        Index("ix_bank_accounts_holder_id_created_at_id", "holder_id", "created_at", "id"),
+    )
 
     id: Mapped[str] = mapped_column(String(40), primary_key=True)
     number: Mapped[str] = mapped_column(String(20), unique=True)
-    holder_id: Mapped[str] = mapped_column(ForeignKey("holders.id"), index=True)
+    holder_id: Mapped[str] = mapped_column(ForeignKey("holders.id"))
     service_area: Mapped[int] = mapped_column(Integer)
     county: Mapped[str] = mapped_column(String(100))
     name: Mapped[str | None] = mapped_column(String(300))

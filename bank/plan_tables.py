@@ -10,6 +10,7 @@ from sqlalchemy import (
     BigInteger,
     Boolean,
     Date,
+    Index,
     Integer,
     String,
     Text,
@@ -27,9 +28,14 @@ class Plan(ApplicationRecord, Base):
     application's notices and decision: ``ApplicationRecord``)."""
 
     __tablename__ = "plans"
+    #: ``GET /plans``'s order, oldest first: the board's, and an LGU's own (migration 0029)
+    __table_args__ = (
+        Index("ix_plans_created_at_id", "created_at", "id"),
+        Index("ix_plans_lgu_id_created_at_id", "lgu_id", "created_at", "id"),
+    )
 
     id: Mapped[str] = public_id()
-    lgu_id: Mapped[str] = refers("lgus.id", index=True)
+    lgu_id: Mapped[str] = refers("lgus.id")
     applicant: Mapped[str] = mapped_column(String(300))
     project: Mapped[str] = mapped_column(String(300))
     #: the receipt of the application as last received as new (Subd. 6 (c) restarts it)

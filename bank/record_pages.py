@@ -55,24 +55,32 @@ class AccountPage:
 
 
 def account_page(
-    db: Database, actor: Actor, account_id: str, period: tuple[date, date] | None
+    db: Database,
+    actor: Actor,
+    account_id: str,
+    period: tuple[date, date] | None,
+    *,
+    lots_limit: int | None = None,
+    lots_after: str | None = None,
 ) -> AccountPage:
-    """The account (board, or its holder; ``not_found`` otherwise), with the statement of
-    ``period`` (none when ``None``)."""
+    """The account (board, or its holder; ``not_found`` otherwise), its lots (every one, or up
+    to ``lots_limit + 1`` after the lot ``lots_after``: ``reports.lots_with_provenance``), and
+    the statement of ``period`` (none when ``None``)."""
     if period:
         sealer.seal_committed(db)
     with db.transaction() as session:
         account = parties.visible_account(session, actor, account_id)
         holder = session.get(Holder, account.holder_id)
-        lots = reports.lots_with_provenance(session, account)
+        lots = reports.lots_with_provenance(session, account, lots_limit, lots_after)
         statement = reports.statement(session, account, *period) if period else []
         moved = [Moved(e.transaction_id, e.kind, e.memo) for c in statement for e in c.entries]
+        entry_lots = {e.lot_id for c in statement for e in c.entries}
         return AccountPage(
             account=account,
             holder_name=holder.name if holder else account.holder_id,
             balances=balances.balance_rows(session, account),
             lots=lots,
-            lot_labels={lot["id"]: lot["label"] for lot in lots},
+            lot_labels=_labels(session, entry_lots),
             statement=statement,
             entry_records=entry_records(session, actor, account, moved),
         )
@@ -165,6 +173,14 @@ def _numbers(session: Session, account_ids: set[str]) -> dict[str, str]:
         return {}
     query = select(BankAccount.id, BankAccount.number).where(BankAccount.id.in_(account_ids))
     return {account_id: number for account_id, number in session.execute(query).all()}
+
+
+def _labels(session: Session, lot_ids: set[str]) -> dict[str, str]:
+    """The labels of the account's lots ``lot_ids`` (a statement's), as its page names them."""
+    if not lot_ids:
+        return {}
+    query = select(Lot.id, Lot.label).where(Lot.id.in_(lot_ids))
+    return {lot: label for lot, label in session.execute(query).all()}
 
 
 def lot_labels(session: Session, lot_ids: set[str]) -> dict[str, str]:

@@ -63,10 +63,20 @@ def credit_availability(session: Session) -> list[dict[str, Any]]:
     ]
 
 
-def lots_with_provenance(session: Session, account: parties.BankAccount) -> list[dict[str, Any]]:
+def lots_with_provenance(
+    session: Session,
+    account: parties.BankAccount,
+    limit: int | None = None,
+    after: str | None = None,
+) -> list[dict[str, Any]]:
     """The account's lots as ``GET /accounts/{id}/lots`` shows them, each with where it came from:
-    its bank site's name, the deposit's banking plan and date, and the lot it was split from."""
-    items = [asdict(credits.LotView.of(item)) for item in credits.lots_of(session, account)]
+    its bank site's name, the deposit's banking plan and date, and the lot it was split from:
+    every lot, or with ``limit`` up to ``limit + 1`` after the lot ``after`` (``lot_page``)."""
+    if limit is None:
+        found = credits.lots_of(session, account)
+    else:
+        found = credits.lot_page(session, account, limit, after)
+    items = [asdict(credits.LotView.of(item)) for item in found]
     sites = _names(session, parties.BankSite, {i["bank_site_id"] for i in items})
     deposits = {
         d.id: d

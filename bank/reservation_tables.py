@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from datetime import date, datetime
 
-from sqlalchemy import Date
+from sqlalchemy import Date, Index
 from sqlalchemy.orm import Mapped, mapped_column
 
 from bank.columns import actor_label, moment, part_of, public_id, refers, serial_id, sqft
@@ -16,9 +16,13 @@ class Reservation(Base):
     """Credits held for a plan until withdrawn, voided or expired."""
 
     __tablename__ = "reservations"
+    #: an account's reservations, oldest first, for its pages (migration 0029)
+    __table_args__ = (
+        Index("ix_reservations_account_id_created_at_id", "account_id", "created_at", "id"),
+    )
 
     id: Mapped[str] = public_id()
-    account_id: Mapped[str] = refers("bank_accounts.id", index=True)
+    account_id: Mapped[str] = refers("bank_accounts.id")
     plan_id: Mapped[str] = refers("plans.id", index=True)
     credit_class: Mapped[str] = refers("credit_classes.code")
     lot_id: Mapped[str | None] = refers("lots.id")

@@ -25,7 +25,7 @@ from api.schemas.common import (
     text_of,
 )
 from api.schemas.replies import register, reply_schema
-from bank.account_reservations import AccountReservation, AccountReservations, ReservedFor
+from bank.account_reservations import AccountReservation, ReservedFor
 from bank.accounts import AccountView
 from bank.balances import BalancesAsOf, ClassBalance, PastClassBalance
 from bank.credits import LotView
@@ -125,8 +125,7 @@ BalancesAsOfOut = reply_schema(BalancesAsOf, "BalancesAsOfOut")
 LotOut = reply_schema(LotView, "LotOut")
 
 
-class LotList(Schema):
-    items = fields.List(fields.Nested(LotOut))
+LotPage = page_schema(LotOut, "LotPage")
 
 
 class EntryOut(Schema):
@@ -277,4 +276,4 @@ AccountReservationOut = reply_schema(
     withdrawn_sqft=WithdrawnSqft(),
 )
 register(AccountReservation, AccountReservationOut)
-AccountReservationList = reply_schema(AccountReservations, "AccountReservationList")
+AccountReservationPage = page_schema(AccountReservationOut, "AccountReservationPage")

@@ -20,7 +20,7 @@ from api.schemas.bank import (
     DepositOut,
     DepositReverseIn,
     EntryPage,
-    LotList,
+    LotPage,
 )
 from api.schemas.filters import AccountListArgs
 from api.views.blueprint import ApiBlueprint
@@ -30,6 +30,8 @@ from bank.rules.deposit_rules import ActionRequest
 blp = ApiBlueprint("accounts", __name__, description="Bank accounts")
 
 ACCOUNTS = Listing("/accounts", id_prefix="acct")
+#: one listing of every account's lots: a cursor names a lot, looked up in the account asked for
+LOTS = Listing("/accounts/{account_id}/lots", id_prefix="lot")
 
 
 @blp.route("/accounts")
@@ -73,10 +75,17 @@ class AccountBalancesAsOf(MethodView):
 
 @blp.route("/accounts/<account_id>/lots")
 class AccountLots(MethodView):
-    @blp.read("board", "holder", reply=LotList)
-    def get(self, account_id: str) -> Any:
-        """The lots the account holds, with provenance (board, or the holder)."""
-        return {"items": accounts.account_lots(database(), actor(), account_id)}
+    @blp.read("board", "holder", query=PageArgs, reply=LotPage)
+    def get(self, args: dict[str, Any], account_id: str) -> Any:
+        """The lots the account holds, with provenance (board, or the holder), oldest first:
+        lots made at once (by one deposit or transfer) in the order of their labels.
+
+        Paged by cursor like every long list: ``limit`` (1 to 500, default 50) lots a page, and
+        ``next_cursor`` (null on the last page) passed back as ``cursor`` for the next.  A
+        cursor of another account's lots gives an empty page."""
+        after, limit = LOTS.after(args["cursor"]), args["limit"]
+        items = accounts.page_of_lots(database(), actor(), account_id, limit, after)
+        return LOTS.page(items, limit, key=attrgetter("id"))
 
 
 @blp.route("/accounts/<account_id>/entries")

@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+from operator import attrgetter
 from typing import Any
 
 from flask.views import MethodView
 
 from api.context import actor, database, request_id
+from api.pagination import Listing, PageArgs
 from api.schemas.bank import (
-    AccountReservationList,
+    AccountReservationPage,
     ReservationIn,
     ReservationOut,
     TransferIn,
@@ -18,6 +20,9 @@ from api.views.blueprint import ApiBlueprint
 from bank import account_reservations, reservations, transfers
 
 blp = ApiBlueprint("movements", __name__, description="Transfers, reservations")
+#: one listing of every account's reservations: a cursor names a reservation, looked up in the
+#: account asked for
+RESERVATIONS = Listing("/accounts/{account_id}/reservations", id_prefix="res")
 
 
 @blp.route("/transfers")
@@ -37,11 +42,19 @@ class AccountReservations(MethodView):
         request = reservations.ReservationRequest(account_id=account_id, **data)
         return reservations.reserve_for_plan(database(), actor(), request, request_id())
 
-    @blp.read("board", "holder", reply=AccountReservationList)
-    def get(self, account_id: str) -> Any:
-        """The reservations held against the account (board, or its holder), each with the plan
-        it is for: its project, LGU and status."""
-        return account_reservations.account_reservations(database(), actor(), account_id)
+    @blp.read("board", "holder", query=PageArgs, reply=AccountReservationPage)
+    def get(self, args: dict[str, Any], account_id: str) -> Any:
+        """Every reservation made against the account (board, or its holder), oldest first,
+        each with the plan it is for: its project, LGU and status.
+
+        Paged by cursor like every long list: ``limit`` (1 to 500, default 50) reservations a
+        page, and ``next_cursor`` (null on the last page) passed back as ``cursor`` for the
+        next.  A cursor of another account's reservations gives an empty page."""
+        after, limit = RESERVATIONS.after(args["cursor"]), args["limit"]
+        items = account_reservations.page_of_account_reservations(
+            database(), actor(), account_id, limit, after
+        )
+        return RESERVATIONS.page(items, limit, key=attrgetter("id"))
 
 
 @blp.route("/reservations/<reservation_id>")

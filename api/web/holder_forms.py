@@ -21,6 +21,7 @@ from api.schemas.bank import ReservationIn, TransferIn
 from api.web import forms
 from api.web.blueprint import web
 from api.web.forms import Field, Form, Item
+from api.web.lists import page_args, paged
 from bank import account_reservations, accounts, reservable_plans, reservations, transfers
 from bank.access import Actor
 
@@ -176,12 +177,18 @@ def _reservations_page(
     who: Actor, account_id: str, problems: list[str] | None = None, status: int = 200
 ) -> Response:
     account = accounts.get_account(database(), who, account_id)
-    held = account_reservations.account_reservations(database(), who, account_id)
+    args = page_args()  # ``after`` the last reservation shown, and ``limit``
+    held = account_reservations.page_of_account_reservations(
+        database(), who, account_id, args["limit"], args["after"]
+    )
+    listed = paged(held, args["limit"], "web.account_reservations", account_id=account_id)
     return forms.page(
         "account_reservations.html",
         status,
         account=account,
-        reservations=held.items,
+        reservations=listed["rows"],
+        next_page=listed["next_page"],
+        first_page=listed["first_page"],
         problems=problems or [],
         back=_back(account),
         void_key=lambda: secrets.token_urlsafe(24),

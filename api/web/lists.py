@@ -76,13 +76,16 @@ def _choice(name: str, allowed: tuple[str, ...]) -> str | None:
 
 
 def paged(rows: list[Any], limit: int, endpoint: str, **kept: Any) -> dict[str, Any]:
-    """The rows to show and the "Next" link (``None`` on the last page)."""
+    """The rows to show (each with an ``id``: an attribute, or a dict's key) and the "Next" link
+    (``None`` on the last page)."""
     shown = rows[:limit]
     more = len(rows) > limit
     filters = {k: v for k, v in kept.items() if v not in (None, "")}
     if limit != PAGE_ROWS:
         filters["limit"] = limit
-    following = url_for(endpoint, after=shown[-1].id, **filters) if more else None
+    last = shown[-1] if more else None
+    last_id = last["id"] if isinstance(last, dict) else getattr(last, "id", None)
+    following = url_for(endpoint, after=last_id, **filters) if more else None
     first = url_for(endpoint, **filters) if request.args.get("after") else None
     return {"rows": shown, "next_page": following, "first_page": first, "filters": filters}
 

@@ -108,19 +108,33 @@ def credit_availability() -> Response:
 
 @web.route("/accounts/<account_id>")
 def account(account_id: str) -> Response:
-    """Balances per credit class, lots with provenance, and a statement for a chosen period."""
+    """Balances per credit class, lots with provenance (in pages: ``after`` the last lot shown,
+    as the lists page), and a statement for a chosen period."""
+    from api.web.lists import page_args, paged  # the lists render with ``page``, from here
+
     who = signed_in_actor()
     start, end, problem = period()
+    args = page_args()
     found = record_pages.account_page(
-        database(), who, account_id, None if problem else (start, end)
+        database(),
+        who,
+        account_id,
+        None if problem else (start, end),
+        lots_limit=args["limit"],
+        lots_after=args["after"],
     )
+    # the period asked for is kept from one page of lots to the next
+    kept = {name: request.args.get(name) for name in ("from", "to")}
+    lots = paged(found.lots, args["limit"], "web.account", account_id=account_id, **kept)
     return page(
         "account.html",
         status=422 if problem else 200,
         account=found.account,
         holder_name=found.holder_name,
         balances=found.balances,
-        lots=found.lots,
+        lots=lots["rows"],
+        next_page=lots["next_page"],
+        first_page=lots["first_page"],
         lot_labels=found.lot_labels,
         statement=found.statement,
         entry_records=found.entry_records,

@@ -445,7 +445,9 @@ class Kit:
         return int(self.balances(account_id)[code]["available_sqft"])
 
     def lots(self, account_id: str) -> list[dict[str, Any]]:
-        return list(ok(self.api.get(f"/accounts/{account_id}/lots"), 200)["items"])
+        """The account's lots, oldest first (a page of the most a page holds)."""
+        path = f"/accounts/{account_id}/lots"
+        return list(ok(self.api.get(path, query_string={"limit": 500}), 200)["items"])
 
     def lots_by_id(self, account_id: str) -> dict[str, dict[str, Any]]:
         return {lot["id"]: lot for lot in self.lots(account_id)}

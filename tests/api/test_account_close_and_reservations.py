@@ -141,9 +141,8 @@ def test_the_holder_sees_its_reservations_with_the_plan_each_is_for(api, kit, re
 def test_an_account_without_reservations_lists_none(api, kit):
     holder = kit.holder()
     account = kit.account(holder["id"])
-    assert ok(api.get(f"/accounts/{account}/reservations", token=holder["token"]), 200) == {
-        "items": []
-    }
+    path = f"/accounts/{account}/reservations"
+    assert ok(api.get(path, token=holder["token"]), 200) == {"items": [], "next_cursor": None}
 
 
 def test_another_holders_account_reservations_are_404_and_an_lgu_is_refused(

@@ -213,12 +213,17 @@ def listings(kit: Kit, app: Flask, holder: dict[str, str]) -> dict[str, str]:
             security = {"kind": "cash", "issuer": "Surety Co", "amount_cents": 100}
             security |= {"irrevocable": True, "issued_on": DAY, "expires_on": "2030-01-01"}
             ok(kit.api.post(f"/plans/{guaranteed['id']}/securities", security))
+        for _ in range(2):
+            body = kit.reservation_body(plan["id"], funded["unrestricted"], 100)
+            ok(kit.api.post(f"/accounts/{funded['id']}/reservations", body))
     for _ in range(2):  # refused requests are audit events
         assert kit.api.get("/audit/verify", token=holder["token"]).status_code == 403
     return {
         "accounts": "/accounts",
         "entries": f"/accounts/{funded['id']}/entries",
         "other entries": f"/accounts/{other['id']}/entries",
+        "lots": f"/accounts/{other['id']}/lots",  # its own lot and the one transferred in
+        "reservations": f"/accounts/{funded['id']}/reservations",
         "plans": "/plans",
         "payments": "/payments",
         "securities": "/securities",
@@ -233,11 +238,18 @@ def issued_cursor(api: Api, path: str) -> str:
     return str(body["next_cursor"])
 
 
-def crafted(name: str) -> list[str]:
+#: the listings of an account's rows: one name for every account's (a cursor names a row, looked
+#: up in the account asked for)
+ACCOUNT_LISTINGS = re.compile(r"^/accounts/[^/]+/(lots|reservations)$")
+
+
+def crafted(path: str) -> list[str]:
     """Cursors the server never issued: text, base64 of other bytes, JSON of other shapes, a
     key of the wrong type or kind."""
+    name = ACCOUNT_LISTINGS.sub(r"/accounts/{account_id}/\1", path)
     wrong_keys: list[Any] = [None, True, 1.5, -1, 2**64, "1", "x' OR '1'='1", {"id": 1}, [1]]
     prefixes = {"/accounts": "acct", "/plans": "plan", "/payments": "pay", "/securities": "sec"}
+    prefixes |= {"/accounts/{account_id}/lots": "lot", "/accounts/{account_id}/reservations": "res"}
     if name in prefixes:  # keyed by an id of their own kind
         own, other = prefixes[name], "acct" if name != "/accounts" else "plan"
         wrong_keys += [f"{other}_0123456789abcdef", f"{own}_xyz", f"{own}_" + "0" * 65, 1]

@@ -1,0 +1,318 @@
+"""docs/http.md "Lists, cursors and CSV": ``GET /accounts/{id}/lots`` and
+``GET /accounts/{id}/reservations`` are paged by cursor like every long list (``limit``,
+``cursor``, ``next_cursor``), in their own orders (lots oldest first, those made at once in the
+order of their labels; reservations oldest first, then by id), each account's own rows only, seen
+by the board and the account's holder.  On SQLite and PostgreSQL."""
+
+from __future__ import annotations
+
+import base64
+import json
+from typing import Any
+
+import pytest
+
+from tests.api.kit import Kit, at, ok, problem, unique
+from tests.api.web_kit import parse, signed_in
+
+EARLY, LATE = "2026-05-25 12:00:00", "2026-05-26 12:00:00"
+
+
+@pytest.fixture
+def kit(api, app) -> Kit:
+    return Kit(api, app)
+
+
+def walk(kit: Kit, path: str, token: str | None = None, **query: Any) -> list[list[str]]:
+    """The ids of every page of ``path``, following ``next_cursor`` until it is null."""
+    pages: list[list[str]] = []
+    cursor = None
+    while True:
+        params = {**query, **({"cursor": cursor} if cursor else {})}
+        body = ok(kit.api.get(path, token=token, query_string=params), 200)
+        assert set(body) == {"items", "next_cursor"}, body
+        pages.append([item["id"] for item in body["items"]])
+        cursor = body["next_cursor"]
+        if cursor is None:
+            return pages
+        assert len(pages) < 1_000, "the walk does not end"
+
+
+def flat(pages: list[list[str]]) -> list[str]:
+    return [item for page in pages for item in page]
+
+
+def cursor_of(name: str, key: Any) -> str:
+    raw = json.dumps([name, key], separators=(",", ":")).encode()
+    return base64.urlsafe_b64encode(raw).decode().rstrip("=")
+
+
+def page(kit: Kit, path: str, token: str | None = None, **query: Any) -> dict[str, Any]:
+    return dict(ok(kit.api.get(path, token=token, query_string=query), 200))
+
+
+# --- lots --------------------------------------------------------------------------------------
+
+
+def funded(kit: Kit) -> dict[str, Any]:
+    """A holder's account, and a bank site of its whose register holds room for any number of
+    the tests' deposits of a wetland and its upland buffer."""
+    holder = kit.holder("Bank")
+    areas = [{"category": c, "area_sqft": 10**9} for c in ("replacement_wetland", "upland_buffer")]
+    site = {"name": unique("Site"), "holder_id": holder["id"], "service_area": 5}
+    site |= {"county": "Lyon", "credit_areas": areas}
+    site_id = ok(kit.api.post("/bank-sites", site))["id"]
+    account = kit.account(holder["id"])
+    return {"id": account, "holder": holder, "site_id": site_id, "lgu": kit.lgu()}
+
+
+def deposit(kit: Kit, funded: dict[str, Any], moment: str, buffer_sqft: int = 0) -> None:
+    """A deposit into ``funded``'s account at ``moment``: a lot of unrestricted credits, and
+    one of restricted credits made at once with it when ``buffer_sqft`` is given."""
+    with at(moment):
+        kit.wetland_deposit(
+            funded["id"], funded["site_id"], funded["lgu"]["id"], 4_000, buffer_sqft=buffer_sqft
+        )
+
+
+@pytest.fixture
+def lotted(kit: Kit) -> dict[str, Any]:
+    """An account with five lots: A and B deposited at once, C and D at once at that same
+    moment, E a moment before them (made last, listed first); and another account of the same
+    holder with a lot of its own."""
+    with at(LATE):
+        account = funded(kit)
+    deposit(kit, account, LATE, buffer_sqft=3_000)  # A, B
+    deposit(kit, account, LATE, buffer_sqft=3_000)  # C, D
+    deposit(kit, account, EARLY)  # E
+    with at(LATE):
+        spare = kit.account(account["holder"]["id"])
+        kit.wetland_deposit(spare, account["site_id"], account["lgu"]["id"], 1_000)
+    return {**account, "spare": spare}
+
+
+def test_an_accounts_lots_come_in_pages_each_once_oldest_first_then_by_label(kit, lotted):
+    path, token = f"/accounts/{lotted['id']}/lots", lotted["holder"]["token"]
+    every = page(kit, path, token=token, limit=500)["items"]
+    label = {lot["id"]: lot["label"] for lot in every}
+    assert [lot["label"] for lot in every] == ["E", "A", "B", "C", "D"]
+    pages = walk(kit, path, token=token, limit=2)
+    assert [[label[lot] for lot in p] for p in pages] == [["E", "A"], ["B", "C"], ["D"]]
+    # the default page holds them all, in the same order; the board pages the same way
+    assert walk(kit, path, token=token) == [list(label)]
+    assert flat(walk(kit, path, limit=3)) == list(label)
+    # each with what it holds and where it came from
+    (e,) = [lot for lot in every if lot["label"] == "E"]
+    assert e["posted_sqft"] == 4_000 and e["deposit_id"] and e["parent_lot_id"] is None
+
+
+def test_lots_past_z_are_paged_in_the_order_of_their_labels(kit):
+    """Lots made at one moment keep their labels' order across pages: Z, then AA, AB."""
+    with at(LATE):
+        account = funded(kit)
+    for _ in range(14):
+        deposit(kit, account, LATE, buffer_sqft=750)
+    path = f"/accounts/{account['id']}/lots"
+    labels = {lot["id"]: lot["label"] for lot in page(kit, path, limit=500)["items"]}
+    expected = [chr(n) for n in range(ord("A"), ord("Z") + 1)] + ["AA", "AB"]
+    assert list(labels.values()) == expected
+    assert [labels[lot] for lot in flat(walk(kit, path, limit=5))] == expected
+
+
+def test_only_the_accounts_holder_and_the_board_page_its_lots(kit, lotted, lgu):
+    path = f"/accounts/{lotted['id']}/lots"
+    cursor = page(kit, path, limit=1)["next_cursor"]
+    stranger = kit.holder()
+    for query in ({"limit": 1}, {"cursor": cursor}):
+        refused = kit.api.get(path, token=stranger["token"], query_string=query)
+        problem(refused, 404, "not_found")
+        problem(kit.api.get(path, token=lgu["token"], query_string=query), 403, "forbidden")
+    problem(
+        kit.api.get("/accounts/acct_0123abcd/lots", query_string={"cursor": cursor}),
+        404,
+        "not_found",
+    )
+
+
+def test_a_lot_cursor_marks_a_place_only_in_its_own_accounts_list(kit, lotted):
+    token = lotted["holder"]["token"]
+    mine, spare = f"/accounts/{lotted['id']}/lots", f"/accounts/{lotted['spare']}/lots"
+    cursor = page(kit, mine, token=token, limit=1)["next_cursor"]
+    assert cursor
+    # the same holder's other account: a place in no list of its own
+    assert page(kit, spare, token=token, cursor=cursor) == {"items": [], "next_cursor": None}
+    assert page(kit, spare, cursor=cursor) == {"items": [], "next_cursor": None}
+    # and its own cursor pages on in its own list
+    assert len(page(kit, mine, token=token, cursor=cursor)["items"]) == 4
+
+
+def test_a_bad_lot_cursor_or_limit_is_refused(kit, lotted):
+    path = f"/accounts/{lotted['id']}/lots"
+    accounts_cursor = page(kit, "/accounts", limit=1)["next_cursor"]
+    reservation_cursor = cursor_of("/accounts/{account_id}/reservations", "res_0123abcd")
+    for cursor in (
+        "nonsense",
+        accounts_cursor,
+        reservation_cursor,
+        cursor_of("/accounts/{account_id}/lots", "res_0123abcd"),
+        cursor_of("/accounts/{account_id}/lots", 1),
+    ):
+        response = kit.api.get(path, query_string={"cursor": cursor})
+        assert "cursor" in problem(response, 400, "bad_request")["detail"], cursor
+    for limit in ("0", "501", "-1", "many"):
+        response = kit.api.get(path, query_string={"limit": limit})
+        assert "limit" in problem(response, 422, "validation_error")["errors"]
+
+
+# --- reservations ------------------------------------------------------------------------------
+
+RESERVED_AT = ["2026-06-02 12:00:00", "2026-06-01 12:00:00", "2026-06-02 12:00:00"]
+RESERVED_AT += ["2026-06-03 12:00:00", "2026-06-01 12:00:00"]
+
+
+@pytest.fixture
+def reserved(kit: Kit) -> dict[str, Any]:
+    """An account with five reservations for a plan, made at moments out of their order (two
+    pairs at one moment), the second voided; and another account of the same holder with one."""
+    with at("2026-05-26 12:00:00"):
+        funded = kit.funded(50_000)
+        spare = kit.account(funded["holder"]["id"])
+        kit.wetland_deposit(spare, funded["site_id"], funded["lgu"]["id"], 5_000)
+        plan = kit.board_plan(kit.lgu()["id"], received_on="2026-05-26")
+    made = []
+    for n, moment in enumerate(RESERVED_AT):
+        with at(moment):
+            made.append(kit.reserve(funded["id"], plan["id"], funded["unrestricted"], 100 + n))
+    with at("2026-06-03 12:00:00"):
+        ok(kit.api.post(f"/reservations/{made[1]['id']}/void"), 200)
+        theirs = kit.reserve(spare, plan["id"], funded["unrestricted"], 100)
+    return {**funded, "spare": spare, "made": made, "theirs": theirs}
+
+
+def in_order(items: list[dict[str, Any]]) -> list[str]:
+    """``items``' ids oldest first, then by id, as the reservations list orders them."""
+    return [item["id"] for item in sorted(items, key=lambda r: (r["created_at"], r["id"]))]
+
+
+def test_an_accounts_reservations_come_in_pages_each_once_oldest_first(kit, reserved):
+    path, token = f"/accounts/{reserved['id']}/reservations", reserved["holder"]["token"]
+    expected = in_order(reserved["made"])
+    assert len(set(r["created_at"] for r in reserved["made"])) == 3  # two ties broken by id
+    pages = walk(kit, path, token=token, limit=2)
+    assert [len(p) for p in pages] == [2, 2, 1]
+    assert flat(pages) == expected
+    assert walk(kit, path, token=token) == [expected]
+    assert flat(walk(kit, path, limit=1)) == expected  # the board's the same
+    # each with the plan it is for; the voided one listed as voided
+    body = page(kit, path, token=token, limit=500)
+    status = {item["id"]: item["status"] for item in body["items"]}
+    assert status[reserved["made"][1]["id"]] == "voided"
+    assert {item["plan"]["id"] for item in body["items"]} == {reserved["made"][0]["plan_id"]}
+    theirs = walk(kit, f"/accounts/{reserved['spare']}/reservations", token=token, limit=1)
+    assert theirs == [[reserved["theirs"]["id"]]]
+
+
+def test_only_the_accounts_holder_and_the_board_page_its_reservations(kit, reserved, lgu):
+    path = f"/accounts/{reserved['id']}/reservations"
+    cursor = page(kit, path, limit=1)["next_cursor"]
+    stranger = kit.holder()
+    for query in ({"limit": 1}, {"cursor": cursor}):
+        refused = kit.api.get(path, token=stranger["token"], query_string=query)
+        problem(refused, 404, "not_found")
+        problem(kit.api.get(path, token=lgu["token"], query_string=query), 403, "forbidden")
+
+
+def test_a_reservation_cursor_marks_a_place_only_in_its_own_accounts_list(kit, reserved):
+    token = reserved["holder"]["token"]
+    mine = f"/accounts/{reserved['id']}/reservations"
+    spare = f"/accounts/{reserved['spare']}/reservations"
+    cursor = page(kit, mine, token=token, limit=1)["next_cursor"]
+    assert cursor
+    assert page(kit, spare, token=token, cursor=cursor) == {"items": [], "next_cursor": None}
+    # the other account's own reservation, named by a cursor, marks no place in this one
+    other = cursor_of("/accounts/{account_id}/reservations", reserved["theirs"]["id"])
+    assert page(kit, mine, token=token, cursor=other) == {"items": [], "next_cursor": None}
+    rest = page(kit, mine, token=token, cursor=cursor)["items"]
+    assert [item["id"] for item in rest] == in_order(reserved["made"])[1:]
+
+
+def test_a_bad_reservation_cursor_or_limit_is_refused(kit, reserved):
+    path = f"/accounts/{reserved['id']}/reservations"
+    lot_cursor = page(kit, f"/accounts/{reserved['id']}/lots", limit=1)
+    assert lot_cursor["next_cursor"] is None  # one lot: no next page; a lot's cursor instead
+    for cursor in (
+        "%%%",
+        cursor_of("/accounts/{account_id}/lots", "lot_0123abcd"),
+        cursor_of("/accounts/{account_id}/reservations", "lot_0123abcd"),
+        cursor_of("/payments", "res_0123abcd"),
+        cursor_of("/accounts/{account_id}/reservations", ["res_0123abcd"]),
+    ):
+        response = kit.api.get(path, query_string={"cursor": cursor})
+        assert "cursor" in problem(response, 400, "bad_request")["detail"], cursor
+    for limit in ("0", "501"):
+        response = kit.api.get(path, query_string={"limit": limit})
+        assert "limit" in problem(response, 422, "validation_error")["errors"]
+
+
+# --- the pages ---------------------------------------------------------------------------------
+
+
+def walk_page(client: Any, path: str, table: str, row_key: str) -> list[list[str]]:
+    """The rows of ``table`` (by their ``row_key`` attribute) on each page of ``path``,
+    following its "Next page" link until there is none."""
+    pages: list[list[str]] = []
+    while True:
+        response = client.get(path)
+        assert response.status_code == 200, response.get_data(as_text=True)
+        document = parse(response.get_data(as_text=True))
+        rows = document.one("table", id=table).one("tbody").all("tr")
+        pages.append([row.attrs[row_key] for row in rows])
+        following = document.all("a", id="next-page")
+        if not following:
+            return pages
+        path = following[0].attrs["href"]
+        assert len(pages) < 100, "the walk does not end"
+
+
+def test_the_account_page_shows_its_lots_in_pages_each_once_in_order(app, kit, lotted):
+    client = signed_in(app.test_client(), lotted["holder"]["token"])
+    path = f"/accounts/{lotted['id']}"
+    labels = {lot["id"]: lot["label"] for lot in kit.lots(lotted["id"])}
+    period = "from=2026-05-01&to=2026-05-31"
+    with at(LATE):
+        pages = walk_page(client, f"{path}?limit=2&{period}", "lots", "data-lot-id")
+        assert [[labels[lot] for lot in p] for p in pages] == [["E", "A"], ["B", "C"], ["D"]]
+        # by default every lot here is on the one page; the statement names each lot by label
+        (whole,) = walk_page(client, path, "lots", "data-lot-id")
+        assert whole == list(labels)
+        last = parse(client.get(f"{path}?limit=2&after={pages[1][-1]}&{period}").text)
+        assert "2026-05-01" in last.one("a", id="first-page").attrs["href"]
+        statement = last.all("table", **{"class": "statement-class"})
+        lot_cells = {
+            row.all("td")[1].text for s in statement for row in s.all("tr", **{"class": "entry"})
+        }
+        assert lot_cells == set(labels.values())
+        # a place that is no lot of this account's: no lots there, and the way back to the first
+        other = parse(client.get(f"{path}?after=lot_0123abcd").text)
+        assert other.has("a", id="first-page") and not other.has("table", id="lots")
+        response = client.get(f"{path}?after=not-a-lot")
+        assert response.status_code == 400
+        assert signed_in(app.test_client(), kit.holder()["token"]).get(path).status_code == 404
+
+
+def test_the_reservations_page_shows_them_in_pages_each_once_in_order(app, kit, reserved):
+    client = signed_in(app.test_client(), reserved["holder"]["token"])
+    path = f"/accounts/{reserved['id']}/reservations"
+    with at("2026-06-04 12:00:00"):
+        pages = walk_page(client, f"{path}?limit=2", "account-reservations", "data-reservation-id")
+        assert [len(p) for p in pages] == [2, 2, 1]
+        assert flat(pages) == in_order(reserved["made"])
+        # the pending ones keep their Void button on every page
+        last = parse(client.get(f"{path}?limit=2&after={pages[1][-1]}").text)
+        (row,) = last.one("table", id="account-reservations").one("tbody").all("tr")
+        assert row.attrs["data-status"] == "pending" and row.one("button").text == "Void"
+        assert last.has("a", id="first-page")
+        assert client.get(f"{path}?limit=0").status_code == 400
+        assert client.get(f"{path}?after=x'--").status_code == 400
+        stranger = signed_in(app.test_client(), kit.holder()["token"])
+        assert stranger.get(path).status_code == 404
