@@ -23,8 +23,12 @@ Verify's full pass checks the same ties (``bank.registry.TIES``).  The triggers 
 after each table's older ones on PostgreSQL, and SQLite's older ones are made again after them, so
 a change a seal or a guard refuses is still refused in its words.
 
-The upgrade stops, naming the row, if a stored draw or security already breaks a rule; then it
-seals the draws stored.  Downgrading to 0026 drops the triggers (and PostgreSQL's functions) and
+The upgrade stops, naming the row, if a stored draw is not what its transaction drew, or a
+security with no draws shows a drawn total or date no transaction gives.  A security whose drawn
+total or date disagrees with its draws, which agree with the ledger, is given theirs, and a
+warning names it: earlier versions of the service took a draw dated before an earlier draw
+and moved ``drawn_on`` back to it, and a total typed in behind the application is restored from
+the record the ledger bears out.  Then it seals the draws stored.  Downgrading to 0026 drops the triggers (and PostgreSQL's functions) and
 the draws' seals.
 
 Revision ID: 0027
@@ -34,6 +38,7 @@ Create Date: 2026-12-12 09:00:00
 
 from __future__ import annotations
 
+import logging
 import re
 from collections.abc import Sequence
 
@@ -99,9 +104,7 @@ _DRAWN_RULE = (
     + _ITS_DRAWS
     + "), '0001-01-01')) "
     # drawn before each draw had a row (0011): its own pending transfer's draw gives them
-    "OR (NOT EXISTS (SELECT 1 "
-    + _ITS_DRAWS
-    + ") AND EXISTS (SELECT 1 FROM ledger_entries AS x "
+    "OR (NOT EXISTS (SELECT 1 " + _ITS_DRAWS + ") AND EXISTS (SELECT 1 FROM ledger_entries AS x "
     "JOIN ledger_transactions AS r ON r.id = x.transaction_id "
     "WHERE x.resolves_id = {row}pending_transaction_id AND x.resolution = 'posted' "
     "AND r.kind = 'security_drawn' AND r.effective_on = {row}drawn_on "
@@ -218,10 +221,20 @@ _STORED = (
     ),
     (
         "securities",
-        _DRAWN_RULE,
-        "its drawn_cents or drawn_on is not its draws' sum or latest date",
+        f"(EXISTS (SELECT 1 {_ITS_DRAWS}) OR {_DRAWN_RULE})",
+        "it has no draws, and its drawn_cents and drawn_on are not what the security_drawn "
+        "transaction of its own pending transfer gives",
     ),
 )
+#: the securities whose drawn total or date is not their draws': given their draws' (``_TOTAL``)
+_UNTIED = (
+    "SELECT t.id FROM securities AS t WHERE EXISTS (SELECT 1 "
+    + _ITS_DRAWS.format(row="t.")
+    + ") AND NOT "
+    + _DRAWN_RULE.format(row="t.")
+    + " ORDER BY t.id"
+)
+log = logging.getLogger("alembic.runtime.migration")
 
 
 def upgrade() -> None:
@@ -239,6 +252,13 @@ def upgrade() -> None:
                 f"cannot seal the draws and tie the securities to them: {table} row {broken}: "
                 f"{what}"
             )
+    for (security_id,) in bind.execute(sa.text(_UNTIED)).all():
+        log.warning(
+            "0027: securities row %s: its drawn_cents and drawn_on are set to its draws' sum "
+            "and latest date (they disagreed)",
+            security_id,
+        )
+        bind.execute(sa.text(_TOTAL.format(id=":id")), {"id": security_id})
     row_seals.install(bind, [DRAWS])
     row_seals.seal_existing(bind, DRAWS)
     if _is_postgresql():
