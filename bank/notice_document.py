@@ -15,7 +15,7 @@ from datetime import date
 
 from sqlalchemy.orm import Session
 
-from bank import notices, parties, plan_decisions, plans
+from bank import notices, parties, party_edits, plan_decisions, plans
 from bank.access import Actor
 from bank.errors import NotFound
 from bank.notice_tables import PlanNotice
@@ -131,7 +131,10 @@ def _printed(session: Session, plan: Plan, row: PlanNotice) -> NoticeDocument:
     if row.document is not None:
         return from_json(row.document)
     (sent,) = [sent for sent in mailed_notices(session, plan) if sent.id == row.id]
-    return not_kept(parties.get_lgu(session, plan.lgu_id).name, sent)
+    # the LGU named as it was when the notice was recorded, before any later correction
+    lgu = parties.get_lgu(session, plan.lgu_id).name
+    lgu = party_edits.field_as_of(session, "lgu", plan.lgu_id, "name", lgu, row.recorded_at)
+    return not_kept(lgu, sent)
 
 
 #: what a notice of each kind said that a notice recorded before documents were kept lost

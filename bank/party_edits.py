@@ -110,6 +110,17 @@ def edits_of(session: Session, kind: str, party_id: str) -> list[PartyEdit]:
     return list(session.execute(query).scalars())
 
 
+def field_as_of(session: Session, kind: str, party_id: str, field: str, now: str, at: Any) -> str:
+    """What the party's ``field`` was at the moment ``at``, ``now`` being its value today: the
+    value the first correction of it recorded after ``at`` changed (its ``from``), else
+    ``now``."""
+    for edit in edits_of(session, kind, party_id):
+        change = edit.changes.get(field)
+        if change is not None and clock.as_utc(edit.recorded_at) > clock.as_utc(at):
+            return str(change["from"])
+    return now
+
+
 def as_record(edit: PartyEdit) -> dict[str, Any]:
     """A recorded correction as the audit shows it."""
     return {

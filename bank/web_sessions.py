@@ -63,12 +63,17 @@ def resume(db: Database, cookie: str) -> SignedIn | None:
 
 def ended_by_revocation(db: Database, cookie: str) -> bool:
     """Whether the session a cookie names was ended by its token's revocation (rather than never
-    started, signed out or run out): the sign-in page then says why it is asked for again."""
+    started, signed out or run out): the sign-in page then says why it is asked for again.  A
+    session past its lifetime ran out, whatever became of its token since: an old cookie learns
+    nothing of the token."""
     with db.transaction() as session:
         revoked_at = session.execute(
             select(access.ApiToken.revoked_at)
             .join(WebSession, WebSession.token_id == access.ApiToken.id)
-            .where(WebSession.id_hash == access.hash_token(cookie))
+            .where(
+                WebSession.id_hash == access.hash_token(cookie),
+                WebSession.expires_at > clock.utcnow(),
+            )
         ).scalar_one_or_none()
         return revoked_at is not None
 

@@ -125,9 +125,7 @@ def token_create(who: Actor) -> Any:
 @web.post("/tokens/revoke")
 @board_only
 def token_revoke(who: Actor) -> Any:
-    signed_out = url_for(
-        "web.sign_in_form", ended=signin.ENDED_BY_OWN_REVOCATION, next=url_for("web.tokens_page")
-    )
+    signed_out = url_for("web.sign_in_form", next=url_for("web.tokens_page"))
 
     def act(data: dict[str, Any]) -> str:
         calling(tokens.revoke, database(), who, _access_request(), data["token_id"])
@@ -144,7 +142,7 @@ def token_revoke(who: Actor) -> Any:
     if isinstance(answer, BaseResponse) and answer.location == signed_out:
         # the token revoked was the session's own (or this is that form sent again): the
         # browser drops the session's cookie, and the sign-in page says why
-        return signin.forget_session(answer)
+        return signin.ended_session(answer, signin.ENDED_BY_OWN_REVOCATION)
     return answer
 
 

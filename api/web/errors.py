@@ -27,7 +27,7 @@ from api.web.signin import (
     BadForm,
     SignInRequired,
     ended_by_revocation,
-    forget_session,
+    ended_session,
     is_local_path,
 )
 from ledger.errors import LedgerError
@@ -87,8 +87,8 @@ def _to_sign_in(_error: SignInRequired) -> Any:
     """The sign-in page, to come back here after; saying, when the browser's session was ended
     by its token's revocation, that it was (``signin.ENDED``)."""
     if ended_by_revocation():
-        ended = url_for("web.sign_in_form", ended=ENDED_BY_REVOCATION, next=_back_to())
-        return forget_session(redirect(ended, 303))
+        ended = redirect(url_for("web.sign_in_form", next=_back_to()), 303)
+        return ended_session(ended, ENDED_BY_REVOCATION)
     return redirect(url_for("web.sign_in_form", next=_back_to()), 303)
 
 

@@ -35,7 +35,10 @@ CSRF_COOKIE = "wetbank_signin_csrf"
 CSRF_FIELD = "csrf_token"
 #: a response of any kind (Flask's, or werkzeug's a ``redirect`` makes)
 R = TypeVar("R", bound=BaseResponse)
-#: ``?ended=`` on the sign-in page: why the session it asks to start again has ended
+#: a cookie of the site's own, set as a session ends (``ended_session``) and read once by the
+#: sign-in page: why the session it asks to start again has ended.  Not a query parameter, so
+#: that no link from elsewhere can make the page say a token was revoked
+ENDED_COOKIE = "wetbank_ended"
 ENDED_BY_REVOCATION = "token-revoked"
 #: ... because the person revoked the token they were signed in with (``board_tokens``)
 ENDED_BY_OWN_REVOCATION = "own-token-revoked"
@@ -132,6 +135,15 @@ def forget_session(response: R) -> R:
     return response
 
 
+def ended_session(response: R, why: str) -> R:
+    """``response`` (to the sign-in page), telling the browser to drop its session cookie and
+    the sign-in page why the session ended (``ENDED``, by ``ENDED_COOKIE``)."""
+    response.set_cookie(
+        ENDED_COOKIE, why, max_age=300, secure=_secure(), httponly=True, samesite="Lax"
+    )
+    return forget_session(response)
+
+
 def ended_by_revocation() -> bool:
     """Whether this request's session cookie names a session its token's revocation ended."""
     cookie = request.cookies.get(SESSION_COOKIE)
@@ -152,15 +164,18 @@ def check_form_secret() -> None:
 
 def _render_sign_in(status: int, error: str | None) -> Response:
     secret = request.cookies.get(CSRF_COOKIE) or secrets.token_urlsafe(32)
+    why = request.cookies.get(ENDED_COOKIE)
     body = render_template(
         "sign_in.html",
         error=error,
-        ended=ENDED.get(request.args.get("ended") or ""),
+        ended=ENDED.get(why or ""),
         signin_csrf=secret,
         next=_safe_next(request.values.get("next")),
     )
     response = Response(body, status=status, mimetype="text/html")
     response.set_cookie(CSRF_COOKIE, secret, secure=_secure(), httponly=True, samesite="Strict")
+    if why is not None:  # said once
+        response.delete_cookie(ENDED_COOKIE, secure=_secure(), httponly=True, samesite="Lax")
     return response
 
 

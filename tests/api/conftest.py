@@ -51,6 +51,10 @@ class Api:
             return self.client.post(f"/api/v1{path}", headers=headers, **kw)
         return self.client.post(f"/api/v1{path}", json=body, headers=headers, **kw)
 
+    def patch(self, path: str, body: Any, token: str | None = None, **kw: Any) -> Any:
+        headers = self._headers(token, kw.pop("headers", None))
+        return self.client.patch(f"/api/v1{path}", json=body, headers=headers, **kw)
+
     def delete(self, path: str, token: str | None = None, **kw: Any) -> Any:
         headers = self._headers(token, kw.pop("headers", None))
         return self.client.delete(f"/api/v1{path}", headers=headers, **kw)

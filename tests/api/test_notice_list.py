@@ -317,3 +317,19 @@ def test_a_notice_recorded_before_documents_were_kept_prints_what_its_row_record
     with on("2026-08-14"):
         kept = kit.api.get(f"/plans/{plan['id']}/notices/{plan['second_notice']}")
     assert "40,000 square feet" in kept.get_data(as_text=True)
+
+
+def test_a_notice_not_kept_names_the_lgu_as_it_was_when_recorded(app, kit) -> None:
+    """The LGU's name, corrected since the notice was recorded, is printed as it was then (the
+    correction's ``from``), as a kept document prints the name it was mailed under."""
+    lgu = kit.lgu()
+    plan = renoticed(kit, lgu)
+    before = ok(kit.api.get(f"/lgus/{lgu['id']}"), 200)["name"]
+    document_not_kept(app, plan["first_notice"])
+    ok(kit.api.patch(f"/lgus/{lgu['id']}", {"name": "Renamed County", "reason": "typo"}), 200)
+    with on("2026-08-14"):
+        printed = kit.api.get(f"/plans/{plan['id']}/notices/{plan['first_notice']}")
+        kept = kit.api.get(f"/plans/{plan['id']}/notices/{plan['second_notice']}")
+    for document in (printed, kept):
+        text = parse(document.get_data(as_text=True)).one("main").text
+        assert before in text and "Renamed County" not in text

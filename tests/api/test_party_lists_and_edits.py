@@ -18,7 +18,7 @@ def kit(api, app) -> Kit:
 
 
 def patch(api: Any, path: str, body: Any, token: str | None = None) -> Any:
-    return api.client.patch(f"/api/v1{path}", json=body, headers=api._headers(token, None))
+    return api.patch(path, body, token)
 
 
 def listed(api: Any, path: str, token: str | None = None, **query: Any) -> list[dict[str, Any]]:

@@ -251,3 +251,41 @@ def test_a_post_sends_sign_in_back_to_its_forms_own_page_or_home(app: Flask) -> 
         else:
             assert location == f"/sign-in?next={expected}", (path, headers, location)
     assert client.get("/deposits/new").headers["Location"] == "/sign-in?next=/deposits/new"
+
+
+def test_the_sign_in_page_says_a_token_was_revoked_only_to_the_session_it_ended(
+    app: Flask, api: Api
+) -> None:
+    """The reason comes in a cookie of the site's own, said once: an address from elsewhere
+    (``?ended=``) cannot make the page say a token was revoked."""
+    for address in ("/sign-in?ended=token-revoked", "/sign-in?ended=own-token-revoked"):
+        assert not parse(app.test_client().get(address).get_data(as_text=True)).has(
+            id="sign-in-notice"
+        )
+    token = make_token(app, "board")
+    client = signed_in(app.test_client(), token)
+    me = api.get("/me", token=token).get_json()["token_id"]
+    assert api.delete(f"/tokens/{me}").status_code == 204
+    ended = client.get("/tokens")
+    assert ended.status_code == 303 and ended.headers["Location"].startswith("/sign-in")
+    page = parse(client.get(ended.headers["Location"]).get_data(as_text=True))
+    assert "has been revoked" in page.one(id="sign-in-notice").text
+    again = parse(client.get("/sign-in").get_data(as_text=True))
+    assert not again.has(id="sign-in-notice")  # said once
+
+
+def test_a_session_that_ran_out_is_not_said_to_have_ended_by_revocation(
+    app: Flask, api: Api
+) -> None:
+    """A session past its lifetime ran out: its token revoked afterwards, the sign-in page
+    asks to sign in again and says nothing of the token to whoever holds the old cookie."""
+    token = make_token(app, "board")
+    with freeze_time("2026-07-01 08:00:00"):
+        client = signed_in(app.test_client(), token)
+    me = api.get("/me", token=token).get_json()["token_id"]
+    assert api.delete(f"/tokens/{me}").status_code == 204
+    with freeze_time("2026-07-01 16:00:01"):  # past the 8 hours, revoked meanwhile
+        ended = client.get("/tokens")
+        assert ended.status_code == 303
+        page = parse(client.get(ended.headers["Location"]).get_data(as_text=True))
+    assert not page.has(id="sign-in-notice")
