@@ -445,9 +445,8 @@ class Kit:
         return int(self.balances(account_id)[code]["available_sqft"])
 
     def lots(self, account_id: str) -> list[dict[str, Any]]:
-        """The account's lots, oldest first (a page of the most a page holds)."""
-        path = f"/accounts/{account_id}/lots"
-        return list(ok(self.api.get(path, query_string={"limit": 500}), 200)["items"])
+        """The account's lots, oldest first, every page."""
+        return every_item(self.api, f"/accounts/{account_id}/lots")
 
     def lots_by_id(self, account_id: str) -> dict[str, dict[str, Any]]:
         return {lot["id"]: lot for lot in self.lots(account_id)}
@@ -458,15 +457,7 @@ class Kit:
 
     def entries(self, account_id: str, limit: int = 500) -> list[dict[str, Any]]:
         """Every ledger line of the account, newest first, following the cursor."""
-        out: list[dict[str, Any]] = []
-        cursor: str | None = None
-        while True:
-            query = f"?limit={limit}" + (f"&cursor={cursor}" if cursor else "")
-            body = ok(self.api.get(f"/accounts/{account_id}/entries{query}"), 200)
-            out.extend(body["items"])
-            cursor = body["next_cursor"]
-            if cursor is None:
-                return out
+        return every_item(self.api, f"/accounts/{account_id}/entries", limit=limit)
 
     def entries_csv(self, account_id: str) -> list[dict[str, str]]:
         response = self.api.get(f"/accounts/{account_id}/entries", headers={"Accept": "text/csv"})
@@ -515,3 +506,15 @@ class Kit:
             }
             for account_id in account_ids
         }
+
+
+def every_item(api: Api, path: str, token: str | None = None, limit: int = 500) -> list[Any]:
+    """Every item of the listing ``path``, page by page, following ``next_cursor``."""
+    out: list[Any] = []
+    query: dict[str, Any] = {"limit": limit}
+    while True:
+        body = ok(api.get(path, token=token, query_string=query), 200)
+        out.extend(body["items"])
+        if body["next_cursor"] is None:
+            return out
+        query["cursor"] = body["next_cursor"]

@@ -36,7 +36,7 @@ from ledger import verification
 from ledger.db import Database
 from ledger.ddl import drop_triggers
 from tests.api.conftest import Api, make_token
-from tests.api.kit import Kit, ok, on, problem
+from tests.api.kit import Kit, every_item, ok, on, problem
 
 D1, D2, D3, D4 = "2026-05-04", "2026-05-06", "2026-05-08", "2026-05-11"
 CSV = {"Accept": "text/csv"}
@@ -921,7 +921,7 @@ def availability_from_lots(api: Api) -> dict[tuple[int, str, bool], int]:
                 klass["wetland_type"],
                 klass["restricted"],
             )
-        for lot in ok(api.get(f"/accounts/{account['id']}/lots"), 200)["items"]:
+        for lot in every_item(api, f"/accounts/{account['id']}/lots"):
             totals[classes[lot["credit_class"]]] += lot["available_sqft"]
     return {key: n for key, n in totals.items() if n > 0}
 
