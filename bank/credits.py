@@ -268,9 +268,10 @@ def lot_page(
     session: Session, account: BankAccount, limit: int, after: str | None = None
 ) -> list[LotBalance]:
     """Up to ``limit + 1`` of ``lots_of``'s lots (the extra one says there are more), after the
-    lot ``after`` in their order (``LOT_ORDER``; an index holds it, so a later page reads no
-    more rows than the first).  The cursor's lot is looked up among the account's own: another
-    account's gives an empty page."""
+    lot ``after`` in their order (``LOT_ORDER``; an index holds it, and ``keyset.after_row``
+    compares it as one row, so on PostgreSQL a later page reads no more rows than the first,
+    among lots made at one instant too).  The cursor's lot is looked up among the account's own:
+    another account's gives an empty page."""
     query = _LOTS.limit(limit + 1)
     if after is not None:
         scope = Lot.account_id == account.id

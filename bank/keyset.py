@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from sqlalchemy import ColumnElement, and_, or_, select
+from sqlalchemy import ColumnElement, and_, or_, select, tuple_
 
 
 def after(
@@ -31,13 +31,15 @@ def after_row(
     """``after`` for an order of several columns (or expressions) whose last breaks every tie
     within ``scope`` (an account's lots: their time, then their label's length and label): the
     rows past the row whose ``id_column`` is ``cursor_id``, looked up within ``scope`` (none
-    when it is not there)."""
+    when it is not there).
+
+    One row-value comparison, ``(a, b, c) > (x, y, z)``: PostgreSQL bounds its index range scan
+    by the whole of it (an index on the scope's columns, then ``order``), so a page among many
+    rows sharing ``a`` (lots made at one instant) starts at the cursor's row, not at the first
+    row sharing its ``a``.  SQLite (3.15+) seeks on the comparison's leading plain columns (an
+    expression such as ``length(label)`` ends them: there, on ``a``) and filters the rest."""
     values = [_cursor_value(column, id_column, cursor_id, scope) for column in order]
-    past: ColumnElement[bool] = order[-1] > values[-1]
-    for column, value in zip(order[-2::-1], values[-2::-1], strict=True):
-        past = or_(column > value, and_(column == value, past))
-    # ``first >= value`` is implied by the rest, and bounds an index range scan by itself
-    return and_(order[0] >= values[0], past)
+    return tuple_(*order) > tuple_(*values)
 
 
 def before(

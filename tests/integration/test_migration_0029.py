@@ -5,6 +5,7 @@ keeps the listings whole."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
@@ -104,6 +105,21 @@ def later_page_plan(app: Flask, kit: Kit, path: str, table: str, token: str) -> 
         raw.close()
 
 
+def scan_conditions(plan: str, index: str, table: str) -> list[str]:
+    """The conditions (``Index Cond: …``, ``Filter: …``) of a PostgreSQL ``plan``'s scan of
+    ``table`` itself (not of an alias of it, as a cursor's subquery reads it) by ``index``."""
+    lines = plan.splitlines()
+    heading = re.compile(rf"Index (Only )?Scan using {index} on {table} +\(")
+    (start,) = [n for n, line in enumerate(lines) if heading.search(line)]
+    depth = len(lines[start]) - len(lines[start].lstrip())
+    found = []
+    for line in lines[start + 1 :]:
+        if len(line) - len(line.lstrip()) <= depth or line.lstrip().startswith("->"):
+            break
+        found.append(line.strip())
+    return found
+
+
 def test_0029_pages_each_listing_from_its_index_in_order(fresh_db_url: str) -> None:
     app = app_on(fresh_db_url)
     try:
@@ -132,6 +148,18 @@ def test_0029_pages_each_listing_from_its_index_in_order(fresh_db_url: str) -> N
             assert index in plan, (path, plan)
             # read in the index's order: no sort of the rows before the page
             assert "Sort" not in plan and "TEMP B-TREE" not in plan, (path, plan)
+        # the lots (all three made at one instant): a later page starts at the cursor's lot in
+        # the index, its whole place in the order (time, label's length, label) the scan's
+        # bound, not its time alone with the rest a filter of every lot made at that instant
+        lots = later_page_plan(app, kit, listings[0][0], "lots", holder)
+        if fresh_db_url.startswith("sqlite"):
+            # SQLite seeks on the row's leading plain column only (length(label) ends them)
+            assert "ix_lots_account_id_created_at_label (account_id=? AND created_at>?)" in lots
+        else:
+            conditions = scan_conditions(lots, "ix_lots_account_id_created_at_label", "lots")
+            (bound,) = [c for c in conditions if c.startswith("Index Cond:")]
+            assert "ROW(created_at, length((label)::text), (label)::text) > ROW(" in bound, lots
+            assert not [c for c in conditions if c.startswith("Filter:")], lots
     finally:
         app.extensions["wetbank.db"].dispose()
 
