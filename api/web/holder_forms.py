@@ -13,7 +13,7 @@ import secrets
 from functools import partial
 from typing import Any
 
-from flask import Response, url_for
+from flask import Response, request, url_for
 from marshmallow import Schema
 
 from api.context import database, request_id
@@ -21,9 +21,10 @@ from api.schemas.bank import ReservationIn, TransferIn
 from api.web import forms
 from api.web.blueprint import web
 from api.web.forms import Field, Form, Item
-from api.web.lists import page_args, paged
+from api.web.lists import PAGE_ROWS, BadQuery, page_args, paged, place, place_kept
 from bank import account_reservations, accounts, reservable_plans, reservations, transfers
 from bank.access import Actor
+from bank.errors import NotFound
 
 ROLES = ("board", "holder")
 
@@ -174,14 +175,22 @@ def reserve(who: Actor, account_id: str) -> Any:
 
 
 def _reservations_page(
-    who: Actor, account_id: str, problems: list[str] | None = None, status: int = 200
+    who: Actor,
+    account_id: str,
+    problems: list[str] | None = None,
+    status: int = 200,
+    shown: dict[str, Any] | None = None,
 ) -> Response:
+    """The page of the account's reservations ``shown`` names (``after`` and ``limit``: a void
+    refused shows the page it was sent from), by default the page the query names."""
     account = accounts.get_account(database(), who, account_id)
-    args = page_args()  # ``after`` the last reservation shown, and ``limit``
+    if shown is None:
+        shown = page_args()  # ``after`` the last reservation shown, and ``limit``
+    after, limit = shown["after"], shown["limit"]
     held = account_reservations.page_of_account_reservations(
-        database(), who, account_id, args["limit"], args["after"]
+        database(), who, account_id, limit, after
     )
-    listed = paged(held, args["limit"], "web.account_reservations", account_id=account_id)
+    listed = paged(held, limit, "web.account_reservations", bool(after), account_id=account_id)
     return forms.page(
         "account_reservations.html",
         status,
@@ -192,6 +201,8 @@ def _reservations_page(
         problems=problems or [],
         back=_back(account),
         void_key=lambda: secrets.token_urlsafe(24),
+        # each Void button sends the page it is on, to come back to it
+        sent_from=place_kept(after, limit),
         form=Form("", (), ""),
     )
 
@@ -202,17 +213,40 @@ def account_reservations_page(who: Actor, account_id: str) -> Response:
     return _reservations_page(who, account_id)
 
 
+def _sent_from(who: Actor, account_id: str) -> dict[str, Any]:
+    """The page of the account's reservations a Void button was sent from (its ``after`` and
+    ``limit``, checked as the page checks its query): a place that does not fit (not what a
+    page gives, or an ``after`` that is no reservation of this account's) is the first page."""
+    first: dict[str, Any] = {"after": None, "limit": PAGE_ROWS}
+    try:
+        shown = place(request.form)
+    except BadQuery:
+        return first
+    if shown["after"] is not None:
+        try:
+            cursor = reservations.show_reservation(database(), who, shown["after"])
+        except NotFound:
+            return first
+        if cursor.account_id != account_id:
+            return first
+    return shown
+
+
 @web.route("/reservations/<reservation_id>/void", methods=["POST"])
 @forms.signed_in(*ROLES)
 def void_reservation(who: Actor, reservation_id: str) -> Any:
+    """Void the reservation, and come back to the page of the account's reservations the
+    button was on (``_sent_from``), voided or refused."""
     account_id = reservations.show_reservation(database(), who, reservation_id).account_id
+    shown = _sent_from(who, account_id)
 
     def act(_data: dict[str, Any]) -> str:
         reservations.void(database(), who, reservation_id, request_id())
-        return forms.done("web.account_reservations", VOIDED, account_id=account_id)
+        kept = place_kept(shown["after"], shown["limit"])
+        return forms.done("web.account_reservations", VOIDED, account_id=account_id, **kept)
 
     def again(form: Form, status: int) -> Response:
-        return _reservations_page(who, account_id, form.problems, status)
+        return _reservations_page(who, account_id, form.problems, status, shown)
 
     # the page draws no form of its own: each row's "Void" button is there while the
     # reservation is pending (``_status``, the state ``reservations.void`` asks for), so a void

@@ -9,7 +9,7 @@ a list a role may not see at all is 403.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from flask import Response, request, url_for
@@ -55,17 +55,30 @@ def load() -> None:
 
 def page_args() -> dict[str, Any]:
     """``q``, ``after`` and ``limit``, checked."""
-    after = request.args.get("after") or None
+    q = (request.args.get("q") or "").strip()[:200] or None
+    return {"q": q, **place(request.args)}
+
+
+def place(values: Mapping[str, str]) -> dict[str, Any]:
+    """The page ``values`` name (a query's, or a form's sent from the page): ``after`` (the
+    last row of the page before, ``None`` for the first) and ``limit``, checked (``BadQuery``)."""
+    after = values.get("after") or None
     if after is not None and not _ID.match(after):
         raise BadQuery("The list cannot go on from there: follow its “Next” link instead.")
     try:
-        limit = int(request.args.get("limit") or PAGE_ROWS)
+        limit = int(values.get("limit") or PAGE_ROWS)
     except ValueError:
         raise BadQuery("The number of rows per page must be a whole number.") from None
     if not 1 <= limit <= MOST_ROWS:
         raise BadQuery(f"A page shows between 1 and {MOST_ROWS} rows.")
-    q = (request.args.get("q") or "").strip()[:200] or None
-    return {"q": q, "after": after, "limit": limit}
+    return {"after": after, "limit": limit}
+
+
+def place_kept(after: str | None, limit: int) -> dict[str, Any]:
+    """A page's ``after`` and ``limit`` as its links and forms carry them: each only when it is
+    not the first page's (no ``after``, ``PAGE_ROWS``)."""
+    kept: dict[str, Any] = {"after": after} if after else {}
+    return kept | ({"limit": limit} if limit != PAGE_ROWS else {})
 
 
 def _choice(name: str, allowed: tuple[str, ...]) -> str | None:
@@ -75,9 +88,12 @@ def _choice(name: str, allowed: tuple[str, ...]) -> str | None:
     return value
 
 
-def paged(rows: list[Any], limit: int, endpoint: str, **kept: Any) -> dict[str, Any]:
-    """The rows to show (each with an ``id``: an attribute, or a dict's key) and the "Next" link
-    (``None`` on the last page)."""
+def paged(
+    rows: list[Any], limit: int, endpoint: str, later: bool | None = None, /, **kept: Any
+) -> dict[str, Any]:
+    """The rows to show (each with an ``id``: an attribute, or a dict's key), the "Next" link
+    (``None`` on the last page) and the "First page" link (``None`` on the first page: whether
+    the rows are a later one is ``later``, by default whether the query names an ``after``)."""
     shown = rows[:limit]
     more = len(rows) > limit
     filters = {k: v for k, v in kept.items() if v not in (None, "")}
@@ -86,7 +102,9 @@ def paged(rows: list[Any], limit: int, endpoint: str, **kept: Any) -> dict[str, 
     last = shown[-1] if more else None
     last_id = last["id"] if isinstance(last, dict) else getattr(last, "id", None)
     following = url_for(endpoint, after=last_id, **filters) if more else None
-    first = url_for(endpoint, **filters) if request.args.get("after") else None
+    if later is None:
+        later = bool(request.args.get("after"))
+    first = url_for(endpoint, **filters) if later else None
     return {"rows": shown, "next_page": following, "first_page": first, "filters": filters}
 
 

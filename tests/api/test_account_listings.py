@@ -316,3 +316,104 @@ def test_the_reservations_page_shows_them_in_pages_each_once_in_order(app, kit, 
         assert client.get(f"{path}?after=x'--").status_code == 400
         stranger = signed_in(app.test_client(), kit.holder()["token"])
         assert stranger.get(path).status_code == 404
+
+
+def reservation_rows(document: Any) -> dict[str, str]:
+    """The reservations page's rows: each reservation's id, with its status, in order."""
+    rows = document.one("table", id="account-reservations").one("tbody").all("tr")
+    return {row.attrs["data-reservation-id"]: row.attrs["data-status"] for row in rows}
+
+
+def button_of(document: Any, reservation_id: str) -> tuple[str, dict[str, str]]:
+    """The Void button of the reservation's row: where it posts, and its fields as a browser
+    sends them (every hidden field of its form)."""
+    form = document.one("tr", data_reservation_id=reservation_id).one("form")
+    inputs = form.all("input", type="hidden")
+    return form.attrs["action"], {i.attrs["name"]: i.attrs["value"] for i in inputs}
+
+
+def voided_from_the_second_page(client: Any, path: str, expected: list[str]) -> Any:
+    """The third reservation voided with its Void button on the second page of two: the
+    button's action and fields, and the answer."""
+    second = parse(client.get(f"{path}?limit=2&after={expected[1]}").text)
+    assert list(reservation_rows(second)) == expected[2:4]
+    action, sent = button_of(second, expected[2])
+    return action, sent, client.post(action, data=sent)
+
+
+def test_a_void_comes_back_to_the_page_it_was_sent_from(app, kit, reserved):
+    client = signed_in(app.test_client(), reserved["holder"]["token"])
+    path = f"/accounts/{reserved['id']}/reservations"
+    expected = in_order(reserved["made"])
+    with at("2026-06-04 12:00:00"):
+        _action, _sent, voided = voided_from_the_second_page(client, path, expected)
+        assert voided.status_code == 303
+        shown = client.get(voided.headers["Location"])
+        assert shown.status_code == 200
+        back = parse(shown.text)
+        # the same page of two, the reservation voided, and the way on and back
+        assert back.has("p", id="form-notice")
+        assert reservation_rows(back) == {expected[2]: "voided", expected[3]: "pending"}
+        following = back.one("a", id="next-page").attrs["href"]
+        assert f"after={expected[3]}" in following and "limit=2" in following
+        assert back.has("a", id="first-page")
+        # the other's button comes back here too
+        fields = button_of(back, expected[3])[1]
+        assert (fields["after"], fields["limit"]) == (expected[1], "2")
+
+
+def test_a_refused_void_shows_the_page_it_was_sent_from(app, kit, reserved):
+    client = signed_in(app.test_client(), reserved["holder"]["token"])
+    path = f"/accounts/{reserved['id']}/reservations"
+    expected = in_order(reserved["made"])
+    with at("2026-06-04 12:00:00"):
+        action, sent, voided = voided_from_the_second_page(client, path, expected)
+        assert voided.status_code == 303
+        # the same void sent again as a new one: refused, on the page it was sent from
+        refused = client.post(action, data={**sent, "idempotency_key": "k" * 30})
+        assert refused.status_code == 409
+        page = parse(refused.text)
+        assert "not pending" in page.one("div", id="form-problem").text
+        assert reservation_rows(page) == {expected[2]: "voided", expected[3]: "pending"}
+        assert not page.one("tr", data_reservation_id=expected[2]).has("form")
+        following = page.one("a", id="next-page").attrs["href"]
+        assert f"after={expected[3]}" in following and "limit=2" in following
+        assert page.has("a", id="first-page")
+        assert button_of(page, expected[3])[1]["after"] == expected[1]
+
+
+def test_a_void_sent_from_a_place_no_page_of_the_account_gives_comes_back_to_the_first(
+    app, kit, reserved
+):
+    """A Void button's page that does not fit (not a place a page gives, or a reservation of
+    another account's) is the first page: the void is done, or refused, all the same."""
+    client = signed_in(app.test_client(), reserved["holder"]["token"])
+    path = f"/accounts/{reserved['id']}/reservations"
+    expected = in_order(reserved["made"])
+    misfits = [
+        {"after": "x'--"},
+        {"after": reserved["theirs"]["id"], "limit": "2"},
+        {"after": "res_0123abcd"},
+        {"after": expected[1], "limit": "0"},
+        {"after": expected[1], "limit": "many"},
+    ]
+    with at("2026-06-04 12:00:00"):
+        first = parse(client.get(path).text)
+        # voided: back to the first page
+        for misfit, pending in zip(misfits, expected[2:4], strict=False):
+            action, sent = button_of(first, pending)
+            voided = client.post(action, data={**sent, **misfit})
+            assert voided.status_code == 303, misfit
+            assert voided.headers["Location"].endswith(f"{path}?done=voided"), misfit
+        shown = reservation_rows(parse(client.get(voided.headers["Location"]).text))
+        voids = {reserved["made"][1]["id"], expected[2], expected[3]}
+        assert shown == {r: "voided" if r in voids else "pending" for r in expected}
+        # refused: the first page, with the refusal
+        for n, misfit in enumerate(misfits):
+            fresh = {**sent, "idempotency_key": f"{n}" * 30, **misfit}
+            refused = client.post(action, data=fresh)
+            assert refused.status_code == 409, misfit
+            page = parse(refused.text)
+            assert "not pending" in page.one("div", id="form-problem").text
+            assert list(reservation_rows(page)) == expected, misfit
+            assert not page.has("a", id="first-page"), misfit
