@@ -11,13 +11,14 @@ from __future__ import annotations
 
 import re
 import uuid
+import warnings
 from collections.abc import Iterator
 from typing import Any
 
 import pytest
 from flask import Flask
 from sqlalchemy import Connection, MetaData, Table, text
-from sqlalchemy.exc import DBAPIError, IntegrityError
+from sqlalchemy.exc import DBAPIError, IntegrityError, SAWarning
 
 from api import create_app
 from bank.registry import SEALED_TABLES
@@ -359,7 +360,10 @@ def test_the_registry_refuses_a_quantity_it_never_records(
     filled_app, table_name, column, guard, refused, accepted
 ):
     engine = filled_app.extensions["wetbank.db"].engine
-    with engine.connect() as connection:
+    with engine.connect() as connection, warnings.catch_warnings():
+        # SQLite's reflection skips an index on an expression (the lots' listing order, 0029):
+        # the columns are what this test reads
+        warnings.filterwarnings("ignore", "Skipped unsupported reflection", SAWarning)
         table = Table(table_name, MetaData(), autoload_with=connection)
         rows = int(connection.execute(text(f"SELECT count(*) FROM {table_name}")).scalar_one())
     assert rows, f"the workload wrote no {table_name}"
