@@ -240,7 +240,7 @@ def as_mailed(
 
 
 def from_json(text: str) -> NoticeDocument:
-    """A document as ``keep_as_mailed`` stored it."""
+    """A document as ``as_mailed`` stored it."""
     stored = json.loads(text)
     return NoticeDocument(
         title=stored["title"],

@@ -16,7 +16,8 @@ reversal reason, the transaction that refunded, returned or reversed a payment, 
 reversed a withdrawal on appeal, and a security's release (its date and reason).  A seal takes
 the first value written, so the database also ties a payment's status and reason, and a
 security's release, to the transactions in the hash chain that made them (migration 0026's
-triggers, outside this list).
+triggers, outside this list); and a copy mailed to its own plan's request and notice (0030's
+keys).
 
 A security's ``drawn_on`` and ``drawn_cents``, though state, are what its sealed draws say: the
 latest draw's date and the sum of their amounts (the database writes them with each draw and
