@@ -223,15 +223,24 @@ def _shown(recipient: notices.Recipient) -> RecipientShown:
     )
 
 
-def keep_as_mailed(session: Session, plan: Plan, row: PlanNotice) -> None:
-    """Store the document of the notice ``row`` records, in the transaction that records its
-    mailing: what is printed later is what was mailed, whatever the plan becomes."""
-    row.document = json.dumps(asdict(build(session, plan, row)), sort_keys=True)
-    session.flush()
+def as_mailed(
+    session: Session,
+    plan: Plan,
+    notice: str,
+    kind: str,
+    mailed_on: date,
+    recipients: Sequence[notices.Recipient],
+) -> str:
+    """The document of the notice of ``notice`` (its ``kind``) mailed on ``mailed_on`` to
+    ``recipients``, as JSON, in the transaction that records its mailing, which stores it with
+    the notice (``notices.Printer``): what is printed later is what was mailed, whatever the
+    plan becomes."""
+    document = build(session, plan, notice, kind, mailed_on, recipients)
+    return json.dumps(asdict(document), sort_keys=True)
 
 
 def from_json(text: str) -> NoticeDocument:
-    """A document as ``keep_as_mailed`` stored it."""
+    """A document as ``as_mailed`` stored it."""
     stored = json.loads(text)
     return NoticeDocument(
         title=stored["title"],
@@ -246,15 +255,22 @@ def from_json(text: str) -> NoticeDocument:
     )
 
 
-def build(session: Session, plan: Plan, row: PlanNotice) -> NoticeDocument:
+def build(
+    session: Session,
+    plan: Plan,
+    notice: str,
+    kind: str,
+    mailed_on: date,
+    recipients: Sequence[notices.Recipient],
+) -> NoticeDocument:
     """The document of a notice, from the plan as it stands now (as mailed, when called in the
-    transaction that records the mailing: ``keep_as_mailed``)."""
+    transaction that records the mailing: ``as_mailed``)."""
     lgu = parties.get_lgu(session, plan.lgu_id).name
     ruleset = ruleset_by_id(plan.ruleset)
     deadlines = plans.state(session, plan).deadlines
     sections = [_applicant(plan), _project(plan), _impact(ruleset, plan)]
-    title, statute = _headings(row.notice, row.kind)
-    if row.notice == "application":
+    title, statute = _headings(notice, kind)
+    if notice == "application":
         sections += [_comment_period(ruleset, plan, deadlines, lgu), _decision_due(deadlines, lgu)]
     else:
         decision = plan_decisions.decision_of(session, plan)
@@ -263,9 +279,9 @@ def build(session: Session, plan: Plan, row: PlanNotice) -> NoticeDocument:
         title=title,
         statute=statute,
         lgu_name=lgu,
-        mailed_on=long_date(row.mailed_on),
+        mailed_on=long_date(mailed_on),
         sections=tuple(sections),
-        recipients=_listed(notices.recipients_of(session, row.id)),
+        recipients=_listed(recipients),
     )
 
 

@@ -17,7 +17,7 @@ from __future__ import annotations
 import re
 from bisect import bisect_right
 from collections import defaultdict
-from collections.abc import Collection, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import date, datetime
 from typing import Any
@@ -562,26 +562,31 @@ class NoticeView:
     id: str | None
 
 
+#: the document of a notice as mailed (``bank.notice_document.as_mailed``, JSON), from its
+#: ``notice``, ``kind``, ``mailed_on`` and the recipients it is mailed to: stored with the row
+Printer = Callable[[str, str, date, Sequence[Recipient]], str]
+
+
 def record_application_notice(
-    session: Session, plan: Plan, mailed_on: date, recipients: list[Recipient]
+    session: Session, plan: Plan, mailed_on: date, recipients: list[Recipient], printed: Printer
 ) -> tuple[NoticeView, PlanNotice]:
-    """Subd. 6: the notice of application, its kind as mailed and to whom (late ones flagged);
-    with the row that records it."""
+    """Subd. 6: the notice of application, its kind as mailed, to whom and as ``printed``
+    (late ones flagged); with the row that records it."""
     result = plans.record_notice(session, plan, mailed_on)
     kind = replacement_rules.notice_kind(ruleset_by_id(plan.ruleset), plan.impact_area_sqft)
     _check_recipients(session, plan, "application", kind, mailed_on, recipients)
-    return _store(session, plan, "application", kind, result, recipients)
+    return _store(session, plan, "application", kind, result, recipients, printed)
 
 
 def record_decision_notice(
-    session: Session, plan: Plan, mailed_on: date, recipients: list[Recipient]
+    session: Session, plan: Plan, mailed_on: date, recipients: list[Recipient], printed: Printer
 ) -> tuple[NoticeView, PlanNotice]:
-    """Subd. 7: the notice of decision and to whom; it opens the appeal window.  With the row
-    that records it."""
+    """Subd. 7: the notice of decision, to whom and as ``printed``; it opens the appeal
+    window.  With the row that records it."""
     result = plans.record_decision_notice(session, plan, mailed_on)
     kind = DECISION_NOTICE_KIND
     _check_recipients(session, plan, "decision", kind, mailed_on, recipients)
-    return _store(session, plan, "decision", kind, result, recipients)
+    return _store(session, plan, "decision", kind, result, recipients, printed)
 
 
 def _store(
@@ -591,19 +596,32 @@ def _store(
     kind: str,
     shown: Mapping[str, Any],
     recipients: list[Recipient],
+    printed: Printer,
 ) -> tuple[NoticeView, PlanNotice]:
-    """Store the notice ``shown`` (its ``mailed_on``, ``due``, ``late``) as mailed."""
+    """Store the notice ``shown`` (its ``mailed_on``, ``due``, ``late``) as mailed, its
+    document with it: a notice's row, like its recipients', is sealed as it is written
+    (``bank.registry``), and never changes afterwards."""
+    listed = [Recipient(r.name.strip(), r.address.strip(), r.role) for r in recipients]
+    mailed_on = shown["mailed_on"]
+    document = printed(notice, kind, mailed_on, listed)
     row = add_fact(
-        session, PlanNotice, "ntc", plan.id, notice=notice, kind=kind, mailed_on=shown["mailed_on"]
+        session,
+        PlanNotice,
+        "ntc",
+        plan.id,
+        notice=notice,
+        kind=kind,
+        mailed_on=mailed_on,
+        document=document,
     )
-    for position, r in enumerate(recipients):
+    for position, r in enumerate(listed):
         session.add(
             NoticeRecipient(
                 id=new_id("rcpt"),
                 notice_id=row.id,
                 position=position,
-                name=r.name.strip(),
-                address=r.address.strip(),
+                name=r.name,
+                address=r.address,
                 role=r.role,
             )
         )

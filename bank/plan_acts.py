@@ -105,8 +105,8 @@ def mail_notice(
         "decision": notices.record_decision_notice,
     }[notice]
     with _acting_on(db, actor, plan_id) as (session, plan):
-        mailed, row = record(session, plan, mailed_on, list(recipients))
-        notice_document.keep_as_mailed(session, plan, row)
+        printed = functools.partial(notice_document.as_mailed, session, plan)
+        mailed, _row = record(session, plan, mailed_on, list(recipients), printed)
         return mailed
 
 

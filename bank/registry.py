@@ -1,18 +1,23 @@
 """The registry's sealed tables: every record that says who holds credits or what a transaction
-did, sealed like the ledger's own rows (``ledger.row_seals``).
+did, and a plan's notices as mailed, sealed like the ledger's own rows (``ledger.row_seals``).
 
 Who holds what: a site's holder, an account's holder, a lot's account and parent, a credit class's
 ledger accounts.  What a transaction did: deposits with their actions, reversals and the site's
 register; transfers with their lots; reservations, withdrawals and their allocations; payments,
-securities and each draw on a security.  Only the columns that are a record's changing state are
-left out: statuses, counters, names and addresses people correct, and a security's draws
-(``drawn_on`` and ``drawn_cents`` move with each draw).  A column written once, after the row,
+securities and each draw on a security.  A plan's notices (Subd. 6, 7: its legal record): the
+members of the public who asked for a copy, each notice as mailed (its date, kind and document,
+written with the row: null, and so for good, on a notice recorded before documents were kept),
+the people it was mailed to, and each copy mailed afterwards.  Only the columns that are a
+record's changing state are left out: statuses, counters, names and addresses people correct
+(a party's; those a notice was mailed to are as mailed), and a security's draws (``drawn_on``
+and ``drawn_cents`` move with each draw).  A column written once, after the row,
 with what the record says happened then is sealed when it is set (``set_once``): a filing fee's
 reversal reason, the transaction that refunded, returned or reversed a payment, the one that
 reversed a withdrawal on appeal, and a security's release (its date and reason).  A seal takes
 the first value written, so the database also ties a payment's status and reason, and a
 security's release, to the transactions in the hash chain that made them (migration 0026's
-triggers, outside this list).
+triggers, outside this list); and a copy mailed to its own plan's request and notice (0030's
+keys).
 
 A security's ``drawn_on`` and ``drawn_cents``, though state, are what its sealed draws say: the
 latest draw's date and the sum of their amounts (the database writes them with each draw and
@@ -22,8 +27,9 @@ chain drew.  ``TIES`` declares both, so that verify names a security or a draw t
 
 Migration 0007 installed these, and later migrations changed what a table seals
 (``ledger.row_seals.reseal``: 0024, the payments' fee postmark and reversal reason; 0025, the
-set-once links and the securities' release) or sealed one more (0027, the draws); changing this
-list needs such a migration (``tests/api/test_registry_seals.py`` checks the list is 0007's with
+set-once links and the securities' release) or sealed more (0027, the draws; 0030, the plans'
+notices, their recipients, the copy requests and the copies mailed); changing this list needs
+such a migration (``tests/api/test_registry_seals.py`` checks the list is 0007's with
 those changes).
 """
 
@@ -134,6 +140,12 @@ SEALED_TABLES: tuple[SealedTable, ...] = (
         "security_draws",
         "id",
         "id security_id drawn_on amount_cents transaction_id held_transaction_id recorded_at",
+    ),
+    _all_but("plan_copy_requests", "id", "id plan_id name address requested_on recorded_at"),
+    _all_but("plan_notices", "id", "id plan_id notice kind mailed_on document recorded_at"),
+    _all_but("plan_notice_recipients", "id", "id notice_id position name address role"),
+    _all_but(
+        "plan_copies_mailed", "id", "id plan_id copy_request_id notice_id mailed_on recorded_at"
     ),
 )
 

@@ -15,12 +15,13 @@ import json
 from typing import Any
 
 import pytest
-from sqlalchemy import update
 
 from api.listing_csv import NOTICE_FIELDS
 from bank.notice_document import ROLE_LABELS
-from bank.notice_tables import PlanNotice
+from bank.registry import SEALED_TABLES
+from ledger import store
 from tests.api.kit import Kit, decision_body, ok, on, problem, recipients_for
+from tests.api.set_once_kit import behind_the_triggers
 from tests.api.test_copies_mailed import the_copy_form
 from tests.api.test_plan_notices import ask, full_plan, notice
 from tests.api.test_web_documents import PAT, renoticed
@@ -235,9 +236,21 @@ def test_the_plan_page_offers_the_form_for_a_superseded_applications_copy(app, k
 
 def document_not_kept(app, notice_id: str) -> None:
     """The notice as a database from before notice documents were kept (migration 0017) holds
-    it: its row and its recipients, no document."""
-    with app.extensions["wetbank.db"].transaction() as session:
-        session.execute(update(PlanNotice).where(PlanNotice.id == notice_id).values(document=None))
+    it: its row and its recipients, no document, and sealed so (as migration 0030 seals such a
+    row): the row is sealed, so this is done behind its triggers, its seal with it."""
+    engine = app.extensions["wetbank.db"].engine
+    (table,) = (t for t in SEALED_TABLES if t.name == "plan_notices")
+    with engine.connect() as connection:
+        content = store.of(connection).ddl.sealed_content(table.columns, "t")
+    statement = "UPDATE plan_notices SET document = NULL WHERE id = :id"
+    behind_the_triggers(engine, "plan_notices", statement, id=notice_id)
+    behind_the_triggers(
+        engine,
+        "ledger_row_seals",
+        f"""UPDATE ledger_row_seals SET content = (SELECT {content} FROM plan_notices AS t
+        WHERE t.id = :id) WHERE table_name = 'plan_notices' AND row_id = :id""",
+        id=notice_id,
+    )
 
 
 def test_a_notice_recorded_before_documents_were_kept_is_listed_as_recorded(app, kit) -> None:

@@ -28,6 +28,7 @@ from tests.api.kit import Kit, ok, on
 from tests.api.set_once_kit import behind_the_triggers, set_once_bank
 from tests.api.test_audit import D4, run_verify_command, workload
 from tests.api.test_money import FEE, appealed, draw, hold, pay, project_plan, reverse
+from tests.api.test_notice_seals import noticed
 from tests.api.test_web_payments import processing_fee
 
 #: per table: a sealed column an attacker would change, and the SQL expression that changes it
@@ -51,6 +52,11 @@ EDITS: dict[str, tuple[str, str]] = {
     "payments": ("amount_cents", "amount_cents + 1"),
     "securities": ("amount_cents", "amount_cents + 1"),
     "security_draws": ("amount_cents", "amount_cents - 1"),
+    "plan_copy_requests": ("address", "address || ' (edited)'"),
+    "plan_notices": ("kind", "CASE kind WHEN 'full' THEN 'summary' ELSE 'full' END"),
+    "plan_notice_recipients": ("name", "name || ' (edited)'"),
+    # a copy moved to another plan
+    "plan_copies_mailed": ("plan_id", ":other"),
 }
 
 
@@ -68,8 +74,8 @@ def fresh(fresh_app: Flask) -> Kit:
 
 def _every_registry_table_filled(kit: Kit) -> None:
     """The audit workload (deposits, a transfer, reservations, a withdrawal, a payment and a
-    security), plus a reversed deposit and a draw on a security; each sealed table then holds
-    at least one row."""
+    security), plus a reversed deposit, a draw on a security, and a plan's notice with a copy
+    mailed to one who asked; each sealed table then holds at least one row."""
     work = workload(kit)
     with on(D4):
         extra = kit.funded_account(day=D4, service_area=5, unrestricted=1_000)
@@ -80,6 +86,7 @@ def _every_registry_table_filled(kit: Kit) -> None:
     lgu = kit.lgu()
     security = ok(hold(kit, project_plan(kit, lgu), token=lgu["token"]))
     ok(draw(kit, security, "2026-07-07", 1_000_000, token=lgu["token"]))
+    noticed(kit)
 
 
 def _engine(app: Flask) -> Any:
@@ -95,11 +102,12 @@ def _first_row(connection: Connection, table: str, id_column: str) -> tuple[str,
 
 
 def _other_value(connection: Connection, table: str, column: str, value: Any) -> Any:
-    """Another holder; for a lot, an account holding no lot (a lot's label is unique per
-    account)."""
+    """Another holder or plan; for a lot, an account holding no lot (a lot's label is unique
+    per account)."""
     source = {
         "holder_id": "holders",
         "account_id": "bank_accounts WHERE id NOT IN (SELECT account_id FROM lots) AND",
+        "plan_id": "plans",
     }[column]
     where = "" if " WHERE " in source else " WHERE"
     return connection.execute(
@@ -245,8 +253,8 @@ def _migration(name: str) -> Any:
 
 def test_the_migrations_sealed_what_the_registry_declares() -> None:
     """Changing ``bank.registry`` needs a migration: 0007's list, with the payments as 0024
-    re-sealed them and the payments, withdrawals and securities as 0025 did, and the draws 0027
-    sealed, must be the registry's."""
+    re-sealed them and the payments, withdrawals and securities as 0025 did, the draws 0027
+    sealed and the plans' notices 0030 sealed, must be the registry's."""
     migrated = _migration("0007_registry").SEALED_TABLES
     resealed = _migration("0024_fee_postmark_and_reason_seal")
     set_once = _migration("0025_set_once_links_and_release_seal")
@@ -255,6 +263,7 @@ def test_the_migrations_sealed_what_the_registry_declares() -> None:
         assert was in migrated
         migrated = tuple(now if table == was else table for table in migrated)
     migrated = (*migrated, _migration("0027_security_draws_sealed_and_tied").DRAWS)
+    migrated = (*migrated, *_migration("0030_plan_notices_sealed").SEALED)
     assert migrated == SEALED_TABLES
 
 

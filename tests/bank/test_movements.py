@@ -18,6 +18,7 @@ from bank import (
     accounts,
     credits,
     homes,
+    notice_document,
     notices,
     parties,
     plan_decisions,
@@ -296,7 +297,8 @@ def _deny(db: Database, plan_id: str) -> None:
         plan = session.get(Plan, plan_id)
         assert plan is not None
         # the summary first (Subd. 6 (b)): the decision waits for it
-        notices.record_application_notice(session, plan, DAY, list(SUMMARY_RECIPIENTS))
+        printed = functools.partial(notice_document.as_mailed, session, plan)
+        notices.record_application_notice(session, plan, DAY, list(SUMMARY_RECIPIENTS), printed)
         plan_decisions.record_decision(
             session,
             plan,
