@@ -153,12 +153,15 @@ _POSTED = (
 _ITS_DRAWS = "FROM security_draws AS d WHERE d.security_id = t.id"
 #: a security drawn before each draw had a row (migration 0011): none, and its own pending
 #: transfer posted by a ``security_drawn`` transaction of its ``drawn_on`` and ``drawn_cents``
+#: (scalar subqueries, which PostgreSQL runs per row through the indexes, where it may run an
+#: ``EXISTS`` once over the whole table to hash it: a pending transfer is resolved by one
+#: transaction, its release entries' ``transaction_id``)
 _DRAWN_BEFORE_DRAW_ROWS = (
-    f"(NOT EXISTS (SELECT 1 {_ITS_DRAWS}) AND EXISTS (SELECT 1 FROM ledger_entries AS x "
-    "JOIN ledger_transactions AS r ON r.id = x.transaction_id "
-    "WHERE x.resolves_id = t.pending_transaction_id AND x.resolution = 'posted' "
-    "AND r.kind = 'security_drawn' AND r.effective_on = t.drawn_on "
-    f"AND {_POSTED.format(tx='r.id')} = t.drawn_cents))"
+    f"((SELECT COUNT(*) {_ITS_DRAWS}) = 0 AND COALESCE((SELECT r.kind = 'security_drawn' "
+    f"AND r.effective_on = t.drawn_on AND {_POSTED.format(tx='r.id')} = t.drawn_cents "
+    "FROM ledger_transactions AS r WHERE r.id = (SELECT MIN(x.transaction_id) "
+    "FROM ledger_entries AS x WHERE x.resolves_id = t.pending_transaction_id "
+    "AND x.resolution = 'posted')), FALSE))"
 )
 #: a draw's transaction (``t``: the draw) is its own (keyed ``security-draw:<id>``), a draw, and
 #: posts what its security held: the security's own pending transfer or the rest an earlier draw
