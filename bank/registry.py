@@ -16,14 +16,20 @@ reversal reason, the transaction that refunded, returned or reversed a payment, 
 reversed a withdrawal on appeal, and a security's release (its date and reason).  A seal takes
 the first value written, so the database also ties a payment's status and reason, and a
 security's release, to the transactions in the hash chain that made them (migration 0026's
-triggers, outside this list); and a copy mailed to its own plan's request and notice (0030's
-keys).
+triggers, outside this list): a payment's compensation is the transaction reversing its own, its
+status that transaction's kind (``received`` with none) and its reason the one the reversal's
+memo gives; a release is the date and memo of the security's ``security-release:<id>``
+transaction.  And a copy mailed names its own plan's request and notice (0030's keys).
 
 A security's ``drawn_on`` and ``drawn_cents``, though state, are what its sealed draws say: the
 latest draw's date and the sum of their amounts (the database writes them with each draw and
 refuses any other value: migration 0027); and each draw is what its transaction in the hash
-chain drew.  ``TIES`` declares both, so that verify names a security or a draw that disagrees
-(an edit made behind the triggers, or a draw rewritten with its seal).
+chain drew, and the transfer it holds again holds what was left of the security.
+
+``TIES`` declares all of these, so that verify's full pass names a payment, a security or a draw
+that disagrees with the hash chain: an edit made behind the triggers, or a row rewritten with its
+seals (a database's triggers refuse such values as they are written, but only while they are
+on).
 
 Migration 0007 installed these, and later migrations changed what a table seals
 (``ledger.row_seals.reseal``: 0024, the payments' fee postmark and reversal reason; 0025, the
@@ -158,12 +164,15 @@ _POSTED = (
 _ITS_DRAWS = "FROM security_draws AS d WHERE d.security_id = t.id"
 #: a security drawn before each draw had a row (migration 0011): none, and its own pending
 #: transfer posted by a ``security_drawn`` transaction of its ``drawn_on`` and ``drawn_cents``
+#: (scalar subqueries, which PostgreSQL runs per row through the indexes, where it may run an
+#: ``EXISTS`` once over the whole table to hash it: a pending transfer is resolved by one
+#: transaction, its release entries' ``transaction_id``)
 _DRAWN_BEFORE_DRAW_ROWS = (
-    f"(NOT EXISTS (SELECT 1 {_ITS_DRAWS}) AND EXISTS (SELECT 1 FROM ledger_entries AS x "
-    "JOIN ledger_transactions AS r ON r.id = x.transaction_id "
-    "WHERE x.resolves_id = t.pending_transaction_id AND x.resolution = 'posted' "
-    "AND r.kind = 'security_drawn' AND r.effective_on = t.drawn_on "
-    f"AND {_POSTED.format(tx='r.id')} = t.drawn_cents))"
+    f"((SELECT COUNT(*) {_ITS_DRAWS}) = 0 AND COALESCE((SELECT r.kind = 'security_drawn' "
+    f"AND r.effective_on = t.drawn_on AND {_POSTED.format(tx='r.id')} = t.drawn_cents "
+    "FROM ledger_transactions AS r WHERE r.id = (SELECT MIN(x.transaction_id) "
+    "FROM ledger_entries AS x WHERE x.resolves_id = t.pending_transaction_id "
+    "AND x.resolution = 'posted')), FALSE))"
 )
 #: a draw's transaction (``t``: the draw) is its own (keyed ``security-draw:<id>``), a draw, and
 #: posts what its security held: the security's own pending transfer or the rest an earlier draw
@@ -178,7 +187,83 @@ _DRAWS_ITS_SECURITY = (
     "SELECT o.held_transaction_id FROM security_draws AS o WHERE o.security_id = t.security_id)))"
 )
 
+#: what was left of the security of the draw ``t`` once it was drawn: the security's amount less
+#: its draws posted up to this one (in the order they were posted, as its transactions were)
+_LEFT_AFTER = (
+    "((SELECT s.amount_cents FROM securities AS s WHERE s.id = t.security_id) - "
+    "(SELECT SUM(o.amount_cents) FROM security_draws AS o "
+    "WHERE o.security_id = t.security_id AND o.transaction_id <= t.transaction_id))"
+)
+#: what the pending transfer ``{tx}`` holds: the sum of its pending credits (none: 0)
+_HOLDS = (
+    "COALESCE((SELECT SUM(p.amount) FROM ledger_entries AS p "
+    "WHERE p.transaction_id = {tx} AND p.phase = 'pending' AND p.amount > 0), 0)"
+)
+#: the release transaction of the security ``t`` (its ``{column}``)
+_RELEASE = (
+    "(SELECT r.{column} FROM ledger_transactions AS r "
+    "WHERE r.idempotency_key = 'security-release:' || t.id)"
+)
+#: the reason migration 0011 gave a security drawn in part before it: the ledger released the
+#: rest with that draw, before a release had a transaction of its own
+LEGACY_RELEASE = "the rest was released when it was drawn in part"
+#: a security 0011 marked released (``t``): drawn in part before draws had rows, released on that
+#: draw's date with 0011's reason, and no release transaction
+_RELEASED_BY_0011 = (
+    f"(COALESCE(t.release_reason = '{LEGACY_RELEASE}' AND t.released_on = t.drawn_on "
+    "AND t.drawn_cents < t.amount_cents, FALSE) "
+    f"AND {_RELEASE.format(column='id')} IS NULL AND {_DRAWN_BEFORE_DRAW_ROWS})"
+)
+#: the compensation transaction of the payment ``t`` (its ``{column}``)
+_COMPENSATION = (
+    "(SELECT r.{column} FROM ledger_transactions AS r WHERE r.id = t.compensation_transaction_id)"
+)
+
 TIES: tuple[Tie, ...] = (
+    Tie(
+        "payments",
+        "id",
+        "compensation_transaction_id",
+        "COALESCE(t.compensation_transaction_id, 0) = COALESCE((SELECT r.id FROM "
+        "ledger_transactions AS r WHERE r.reverses_id = t.transaction_id), 0)",
+        "the transaction reversing its own (none while nothing has)",
+    ),
+    Tie(
+        "payments",
+        "id",
+        "status",
+        "COALESCE(t.status = 'received' AND t.compensation_transaction_id IS NULL, FALSE) "
+        f"OR COALESCE({_COMPENSATION.format(column='kind')} = 'payment_' || t.status, FALSE)",
+        "its compensation's kind (received with none, else payment_<status>)",
+    ),
+    Tie(
+        "payments",
+        "id",
+        "reversal_reason",
+        "CASE WHEN t.status = 'reversed' THEN "
+        f"COALESCE({_COMPENSATION.format(column='memo')} = "
+        "'payment ' || t.id || ' reversed' || COALESCE(': ' || t.reversal_reason, ''), FALSE) "
+        "ELSE t.reversal_reason IS NULL END",
+        "the reason its reversal's memo gives (none unless reversed)",
+    ),
+    Tie(
+        "securities",
+        "id",
+        "released_on",
+        f"COALESCE(t.released_on, '0001-01-01') = "
+        f"COALESCE({_RELEASE.format(column='effective_on')}, '0001-01-01') "
+        f"OR {_RELEASED_BY_0011}",
+        "its release transaction's effective date (none while it has none)",
+    ),
+    Tie(
+        "securities",
+        "id",
+        "release_reason",
+        f"COALESCE(t.release_reason IS NULL AND {_RELEASE.format(column='id')} IS NULL "
+        f"OR {_RELEASE.format(column='memo')} = t.release_reason, FALSE) "
+        f"OR {_RELEASED_BY_0011}",
+        "its release transaction's memo (none while it has none)",
+    ),
     Tie(
         "security_draws",
         "id",
@@ -210,6 +295,14 @@ TIES: tuple[Tie, ...] = (
         "the transfer keyed security-rest:<its id> that holds the rest (none when nothing is left)",
     ),
     Tie(
+        "security_draws",
+        "id",
+        "held_transaction_id",
+        f"COALESCE({_HOLDS.format(tx='t.held_transaction_id')} = {_LEFT_AFTER}, FALSE)",
+        "a transfer holding what was left of its security (its amount less its draws up to "
+        "this one; none when nothing was left)",
+    ),
+    Tie(
         "securities",
         "id",
         "drawn_cents",
@@ -228,5 +321,7 @@ TIES: tuple[Tie, ...] = (
     ),
 )
 """Columns whose value other records give (``ledger.row_seals.Tie``), checked by verify's full
-pass: each draw is what its transaction drew, and a security's drawn total and date are its
-draws'."""
+pass, one statement each, every row's look-ups by index: a payment's compensation, status and
+reversal reason are its reversal's; a security's release is its release transaction's; each draw
+is what its transaction drew and holds again what was left; a security's drawn total and date
+are its draws'."""

@@ -372,7 +372,8 @@ def test_the_database_takes_a_reversal_reason_only_from_the_reversal_that_gave_i
 def test_the_database_keeps_a_payments_status_what_its_compensation_says(fresh):
     """A status is state, but the compensating transaction's kind (``payment_<status>``) is in
     the hash chain: a refunded fee set back to received, or called returned, and a live one
-    called refunded with no refund, are refused (0026); the refund itself verifies."""
+    called refunded with no refund, are refused (0026); a refund booked in the ledger alone, with
+    no link, is refused its link by a plain UPDATE and named by verify."""
     _plan, _lgu, refunded = processing_fee(fresh)
     _plan, _lgu, live = processing_fee(fresh)
     with on("2026-06-02"):
@@ -419,7 +420,15 @@ def test_the_database_keeps_a_payments_status_what_its_compensation_says(fresh):
             text("UPDATE payments SET compensation_transaction_id = :r WHERE id = :id"),
             {"r": booked, "id": live["id"]},
         )
-    assert _verify(fresh)["ok"] is True
+    # the chain now pays back a payment that still says received and links nothing: verify's
+    # full pass names it (its link is not the transaction reversing its own)
+    broken = _verify(fresh)["first_broken"]
+    assert (broken["kind"], broken["table"], broken["row_id"]) == (
+        "sealed_row_changed",
+        "payments",
+        live["id"],
+    )
+    assert "its compensation_transaction_id is not the transaction reversing" in broken["detail"]
 
 
 def test_a_seal_refuses_in_its_own_words_before_the_ledger_ties_are_checked(fresh):
