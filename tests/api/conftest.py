@@ -96,3 +96,20 @@ def lgu(app: Flask) -> dict[str, str]:
 
 
 __all__ = ["Api", "SEED", "make_token"]
+
+
+@pytest.fixture
+def fresh_app(fresh_db_url: str) -> Iterator[Flask]:
+    """An app on a database of its own, made for the test (``fresh_db_url``): for tests that
+    write behind the API (triggers off, seals rewritten) or migrate it."""
+    application = create_app({"DATABASE_URL": fresh_db_url, "PROPAGATE_EXCEPTIONS": False})
+    yield application
+    application.extensions["wetbank.db"].dispose()
+
+
+@pytest.fixture
+def fresh(fresh_app: Flask) -> Any:
+    """A board's kit (``tests.api.kit.Kit``) on ``fresh_app``."""
+    from tests.api.kit import Kit  # the kit imports this module
+
+    return Kit(Api(fresh_app.test_client(), make_token(fresh_app, "board")), fresh_app)

@@ -21,7 +21,7 @@ from typing import Any
 
 from flask import Flask
 from freezegun import freeze_time
-from sqlalchemy import func, or_, select
+from sqlalchemy import Engine, func, or_, select, text
 
 from bank.deposits import Deposit
 from bank.reservations import Reservation
@@ -518,3 +518,35 @@ def every_item(api: Api, path: str, token: str | None = None, limit: int = 500) 
         if body["next_cursor"] is None:
             return out
         query["cursor"] = body["next_cursor"]
+
+
+def engine_of(kit: Kit) -> Engine:
+    """The engine of the kit's app, to read or write its database behind the API."""
+    return kit.app.extensions["wetbank.db"].engine  # type: ignore[no-any-return]
+
+
+def sql_rows(kit: Kit, sql: str, **params: Any) -> list[tuple[Any, ...]]:
+    """The rows ``sql`` reads from the kit's database."""
+    with engine_of(kit).connect() as connection:
+        return [tuple(row) for row in connection.execute(text(sql), params)]
+
+
+def verified(kit: Kit) -> dict[str, Any]:
+    """``GET /audit/verify``'s answer (200)."""
+    return dict(ok(kit.api.get("/audit/verify"), 200))
+
+
+def walk(kit: Kit, path: str, token: str | None = None, **query: Any) -> list[list[str]]:
+    """The ids of every page of the listing ``path`` with ``query``, page by page, following
+    ``next_cursor`` until it is null; each page answers ``items`` and ``next_cursor`` alone."""
+    pages: list[list[str]] = []
+    cursor = None
+    while True:
+        params = {**query, **({"cursor": cursor} if cursor else {})}
+        body = ok(kit.api.get(path, token=token, query_string=params), 200)
+        assert set(body) == {"items", "next_cursor"}, body
+        pages.append([item["id"] for item in body["items"]])
+        cursor = body["next_cursor"]
+        if cursor is None:
+            return pages
+        assert len(pages) < 1_000, "the walk does not end"

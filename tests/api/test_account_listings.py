@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from tests.api.kit import Kit, at, ok, problem, unique
+from tests.api.kit import Kit, at, ok, problem, unique, walk
 from tests.api.web_kit import parse, signed_in
 
 EARLY, LATE = "2026-05-25 12:00:00", "2026-05-26 12:00:00"
@@ -21,21 +21,6 @@ EARLY, LATE = "2026-05-25 12:00:00", "2026-05-26 12:00:00"
 @pytest.fixture
 def kit(api, app) -> Kit:
     return Kit(api, app)
-
-
-def walk(kit: Kit, path: str, token: str | None = None, **query: Any) -> list[list[str]]:
-    """The ids of every page of ``path``, following ``next_cursor`` until it is null."""
-    pages: list[list[str]] = []
-    cursor = None
-    while True:
-        params = {**query, **({"cursor": cursor} if cursor else {})}
-        body = ok(kit.api.get(path, token=token, query_string=params), 200)
-        assert set(body) == {"items", "next_cursor"}, body
-        pages.append([item["id"] for item in body["items"]])
-        cursor = body["next_cursor"]
-        if cursor is None:
-            return pages
-        assert len(pages) < 1_000, "the walk does not end"
 
 
 def flat(pages: list[list[str]]) -> list[str]:

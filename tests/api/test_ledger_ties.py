@@ -14,20 +14,15 @@ gone wrong) is named too.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
 import pytest
-from flask import Flask
-from sqlalchemy import Engine, text
 
-from api import create_app
 from bank import guarantees
 from bank.registry import SEALED_TABLES
 from ledger import row_seals
-from tests.api.conftest import Api, make_token
-from tests.api.kit import Kit, ok, on
+from tests.api.kit import Kit, engine_of, ok, on, sql_rows, verified
 from tests.api.set_once_kit import behind_the_triggers
 from tests.api.test_audit import run_verify_command
 from tests.api.test_money import (
@@ -50,18 +45,6 @@ PAID, REVERSED, GRANTED = "2026-09-11", "2026-09-12", "2026-09-21"
 LEGACY_RELEASE = "the rest was released when it was drawn in part"
 
 
-@pytest.fixture
-def fresh_app(fresh_db_url: str) -> Iterator[Flask]:
-    application = create_app({"DATABASE_URL": fresh_db_url, "PROPAGATE_EXCEPTIONS": False})
-    yield application
-    application.extensions["wetbank.db"].dispose()
-
-
-@pytest.fixture
-def fresh(fresh_app: Flask) -> Kit:
-    return Kit(Api(fresh_app.test_client(), make_token(fresh_app, "board")), fresh_app)
-
-
 @dataclass
 class Acts:
     """The rows of ``acts``: payments refunded, returned, reversed and live; securities released
@@ -75,19 +58,6 @@ class Acts:
     held: str
     drawn: str
     untouched: str
-
-
-def _engine(kit: Kit) -> Engine:
-    return kit.app.extensions["wetbank.db"].engine  # type: ignore[no-any-return]
-
-
-def _rows(kit: Kit, sql: str, **params: Any) -> list[tuple[Any, ...]]:
-    with _engine(kit).connect() as connection:
-        return [tuple(row) for row in connection.execute(text(sql), params)]
-
-
-def _verify(kit: Kit) -> dict[str, Any]:
-    return dict(ok(kit.api.get("/audit/verify"), 200))
 
 
 def acts(kit: Kit) -> Acts:
@@ -153,7 +123,7 @@ def test_refunds_returns_reversals_releases_and_draws_verify(fresh, fresh_db_url
         "untouched": "held",
     }
     assert (shown["held"]["drawn_cents"], shown["held"]["undrawn_cents"]) == (1_600_000, 900_000)
-    assert _verify(fresh)["ok"] is True
+    assert verified(fresh)["ok"] is True
     assert run_verify_command(fresh_db_url).exit_code == 0
 
 
@@ -161,7 +131,7 @@ def rewritten(kit: Kit, table_name: str, row_id: str, change: str, **params: Any
     """``UPDATE table SET change`` on one row with every trigger off, and the row's seals (its
     own and its set-once columns') written again to agree with it, as someone with database
     access could: only what gives the value in the hash chain still disagrees."""
-    engine = _engine(kit)
+    engine = engine_of(kit)
     statement = f"UPDATE {table_name} SET {change} WHERE id = :id"
     behind_the_triggers(engine, table_name, statement, id=row_id, **params)
     (table,) = (t for t in SEALED_TABLES if t.name == table_name)
@@ -178,7 +148,7 @@ def rewritten(kit: Kit, table_name: str, row_id: str, change: str, **params: Any
 
 
 def _named(kit: Kit, url: str, table: str, row_id: str, column: str, given_by: str) -> None:
-    broken = _verify(kit)["first_broken"]
+    broken = verified(kit)["first_broken"]
     assert (broken["kind"], broken["table"], broken["row_id"]) == (
         "sealed_row_changed",
         table,
@@ -282,13 +252,13 @@ def test_a_tied_value_rewritten_behind_the_triggers_fails_verify(
     ids = acts(fresh)
     row_id = getattr(ids, row)
     columns = [part.split(" =")[0].strip() for part in change.split(", ")]
-    (was,) = _rows(fresh, f"SELECT {', '.join(columns)} FROM {table} WHERE id = :id", id=row_id)
+    (was,) = sql_rows(fresh, f"SELECT {', '.join(columns)} FROM {table} WHERE id = :id", id=row_id)
     rewritten(fresh, table, row_id, change)
     _named(fresh, fresh_db_url, table, row_id, column, given_by)
     restore = ", ".join(f"{c} = :v{i}" for i, c in enumerate(columns))
     values = {f"v{i}": value for i, value in enumerate(was)}
     rewritten(fresh, table, row_id, restore, **values)
-    assert _verify(fresh)["ok"] is True
+    assert verified(fresh)["ok"] is True
 
 
 HELD_AGAIN = (
@@ -305,7 +275,7 @@ def test_a_draw_holding_again_other_than_what_was_left_fails_verify(
     holding a cent less or more, or none while some is left, is named, though the draw is the
     one its transaction drew and the rest's transfer the one keyed to it."""
     ids = acts(fresh)
-    assert _verify(fresh)["ok"] is True
+    assert verified(fresh)["ok"] is True
     hold_again = guarantees._hold_again
 
     def miscounted(*args: Any) -> int | None:
@@ -317,7 +287,7 @@ def test_a_draw_holding_again_other_than_what_was_left_fails_verify(
     monkeypatch.setattr(guarantees, "_hold_again", miscounted)
     security = {"id": ids.untouched}
     ok(draw(fresh, security, DRAWN, 1_000_000))
-    (draw_id,) = _rows(
+    (draw_id,) = sql_rows(
         fresh, "SELECT id FROM security_draws WHERE security_id = :s", s=ids.untouched
     )[0]
     _named(fresh, fresh_db_url, "security_draws", draw_id, "held_transaction_id", HELD_AGAIN)

@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from tests.api.kit import Kit, ok, on, problem
+from tests.api.kit import Kit, ok, on, problem, walk
 
 DAY = "2026-06-01"
 CSV = {"Accept": "text/csv"}
@@ -22,22 +22,6 @@ CSV = {"Accept": "text/csv"}
 @pytest.fixture
 def kit(api, app) -> Kit:
     return Kit(api, app)
-
-
-def walk(kit: Kit, path: str, token: str | None = None, **query: Any) -> list[list[str]]:
-    """The ids of every page of ``path`` with ``query``, page by page, following
-    ``next_cursor`` until it is null."""
-    pages: list[list[str]] = []
-    cursor = None
-    while True:
-        params = {**query, **({"cursor": cursor} if cursor else {})}
-        body = ok(kit.api.get(path, token=token, query_string=params), 200)
-        assert set(body) == {"items", "next_cursor"}, body
-        pages.append([item["id"] for item in body["items"]])
-        cursor = body["next_cursor"]
-        if cursor is None:
-            return pages
-        assert len(pages) < 1_000, "the walk does not end"
 
 
 def csv_ids(kit: Kit, path: str, token: str | None = None, **query: Any) -> list[str]:

@@ -12,17 +12,13 @@ copy request is refused, so the plan's listing never meets one.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from flask import Flask
-from sqlalchemy import Engine, text
+from sqlalchemy import text
 from sqlalchemy.exc import DBAPIError
 
-from api import create_app
-from tests.api.conftest import Api, make_token
-from tests.api.kit import Kit, ok, on
+from tests.api.kit import Kit, engine_of, ok, on, sql_rows, verified
 from tests.api.set_once_kit import behind_the_triggers
 from tests.api.test_audit import run_verify_command
 from tests.api.test_copies_mailed import mail_copy, owing
@@ -31,31 +27,6 @@ from tests.api.test_notice_list import document_not_kept
 TABLES = ("plan_copy_requests", "plan_notices", "plan_notice_recipients", "plan_copies_mailed")
 #: the day the copy was mailed, and the day the world is looked at
 COPIED, SEEN = "2026-06-24", "2026-06-26"
-
-
-@pytest.fixture
-def fresh_app(fresh_db_url: str) -> Iterator[Flask]:
-    application = create_app({"DATABASE_URL": fresh_db_url, "PROPAGATE_EXCEPTIONS": False})
-    yield application
-    application.extensions["wetbank.db"].dispose()
-
-
-@pytest.fixture
-def fresh(fresh_app: Flask) -> Kit:
-    return Kit(Api(fresh_app.test_client(), make_token(fresh_app, "board")), fresh_app)
-
-
-def _engine(kit: Kit) -> Engine:
-    return kit.app.extensions["wetbank.db"].engine  # type: ignore[no-any-return]
-
-
-def _rows(kit: Kit, sql: str, **params: Any) -> list[tuple[Any, ...]]:
-    with _engine(kit).connect() as connection:
-        return [tuple(row) for row in connection.execute(text(sql), params)]
-
-
-def _verify(kit: Kit) -> dict[str, Any]:
-    return dict(ok(kit.api.get("/audit/verify"), 200))
 
 
 def noticed(kit: Kit) -> dict[str, Any]:
@@ -67,12 +38,12 @@ def noticed(kit: Kit) -> dict[str, Any]:
     plan, sent, asked = world["plan"], world["notice"], world["owed"]
     body = {"notice_id": sent["id"], "mailed_on": COPIED}
     ok(mail_copy(kit, plan, asked["id"], body, lgu["token"], "2026-06-25"))
-    recipient = _rows(
+    recipient = sql_rows(
         kit,
         "SELECT id FROM plan_notice_recipients WHERE notice_id = :n ORDER BY position",
         n=sent["id"],
     )[0][0]
-    copy = _rows(kit, "SELECT id FROM plan_copies_mailed WHERE notice_id = :n", n=sent["id"])
+    copy = sql_rows(kit, "SELECT id FROM plan_copies_mailed WHERE notice_id = :n", n=sent["id"])
     return {
         "plan": plan["id"],
         "notice": sent["id"],
@@ -96,8 +67,8 @@ def test_notices_requests_and_copies_recorded_through_the_api_are_sealed_and_ver
 ):
     ids = noticed(fresh)
     for table in TABLES:
-        stored = _rows(fresh, f"SELECT id FROM {table} ORDER BY id")
-        sealed = _rows(
+        stored = sql_rows(fresh, f"SELECT id FROM {table} ORDER BY id")
+        sealed = sql_rows(
             fresh,
             "SELECT row_id FROM ledger_row_seals WHERE table_name = :t ORDER BY row_id",
             t=table,
@@ -109,7 +80,7 @@ def test_notices_requests_and_copies_recorded_through_the_api_are_sealed_and_ver
         (ids["notice"], COPIED)
     ]
     assert [n["document_kept"] for n in shown["notices"]] == [True]
-    assert _verify(fresh)["ok"] is True
+    assert verified(fresh)["ok"] is True
     assert run_verify_command(fresh_db_url).exit_code == 0
 
 
@@ -133,12 +104,12 @@ def test_the_database_refuses_changing_or_deleting_a_notice_a_recipient_a_reques
 ):
     ids = noticed(fresh)
     before = _shown(fresh, ids["plan"])
-    engine = _engine(fresh)
+    engine = engine_of(fresh)
     for statement, which in REFUSED:
         with pytest.raises(DBAPIError, match="immutable"), engine.begin() as connection:
             connection.execute(text(statement), {"id": ids[which]})
     assert _shown(fresh, ids["plan"]) == before
-    assert _verify(fresh)["ok"] is True
+    assert verified(fresh)["ok"] is True
 
 
 def test_a_notice_recorded_before_documents_were_kept_verifies_and_is_given_none(fresh):
@@ -147,9 +118,9 @@ def test_a_notice_recorded_before_documents_were_kept_verifies_and_is_given_none
     refused."""
     ids = noticed(fresh)
     document_not_kept(fresh.app, ids["notice"])
-    assert _verify(fresh)["ok"] is True
+    assert verified(fresh)["ok"] is True
     forged = "UPDATE plan_notices SET document = :doc WHERE id = :id"
-    with pytest.raises(DBAPIError, match="immutable"), _engine(fresh).begin() as connection:
+    with pytest.raises(DBAPIError, match="immutable"), engine_of(fresh).begin() as connection:
         connection.execute(text(forged), {"doc": '{"title": "forged"}', "id": ids["notice"]})
     assert [n["document_kept"] for n in _shown(fresh, ids["plan"])["notices"]] == [False]
 
@@ -170,10 +141,10 @@ def test_an_edit_behind_the_triggers_fails_verify_naming_the_row(
 ):
     ids = noticed(fresh)
     row_id = ids[which]
-    ((was,),) = _rows(fresh, f"SELECT {column} FROM {table} WHERE id = :id", id=row_id)
+    ((was,),) = sql_rows(fresh, f"SELECT {column} FROM {table} WHERE id = :id", id=row_id)
     statement = f"UPDATE {table} SET {column} = :value WHERE id = :id"
-    behind_the_triggers(_engine(fresh), table, statement, value=value, id=row_id)
-    broken = _verify(fresh)["first_broken"]
+    behind_the_triggers(engine_of(fresh), table, statement, value=value, id=row_id)
+    broken = verified(fresh)["first_broken"]
     assert (broken["kind"], broken["table"], broken["row_id"]) == (
         "sealed_row_changed",
         table,
@@ -185,8 +156,8 @@ def test_an_edit_behind_the_triggers_fails_verify_naming_the_row(
     command = run_verify_command(fresh_db_url)
     assert command.exit_code == 1, command.output
     assert table in command.output and row_id in command.output
-    behind_the_triggers(_engine(fresh), table, statement, value=was, id=row_id)
-    assert _verify(fresh)["ok"] is True
+    behind_the_triggers(engine_of(fresh), table, statement, value=was, id=row_id)
+    assert verified(fresh)["ok"] is True
 
 
 @pytest.mark.parametrize(
@@ -210,11 +181,11 @@ def test_a_copy_mailed_of_another_plans_notice_or_request_is_refused(fresh, othe
         "recorded_at) SELECT 'cpy_typed', :plan, :request, :notice, mailed_on, recorded_at "
         "FROM plan_copies_mailed WHERE id = :copy"
     )
-    with pytest.raises(DBAPIError, match=key), _engine(fresh).begin() as connection:
+    with pytest.raises(DBAPIError, match=key), engine_of(fresh).begin() as connection:
         connection.execute(
             text(typed),
             {"plan": mine["plan"], "request": names[0], "notice": names[1], "copy": mine["copy"]},
         )
-    assert _rows(fresh, "SELECT id FROM plan_copies_mailed WHERE id = 'cpy_typed'") == []
+    assert sql_rows(fresh, "SELECT id FROM plan_copies_mailed WHERE id = 'cpy_typed'") == []
     assert _shown(fresh, mine["plan"]) == before
-    assert _verify(fresh)["ok"] is True
+    assert verified(fresh)["ok"] is True

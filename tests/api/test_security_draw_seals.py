@@ -12,50 +12,21 @@ with its transaction in the hash chain.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from flask import Flask
-from sqlalchemy import Engine, text
+from sqlalchemy import text
 from sqlalchemy.exc import DBAPIError
 
-from api import create_app
 from bank.registry import SEALED_TABLES
 from ledger import store
-from tests.api.conftest import Api, make_token
-from tests.api.kit import Kit, ok, on
+from tests.api.kit import Kit, engine_of, ok, on, sql_rows, verified
 from tests.api.set_once_kit import behind_the_triggers
 from tests.api.test_audit import run_verify_command
 from tests.api.test_money import draw, hold, project_plan
 
 FIRST, SECOND = "2026-07-07", "2026-07-09"
 TIED = "drawn_cents and drawn_on are its draws"
-
-
-@pytest.fixture
-def fresh_app(fresh_db_url: str) -> Iterator[Flask]:
-    application = create_app({"DATABASE_URL": fresh_db_url, "PROPAGATE_EXCEPTIONS": False})
-    yield application
-    application.extensions["wetbank.db"].dispose()
-
-
-@pytest.fixture
-def fresh(fresh_app: Flask) -> Kit:
-    return Kit(Api(fresh_app.test_client(), make_token(fresh_app, "board")), fresh_app)
-
-
-def _engine(kit: Kit) -> Engine:
-    return kit.app.extensions["wetbank.db"].engine  # type: ignore[no-any-return]
-
-
-def _rows(kit: Kit, sql: str, **params: Any) -> list[tuple[Any, ...]]:
-    with _engine(kit).connect() as connection:
-        return [tuple(row) for row in connection.execute(text(sql), params)]
-
-
-def _verify(kit: Kit) -> dict[str, Any]:
-    return dict(ok(kit.api.get("/audit/verify"), 200))
 
 
 def _security(kit: Kit, security_id: str) -> dict[str, Any]:
@@ -73,7 +44,7 @@ def _drawn_twice(kit: Kit) -> tuple[str, list[str], str]:
     ok(draw(kit, drawn, SECOND, 600_000, token=lgu["token"]))
     draws = [
         str(row[0])
-        for row in _rows(
+        for row in sql_rows(
             kit,
             "SELECT id FROM security_draws WHERE security_id = :s ORDER BY drawn_on",
             s=drawn["id"],
@@ -84,18 +55,20 @@ def _drawn_twice(kit: Kit) -> tuple[str, list[str], str]:
 
 def test_a_draw_made_through_the_api_is_sealed_and_verifies(fresh, fresh_db_url):
     security_id, draws, _untouched = _drawn_twice(fresh)
-    sealed = _rows(fresh, "SELECT row_id FROM ledger_row_seals WHERE table_name = 'security_draws'")
+    sealed = sql_rows(
+        fresh, "SELECT row_id FROM ledger_row_seals WHERE table_name = 'security_draws'"
+    )
     assert sorted(str(row[0]) for row in sealed) == sorted(draws) and len(draws) == 2
     shown = _security(fresh, security_id)
     assert (shown["status"], shown["drawn_on"]) == ("held", SECOND)
     assert (shown["drawn_cents"], shown["undrawn_cents"]) == (1_600_000, 900_000)
-    assert _verify(fresh)["ok"] is True
+    assert verified(fresh)["ok"] is True
     assert run_verify_command(fresh_db_url).exit_code == 0
 
 
 def test_the_database_refuses_editing_deleting_or_typing_in_a_draw(fresh):
     security_id, draws, untouched = _drawn_twice(fresh)
-    engine = _engine(fresh)
+    engine = engine_of(fresh)
     for statement in (
         "UPDATE security_draws SET amount_cents = amount_cents + 100000 WHERE id = :id",
         "UPDATE security_draws SET drawn_on = '2026-07-08' WHERE id = :id",
@@ -118,7 +91,7 @@ def test_the_database_refuses_editing_deleting_or_typing_in_a_draw(fresh):
     assert (shown["drawn_cents"], shown["undrawn_cents"]) == (1_600_000, 900_000)
     assert [d["amount_cents"] for d in shown["draws"]] == [1_000_000, 600_000]
     assert _security(fresh, untouched)["drawn_cents"] is None
-    assert _verify(fresh)["ok"] is True
+    assert verified(fresh)["ok"] is True
 
 
 @pytest.mark.parametrize(
@@ -137,17 +110,17 @@ def test_the_database_keeps_a_securitys_drawn_total_its_draws(fresh, which, chan
     security_id, _draws, untouched = _drawn_twice(fresh)
     row_id = {"drawn": security_id, "untouched": untouched}[which]
     before = _security(fresh, row_id)
-    with pytest.raises(DBAPIError, match=TIED), _engine(fresh).begin() as connection:
+    with pytest.raises(DBAPIError, match=TIED), engine_of(fresh).begin() as connection:
         connection.execute(text(f"UPDATE securities SET {change} WHERE id = :id"), {"id": row_id})
     assert _security(fresh, row_id) == before
-    assert _verify(fresh)["ok"] is True
+    assert verified(fresh)["ok"] is True
 
 
 def test_a_draw_edited_behind_the_triggers_fails_verify(fresh, fresh_db_url):
     _security_id, draws, _untouched = _drawn_twice(fresh)
     statement = "UPDATE security_draws SET amount_cents = {} WHERE id = :id"
-    behind_the_triggers(_engine(fresh), "security_draws", statement.format(1), id=draws[1])
-    broken = _verify(fresh)["first_broken"]
+    behind_the_triggers(engine_of(fresh), "security_draws", statement.format(1), id=draws[1])
+    broken = verified(fresh)["first_broken"]
     assert (broken["kind"], broken["table"], broken["row_id"]) == (
         "sealed_row_changed",
         "security_draws",
@@ -155,15 +128,15 @@ def test_a_draw_edited_behind_the_triggers_fails_verify(fresh, fresh_db_url):
     )
     command = run_verify_command(fresh_db_url)
     assert command.exit_code == 1 and draws[1] in command.output, command.output
-    behind_the_triggers(_engine(fresh), "security_draws", statement.format(600_000), id=draws[1])
-    assert _verify(fresh)["ok"] is True
+    behind_the_triggers(engine_of(fresh), "security_draws", statement.format(600_000), id=draws[1])
+    assert verified(fresh)["ok"] is True
 
 
 def test_a_draw_rewritten_with_its_seal_disagrees_with_its_transaction(fresh):
     """Someone who rewrites a draw and its seal alike is not caught by the seal, but the draw
     no longer says what its transaction in the hash chain posted."""
     _security_id, draws, _untouched = _drawn_twice(fresh)
-    engine = _engine(fresh)
+    engine = engine_of(fresh)
     behind_the_triggers(
         engine,
         "security_draws",
@@ -180,7 +153,7 @@ def test_a_draw_rewritten_with_its_seal_disagrees_with_its_transaction(fresh):
         WHERE t.id = :id) WHERE table_name = 'security_draws' AND row_id = :id""",
         id=draws[1],
     )
-    broken = _verify(fresh)["first_broken"]
+    broken = verified(fresh)["first_broken"]
     assert (broken["kind"], broken["table"], broken["row_id"]) == (
         "sealed_row_changed",
         "security_draws",
@@ -205,10 +178,12 @@ def test_a_securitys_drawn_total_edited_behind_the_triggers_fails_verify(
 ):
     security_id, _draws, untouched = _drawn_twice(fresh)
     row_id = {"drawn": security_id, "untouched": untouched}[which]
-    (was,) = _rows(fresh, "SELECT drawn_on, drawn_cents FROM securities WHERE id = :id", id=row_id)
+    (was,) = sql_rows(
+        fresh, "SELECT drawn_on, drawn_cents FROM securities WHERE id = :id", id=row_id
+    )
     statement = f"UPDATE securities SET {change} WHERE id = :id"
-    behind_the_triggers(_engine(fresh), "securities", statement, id=row_id)
-    broken = _verify(fresh)["first_broken"]
+    behind_the_triggers(engine_of(fresh), "securities", statement, id=row_id)
+    broken = verified(fresh)["first_broken"]
     assert (broken["kind"], broken["table"], broken["row_id"]) == (
         "sealed_row_changed",
         "securities",
@@ -218,11 +193,11 @@ def test_a_securitys_drawn_total_edited_behind_the_triggers_fails_verify(
     command = run_verify_command(fresh_db_url)
     assert command.exit_code == 1 and row_id in command.output, command.output
     behind_the_triggers(
-        _engine(fresh),
+        engine_of(fresh),
         "securities",
         "UPDATE securities SET drawn_on = :on, drawn_cents = :cents WHERE id = :id",
         on=was[0],
         cents=was[1],
         id=row_id,
     )
-    assert _verify(fresh)["ok"] is True
+    assert verified(fresh)["ok"] is True
