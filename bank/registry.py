@@ -221,6 +221,14 @@ _COMPENSATION = (
 
 TIES: tuple[Tie, ...] = (
     Tie(
+        "withdrawals",
+        "id",
+        "reversal_transaction_id",
+        "COALESCE(t.reversal_transaction_id, 0) = COALESCE((SELECT r.id FROM "
+        "ledger_transactions AS r WHERE r.reverses_id = t.transaction_id), 0)",
+        "the transaction reversing its own (none while nothing has)",
+    ),
+    Tie(
         "payments",
         "id",
         "compensation_transaction_id",

@@ -23,7 +23,7 @@ from bank import guarantees
 from bank.registry import SEALED_TABLES
 from ledger import row_seals
 from tests.api.kit import Kit, engine_of, ok, on, sql_rows, verified
-from tests.api.set_once_kit import behind_the_triggers
+from tests.api.set_once_kit import behind_the_triggers, set_once_bank
 from tests.api.test_audit import run_verify_command
 from tests.api.test_money import (
     FEE,
@@ -291,3 +291,23 @@ def test_a_draw_holding_again_other_than_what_was_left_fails_verify(
         fresh, "SELECT id FROM security_draws WHERE security_id = :s", s=ids.untouched
     )[0]
     _named(fresh, fresh_db_url, "security_draws", draw_id, "held_transaction_id", HELD_AGAIN)
+
+
+@pytest.mark.parametrize("which", ["cleared", "typed"])
+def test_a_withdrawals_reversal_rewritten_with_its_seal_fails_verify(fresh, fresh_db_url, which):
+    """A withdrawal's ``reversal_transaction_id`` is the transaction reversing its own (on
+    appeal), none while nothing has: cleared on a reversed withdrawal, or given to a standing one,
+    with its seal rewritten alike, it is named."""
+    bank = set_once_bank(fresh)
+    assert verified(fresh)["ok"] is True
+    (reversal,) = sql_rows(
+        fresh,
+        "SELECT reversal_transaction_id FROM withdrawals WHERE id = :id",
+        id=bank.reversed_withdrawal,
+    )
+    row_id, change = {
+        "cleared": (bank.reversed_withdrawal, "reversal_transaction_id = NULL"),
+        "typed": (bank.standing_withdrawal, f"reversal_transaction_id = {int(reversal[0])}"),
+    }[which]
+    rewritten(fresh, "withdrawals", row_id, change)
+    _named(fresh, fresh_db_url, "withdrawals", row_id, "reversal_transaction_id", COMPENSATION)
