@@ -659,17 +659,6 @@ def latest_notice(session: Session, plan_id: str, notice: str) -> PlanNotice | N
     ).scalar_one_or_none()
 
 
-def plan_notices(session: Session, plan_id: str) -> list[PlanNotice]:
-    """Every notice mailed for the plan, in the order they were recorded."""
-    return list(
-        session.execute(
-            select(PlanNotice)
-            .where(PlanNotice.plan_id == plan_id)
-            .order_by(PlanNotice.recorded_at, PlanNotice.id)
-        ).scalars()
-    )
-
-
 def recipients_of(session: Session, notice_id: str) -> list[Recipient]:
     """Whom a notice was mailed to, in the order the LGU listed them."""
     return recipients_by_notice(session, [notice_id])[notice_id]
