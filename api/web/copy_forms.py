@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import asdict
+from functools import partial
 from typing import Any
 
 from flask import Blueprint, Response, url_for
@@ -66,12 +67,12 @@ def plan_copy_mailed(who: Actor, plan_id: str, copy_request_id: str) -> Any:
     if asked is None:
         raise NotFound(f"plan {plan_id} has no copy request {copy_request_id}")
 
-    as_read = iter([plan])  # the form is read as the plan was read above, once
+    read = forms.read_once_then_anew(plan, partial(plan_cases.show, database(), who, plan_id))
 
     def form() -> Form:
         """The form with the copies owed them now: shown again after a refusal (another user
         may have just recorded the copy chosen), it offers what is still owed."""
-        now = next(as_read, None) or plan_cases.show(database(), who, plan_id)
+        now = read()
         owed = [asdict(o) for c in now.copy_requests if c.id == copy_request_id for o in c.owed]
         return copy_form(plan_id, now.application_number, copy_request_id, *owed)
 

@@ -192,6 +192,21 @@ def settles(why: Refused) -> bool:
     return why.code in SETTLING_CODES and not why.errors
 
 
+T = TypeVar("T")
+
+
+def read_once_then_anew(first: T, read: Callable[[], T]) -> Callable[[], T]:
+    """What a ``post`` form is drawn from: ``first`` (as the view read it) the first time, for
+    reading what was sent, and ``read()`` anew each time after, so a form shown again after a
+    refusal offers what is so then."""
+    pending = [first]
+
+    def source() -> T:
+        return pending.pop() if pending else read()
+
+    return source
+
+
 def always_open() -> bool:
     """``post``'s ``open_now`` for a form whose act no record's state closes (recording
     something new, amending an area, a deposit into the account typed, revoking a token, which

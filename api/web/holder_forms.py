@@ -163,8 +163,12 @@ def reserve(who: Actor, account_id: str) -> Any:
     def again(form: Form, status: int) -> Response:
         return _form_page(account, RESERVE_PAGE, form, status)
 
+    shown = forms.read_once_then_anew(
+        account, partial(accounts.get_account, database(), who, account_id)
+    )
+
     def blank() -> Form:
-        return _reserve_form(who, accounts.get_account(database(), who, account_id))
+        return _reserve_form(who, shown())
 
     return forms.post(
         who, blank, ReservationIn(), act, again, open_now=partial(_sends, who, account_id)
@@ -296,7 +300,11 @@ def transfer(who: Actor, account_id: str) -> Any:
     def again(form: Form, status: int) -> Response:
         return _form_page(account, TRANSFER_PAGE, form, status)
 
+    shown = forms.read_once_then_anew(
+        account, partial(accounts.get_account, database(), who, account_id)
+    )
+
     def blank() -> Form:
-        return _transfer_form(accounts.get_account(database(), who, account_id))
+        return _transfer_form(shown())
 
     return forms.post(who, blank, TRANSFER, act, again, open_now=partial(_sends, who, account_id))

@@ -104,14 +104,20 @@ def test_lots_past_z_are_paged_in_the_order_of_their_labels(kit):
     assert [labels[lot] for lot in flat(walk(kit, path, limit=5))] == expected
 
 
-def test_only_the_accounts_holder_and_the_board_page_its_lots(kit, lotted, lgu):
-    path = f"/accounts/{lotted['id']}/lots"
+def refused_to_others(kit: Kit, path: str, lgu: dict[str, Any]) -> str:
+    """``path``'s first page and the page after it refused to another holder (404) and to an
+    LGU (403); the cursor of that page."""
     cursor = page(kit, path, limit=1)["next_cursor"]
     stranger = kit.holder()
     for query in ({"limit": 1}, {"cursor": cursor}):
         refused = kit.api.get(path, token=stranger["token"], query_string=query)
         problem(refused, 404, "not_found")
         problem(kit.api.get(path, token=lgu["token"], query_string=query), 403, "forbidden")
+    return str(cursor)
+
+
+def test_only_the_accounts_holder_and_the_board_page_its_lots(kit, lotted, lgu):
+    cursor = refused_to_others(kit, f"/accounts/{lotted['id']}/lots", lgu)
     problem(
         kit.api.get("/accounts/acct_0123abcd/lots", query_string={"cursor": cursor}),
         404,
@@ -198,13 +204,7 @@ def test_an_accounts_reservations_come_in_pages_each_once_oldest_first(kit, rese
 
 
 def test_only_the_accounts_holder_and_the_board_page_its_reservations(kit, reserved, lgu):
-    path = f"/accounts/{reserved['id']}/reservations"
-    cursor = page(kit, path, limit=1)["next_cursor"]
-    stranger = kit.holder()
-    for query in ({"limit": 1}, {"cursor": cursor}):
-        refused = kit.api.get(path, token=stranger["token"], query_string=query)
-        problem(refused, 404, "not_found")
-        problem(kit.api.get(path, token=lgu["token"], query_string=query), 403, "forbidden")
+    refused_to_others(kit, f"/accounts/{reserved['id']}/reservations", lgu)
 
 
 def test_a_reservation_cursor_marks_a_place_only_in_its_own_accounts_list(kit, reserved):
