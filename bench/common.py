@@ -97,12 +97,16 @@ class Result:
     #: cores the whole machine kept busy during the measured window (every process: workers,
     #: PostgreSQL, the sealer), from /proc/stat; None where /proc/stat is unreadable
     busy_cores: float | None = None
+    #: percentiles a client measured itself (wrk), where ``latencies_ms`` is not kept
+    percentiles_ms: dict[float, float] | None = None
 
     @property
     def rate(self) -> float:
         return self.ops / self.seconds if self.seconds else 0.0
 
     def pct(self, p: float) -> float:
+        if self.percentiles_ms is not None:
+            return self.percentiles_ms[p]
         if not self.latencies_ms:
             return 0.0
         ordered = sorted(self.latencies_ms)
