@@ -248,6 +248,9 @@ def confirm_token(session: Session, token_id: str) -> None:
     """
     if session.info.get(_CONFIRMED) == token_id:
         return
+    # the store runs its statement on the session's connection, without the ORM's autoflush on
+    # PostgreSQL: flushed first, a change to the token's row still pending in the unit is read
+    session.flush()
     found = store.of(session).run(session, _CONFIRM, {"token_id": token_id})
     if found and found[0][0] is not None:
         raise TokenRevoked("the bearer token was revoked")

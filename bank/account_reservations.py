@@ -67,13 +67,15 @@ def page_of_account_reservations(
     """Up to ``limit + 1`` of ``account_reservations``'s reservations (the extra one says there
     are more), after the reservation ``after`` in their order (by ``created_at``, then id; an
     index holds it, so a later page reads no more rows than the first).  The cursor's
-    reservation is looked up among the account's own: another account's gives an empty page."""
+    reservation is looked up among the account's own: another account's, or none at all, is
+    ``UnknownCursor``."""
     with db.transaction() as session:
         account = parties.visible_account(session, actor, account_id)
         query = _OF_ACCOUNT.limit(limit + 1)
         if after is not None:
             R = Reservation  # noqa: N806
             scope = R.account_id == account.id
+            keyset.require_listed(session, R.id, after, scope)
             query = query.where(keyset.after(R.created_at, R.id, after, scope))
         return _listed(session, account.id, query)
 

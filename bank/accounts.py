@@ -130,9 +130,13 @@ def page_of_lots(
     db: Database, actor: Actor, account_id: str, limit: int, after: str | None = None
 ) -> list[credits.LotView]:
     """Up to ``limit + 1`` of ``account_lots``'s lots (the extra one says there are more),
-    after the lot ``after`` (``credits.lot_page``: another account's lot gives an empty page)."""
+    after the lot ``after`` (``credits.lot_page``), which must be one of the account's own:
+    another account's lot, or none at all, is ``UnknownCursor``."""
     with db.transaction() as session:
         account = parties.visible_account(session, actor, account_id)
+        if after is not None:
+            Lot = credits.Lot  # noqa: N806
+            keyset.require_listed(session, Lot.id, after, Lot.account_id == account.id)
         page = credits.lot_page(session, account, limit, after)
         return [credits.LotView.of(item) for item in page]
 

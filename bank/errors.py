@@ -30,6 +30,16 @@ def found(row: T | None, detail: str) -> T:
     return row
 
 
+class UnknownCursor(BankError):
+    """A well-formed cursor naming no row of its listing: another account's, one the caller
+    may not see, or none at all (docs/http.md "Lists, cursors and CSV")."""
+
+    code = "bad_request"
+
+    def __init__(self) -> None:
+        super().__init__("The cursor is not one this listing gave.")
+
+
 class Forbidden(BankError):
     code = "forbidden"
 

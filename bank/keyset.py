@@ -10,6 +10,9 @@ from collections.abc import Sequence
 from typing import Any
 
 from sqlalchemy import ColumnElement, and_, or_, select, tuple_
+from sqlalchemy.orm import Session
+
+from bank.errors import UnknownCursor
 
 
 def after(
@@ -19,7 +22,7 @@ def after(
 
     The cursor's row is looked up within ``scope``, the listing's own conditions: a cursor the
     caller could not have been given (another holder's account, say) yields an empty page, not a
-    place in a listing it may not see."""
+    place in a listing it may not see; ``require_listed`` refuses it instead."""
     value = _cursor_value(column, id_column, cursor_id, scope)
     # ``column >= value`` is implied by the rest, and bounds an index range scan by itself
     return and_(column >= value, or_(column > value, and_(column == value, id_column > cursor_id)))
@@ -54,3 +57,14 @@ def _cursor_value(
     column: Any, id_column: Any, cursor_id: str, scope: tuple[ColumnElement[bool], ...]
 ) -> Any:
     return select(column).where(id_column == cursor_id, *scope).correlate(None).scalar_subquery()
+
+
+def require_listed(
+    session: Session, id_column: Any, cursor_id: str, *scope: ColumnElement[bool]
+) -> None:
+    """``UnknownCursor`` (400 ``bad_request``) unless the row ``cursor_id`` is within
+    ``scope``: the rows of the listing the caller may page (its own, of the account asked for),
+    whatever the filters, which do not move a cursor."""
+    query = select(id_column).where(id_column == cursor_id, *scope)
+    if session.execute(query).first() is None:
+        raise UnknownCursor()

@@ -601,12 +601,18 @@ def list_payments(
     actor: Actor,
     plan_id: str | None = None,
     where: Iterable[ColumnElement[bool]] = (),
+    cursor: str | None = None,
 ) -> list[PaymentView]:
     """Every payment the caller may see (board: all; LGU: its plans', their appeals' included),
     oldest first, that meets every condition of ``where`` (``bank.listing_filters``); with
     ``plan_id``, that plan's and its appeals' (``not_found`` unless the caller sees the plan).
-    The CSV export, and a plan's own payments on its pages; ``page_of_payments`` pages them."""
+    The CSV export, and a plan's own payments on its pages; ``page_of_payments`` pages them.
+    A ``cursor`` (a payment's id) is checked as a page checks it, ``UnknownCursor`` unless the
+    caller sees that payment, and moves nothing: every payment is listed."""
     with db.transaction() as session:
+        if cursor is not None:
+            scope = plans.of_plans(Payment.plan_id, actor)
+            keyset.require_listed(session, Payment.id, cursor, *scope)
         return payments_of(session, actor, plan_id, where)
 
 
@@ -622,12 +628,13 @@ def page_of_payments(
     after the payment ``after`` in their order (by ``created_at``, then id; an index holds it,
     so a later page reads no more rows than the first).  The cursor's payment is looked up among
     those the caller sees, whatever the filters: one refunded while a client pages through
-    ``?status=received`` still marks its place, and one the caller may not see gives an empty
-    page."""
+    ``?status=received`` still marks its place, and one the caller may not see (or none at
+    all) is ``UnknownCursor``."""
     with db.transaction() as session:
         query = _payments_query(session, actor, plan_id, where)
         if after is not None:
             scope = plans.of_plans(Payment.plan_id, actor)
+            keyset.require_listed(session, Payment.id, after, *scope)
             query = query.where(keyset.after(Payment.created_at, Payment.id, after, *scope))
         rows = session.execute(query.limit(limit + 1)).scalars()
         return [PaymentView.of(row) for row in rows]

@@ -294,11 +294,17 @@ def list_securities(
     status: str | None = None,
     expiring_before: date | None = None,
     where: Iterable[ColumnElement[bool]] = (),
+    cursor: str | None = None,
 ) -> list[SecurityView]:
     """Every security the caller may see, soonest expiry first (for LGUs chasing renewals),
     with ``status`` today, expiring before ``expiring_before``, that meets every condition of
-    ``where`` (``bank.listing_filters``): the CSV export; ``page_of_securities`` pages them."""
+    ``where`` (``bank.listing_filters``): the CSV export; ``page_of_securities`` pages them.
+    A ``cursor`` (a security's id) is checked as a page checks it, ``UnknownCursor`` unless the
+    caller sees that security, and moves nothing: every security is listed."""
     with db.transaction() as session:
+        if cursor is not None:
+            scope = plans.of_plans(Security.plan_id, actor)
+            keyset.require_listed(session, Security.id, cursor, *scope)
         return securities_of(session, actor, status, expiring_before, where)
 
 
@@ -315,12 +321,13 @@ def page_of_securities(
     more), after the security ``after`` in their order (by ``expires_on``, then id; an index
     holds it, so a later page reads no more rows than the first).  The cursor's security is
     looked up among those the caller sees, whatever the filters: one released while a client
-    pages through ``?status=held`` still marks its place, and one the caller may not see gives
-    an empty page."""
+    pages through ``?status=held`` still marks its place, and one the caller may not see (or
+    none at all) is ``UnknownCursor``."""
     with db.transaction() as session:
         query = _listed(actor, status, expiring_before, where)
         if after is not None:
             scope = plans.of_plans(Security.plan_id, actor)
+            keyset.require_listed(session, Security.id, after, *scope)
             query = query.where(keyset.after(Security.expires_on, Security.id, after, *scope))
         return _views(session, list(session.execute(query.limit(limit + 1)).scalars()))
 

@@ -82,7 +82,7 @@ class AccountLots(MethodView):
 
         Paged by cursor like every long list: ``limit`` (1 to 500, default 50) lots a page, and
         ``next_cursor`` (null on the last page) passed back as ``cursor`` for the next.  A
-        cursor of another account's lots gives an empty page."""
+        cursor of another account's lots is 400 ``bad_request``."""
         after, limit = LOTS.after(args["cursor"]), args["limit"]
         items = accounts.page_of_lots(database(), actor(), account_id, limit, after)
         return LOTS.page(items, limit, key=attrgetter("id"))

@@ -53,12 +53,14 @@ class Payments(MethodView):
         included), by status, by an integrator's reference (JSON pages or CSV).
 
         Paged by cursor like every long list: ``limit`` (1 to 500, default 50) payments a page,
-        and ``next_cursor`` (null on the last page) passed back as ``cursor`` for the next.  The
-        CSV lists every payment the filters keep, not one page."""
+        and ``next_cursor`` (null on the last page) passed back as ``cursor`` for the next.  A
+        cursor marks a place among the payments the caller sees, whatever the filters; one
+        naming a payment the caller may not see is 400 ``bad_request``.  The CSV lists every
+        payment the filters keep, not one page (a cursor given is checked the same way)."""
         who, after = actor(), PAYMENTS.after(args["cursor"])
         where = listing_filters.payments(args["status"], args["external_ref"])
         if wants_csv():
-            every = money.list_payments(database(), who, args["plan_id"], where)
+            every = money.list_payments(database(), who, args["plan_id"], where, after)
             return _csv(every, listing_csv.PAYMENT_FIELDS, "payments.csv")
         limit = args["limit"]
         items = money.page_of_payments(database(), who, limit, args["plan_id"], where, after)
@@ -114,12 +116,15 @@ class Securities(MethodView):
 
         Paged by cursor like every long list: ``limit`` (1 to 500, default 50) securities a
         page, and ``next_cursor`` (null on the last page) passed back as ``cursor`` for the
-        next.  The CSV lists every security the filters keep, not one page."""
+        next.  A cursor marks a place among the securities the caller sees, whatever the
+        filters; one naming a security the caller may not see is 400 ``bad_request``.  The CSV
+        lists every security the filters keep, not one page (a cursor given is checked the same
+        way)."""
         who, after = actor(), SECURITIES.after(args["cursor"])
         status, before = args["status"], args["expiring_before"]
         where = listing_filters.securities(args["plan_id"], args["external_ref"])
         if wants_csv():
-            every = securities.list_securities(database(), who, status, before, where)
+            every = securities.list_securities(database(), who, status, before, where, after)
             return _csv(every, listing_csv.SECURITY_FIELDS, "securities.csv")
         limit = args["limit"]
         items = securities.page_of_securities(database(), who, limit, status, before, where, after)

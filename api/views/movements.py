@@ -49,7 +49,7 @@ class AccountReservations(MethodView):
 
         Paged by cursor like every long list: ``limit`` (1 to 500, default 50) reservations a
         page, and ``next_cursor`` (null on the last page) passed back as ``cursor`` for the
-        next.  A cursor of another account's reservations gives an empty page."""
+        next.  A cursor of another account's reservations is 400 ``bad_request``."""
         after, limit = RESERVATIONS.after(args["cursor"]), args["limit"]
         items = account_reservations.page_of_account_reservations(
             database(), actor(), account_id, limit, after

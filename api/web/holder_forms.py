@@ -24,7 +24,7 @@ from api.web.forms import Field, Form, Item
 from api.web.lists import PAGE_ROWS, BadQuery, page_args, paged, place, place_kept
 from bank import account_reservations, accounts, reservable_plans, reservations, transfers
 from bank.access import Actor
-from bank.errors import NotFound
+from bank.errors import NotFound, UnknownCursor
 
 ROLES = ("board", "holder")
 
@@ -191,9 +191,12 @@ def _reservations_page(
     if shown is None:
         shown = page_args()  # ``after`` the last reservation shown, and ``limit``
     after, limit = shown["after"], shown["limit"]
-    held = account_reservations.page_of_account_reservations(
-        database(), who, account_id, limit, after
-    )
+    try:
+        held = account_reservations.page_of_account_reservations(
+            database(), who, account_id, limit, after
+        )
+    except UnknownCursor:  # a place no page of the account gives: none there, and the first
+        held = []
     listed = paged(held, limit, "web.account_reservations", bool(after), account_id=account_id)
     return forms.page(
         "account_reservations.html",
