@@ -189,7 +189,16 @@ def _blocker(code: str, detail: str) -> Blocker:
 
 def report(session: Session, plan: Plan, today: date | None = None) -> PlanReport:
     """Everything ``GET /plans/{id}`` shows, as of ``today``."""
-    return reports(session, [plan], today)[0]
+    return report_with_rows(session, plan, today)[0]
+
+
+def report_with_rows(
+    session: Session, plan: Plan, today: date | None = None
+) -> tuple[PlanReport, PlanRows]:
+    """``report`` of ``plan`` with the rows it was built from (``bank.plan_rows``), for a
+    caller that shows more of them than the report does (the plan page, its notices)."""
+    rows = plan_rows.read(session, [plan], today)
+    return _report(plan, rows), rows
 
 
 def reports(

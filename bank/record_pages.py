@@ -18,7 +18,6 @@ from bank import (
     balances,
     listing_filters,
     money,
-    notice_document,
     parties,
     plan_acts,
     plan_report,
@@ -100,7 +99,8 @@ class PlanPage:
     #: the acts on the plan's record its state lets the reader record now
     #: (``plan_acts.open_acts``)
     open_acts: frozenset[str]
-    #: the notices mailed for it that print as documents (``notice_document.document``)
+    #: the notices mailed for it that print as documents (``notice_document.document``), an
+    #: earlier application's too: read with its report (``plan_report.report_with_rows``)
     notices: list[MailedNotice]
 
 
@@ -108,7 +108,7 @@ def plan_page(db: Database, actor: Actor, plan_id: str, today: date) -> PlanPage
     """The plan as of ``today`` (board, or its LGU; ``not_found`` otherwise)."""
     with db.transaction() as session:
         plan = plans.visible_plan(session, actor, plan_id)
-        report = plan_report.report(session, plan, today)
+        report, rows = plan_report.report_with_rows(session, plan, today)
         lgu = session.get(Lgu, plan.lgu_id)
         lot_ids = {a.lot_id for w in report.withdrawals for a in w.allocations}
         lot_ids |= {share.lot_id for r in report.reservations for share in r.lots}
@@ -123,7 +123,7 @@ def plan_page(db: Database, actor: Actor, plan_id: str, today: date) -> PlanPage
             account_numbers=_numbers(session, account_ids),
             lot_labels=lot_labels(session, lot_ids),
             open_acts=plan_acts.open_acts(session, plan, today),
-            notices=notice_document.mailed_notices(session, plan),
+            notices=rows.mailed[plan.id],
         )
 
 

@@ -28,14 +28,13 @@ from sqlalchemy.orm import Session
 
 import ledger
 from api import cli as wetbank_cli
-from api import create_app
 from bank import audit as bank_audit
 from bank import tokens
 from bank.access import SYSTEM
 from ledger import verification
 from ledger.db import Database
 from ledger.ddl import drop_triggers
-from tests.api.conftest import Api, make_token
+from tests.api.conftest import Api
 from tests.api.kit import Kit, every_item, ok, on, problem
 
 D1, D2, D3, D4 = "2026-05-04", "2026-05-06", "2026-05-08", "2026-05-11"
@@ -45,19 +44,6 @@ CSV = {"Accept": "text/csv"}
 @pytest.fixture
 def kit(api, app) -> Kit:
     return Kit(api, app)
-
-
-@pytest.fixture
-def fresh_app(fresh_db_url: str) -> Iterator[Flask]:
-    application = create_app({"DATABASE_URL": fresh_db_url, "PROPAGATE_EXCEPTIONS": False})
-    yield application
-    application.extensions["wetbank.db"].dispose()
-
-
-@pytest.fixture
-def fresh(fresh_app: Flask) -> Kit:
-    """A board client on a private database."""
-    return Kit(Api(fresh_app.test_client(), make_token(fresh_app, "board")), fresh_app)
 
 
 # --- a mixed workload --------------------------------------------------------------------------

@@ -10,36 +10,20 @@ tests' short chains are checked since their checkpoint.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
 from flask import Flask
 from sqlalchemy import text
 
-from api import create_app
 from bank import audit as bank_audit
 from ledger import sealer
-from tests.api.conftest import Api, make_token
 from tests.api.kit import Kit, ok, on
 from tests.api.set_once_kit import behind_the_triggers, set_once_bank
 from tests.api.test_audit import D2, D4, all_transaction_ids, run_verify_command, tamper, workload
 from tests.api.test_money import FEE, appealed, pay, reverse
 from tests.api.test_registry_seals import _bypassing_triggers
 from tests.api.web_kit import parse, signed_in
-
-
-@pytest.fixture
-def fresh_app(fresh_db_url: str) -> Iterator[Flask]:
-    application = create_app({"DATABASE_URL": fresh_db_url, "PROPAGATE_EXCEPTIONS": False})
-    yield application
-    application.extensions["wetbank.db"].dispose()
-
-
-@pytest.fixture
-def fresh(fresh_app: Flask) -> Kit:
-    """A board client on a private database."""
-    return Kit(Api(fresh_app.test_client(), make_token(fresh_app, "board")), fresh_app)
 
 
 @pytest.fixture

@@ -20,7 +20,6 @@ from sqlalchemy import text
 
 import api.schemas
 import api.views
-from api import create_app
 from api.schemas.common import (
     DATE_RANGE_MESSAGE,
     FIRST_DATE,
@@ -30,7 +29,7 @@ from api.schemas.common import (
     IsoDate,
     Quantity,
 )
-from tests.api.conftest import Api, make_token
+from tests.api.conftest import Api
 from tests.api.kit import Kit, decision_body, ok, on, problem, unique
 from tests.api.web_kit import signed_in
 
@@ -58,18 +57,6 @@ TABLES = (
 @pytest.fixture
 def kit(api: Api, app: Flask) -> Kit:
     return Kit(api, app)
-
-
-@pytest.fixture
-def fresh_app(fresh_db_url: str) -> Iterator[Flask]:
-    application = create_app({"DATABASE_URL": fresh_db_url, "PROPAGATE_EXCEPTIONS": False})
-    yield application
-    application.extensions["wetbank.db"].dispose()
-
-
-@pytest.fixture
-def fresh_kit(fresh_app: Flask) -> Kit:
-    return Kit(Api(fresh_app.test_client(), make_token(fresh_app, "board")), fresh_app)
 
 
 def row_counts(app: Flask) -> dict[str, int]:
@@ -297,8 +284,8 @@ def test_one_square_foot_or_cent_past_the_bound_is_refused_with_nothing_written(
 # --- at the bound: accepted, and the ledger still verifies --------------------------------------
 
 
-def test_the_largest_amounts_are_accepted_and_the_ledger_still_verifies(fresh_kit: Kit) -> None:
-    kit = fresh_kit
+def test_the_largest_amounts_are_accepted_and_the_ledger_still_verifies(fresh: Kit) -> None:
+    kit = fresh
     lgu = kit.lgu()
     with on(DAY):
         bank = kit.funded_account(day=DAY, service_area=5, unrestricted=MAX_SQFT)
@@ -349,10 +336,10 @@ def test_the_largest_amounts_are_accepted_and_the_ledger_still_verifies(fresh_ki
 # --- a write that would make a stored quantity inexact ------------------------------------------
 
 
-def test_a_balance_that_would_overflow_answers_422_and_writes_nothing(fresh_kit: Kit) -> None:
+def test_a_balance_that_would_overflow_answers_422_and_writes_nothing(fresh: Kit) -> None:
     """The stored balance is pushed next to 2^63 by hand (no request can get it there); the next
     security would overflow it: SQLite's guard or PostgreSQL's BIGINT refuses, the API says 422."""
-    kit, app = fresh_kit, fresh_kit.app
+    kit, app = fresh, fresh.app
     lgu = kit.lgu()
     with on(DAY):
         plan = kit.approved_plan(lgu, DAY, area_sqft=9_000, ratio="2", method="project_specific")

@@ -10,14 +10,10 @@ from __future__ import annotations
 
 import csv as csv_module
 import io
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from flask import Flask
 
-from api import create_app
-from tests.api.conftest import Api, make_token
 from tests.api.kit import Kit, decision_body, ok, on, problem
 from tests.api.test_money import draw, hold, journal, made_final, release
 from tests.api.web_kit import parse, signed_in
@@ -254,15 +250,8 @@ def test_what_is_left_of_a_security_still_expires_at_the_end_of_its_expiry_date(
     problem(release(kit, security, "2026-08-01"), 409, "conflict")
 
 
-@pytest.fixture
-def fresh_app(fresh_db_url: str) -> Iterator[Flask]:
-    application = create_app({"DATABASE_URL": fresh_db_url, "PROPAGATE_EXCEPTIONS": False})
-    yield application
-    application.extensions["wetbank.db"].dispose()
-
-
-def test_partial_draws_and_a_release_keep_the_ledger_balanced_and_verified(fresh_app):
-    kit = Kit(Api(fresh_app.test_client(), make_token(fresh_app, "board")), fresh_app)
+def test_partial_draws_and_a_release_keep_the_ledger_balanced_and_verified(fresh):
+    kit = fresh
     lgu = kit.lgu()
     plan = project_plan(kit, lgu)
     security = ok(hold(kit, plan, amount=REQUIRED))

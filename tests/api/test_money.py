@@ -5,7 +5,6 @@ either side of an expiry date."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from datetime import date, timedelta
 from typing import Any
 
@@ -14,11 +13,10 @@ from flask import Flask
 from freezegun import freeze_time
 from sqlalchemy.exc import IntegrityError
 
-from api import create_app
 from bank import money
 from bank.ids import new_id
 from bank.money_tables import Payment
-from tests.api.conftest import Api, make_token
+from tests.api.conftest import Api
 from tests.api.kit import Kit, mailing, ok, on, problem
 
 FEE = 20_000  # Subd. 9: the $200 filing fee
@@ -1120,15 +1118,8 @@ def test_a_replacement_recorded_complete_needs_no_security(kit):
 # --- the USD ledger stays balanced -------------------------------------------------------------
 
 
-@pytest.fixture
-def fresh_app(fresh_db_url: str) -> Iterator[Flask]:
-    application = create_app({"DATABASE_URL": fresh_db_url, "PROPAGATE_EXCEPTIONS": False})
-    yield application
-    application.extensions["wetbank.db"].dispose()
-
-
-def test_the_usd_trial_balance_is_balanced_after_every_kind_of_payment(fresh_app):
-    kit = Kit(Api(fresh_app.test_client(), make_token(fresh_app, "board")), fresh_app)
+def test_the_usd_trial_balance_is_balanced_after_every_kind_of_payment(fresh):
+    kit = fresh
     lgu = kit.lgu()
     # every payment kind, refusals, a refund, and a returned appeal security
     monetary = approved(

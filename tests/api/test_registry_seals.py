@@ -9,7 +9,6 @@ with the triggers bypassed (as someone with database access) makes ``GET /audit/
 from __future__ import annotations
 
 import importlib.util
-from collections.abc import Iterator
 from datetime import date
 from pathlib import Path
 from typing import Any
@@ -20,10 +19,8 @@ from sqlalchemy import Connection, text
 from sqlalchemy.exc import DBAPIError
 
 import ledger
-from api import create_app
 from bank.registry import SEALED_TABLES
 from ledger import row_seals
-from tests.api.conftest import Api, make_token
 from tests.api.kit import Kit, ok, on
 from tests.api.set_once_kit import behind_the_triggers, set_once_bank
 from tests.api.test_audit import D4, run_verify_command, workload
@@ -58,18 +55,6 @@ EDITS: dict[str, tuple[str, str]] = {
     # a copy moved to another plan
     "plan_copies_mailed": ("plan_id", ":other"),
 }
-
-
-@pytest.fixture
-def fresh_app(fresh_db_url: str) -> Iterator[Flask]:
-    application = create_app({"DATABASE_URL": fresh_db_url, "PROPAGATE_EXCEPTIONS": False})
-    yield application
-    application.extensions["wetbank.db"].dispose()
-
-
-@pytest.fixture
-def fresh(fresh_app: Flask) -> Kit:
-    return Kit(Api(fresh_app.test_client(), make_token(fresh_app, "board")), fresh_app)
 
 
 def _every_registry_table_filled(kit: Kit) -> None:

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 import threading
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -402,14 +401,6 @@ TOKEN_FIELDS = {
     "last_used_at",
     "revoked_at",
 }
-
-
-@pytest.fixture
-def fresh_app(fresh_db_url: str) -> Iterator[Flask]:
-    """An app on a database of its own: the list of tokens holds only this test's."""
-    application = create_app({"DATABASE_URL": fresh_db_url, "PROPAGATE_EXCEPTIONS": False})
-    yield application
-    application.extensions["wetbank.db"].dispose()
 
 
 @pytest.fixture

@@ -6,7 +6,6 @@ the column; the acts that set them verify, and the database refuses changing the
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -14,24 +13,10 @@ from flask import Flask
 from sqlalchemy import text
 from sqlalchemy.exc import DBAPIError
 
-from api import create_app
 from ledger import row_seals
-from tests.api.conftest import Api, make_token
 from tests.api.kit import Kit, ok, on
 from tests.api.set_once_kit import SetOnce, behind_the_triggers, set_once_bank
 from tests.api.test_audit import run_verify_command
-
-
-@pytest.fixture
-def fresh_app(fresh_db_url: str) -> Iterator[Flask]:
-    application = create_app({"DATABASE_URL": fresh_db_url, "PROPAGATE_EXCEPTIONS": False})
-    yield application
-    application.extensions["wetbank.db"].dispose()
-
-
-@pytest.fixture
-def fresh(fresh_app: Flask) -> Kit:
-    return Kit(Api(fresh_app.test_client(), make_token(fresh_app, "board")), fresh_app)
 
 
 def _rows(app: Flask, sql: str, **params: Any) -> list[tuple[Any, ...]]:

@@ -8,7 +8,6 @@ session's CSRF secret and the form's own Idempotency-Key) and posts the fields i
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -16,7 +15,6 @@ from flask import Flask
 from flask.testing import FlaskClient
 from sqlalchemy import func, select
 
-from api import create_app
 from bank import parties, party_edits
 from bank.access import SYSTEM, ApiToken
 from bank.deposit_tables import Deposit
@@ -702,14 +700,6 @@ def test_a_token_created_on_the_page_is_listed_and_revoked_from_its_row(app, kit
     assert not row.has("form")
     # the same button sent again answers as the first time and revokes nothing more
     assert redirected(board.post(button.attrs["action"], data=sent), "/tokens") == location
-
-
-@pytest.fixture
-def fresh_app(fresh_db_url: str) -> Iterator[Flask]:
-    """An app on a database of its own: the tokens page lists only this test's tokens."""
-    application = create_app({"DATABASE_URL": fresh_db_url, "PROPAGATE_EXCEPTIONS": False})
-    yield application
-    application.extensions["wetbank.db"].dispose()
 
 
 def test_the_tokens_page_lists_tokens_newest_first_in_pages(fresh_app) -> None:
