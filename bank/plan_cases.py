@@ -49,11 +49,14 @@ def page(
 ) -> list[PlanReport]:
     """Up to ``limit + 1`` plans listed after the plan ``after`` (the extra one says there are
     more), of ``status`` when given.  The status is computed, so the rows are read in keyset
-    batches until enough of them have it."""
+    batches until enough of them have it.  The cursor's plan must be one the caller lists,
+    whatever the filters (``plans.require_listed``: ``UnknownCursor`` otherwise)."""
     _check_plan_party(who)
     conditions = list(where)
     found: list[PlanReport] = []
     with db.transaction() as session:
+        if after is not None:
+            plans.require_listed(session, who, after)
         while len(found) <= limit:
             rows = plans.list_plans(session, who, limit + 1, conditions, after)
             found += _of_status(session, rows, status)
@@ -64,11 +67,19 @@ def page(
 
 
 def every(
-    db: Database, who: Actor, where: Iterable[ColumnElement[bool]] = (), status: str | None = None
+    db: Database,
+    who: Actor,
+    where: Iterable[ColumnElement[bool]] = (),
+    status: str | None = None,
+    cursor: str | None = None,
 ) -> list[PlanReport]:
-    """Every plan the caller lists (of ``status`` when given), oldest first: the CSV export."""
+    """Every plan the caller lists (of ``status`` when given), oldest first: the CSV export.
+    A ``cursor`` (a plan's id) is checked as a page checks it, ``UnknownCursor`` unless the
+    caller lists that plan, and moves nothing: every plan is listed."""
     _check_plan_party(who)
     with db.transaction() as session:
+        if cursor is not None:
+            plans.require_listed(session, who, cursor)
         return _of_status(session, plans.list_plans(session, who, where=where), status)
 
 

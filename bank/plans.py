@@ -145,8 +145,9 @@ def list_plans(
 ) -> list[Plan]:
     """Every plan (board) or the LGU's own, oldest first, that meets every condition of
     ``where`` (``bank.listing_filters``): the first ``limit`` when given, and with ``after`` (a
-    cursor's plan id) those listed after that plan (none when it is not listed)."""
-    scope = [] if actor.is_board else [Plan.lgu_id == actor.lgu_id]  # policy.sees_plan
+    cursor's plan id) those listed after that plan (none when it is not listed: the API refuses
+    such a cursor first, ``require_listed``; the pages show no plans there)."""
+    scope = _listed_by(actor)
     query = select(Plan).where(*scope, *where)
     if after is not None:
         # the cursor's plan is found within what the caller sees, not within the filters: a
@@ -154,6 +155,18 @@ def list_plans(
         query = query.where(keyset.after(Plan.created_at, Plan.id, after, *scope))
     query = query.order_by(Plan.created_at, Plan.id).limit(limit)
     return list(session.execute(query).scalars())
+
+
+def require_listed(session: Session, actor: Actor, plan_id: str) -> None:
+    """``UnknownCursor`` unless ``plan_id`` (a cursor's) is a plan ``list_plans`` lists for the
+    caller, whatever the filters: another LGU's plan, or none at all, marks no place in its
+    list."""
+    keyset.require_listed(session, Plan.id, plan_id, *_listed_by(actor))
+
+
+def _listed_by(actor: Actor) -> list[ColumnElement[bool]]:
+    """The plans the caller lists: every one (board) or its LGU's own (``policy.sees_plan``)."""
+    return [] if actor.is_board else [Plan.lgu_id == actor.lgu_id]
 
 
 # A plan's facts, read for its state wherever one is shown or checked (a reservation asks for

@@ -108,9 +108,10 @@ def listed(
     (false) or both (``None``), of ``role`` when given.
 
     The cursor's token is found whatever the filters say, so a token revoked while a client
-    pages through the live ones still marks its place.  A token created meanwhile is newer than
-    the rows already shown, so it is above the cursor, never on a page still to come.  There is
-    no index on ``created_at``: the board keeps tens of tokens, not millions."""
+    pages through the live ones still marks its place; a cursor naming no token is
+    ``UnknownCursor``.  A token created meanwhile is newer than the rows already shown, so it
+    is above the cursor, never on a page still to come.  There is no index on ``created_at``:
+    the board keeps tens of tokens, not millions."""
     policy.require_board(actor, "list tokens")
     T = ApiToken  # noqa: N806
     query = _with_party()
@@ -122,6 +123,8 @@ def listed(
         query = query.where(keyset.before(T.created_at, T.id, after))
     query = query.order_by(T.created_at.desc(), T.id.desc()).limit(limit + 1)
     with db.transaction() as session:
+        if after is not None:
+            keyset.require_listed(session, T.id, after)
         return [_view(t, lgu, holder) for t, lgu, holder in session.execute(query).all()]
 
 

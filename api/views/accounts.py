@@ -44,7 +44,13 @@ class Accounts(MethodView):
     @blp.read("board", "holder", query=AccountListArgs, reply=AccountPage)
     def get(self, args: dict[str, Any]) -> Any:
         """Accounts: all for the board, its own for a holder; ``holder_id`` keeps one
-        holder's (a holder asking for another's sees none)."""
+        holder's (a holder asking for another's sees none).
+
+        Paged by cursor like every long list: ``limit`` (1 to 500, default 50) accounts a page,
+        in opening order, and ``next_cursor`` (null on the last page) passed back as ``cursor``
+        for the next.  A cursor naming an account not in the list (another holder's, in a
+        holder's list or in the board's list of one holder's), or none, is 400
+        ``bad_request``."""
         after = ACCOUNTS.after(args["cursor"])
         rows = accounts.list_accounts(database(), actor(), args["holder_id"], args["limit"], after)
         return ACCOUNTS.page(rows, args["limit"], key=attrgetter("id"))

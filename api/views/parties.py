@@ -42,10 +42,11 @@ PAGE_ARGS = ("q", "cursor", "limit")
 
 def _page(listing: Listing, lister: Callable[..., list[Any]], args: dict[str, Any]) -> Any:
     """One page of a listing of parties (board): ``lister(db, board, q, after, limit, ...)``
-    with the query's other filters by name."""
+    with the query's other filters by name; a cursor naming no row is 400 ``bad_request``."""
     filters = {name: value for name, value in args.items() if name not in PAGE_ARGS}
     after, limit = listing.after(args["cursor"]), args["limit"]
-    rows = lister(database(), require_board(), args["q"], after, limit, **filters)
+    board = require_board()
+    rows = lister(database(), board, args["q"], after, limit, refuse_unknown=True, **filters)
     return listing.page(rows, limit, key=lambda row: row.id)
 
 
@@ -58,7 +59,11 @@ class Holders(MethodView):
 
     @blp.read("board", query=NameQueryArgs, reply=HolderPage)
     def get(self, args: dict[str, Any]) -> Any:
-        """Holders (board), by id; ``q`` filters on text the name contains."""
+        """Holders (board), by id; ``q`` filters on text the name contains.
+
+        Paged by cursor like every long list: ``limit`` (1 to 500, default 50) holders a page,
+        and ``next_cursor`` (null on the last page) passed back as ``cursor`` for the next.  A
+        cursor naming no holder is 400 ``bad_request``."""
         return _page(HOLDERS, party_lists.holders, args)
 
 
@@ -84,7 +89,11 @@ class Lgus(MethodView):
 
     @blp.read("board", query=NameQueryArgs, reply=LguPage)
     def get(self, args: dict[str, Any]) -> Any:
-        """LGUs (board), by id; ``q`` filters on text the name contains."""
+        """LGUs (board), by id; ``q`` filters on text the name contains.
+
+        Paged by cursor like every long list: ``limit`` (1 to 500, default 50) LGUs a page,
+        and ``next_cursor`` (null on the last page) passed back as ``cursor`` for the next.  A
+        cursor naming no LGU is 400 ``bad_request``."""
         return _page(LGUS, party_lists.lgus, args)
 
 
@@ -112,7 +121,12 @@ class Sites(MethodView):
     @blp.read("board", query=SiteQueryArgs, reply=SitePage)
     def get(self, args: dict[str, Any]) -> Any:
         """Bank sites (board), by id; filters: ``q`` (text the name contains), ``holder_id``,
-        ``service_area``."""
+        ``service_area``.
+
+        Paged by cursor like every long list: ``limit`` (1 to 500, default 50) sites a page,
+        and ``next_cursor`` (null on the last page) passed back as ``cursor`` for the next.  A
+        cursor marks a place among every site, whatever the filters; one naming no site is 400
+        ``bad_request``."""
         return _page(SITES, partial(party_lists.sites, ruleset=ruleset()), args)
 
 

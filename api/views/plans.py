@@ -43,14 +43,21 @@ class Plans(MethodView):
     @blp.alt_response(200, description="text/csv of every plan kept", content_type="text/csv")
     def get(self, args: dict[str, Any]) -> Any:
         """Plans (board: all; LGU: its own), optionally by status, applicant or project text,
-        date received and an integrator's reference (JSON pages or CSV)."""
+        date received and an integrator's reference (JSON pages or CSV).
+
+        Paged by cursor like every long list: ``limit`` (1 to 500, default 50) plans a page,
+        and ``next_cursor`` (null on the last page) passed back as ``cursor`` for the next.  A
+        cursor marks a place among the plans the caller lists, whatever the filters; one naming
+        a plan the caller may not see (another LGU's), or none, is 400 ``bad_request``.  The
+        CSV lists every plan the filters keep, not one page (a cursor given is checked the same
+        way)."""
         who = actor()
         after = PLANS.after(args["cursor"])
         where = listing_filters.plans(
             args["q"], args["received_from"], args["received_to"], args["external_ref"]
         )
         if wants_csv():
-            kept = plan_cases.every(database(), who, where, args["status"])
+            kept = plan_cases.every(database(), who, where, args["status"], after)
             rows = [listing_csv.plan_row(plan) for plan in kept]
             return csv_response(listing_csv.PLAN_FIELDS, rows, "plans.csv")
         items = plan_cases.page(database(), who, args["limit"], where, args["status"], after)

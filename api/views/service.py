@@ -141,7 +141,13 @@ class Tokens(MethodView):
     @blp.read("board", query=TokenListArgs, reply=TokenPage)
     def get(self, args: dict[str, Any]) -> Any:
         """Tokens (board), newest first (by creation time, then id), never their secrets nor
-        hashes; filters: ``revoked`` (``true`` or ``false``; both when absent) and ``role``."""
+        hashes; filters: ``revoked`` (``true`` or ``false``; both when absent) and ``role``.
+
+        Paged by cursor like every long list: ``limit`` (1 to 500, default 50) tokens a page,
+        and ``next_cursor`` (null on the last page) passed back as ``cursor`` for the next.  A
+        cursor marks a place among every token, whatever the filters (a token revoked while a
+        client pages through ``revoked=false`` still marks it); one naming no token is 400
+        ``bad_request``."""
         after, limit = TOKENS.after(args["cursor"]), args["limit"]
         rows = tokens.listed(
             database(),

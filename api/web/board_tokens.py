@@ -32,6 +32,7 @@ from api.web.board_forms import board_only, calling, labelled
 from api.web.forms import Field, Form, Item
 from bank import access, tokens
 from bank.access import Actor
+from bank.errors import UnknownCursor
 
 CREATED = forms.confirmation(
     "token-created", "The token was created; its secret was shown once, when it was created."
@@ -70,7 +71,10 @@ def _listed(who: Actor) -> dict[str, Any]:
     """The page of tokens the address asks for (``after``, ``limit``), newest first, and what
     each row's "Revoke" button needs."""
     args = lists.page_args()
-    rows = tokens.listed(database(), who, after=args["after"], limit=args["limit"])
+    try:
+        rows = tokens.listed(database(), who, after=args["after"], limit=args["limit"])
+    except UnknownCursor:  # a place no page gives: none there, and the first
+        rows = []
     return {
         **lists.paged(rows, args["limit"], "web.tokens_page"),
         "current_token": who.token_id,

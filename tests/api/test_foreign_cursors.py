@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from tests.api.kit import Kit, at, ok, on, problem, walk
+from tests.api.kit import Kit, at, ok, on, problem, unique, walk
 from tests.api.web_kit import parse, signed_in
 
 DAY = "2026-06-01"
@@ -272,3 +272,207 @@ def test_the_reservations_page_shows_none_after_another_accounts_reservation(app
         document = parse(response.text)
         assert document.has("a", id="first-page")
         assert not document.has("table", id="account-reservations")
+
+
+# --- plans -------------------------------------------------------------------------------------
+
+
+@pytest.fixture
+def planned(kit: Kit) -> dict[str, Any]:
+    """Two LGUs, each with three plans received on ``DAY``, recorded a second apart."""
+    mine, other = kit.lgu(), kit.lgu()
+    made: dict[str, list[dict[str, Any]]] = {"mine": [], "foreign": []}
+    for n in range(3):
+        for name, lgu in (("mine", mine), ("foreign", other)):
+            with at(f"{DAY} 09:00:{n * 2 + (name == 'foreign'):02d}"):
+                made[name].append(kit.plan(lgu, received_on=DAY, area_sqft=9_000))
+    return {"mine": mine, "other": other, "plans": made["mine"], "foreign": made["foreign"]}
+
+
+def test_a_cursor_of_another_lgus_plan_is_refused(kit, planned):
+    mine, other = planned["mine"]["token"], planned["other"]["token"]
+    with on(DAY):
+        given = ok(kit.api.get("/plans", token=mine, query_string={"limit": 1}), 200)
+        cursor = given["next_cursor"]
+        assert cursor
+        refused(kit, "/plans", cursor, token=other)
+        refused(kit, "/plans", cursor, token=other, status="received")
+        refused_in_csv(kit, "/plans", cursor, token=other)
+        # the other LGU's own cursor pages on through its own
+        theirs = [p["id"] for p in planned["foreign"]]
+        assert flat(walk(kit, "/plans", token=other, limit=1)) == theirs
+        # the first LGU's own cursor pages on, and the board's (which sees every plan) the same
+        rest = ok(kit.api.get("/plans", token=mine, query_string={"cursor": cursor}), 200)
+        assert [p["id"] for p in rest["items"]] == [p["id"] for p in planned["plans"][1:]]
+        board = ok(kit.api.get("/plans", query_string={"cursor": cursor, "limit": 500}), 200)
+        ids = [p["id"] for p in planned["plans"]]
+        assert [p["id"] for p in board["items"] if p["id"] in ids] == ids[1:]
+
+
+def test_a_cursor_naming_no_plan_is_refused_even_to_the_board(kit, planned):
+    made_up = cursor_of("/plans", "plan_0123abcd")
+    with on(DAY):
+        refused(kit, "/plans", made_up)
+        refused(kit, "/plans", made_up, token=planned["mine"]["token"])
+        refused_in_csv(kit, "/plans", made_up)
+
+
+def test_the_filters_do_not_move_a_plan_cursor(kit, planned):
+    """A plan whose status changes while a client pages through ``?status=received`` still
+    marks its place there, as does one the text filter leaves out."""
+    lgu, plans = planned["mine"], planned["plans"]
+    with on(DAY):
+        query = {"status": "received", "limit": 1}
+        first = ok(kit.api.get("/plans", token=lgu["token"], query_string=query), 200)
+        assert [p["id"] for p in first["items"]] == [plans[0]["id"]]
+        kit.mail_summary(lgu, plans[0], DAY)  # noticed now, out of the filter
+        query = {"status": "received", "cursor": first["next_cursor"]}
+        rest = ok(kit.api.get("/plans", token=lgu["token"], query_string=query), 200)
+        assert [p["id"] for p in rest["items"]] == [p["id"] for p in plans[1:]]
+        query = {"q": plans[2]["project"], "cursor": cursor_of("/plans", plans[1]["id"])}
+        found = ok(kit.api.get("/plans", token=lgu["token"], query_string=query), 200)
+        assert [p["id"] for p in found["items"]] == [plans[2]["id"]]
+        # the CSV takes it too, and lists every plan the filters keep, not a page
+        response = kit.api.get("/plans", token=lgu["token"], headers=CSV, query_string=query)
+        assert response.status_code == 200 and response.mimetype == "text/csv"
+
+
+def test_the_plans_page_shows_none_after_another_lgus_plan(app, kit, planned):
+    """The pages are not the API: there a place no page gives shows no rows and the way back
+    to the first."""
+    client = signed_in(app.test_client(), planned["other"]["token"])
+    with on(DAY):
+        response = client.get(f"/plans?after={planned['plans'][0]['id']}")
+    assert response.status_code == 200
+    document = parse(response.text)
+    assert document.has("a", id="first-page")
+    assert not document.has("table", id="plans")
+
+
+# --- accounts ----------------------------------------------------------------------------------
+
+
+@pytest.fixture
+def opened(kit: Kit) -> dict[str, Any]:
+    """Two holders, each with two accounts opened a second apart."""
+    mine, other = kit.holder(), kit.holder()
+    made: dict[str, list[str]] = {"mine": [], "foreign": []}
+    for n in range(2):
+        for name, holder in (("mine", mine), ("foreign", other)):
+            with at(f"{DAY} 09:00:{n * 2 + (name == 'foreign'):02d}"):
+                made[name].append(kit.account(holder["id"]))
+    return {"mine": mine, "other": other, "accounts": made["mine"], "foreign": made["foreign"]}
+
+
+def test_a_cursor_of_another_holders_account_is_refused(kit, opened):
+    mine, other = opened["mine"], opened["other"]
+    given = ok(kit.api.get("/accounts", token=mine["token"], query_string={"limit": 1}), 200)
+    cursor = given["next_cursor"]
+    assert cursor and [a["id"] for a in given["items"]] == opened["accounts"][:1]
+    refused(kit, "/accounts", cursor, token=other["token"])
+    # the board's list of the other holder's accounts is another listing too
+    refused(kit, "/accounts", cursor, holder_id=other["id"])
+    # each holder's own cursor pages on through its own
+    assert flat(walk(kit, "/accounts", token=other["token"], limit=1)) == opened["foreign"]
+    rest = ok(kit.api.get("/accounts", token=mine["token"], query_string={"cursor": cursor}), 200)
+    assert [a["id"] for a in rest["items"]] == opened["accounts"][1:]
+    # and the board's, in every account or in the holder's own
+    query = {"cursor": cursor, "limit": 500}
+    every = ok(kit.api.get("/accounts", query_string=query), 200)
+    ids = opened["accounts"] + opened["foreign"]
+    after_mine = [opened["foreign"][0], opened["accounts"][1], opened["foreign"][1]]
+    assert [a["id"] for a in every["items"] if a["id"] in ids] == after_mine
+    query = {"cursor": cursor, "holder_id": mine["id"]}
+    own = ok(kit.api.get("/accounts", query_string=query), 200)
+    assert [a["id"] for a in own["items"]] == opened["accounts"][1:]
+
+
+def test_a_cursor_naming_no_account_is_refused_even_to_the_board(kit, opened):
+    made_up = cursor_of("/accounts", "acct_0123abcd")
+    refused(kit, "/accounts", made_up)
+    refused(kit, "/accounts", made_up, token=opened["mine"]["token"])
+
+
+def test_the_accounts_page_shows_none_after_another_holders_account(app, kit, opened):
+    client = signed_in(app.test_client(), opened["mine"]["token"])
+    response = client.get(f"/accounts?after={opened['foreign'][0]}")
+    assert response.status_code == 200
+    document = parse(response.text)
+    assert document.has("a", id="first-page")
+    assert not document.has("table", id="accounts")
+
+
+# --- tokens ------------------------------------------------------------------------------------
+
+
+def test_a_cursor_naming_no_token_is_refused(kit):
+    refused(kit, "/tokens", cursor_of("/tokens", "tok_0123abcd"))
+    refused(kit, "/tokens", cursor_of("/tokens", "tok_0123abcd"), revoked="false")
+
+
+def test_the_filters_do_not_move_a_token_cursor(kit):
+    """A token revoked while a client pages through ``?revoked=false`` still marks its place
+    there, as does one of a role the filter leaves out."""
+    made = []
+    for n, role in enumerate(("lgu", "board", "lgu")):
+        body: dict[str, Any] = {"role": role, "name": unique("Cursor")}
+        if role == "lgu":
+            body["lgu_id"] = kit.lgu()["id"]
+        with at(f"2031-02-03 04:05:{n:02d}"):
+            made.append(ok(kit.api.post("/tokens", body))["id"])
+    older, board, newer = made
+    query = {"role": "lgu", "cursor": cursor_of("/tokens", board), "limit": 500}
+    ids = [t["id"] for t in ok(kit.api.get("/tokens", query_string=query), 200)["items"]]
+    assert older in ids and newer not in ids
+    assert kit.api.delete(f"/tokens/{board}").status_code == 204
+    query = {"revoked": "false", "cursor": cursor_of("/tokens", board), "limit": 500}
+    ids = [t["id"] for t in ok(kit.api.get("/tokens", query_string=query), 200)["items"]]
+    assert older in ids and newer not in ids
+
+
+def test_the_tokens_page_shows_none_after_a_token_there_is_not(app, board_token):
+    client = signed_in(app.test_client(), board_token)
+    response = client.get("/tokens?after=tok_0123abcd")
+    assert response.status_code == 200
+    document = parse(response.text)
+    assert document.has("a", id="first-page")
+    assert not document.has("table", id="tokens")
+
+
+# --- holders, LGUs and bank sites (the board's alone) ------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("path", "prefix"), [("/holders", "hld"), ("/lgus", "lgu"), ("/bank-sites", "site")]
+)
+def test_a_cursor_naming_no_party_is_refused(kit, path, prefix):
+    kit.site(kit.holder()["id"])  # a holder, and a bank site, to list
+    kit.lgu()
+    made_up = cursor_of(path, f"{prefix}_0123abcd")
+    refused(kit, path, made_up)
+    refused(kit, path, made_up, q="a")
+    # one the listing gave pages on
+    given = ok(kit.api.get(path, query_string={"limit": 1}), 200)["next_cursor"]
+    assert ok(kit.api.get(path, query_string={"cursor": given}), 200)["items"]
+
+
+def test_the_filters_do_not_move_a_bank_site_cursor(kit):
+    """The sites are listed by id: another holder's site marks its place among a holder's."""
+    mine, other = kit.holder()["id"], kit.holder()["id"]
+    sites = sorted(kit.site(mine) for _ in range(4))
+    theirs = kit.site(other)
+    query = {"holder_id": mine, "cursor": cursor_of("/bank-sites", theirs)}
+    rest = ok(kit.api.get("/bank-sites", query_string=query), 200)
+    assert [s["id"] for s in rest["items"]] == [s for s in sites if s > theirs]
+
+
+def test_the_holders_page_goes_on_from_the_place_an_id_names(app, kit, board_token):
+    """The pages keep the place a well-formed id names, as they always have: the holders after
+    it."""
+    kit.holder()
+    client = signed_in(app.test_client(), board_token)
+    response = client.get("/holders?after=hld_0")
+    assert response.status_code == 200
+    document = parse(response.text)
+    assert document.has("a", id="first-page")
+    assert document.has("ul", id="holders")
