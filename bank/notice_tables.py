@@ -55,7 +55,8 @@ class PlanNotice(PlanFact, Base):
     kind: Mapped[str] = mapped_column(String(10))
     mailed_on: Mapped[date] = mapped_column(Date)
     #: the document as mailed (``bank.notice_document``, JSON), written with the row; null for
-    #: a notice recorded before the service kept it (and so forever: the row is sealed)
+    #: a notice recorded before the service kept it (and so forever: the row is sealed), and
+    #: refused on a new row (migration 0031)
     document: Mapped[str | None] = mapped_column(Text)
 
 

@@ -6,8 +6,9 @@ ledger accounts.  What a transaction did: deposits with their actions, reversals
 register; transfers with their lots; reservations, withdrawals and their allocations; payments,
 securities and each draw on a security.  A plan's notices (Subd. 6, 7: its legal record): the
 members of the public who asked for a copy, each notice as mailed (its date, kind and document,
-written with the row: null, and so for good, on a notice recorded before documents were kept),
-the people it was mailed to, and each copy mailed afterwards.  Only the columns that are a
+written with the row: null, and so for good, on a notice recorded before documents were kept;
+the database refuses a new notice without one, migration 0031), the people it was mailed to,
+and each copy mailed afterwards.  Only the columns that are a
 record's changing state are left out: statuses, counters, names and addresses people correct
 (a party's; those a notice was mailed to are as mailed), and a security's draws (``drawn_on``
 and ``drawn_cents`` move with each draw).  A column written once, after the row,
@@ -25,6 +26,11 @@ A security's ``drawn_on`` and ``drawn_cents``, though state, are what its sealed
 latest draw's date and the sum of their amounts (the database writes them with each draw and
 refuses any other value: migration 0027); and each draw is what its transaction in the hash
 chain drew, and the transfer it holds again holds what was left of the security.
+
+A payment's amount and a security's, sealed with the row, are what their own transactions in the
+hash chain moved: the one keyed ``payment:<id>`` posted the payment's, the pending transfer keyed
+``security:<id>`` held the security's (the bank writes each row with its transaction; no
+trigger weighs the two, so only verify's full pass checks them).
 
 ``TIES`` declares all of these, so that verify's full pass names a payment, a security or a draw
 that disagrees with the hash chain: an edit made behind the triggers, or a row rewritten with its
@@ -214,6 +220,21 @@ _RELEASED_BY_0011 = (
     "AND t.drawn_cents < t.amount_cents, FALSE) "
     f"AND {_RELEASE.format(column='id')} IS NULL AND {_DRAWN_BEFORE_DRAW_ROWS})"
 )
+#: what a record's own transaction moved: the sum of the credits of phase ``{phase}`` of the
+#: transaction ``{tx}``, if it is the one keyed ``{key}`` (none otherwise: NULL); one row by its
+#: key, its entries by theirs
+_OWN_MOVED = (
+    "(SELECT SUM(p.amount) FROM ledger_transactions AS r "
+    "JOIN ledger_entries AS p ON p.transaction_id = r.id "
+    "WHERE r.id = {tx} AND r.idempotency_key = {key} AND p.phase = '{phase}' AND p.amount > 0)"
+)
+#: the amount the payment ``t`` was booked with: its transaction, keyed ``payment:<id>``
+#: (``bank.money.receive_payment``), posted it
+_PAID = _OWN_MOVED.format(tx="t.transaction_id", key="'payment:' || t.id", phase="posted")
+#: the amount the security ``t`` was given for: its pending transfer, keyed ``security:<id>``
+#: (``bank.securities.hold_security``), held it (its pending entries stay when it is drawn on,
+#: released or lapses: a resolution is entries of another transaction)
+_HELD = _OWN_MOVED.format(tx="t.pending_transaction_id", key="'security:' || t.id", phase="pending")
 #: the compensation transaction of the payment ``t`` (its ``{column}``)
 _COMPENSATION = (
     "(SELECT r.{column} FROM ledger_transactions AS r WHERE r.id = t.compensation_transaction_id)"
@@ -227,6 +248,13 @@ TIES: tuple[Tie, ...] = (
         "COALESCE(t.reversal_transaction_id, 0) = COALESCE((SELECT r.id FROM "
         "ledger_transactions AS r WHERE r.reverses_id = t.transaction_id), 0)",
         "the transaction reversing its own (none while nothing has)",
+    ),
+    Tie(
+        "payments",
+        "id",
+        "amount_cents",
+        f"COALESCE({_PAID} = t.amount_cents, FALSE)",
+        "what its own transaction (keyed payment:<its id>) posted",
     ),
     Tie(
         "payments",
@@ -253,6 +281,15 @@ TIES: tuple[Tie, ...] = (
         "'payment ' || t.id || ' reversed' || COALESCE(': ' || t.reversal_reason, ''), FALSE) "
         "ELSE t.reversal_reason IS NULL END",
         "the reason its reversal's memo gives (none unless reversed)",
+    ),
+    # before the draws' ties, which weigh a security's amount: an amount rewritten is named on
+    # the security, not on the draws it makes disagree
+    Tie(
+        "securities",
+        "id",
+        "amount_cents",
+        f"COALESCE({_HELD} = t.amount_cents, FALSE)",
+        "what its own pending transfer (keyed security:<its id>) held",
     ),
     Tie(
         "securities",
@@ -329,7 +366,9 @@ TIES: tuple[Tie, ...] = (
     ),
 )
 """Columns whose value other records give (``ledger.row_seals.Tie``), checked by verify's full
-pass, one statement each, every row's look-ups by index: a payment's compensation, status and
-reversal reason are its reversal's; a security's release is its release transaction's; each draw
+pass, one statement each, every row's look-ups by index: a payment's amount is what its own
+transaction posted, and its compensation, status and reversal reason are its reversal's; a
+security's amount is what its own pending transfer held, and its release is its release
+transaction's; each draw
 is what its transaction drew and holds again what was left; a security's drawn total and date
 are its draws'."""
