@@ -16,7 +16,7 @@ function).
 
 Revision ID: 0031
 Revises: 0030
-Create Date: 2026-12-15 09:00:00
+Create Date: 2026-12-07 18:30:00
 """
 
 from __future__ import annotations
