@@ -30,7 +30,7 @@ the four tables' seals.
 
 Revision ID: 0030
 Revises: 0029
-Create Date: 2026-12-14 09:00:00
+Create Date: 2026-12-07 09:00:00
 """
 
 from __future__ import annotations
