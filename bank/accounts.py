@@ -146,30 +146,30 @@ def list_accounts(
 ) -> list[AccountView]:
     """Up to ``limit + 1`` accounts in opening order, after the account ``after``: every
     account (or ``holder_id``'s) for the board, its own for a holder (none when it names
-    another holder).  The cursor's account must be in the listing: another holder's (for a
-    holder, or in the board's list of one holder's), or none at all, is ``UnknownCursor``."""
+    another holder).  The cursor's account must be one the caller sees (any for the board, its
+    own for a holder), whatever ``holder_id``, a filter that does not move a cursor: another
+    holder's (for a holder), or none at all, is ``UnknownCursor``."""
     own = policy.own_holder(actor)
-    if own is not None and holder_id not in (None, own):
-        return []
-    listed = holder_id if own is None else own
     with db.transaction() as session:
         if after is not None:
             A = BankAccount  # noqa: N806
-            scope = [] if listed is None else [A.holder_id == listed]
+            scope = [] if own is None else [A.holder_id == own]
             keyset.require_listed(session, A.id, after, *scope)
+        if own is not None and holder_id not in (None, own):
+            return []
+        listed = holder_id if own is None else own
         rows = list(session.execute(_page_query(listed, limit, after)).scalars())
         held = class_rows_of(session, rows)
         return [_view(account, held[account.id]) for account in rows]
 
 
 def _page_query(holder_id: str | None, limit: int, after: str | None) -> Any:
-    """Keyset pagination on (``created_at``, ``id``): the rows after the cursor's account,
-    looked up in the listing (``list_accounts`` refuses one that is not there)."""
+    """Keyset pagination on (``created_at``, ``id``): the rows after the cursor's account
+    (``list_accounts`` refuses one the caller does not see)."""
     A = BankAccount  # noqa: N806
     query = select(A).order_by(A.created_at, A.id).limit(limit + 1)
     if holder_id is not None:
         query = query.where(A.holder_id == holder_id)
     if after is not None:
-        scope = [] if holder_id is None else [A.holder_id == holder_id]
-        query = query.where(keyset.after(A.created_at, A.id, after, *scope))
+        query = query.where(keyset.after(A.created_at, A.id, after))
     return query

@@ -608,12 +608,14 @@ def list_payments(
     ``plan_id``, that plan's and its appeals' (``not_found`` unless the caller sees the plan).
     The CSV export, and a plan's own payments on its pages; ``page_of_payments`` pages them.
     A ``cursor`` (a payment's id) is checked as a page checks it, ``UnknownCursor`` unless the
-    caller sees that payment, and moves nothing: every payment is listed."""
+    caller sees that payment (once the plan is one it sees, as a page checks), and moves
+    nothing: every payment is listed."""
     with db.transaction() as session:
+        query = _payments_query(session, actor, plan_id, where)  # not_found first
         if cursor is not None:
             scope = plans.of_plans(Payment.plan_id, actor)
             keyset.require_listed(session, Payment.id, cursor, *scope)
-        return payments_of(session, actor, plan_id, where)
+        return [PaymentView.of(row) for row in session.execute(query).scalars()]
 
 
 def page_of_payments(

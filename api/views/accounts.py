@@ -48,9 +48,9 @@ class Accounts(MethodView):
 
         Paged by cursor like every long list: ``limit`` (1 to 500, default 50) accounts a page,
         in opening order, and ``next_cursor`` (null on the last page) passed back as ``cursor``
-        for the next.  A cursor naming an account not in the list (another holder's, in a
-        holder's list or in the board's list of one holder's), or none, is 400
-        ``bad_request``."""
+        for the next.  A cursor naming an account the caller does not see (another holder's, for
+        a holder), or none, is 400 ``bad_request``; ``holder_id`` is a filter, which does not
+        move a cursor."""
         after = ACCOUNTS.after(args["cursor"])
         rows = accounts.list_accounts(database(), actor(), args["holder_id"], args["limit"], after)
         return ACCOUNTS.page(rows, args["limit"], key=attrgetter("id"))

@@ -102,6 +102,20 @@ def test_a_cursor_of_another_lgus_payment_is_refused(kit, paid):
     assert [p["id"] for p in for_board["items"] if p["id"] in ids] == ids[1:]
 
 
+def test_a_plan_not_seen_is_not_found_before_its_cursor_is_weighed_in_json_and_csv(kit, paid):
+    """``?plan_id=`` of a plan the caller may not see is 404 whatever the cursor, in either
+    form: the plan is weighed first, as the page weighs it."""
+    other = paid["other"]["token"]
+    theirs_plan = paid["payments"][0]["plan_id"]
+    query = {"plan_id": theirs_plan, "cursor": cursor_of("/payments", paid["payments"][0]["id"])}
+    problem(kit.api.get("/payments", token=other, query_string=query), 404, "not_found")
+    csv = kit.api.get("/payments", token=other, headers=CSV, query_string=query)
+    problem(csv, 404, "not_found")
+    query = {"plan_id": "plan_00ff", "cursor": cursor_of("/payments", "pay_00ff")}
+    problem(kit.api.get("/payments", query_string=query), 404, "not_found")
+    problem(kit.api.get("/payments", headers=CSV, query_string=query), 404, "not_found")
+
+
 def test_a_cursor_naming_no_payment_is_refused_even_to_the_board(kit, paid):
     made_up = cursor_of("/payments", "pay_0123abcd")
     refused(kit, "/payments", made_up)
@@ -370,8 +384,13 @@ def test_a_cursor_of_another_holders_account_is_refused(kit, opened):
     cursor = given["next_cursor"]
     assert cursor and [a["id"] for a in given["items"]] == opened["accounts"][:1]
     refused(kit, "/accounts", cursor, token=other["token"])
-    # the board's list of the other holder's accounts is another listing too
-    refused(kit, "/accounts", cursor, holder_id=other["id"])
+    # asking for another holder's accounts, which a holder sees none of, refuses it too
+    refused(kit, "/accounts", cursor, token=other["token"], holder_id=mine["id"])
+    # the board's ?holder_id= is a filter, which does not move a cursor: the other holder's
+    # accounts opened after the cursor's
+    query = {"cursor": cursor, "holder_id": other["id"]}
+    theirs = ok(kit.api.get("/accounts", query_string=query), 200)
+    assert [a["id"] for a in theirs["items"]] == opened["foreign"]
     # each holder's own cursor pages on through its own
     assert flat(walk(kit, "/accounts", token=other["token"], limit=1)) == opened["foreign"]
     rest = ok(kit.api.get("/accounts", token=mine["token"], query_string={"cursor": cursor}), 200)
