@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from sqlalchemy import ColumnElement, and_, or_, select, tuple_
+from sqlalchemy import ColumnElement, select, tuple_
 from sqlalchemy.orm import Session
 
 from bank.errors import UnknownCursor
@@ -18,14 +18,16 @@ from bank.errors import UnknownCursor
 def after(
     column: Any, id_column: Any, cursor_id: str, *scope: ColumnElement[bool]
 ) -> ColumnElement[bool]:
-    """The rows past the row ``cursor_id`` in ascending (``column``, ``id_column``) order.
+    """The rows past the row ``cursor_id`` in ascending (``column``, ``id_column``) order: one
+    row-value comparison, as ``after_row``'s, so that a page among many rows sharing ``column``
+    (securities expiring on one day) starts at the cursor's row in the index.
 
     The cursor's row is looked up within ``scope``, the listing's own conditions: a cursor the
     caller could not have been given (another holder's account, say) yields an empty page, not a
     place in a listing it may not see; ``require_listed`` refuses it instead."""
+    # the id is the cursor's own; with no such row in scope the time is NULL, and so no row
     value = _cursor_value(column, id_column, cursor_id, scope)
-    # ``column >= value`` is implied by the rest, and bounds an index range scan by itself
-    return and_(column >= value, or_(column > value, and_(column == value, id_column > cursor_id)))
+    return tuple_(column, id_column) > tuple_(value, cursor_id)
 
 
 def after_row(
@@ -50,7 +52,7 @@ def before(
 ) -> ColumnElement[bool]:
     """``after`` for a listing in descending (``column``, ``id_column``) order, newest first."""
     value = _cursor_value(column, id_column, cursor_id, scope)
-    return and_(column <= value, or_(column < value, and_(column == value, id_column < cursor_id)))
+    return tuple_(column, id_column) < tuple_(value, cursor_id)
 
 
 def _cursor_value(

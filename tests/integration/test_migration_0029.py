@@ -160,6 +160,12 @@ def test_0029_pages_each_listing_from_its_index_in_order(fresh_db_url: str) -> N
             (bound,) = [c for c in conditions if c.startswith("Index Cond:")]
             assert "ROW(created_at, length((label)::text), (label)::text) > ROW(" in bound, lots
             assert not [c for c in conditions if c.startswith("Filter:")], lots
+            # a two-column order (time, then id) likewise: the page starts at the cursor's row
+            # among every row of its time, bounded by the whole of it
+            plans = later_page_plan(app, kit, "/plans", "plans", kit.api.token or "")
+            conditions = scan_conditions(plans, "ix_plans_created_at_id", "plans")
+            (bound,) = [c for c in conditions if c.startswith("Index Cond:")]
+            assert "ROW(created_at, (id)::text) > ROW(" in bound, plans
     finally:
         app.extensions["wetbank.db"].dispose()
 
