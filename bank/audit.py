@@ -78,7 +78,7 @@ def verify_now(db: Database) -> verification.Report:
     if latest is None or links < FULL_PASS_BELOW:
         return verify_full(db)
     with verification.snapshot_reader(db) as connection:
-        return verification.verify_since(connection, latest, sealed_tables=SEALED_TABLES)
+        return verification.verify_since(connection, latest, sealed_tables=SEALED_TABLES, ties=TIES)
 
 
 def verify_for_page(db: Database) -> verification.Report | FullPassNeeded:

@@ -35,7 +35,7 @@ trigger weighs the two, so only verify's full pass checks them).
 ``TIES`` declares all of these, so that verify's full pass names a payment, a security or a draw
 that disagrees with the hash chain: an edit made behind the triggers, or a row rewritten with its
 seals (a database's triggers refuse such values as they are written, but only while they are
-on).
+on); the check since a checkpoint names one among the rows the seals written since reach.
 
 Migration 0007 installed these, and later migrations changed what a table seals
 (``ledger.row_seals.reseal``: 0024, the payments' fee postmark and reversal reason; 0025, the
@@ -47,7 +47,7 @@ those changes).
 
 from __future__ import annotations
 
-from ledger.row_seals import SealedTable, Tie
+from ledger.row_seals import SealedTable, Source, Tie
 
 
 def _all_but(
@@ -186,17 +186,17 @@ _DRAWN_BEFORE_DRAW_ROWS = (
 _DRAWS_ITS_SECURITY = (
     "EXISTS (SELECT 1 FROM ledger_transactions AS r "
     "JOIN ledger_entries AS x ON x.transaction_id = r.id "
-    "JOIN securities AS s ON s.id = t.security_id "
+    "JOIN securities AS sc ON sc.id = t.security_id "
     "WHERE r.id = t.transaction_id AND r.kind = 'security_drawn' "
     "AND r.idempotency_key = 'security-draw:' || t.id AND x.resolution = 'posted' "
-    "AND (x.resolves_id = s.pending_transaction_id OR x.resolves_id IN ("
+    "AND (x.resolves_id = sc.pending_transaction_id OR x.resolves_id IN ("
     "SELECT o.held_transaction_id FROM security_draws AS o WHERE o.security_id = t.security_id)))"
 )
 
 #: what was left of the security of the draw ``t`` once it was drawn: the security's amount less
 #: its draws posted up to this one (in the order they were posted, as its transactions were)
 _LEFT_AFTER = (
-    "((SELECT s.amount_cents FROM securities AS s WHERE s.id = t.security_id) - "
+    "((SELECT sc.amount_cents FROM securities AS sc WHERE sc.id = t.security_id) - "
     "(SELECT SUM(o.amount_cents) FROM security_draws AS o "
     "WHERE o.security_id = t.security_id AND o.transaction_id <= t.transaction_id))"
 )
@@ -235,6 +235,9 @@ _PAID = _OWN_MOVED.format(tx="t.transaction_id", key="'payment:' || t.id", phase
 #: (``bank.securities.hold_security``), held it (its pending entries stay when it is drawn on,
 #: released or lapses: a resolution is entries of another transaction)
 _HELD = _OWN_MOVED.format(tx="t.pending_transaction_id", key="'security:' || t.id", phase="pending")
+#: a security's draws, which give its drawn total and date: a draw sealed since a checkpoint has
+#: the check since it weigh its security's
+_DRAWS = Source("security_draws", "id", "security_id")
 #: the compensation transaction of the payment ``t`` (its ``{column}``)
 _COMPENSATION = (
     "(SELECT r.{column} FROM ledger_transactions AS r WHERE r.id = t.compensation_transaction_id)"
@@ -354,6 +357,7 @@ TIES: tuple[Tie, ...] = (
         f"COALESCE(t.drawn_cents, -1) = COALESCE((SELECT SUM(d.amount_cents) {_ITS_DRAWS}), -1) "
         f"OR {_DRAWN_BEFORE_DRAW_ROWS}",
         "the sum of its draws' amounts",
+        (_DRAWS,),
     ),
     Tie(
         "securities",
@@ -363,6 +367,7 @@ TIES: tuple[Tie, ...] = (
         f"COALESCE((SELECT MAX(d.drawn_on) {_ITS_DRAWS}), '0001-01-01') "
         f"OR {_DRAWN_BEFORE_DRAW_ROWS}",
         "the date of its latest draw",
+        (_DRAWS,),
     ),
 )
 """Columns whose value other records give (``ledger.row_seals.Tie``), checked by verify's full
@@ -371,4 +376,6 @@ transaction posted, and its compensation, status and reversal reason are its rev
 security's amount is what its own pending transfer held, and its release is its release
 transaction's; each draw
 is what its transaction drew and holds again what was left; a security's drawn total and date
-are its draws'."""
+are its draws'.  The check since a checkpoint weighs them, one statement each, on the rows
+written since or given a set-once value since (their seals' positions), and on the securities
+drawn on since."""

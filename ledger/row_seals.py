@@ -18,7 +18,8 @@ the row's id.  The seals themselves refuse UPDATE and DELETE.
 
 A column whose value other records give (a total of sealed rows, what a transaction in the hash
 chain says) is declared a ``Tie``: ``verify``'s full pass names a row whose column disagrees
-with them, as it names one that disagrees with its seal.  The database's own refusal of such a
+with them, as it names one that disagrees with its seal, and the check since a checkpoint a
+row among those the seals written since reach.  The database's own refusal of such a
 value is the user's (a migration's triggers).
 
 How a row's sealed content is built is the store's (``ledger.store.postgresql_ddl``,
@@ -31,7 +32,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from sqlalchemy import Connection, bindparam, text
+from sqlalchemy import Connection, text
 
 from ledger import store
 from ledger.store import Ddl
@@ -157,6 +158,25 @@ def reseal(connection: Connection, was: SealedTable, now: SealedTable) -> None:
     seal_existing(connection, now)
 
 
+def _check_identifiers(*idents: str) -> None:
+    for ident in idents:
+        if not ident.replace("_", "").isalnum() or not ident.isascii():
+            raise ValueError(f"not a plain SQL identifier: {ident!r}")
+
+
+@dataclass(frozen=True)
+class Source:
+    """Rows of the sealed ``table`` (keyed by ``id_column``) that give a tied value, each naming
+    the row it gives it to in its ``refers`` column (a draw's ``security_id``)."""
+
+    table: str
+    id_column: str
+    refers: str
+
+    def __post_init__(self) -> None:
+        _check_identifiers(self.table, self.id_column, self.refers)
+
+
 @dataclass(frozen=True)
 class Tie:
     """A ``column`` of ``table`` whose value other records give: a row agrees with them when
@@ -164,18 +184,22 @@ class Tie:
     says in words what gives the value ("the sum of its draws' amounts").  The column may be
     sealed or state: a state column that moves with the records it is tied to is checked this
     way, and a sealed one is checked against them as well as against its seal (a row rewritten
-    together with its seal still disagrees with the hash chain)."""
+    together with its seal still disagrees with the hash chain).
+
+    The check since a checkpoint (``first_untied_since``) weighs the rows whose own seals (the
+    row's, or a set-once column's) were written since, and those a row of one of ``sources``
+    sealed since names (a security, once a draw on it is): the rows whose value what was
+    written since gave or moved."""
 
     table: str
     id_column: str
     column: str
     holds: str
     given_by: str
+    sources: tuple[Source, ...] = ()
 
     def __post_init__(self) -> None:
-        for ident in (self.table, self.id_column, self.column):
-            if not ident.replace("_", "").isalnum() or not ident.isascii():
-                raise ValueError(f"not a plain SQL identifier: {ident!r}")
+        _check_identifiers(self.table, self.id_column, self.column)
 
 
 @dataclass(frozen=True)
@@ -237,6 +261,70 @@ def first_untied(connection: Connection, ties: Sequence[Tie]) -> Mismatch | None
         if found is not None:
             return Mismatch(tie.table, str(found[0]), "changed", tie.column, tie.given_by)
     return None
+
+
+def first_untied_since(
+    connection: Connection,
+    ties: Sequence[Tie],
+    tables: Sequence[SealedTable],
+    after: int,
+    gaps: Sequence[int],
+) -> Mismatch | None:
+    """``first_untied`` for the rows a seal written after position ``after`` or at one of
+    ``gaps`` (``ledger.checkpoint.seal_mark``) belongs to, or names: each tie weighed on the
+    rows whose own seals (``tables`` say a table's set-once columns) were written since, and
+    on those its ``sources``' rows sealed since name.
+
+    Reads only those seals, by their position, and through the keys their rows (one statement
+    a tie), so its time follows what was sealed since.  A row none of them reaches (its tied
+    value or what gives it changed with no seal written since) is the full pass's
+    (``first_untied``)."""
+    ddl = _ddl(connection)
+    for statement in ddl.in_utc:
+        connection.execute(text(statement))
+    once = {table.name: table.set_once for table in tables}
+    sealed_since = _sealed_since(connection, after, gaps)
+    for tie in ties:
+        row_id = ddl.sealed_row_id(tie.id_column, "t")
+        names = [tie.table, *(once_seal_name(tie.table, c) for c in once.get(tie.table, ()))]
+        listed = ", ".join(f"'{name}'" for name in names)
+        own_key = ddl.seal_key_join(connection, tie.table, tie.id_column)
+        branches = [
+            f"""SELECT {row_id} AS row_id FROM sealed_since AS s
+            JOIN {tie.table} AS t ON {own_key}
+            WHERE s.table_name IN ({listed}) AND NOT ({tie.holds})"""
+        ]
+        for source in tie.sources:
+            key = ddl.seal_key_join(connection, source.table, source.id_column)
+            named = f"""SELECT t.{source.refers} AS named FROM sealed_since AS s
+                JOIN {source.table} AS t ON {key} WHERE s.table_name = '{source.table}'"""
+            branches.append(
+                f"""SELECT {row_id} AS row_id FROM ({named}) AS v
+                JOIN {tie.table} AS t ON t.{tie.id_column} = v.named
+                WHERE NOT ({tie.holds})"""
+            )
+        union = " UNION ALL ".join(branches)
+        found = connection.execute(
+            text(f"{sealed_since} SELECT u.row_id FROM ({union}) AS u ORDER BY u.row_id LIMIT 1")
+        ).first()
+        if found is not None:
+            return Mismatch(tie.table, str(found[0]), "changed", tie.column, tie.given_by)
+    return None
+
+
+def _sealed_since(connection: Connection, after: int, gaps: Sequence[int]) -> str:
+    """A WITH clause naming ``sealed_since``: the seals written after position ``after`` or
+    at one of ``gaps``, read first by their position (materialized, so that neither database
+    reads all of a table's seals by name to keep the newer ones); the positions are integers,
+    written in."""
+    position = position_column(connection)
+    where = f"{position} > {int(after)}"
+    if gaps:
+        where += f" OR {position} IN ({', '.join(str(int(g)) for g in gaps)})"
+    return (
+        "WITH sealed_since AS MATERIALIZED (SELECT table_name, row_id, content "
+        f"FROM ledger_row_seals WHERE {where})"
+    )
 
 
 def _first_in(connection: Connection, table: SealedTable, ddl: Ddl) -> Mismatch | None:
@@ -307,13 +395,13 @@ def first_mismatch_since(
     """``first_mismatch`` for the seals written after position ``after`` or at one of ``gaps``
     (``ledger.checkpoint.seal_mark``): each compared with its row, which must still be there.
 
-    Reads only those seals and, through each table's key, their rows, so its time follows
-    what was sealed since.  A row written with its seal's trigger disabled has no seal to be
-    found this way: the full pass (``first_mismatch``) finds it."""
+    Reads only those seals, by their position, and through each table's key their rows, so
+    its time follows what was sealed since.  A row written with its seal's trigger disabled
+    has no seal to be found this way: the full pass (``first_mismatch``) finds it."""
     ddl = _ddl(connection)
     for statement in ddl.in_utc:
         connection.execute(text(statement))
-    position = f"s.{position_column(connection)}"
+    sealed_since = _sealed_since(connection, after, gaps)
     for table in tables:
         ident = f"t.{table.id_column}"
         key_join = ddl.seal_key_join(connection, table.name, table.id_column)
@@ -322,14 +410,13 @@ def first_mismatch_since(
         for seal_name, columns, column in parts:
             content = ddl.sealed_content(columns, "t")
             query = text(
-                f"""SELECT s.row_id, {ident} IS NULL FROM ledger_row_seals AS s
+                f"""{sealed_since} SELECT s.row_id, {ident} IS NULL FROM sealed_since AS s
                 LEFT JOIN {table.name} AS t ON {key_join}
                 WHERE s.table_name = '{seal_name}'
-                    AND ({position} > :after OR {position} IN :gaps)
                     AND ({ident} IS NULL OR {content} <> s.content)
                 ORDER BY s.row_id LIMIT 1"""
-            ).bindparams(bindparam("gaps", expanding=True))
-            found = connection.execute(query, {"after": after, "gaps": list(gaps)}).first()
+            )
+            found = connection.execute(query).first()
             if found is not None and found[1]:
                 return Mismatch(table.name, str(found[0]), "deleted")
             if found is not None:

@@ -10,8 +10,10 @@ it finds everything intact it says what a checkpoint of it records (``Report.imp
 
 ``verify_since`` checks what was written after a checkpoint, trusting (once its hash recomputes)
 what the full pass behind it verified: its time follows the links and seals written since, plus
-one pass over the balance rows.  An edit of a row the full pass already verified is, by design,
-left to the next full pass, and so is a tied column that disagrees with what gives it.
+one pass over the balance rows.  It weighs the ties on the rows the seals written since belong to
+or name.  An edit of a row the full pass already verified is, by design, left to the next full
+pass, and so is a tied column that disagrees with what gives it on a row no seal written since
+reaches.
 """
 
 from __future__ import annotations
@@ -103,12 +105,14 @@ def verify_since(
     progress: Progress | None = None,
     processes: int = 1,
     sealed_tables: Sequence[SealedTable] = (),
+    ties: Sequence[Tie] = (),
 ) -> Report:
     """Check what was written after ``checkpoint``: its own hash; the link it verified, still
     there with its hash; every link after it; every transaction after the largest it saw,
     chained or queued; every stored balance against its balances plus the entries written
     since; every open reservation's row (``ledger.verify_pending``); every seal written since
-    against its row.
+    against its row; and each of ``ties`` on the rows those seals belong to or name
+    (``row_seals.first_untied_since``).
 
     Run it on one snapshot (``snapshot_reader``), so that the balances and the entries written
     since are read as of one moment.
@@ -134,6 +138,8 @@ def verify_since(
         report.first_broken = verify_pending.first_wrong(connection, checkpoint.max_transaction_id)
     if report.ok:
         _verify_sealed_rows(connection, report, sealed_tables, checkpoint)
+    if report.ok:
+        _verify_ties(connection, report, ties, sealed_tables, checkpoint)
     report.seconds = time.perf_counter() - began
     return report
 
@@ -332,10 +338,24 @@ def _verify_sealed_rows(
         )
 
 
-def _verify_ties(connection: Connection, report: Report, ties: Sequence[Tie]) -> None:
-    """Every tied column against what gives it: one that disagrees is reported as a sealed row
+def _verify_ties(
+    connection: Connection,
+    report: Report,
+    ties: Sequence[Tie],
+    tables: Sequence[SealedTable] = (),
+    since: Checkpoint | None = None,
+) -> None:
+    """Every tied column against what gives it, or (``since`` a checkpoint) on the rows the
+    seals written after it belong to or name: one that disagrees is reported as a sealed row
     changed (``sealed_row_changed``, naming the column and what gives it)."""
-    found = row_seals.first_untied(connection, ties)
+    if since is None:
+        found = row_seals.first_untied(connection, ties)
+    elif ties:
+        found = row_seals.first_untied_since(
+            connection, ties, tables, since.seal_position, since.seal_gaps
+        )
+    else:
+        found = None
     if found is not None:
         report.first_broken = Break(
             f"sealed_row_{found.kind}", found.detail, table=found.table, row_id=found.row_id
