@@ -29,8 +29,9 @@ chain drew, and the transfer it holds again holds what was left of the security.
 
 A payment's amount and a security's, sealed with the row, are what their own transactions in the
 hash chain moved: the one keyed ``payment:<id>`` posted the payment's, the pending transfer keyed
-``security:<id>`` held the security's (the bank writes each row with its transaction; no
-trigger weighs the two, so only verify's full pass checks them).
+``security:<id>`` held the security's (the bank writes each transaction, then its row; the
+database refuses a row inserted with any other amount, or naming a transaction not its own:
+migration 0032).
 
 ``TIES`` declares all of these, so that verify's full pass names a payment, a security or a draw
 that disagrees with the hash chain: an edit made behind the triggers, or a row rewritten with its

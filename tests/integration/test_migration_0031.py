@@ -28,7 +28,7 @@ def test_0031_upgrades_over_notices_without_a_document_and_refuses_new_ones(
         fresh_db_url, "UPDATE plan_notices SET document = NULL WHERE id = :id", id=ids["notice"]
     )
     command.upgrade(config, "0030")
-    command.upgrade(config, "head")
+    command.upgrade(config, "0031")
     assert version(fresh_db_url) == "0031"
     assert rows(fresh_db_url, DOCUMENT, id=ids["notice"]) == [(None,)]
     assert full_verify_ok(fresh_db_url)
@@ -38,7 +38,7 @@ def test_0031_upgrades_over_notices_without_a_document_and_refuses_new_ones(
 
     command.downgrade(config, "0030")
     execute(fresh_db_url, TYPED, new="ntc_typed", document=None, id=ids["notice"])
-    command.upgrade(config, "head")
+    command.upgrade(config, "0031")
     assert version(fresh_db_url) == "0031"
     assert rows(fresh_db_url, DOCUMENT, id="ntc_typed") == [(None,)]
     assert full_verify_ok(fresh_db_url)
