@@ -15,13 +15,14 @@ import csv
 import io
 import math
 import uuid
+from collections.abc import Iterator
 from contextlib import contextmanager
 from datetime import date, timedelta
 from typing import Any
 
 from flask import Flask
 from freezegun import freeze_time
-from sqlalchemy import Engine, func, or_, select, text
+from sqlalchemy import Engine, event, func, or_, select, text
 
 from bank.deposits import Deposit
 from bank.reservations import Reservation
@@ -550,3 +551,18 @@ def walk(kit: Kit, path: str, token: str | None = None, **query: Any) -> list[li
         if cursor is None:
             return pages
         assert len(pages) < 1_000, "the walk does not end"
+
+
+@contextmanager
+def statements_sent(engine: Engine) -> Iterator[list[tuple[str, Any]]]:
+    """Every statement ``engine`` sends meanwhile, in order, with its parameters."""
+    sent: list[tuple[str, Any]] = []
+
+    def keep(_conn: Any, _cursor: Any, statement: str, parameters: Any, *_: Any) -> None:
+        sent.append((statement, parameters))
+
+    event.listen(engine, "before_cursor_execute", keep)
+    try:
+        yield sent
+    finally:
+        event.remove(engine, "before_cursor_execute", keep)

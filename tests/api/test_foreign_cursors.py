@@ -15,6 +15,7 @@ from typing import Any
 import pytest
 
 from tests.api.kit import Kit, at, ok, on, problem, unique, walk
+from tests.api.test_money_listings import hold  # issued on DAY, the same day as here
 from tests.api.web_kit import parse, signed_in
 
 DAY = "2026-06-01"
@@ -138,19 +139,6 @@ def test_the_filters_do_not_move_a_payment_cursor(kit, paid):
 
 
 # --- securities --------------------------------------------------------------------------------
-
-
-def hold(kit: Kit, lgu: dict[str, str], plan: dict[str, Any], expires_on: str) -> dict[str, Any]:
-    body = {
-        "kind": "letter_of_credit",
-        "issuer": "First State Bank",
-        "amount_cents": 2_500_000,
-        "irrevocable": True,
-        "issued_on": DAY,
-        "expires_on": expires_on,
-    }
-    with on(DAY):
-        return dict(ok(kit.api.post(f"/plans/{plan['id']}/securities", body, token=lgu["token"])))
 
 
 @pytest.fixture

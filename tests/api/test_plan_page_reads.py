@@ -4,14 +4,12 @@ read of the plan's record (``bank.plan_rows``) that its report is built from."""
 from __future__ import annotations
 
 import re
-from typing import Any
 
 import pytest
 from flask import Flask
-from sqlalchemy import event
 
 from tests.api.conftest import Api
-from tests.api.kit import Kit, on
+from tests.api.kit import Kit, on, statements_sent
 from tests.api.test_plan_notices import noticed_and_decided
 from tests.api.web_kit import parse, signed_in
 
@@ -25,18 +23,11 @@ def test_one_get_of_the_plan_page_reads_the_plans_notices_once(app: Flask, kit: 
     lgu = kit.lgu()
     plan = noticed_and_decided(kit, lgu)
     engine = app.extensions["wetbank.db"].engine
-    sent: list[str] = []
-
-    def note(_conn: Any, _cursor: Any, statement: str, *_args: Any) -> None:
-        sent.append(statement)
-
     with on("2026-07-28"):
         client = signed_in(app.test_client(), lgu["token"])
-        event.listen(engine, "before_cursor_execute", note)
-        try:
+        with statements_sent(engine) as sent_with_parameters:
             response = client.get(f"/plans/{plan['id']}")
-        finally:
-            event.remove(engine, "before_cursor_execute", note)
+    sent = [statement for statement, _ in sent_with_parameters]
 
     assert response.status_code == 200
     reads = {

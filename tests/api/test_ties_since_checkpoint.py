@@ -20,12 +20,12 @@ from contextlib import contextmanager
 from typing import Any
 
 import pytest
-from sqlalchemy import event, text
+from sqlalchemy import text
 
 from bank import audit as bank_audit
 from bank.registry import SEALED_TABLES
 from ledger import store
-from tests.api.kit import Kit, engine_of, ok, on, sql_rows, verified
+from tests.api.kit import Kit, engine_of, ok, on, sql_rows, statements_sent, verified
 from tests.api.set_once_kit import behind_the_triggers
 from tests.api.test_amount_ties import PAYMENT, SECURITY
 from tests.api.test_audit import run_verify_command
@@ -236,18 +236,9 @@ def test_a_row_sealed_before_the_checkpoint_is_left_to_the_full_pass_unless_rese
 def seal_statements(kit: Kit) -> Iterator[list[tuple[str, Any]]]:
     """The statements that read the seals written since the checkpoint, with their
     parameters."""
-    engine = engine_of(kit)
-    sent: list[tuple[str, Any]] = []
-
-    def keep(_conn: Any, _cursor: Any, statement: str, parameters: Any, *_: Any) -> None:
-        if "sealed_since" in statement:
-            sent.append((statement, parameters))
-
-    event.listen(engine, "before_cursor_execute", keep)
-    try:
+    with statements_sent(engine_of(kit)) as sent:
         yield sent
-    finally:
-        event.remove(engine, "before_cursor_execute", keep)
+    sent[:] = [(statement, given) for statement, given in sent if "sealed_since" in statement]
 
 
 def plan_of(kit: Kit, statement: str, parameters: Any) -> str:

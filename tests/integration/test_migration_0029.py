@@ -6,17 +6,14 @@ keeps the listings whole."""
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
-from contextlib import contextmanager
 from typing import Any
 
 from alembic import command
 from flask import Flask
-from sqlalchemy import event
 
 from api.schema_check import alembic_config
 from tests.api.conftest import Api, make_token
-from tests.api.kit import Kit, at, ok
+from tests.api.kit import Kit, at, ok, statements_sent
 from tests.integration.migration_kit import app_on, rows
 
 NEW = {
@@ -61,20 +58,9 @@ def world(kit: Kit) -> dict[str, Any]:
     return {"holder": holder, "account": accounts[0], "lgu": lgu}
 
 
-@contextmanager
-def statements(app: Flask) -> Iterator[list[tuple[str, Any]]]:
+def statements(app: Flask) -> Any:
     """The statements the app sends its database meanwhile, with their parameters."""
-    engine = app.extensions["wetbank.db"].engine
-    sent: list[tuple[str, Any]] = []
-
-    def keep(_conn: Any, _cursor: Any, statement: str, parameters: Any, *_: Any) -> None:
-        sent.append((statement, parameters))
-
-    event.listen(engine, "before_cursor_execute", keep)
-    try:
-        yield sent
-    finally:
-        event.remove(engine, "before_cursor_execute", keep)
+    return statements_sent(app.extensions["wetbank.db"].engine)
 
 
 def later_page_plan(app: Flask, kit: Kit, path: str, table: str, token: str) -> str:
