@@ -189,7 +189,8 @@ class Tie:
     The check since a checkpoint (``first_untied_since``) weighs the rows whose own seals (the
     row's, or a set-once column's) were written since, and those a row of one of ``sources``
     sealed since names (a security, once a draw on it is): the rows whose value what was
-    written since gave or moved."""
+    written since gave or moved.  A row a source reaches is weighed on every tie of its table,
+    whichever of them declares the source."""
 
     table: str
     id_column: str
@@ -284,6 +285,12 @@ def first_untied_since(
         connection.execute(text(statement))
     once = {table.name: table.set_once for table in tables}
     sealed_since = _sealed_since(connection, after, gaps)
+    # a row a source reaches is reached for every tie of its table: a security drawn on since
+    # is weighed on its amount and release as on its drawn total
+    reaching: dict[str, list[Source]] = {}
+    for tie in ties:
+        known = reaching.setdefault(tie.table, [])
+        known += [source for source in tie.sources if source not in known]
     for tie in ties:
         row_id = ddl.sealed_row_id(tie.id_column, "t")
         names = [tie.table, *(once_seal_name(tie.table, c) for c in once.get(tie.table, ()))]
@@ -294,7 +301,7 @@ def first_untied_since(
             JOIN {tie.table} AS t ON {own_key}
             WHERE s.table_name IN ({listed}) AND NOT ({tie.holds})"""
         ]
-        for source in tie.sources:
+        for source in reaching[tie.table]:
             key = ddl.seal_key_join(connection, source.table, source.id_column)
             named = f"""SELECT t.{source.refers} AS named FROM sealed_since AS s
                 JOIN {source.table} AS t ON {key} WHERE s.table_name = '{source.table}'"""

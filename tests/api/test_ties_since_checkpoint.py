@@ -164,6 +164,25 @@ def test_a_security_held_before_and_drawn_on_since_is_weighed_with_its_draws(fre
     named(since_check(fresh), "securities", security["id"], "drawn_cents", DRAWN_TOTAL)
 
 
+@pytest.mark.parametrize("rewritten_first", [True, False], ids=["then drawn", "once drawn"])
+def test_a_security_reached_through_a_draw_since_is_weighed_on_every_tie(
+    fresh, fresh_db_url, since, rewritten_first
+):
+    """A security held before the checkpoint, its amount rewritten with its seal, and drawn on
+    since (before or after the rewrite): the draw's seal reaches the security for each of its
+    ties, so the check since names its amount, as the full pass does, not one of its draws."""
+    security = checkpointed(fresh)["security"]
+    change = "amount_cents = amount_cents + 100000"
+    if rewritten_first:
+        rewritten_in_place(fresh, "securities", security["id"], change)
+    ok(draw(fresh, security, DRAWN, 700_000))
+    if not rewritten_first:
+        rewritten_in_place(fresh, "securities", security["id"], change)
+    named(since_check(fresh), "securities", security["id"], "amount_cents", SECURITY)
+    full = run_verify_command(fresh_db_url)
+    assert full.exit_code == 1 and security["id"] in full.output, full.output
+
+
 def test_a_payment_paid_before_and_refunded_since_is_weighed_with_its_compensation(fresh, since):
     """A payment's status is state: paid before the checkpoint and refunded after it, its
     status edited behind the triggers is named, found through its compensation's seal."""
