@@ -48,7 +48,8 @@ those changes).
 
 from __future__ import annotations
 
-from ledger.row_seals import SealedTable, Source, Tie
+from ledger.row_seals import SealedTable
+from ledger.row_ties import Source, Tie
 
 
 def _all_but(
@@ -371,7 +372,7 @@ TIES: tuple[Tie, ...] = (
         (_DRAWS,),
     ),
 )
-"""Columns whose value other records give (``ledger.row_seals.Tie``), checked by verify's full
+"""Columns whose value other records give (``ledger.row_ties.Tie``), checked by verify's full
 pass, one statement each, every row's look-ups by index: a payment's amount is what its own
 transaction posted, and its compensation, status and reversal reason are its reversal's; a
 security's amount is what its own pending transfer held, and its release is its release

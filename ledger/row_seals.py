@@ -16,11 +16,8 @@ and makes ``verify`` compare every row with its seal: an edit made with the trig
 a row deleted, or a row inserted without its seal is reported as a ``Break`` naming the table and
 the row's id.  The seals themselves refuse UPDATE and DELETE.
 
-A column whose value other records give (a total of sealed rows, what a transaction in the hash
-chain says) is declared a ``Tie``: ``verify``'s full pass names a row whose column disagrees
-with them, as it names one that disagrees with its seal, and the check since a checkpoint a
-row among those the seals written since reach.  The database's own refusal of such a
-value is the user's (a migration's triggers).
+A column whose value other records give is declared a ``ledger.row_ties.Tie``, checked beside
+the seals.
 
 How a row's sealed content is built is the store's (``ledger.store.postgresql_ddl``,
 ``sqlite_ddl``); each database compares its own form with itself, and the two forms need not
@@ -66,13 +63,14 @@ def once_seal_name(table: str, column: str) -> str:
     return f"{table}.{column}"
 
 
-def _ddl(connection: Connection) -> Ddl:
+def ddl_of(connection: Connection) -> Ddl:
+    """The store's SQL forms for ``connection``'s database."""
     return store.of(connection).ddl
 
 
 def install(connection: Connection, tables: Sequence[SealedTable]) -> None:
     """Create (or re-create) the triggers that seal ``tables`` (the seals table must exist)."""
-    ddl = _ddl(connection)
+    ddl = ddl_of(connection)
     statements = list(ddl.seal_functions)
     for table in tables:
         statements += ddl.seal_table(table.name, table.id_column, table.columns)
@@ -87,7 +85,7 @@ def uninstall(
 ) -> None:
     """Drop the per-table triggers of ``tables`` (tamper tests, migrations' downgrade), and with
     ``functions`` the shared trigger functions too (once no table uses them)."""
-    ddl = _ddl(connection)
+    ddl = ddl_of(connection)
     statements = [
         s
         for table in tables
@@ -105,7 +103,7 @@ def uninstall(
 def seal_existing(connection: Connection, table: SealedTable) -> None:
     """Seal the rows ``table`` already holds that have no seal yet (a table newly sealed), and
     the values its set-once columns already hold (a column newly sealed once set)."""
-    ddl = _ddl(connection)
+    ddl = ddl_of(connection)
     for statement in ddl.in_utc:
         connection.execute(text(statement))
     row_id = ddl.sealed_row_id(table.id_column, "t")
@@ -136,7 +134,7 @@ def reseal(connection: Connection, was: SealedTable, now: SealedTable) -> None:
     found = first_mismatch(connection, [was])
     if found is not None:
         raise RuntimeError(f"cannot re-seal {was.name}: {found.detail}")
-    ddl = _ddl(connection)
+    ddl = ddl_of(connection)
     statements = list(ddl.unguard_seals)
     if was.columns != now.columns:
         content = ddl.sealed_content(now.columns, "t")
@@ -158,49 +156,11 @@ def reseal(connection: Connection, was: SealedTable, now: SealedTable) -> None:
     seal_existing(connection, now)
 
 
-def _check_identifiers(*idents: str) -> None:
+def check_identifiers(*idents: str) -> None:
+    """``ValueError`` unless each of ``idents`` is a plain SQL identifier (written into SQL)."""
     for ident in idents:
         if not ident.replace("_", "").isalnum() or not ident.isascii():
             raise ValueError(f"not a plain SQL identifier: {ident!r}")
-
-
-@dataclass(frozen=True)
-class Source:
-    """Rows of the sealed ``table`` (keyed by ``id_column``) that give a tied value, each naming
-    the row it gives it to in its ``refers`` column (a draw's ``security_id``)."""
-
-    table: str
-    id_column: str
-    refers: str
-
-    def __post_init__(self) -> None:
-        _check_identifiers(self.table, self.id_column, self.refers)
-
-
-@dataclass(frozen=True)
-class Tie:
-    """A ``column`` of ``table`` whose value other records give: a row agrees with them when
-    ``holds``, an SQL condition on the row (aliased ``t``) that is never NULL, is true; ``given_by``
-    says in words what gives the value ("the sum of its draws' amounts").  The column may be
-    sealed or state: a state column that moves with the records it is tied to is checked this
-    way, and a sealed one is checked against them as well as against its seal (a row rewritten
-    together with its seal still disagrees with the hash chain).
-
-    The check since a checkpoint (``first_untied_since``) weighs the rows whose own seals (the
-    row's, or a set-once column's) were written since, and those a row of one of ``sources``
-    sealed since names (a security, once a draw on it is): the rows whose value what was
-    written since gave or moved.  A row a source reaches is weighed on every tie of its table,
-    whichever of them declares the source."""
-
-    table: str
-    id_column: str
-    column: str
-    holds: str
-    given_by: str
-    sources: tuple[Source, ...] = ()
-
-    def __post_init__(self) -> None:
-        _check_identifiers(self.table, self.id_column, self.column)
 
 
 @dataclass(frozen=True)
@@ -235,7 +195,7 @@ class Mismatch:
 def first_mismatch(connection: Connection, tables: Sequence[SealedTable]) -> Mismatch | None:
     """The first row of ``tables`` (in their order, then by id; each table's set-once columns
     after its rows) that disagrees with its seals."""
-    ddl = _ddl(connection)
+    ddl = ddl_of(connection)
     for statement in ddl.in_utc:
         connection.execute(text(statement))
     for table in tables:
@@ -247,79 +207,7 @@ def first_mismatch(connection: Connection, tables: Sequence[SealedTable]) -> Mis
     return None
 
 
-def first_untied(connection: Connection, ties: Sequence[Tie]) -> Mismatch | None:
-    """The first row (in the order of ``ties``, then by id) whose tied column disagrees with
-    what gives it."""
-    ddl = _ddl(connection)
-    for tie in ties:
-        row_id = ddl.sealed_row_id(tie.id_column, "t")
-        found = connection.execute(
-            text(
-                f"""SELECT {row_id} FROM {tie.table} AS t WHERE NOT ({tie.holds})
-                ORDER BY {row_id} LIMIT 1"""
-            )
-        ).first()
-        if found is not None:
-            return Mismatch(tie.table, str(found[0]), "changed", tie.column, tie.given_by)
-    return None
-
-
-def first_untied_since(
-    connection: Connection,
-    ties: Sequence[Tie],
-    tables: Sequence[SealedTable],
-    after: int,
-    gaps: Sequence[int],
-) -> Mismatch | None:
-    """``first_untied`` for the rows a seal written after position ``after`` or at one of
-    ``gaps`` (``ledger.checkpoint.seal_mark``) belongs to, or names: each tie weighed on the
-    rows whose own seals (``tables`` say a table's set-once columns) were written since, and
-    on those its ``sources``' rows sealed since name.
-
-    Reads only those seals, by their position, and through the keys their rows (one statement
-    a tie), so its time follows what was sealed since.  A row none of them reaches (its tied
-    value or what gives it changed with no seal written since) is the full pass's
-    (``first_untied``)."""
-    ddl = _ddl(connection)
-    for statement in ddl.in_utc:
-        connection.execute(text(statement))
-    once = {table.name: table.set_once for table in tables}
-    sealed_since = _sealed_since(connection, after, gaps)
-    # a row a source reaches is reached for every tie of its table: a security drawn on since
-    # is weighed on its amount and release as on its drawn total
-    reaching: dict[str, list[Source]] = {}
-    for tie in ties:
-        known = reaching.setdefault(tie.table, [])
-        known += [source for source in tie.sources if source not in known]
-    for tie in ties:
-        row_id = ddl.sealed_row_id(tie.id_column, "t")
-        names = [tie.table, *(once_seal_name(tie.table, c) for c in once.get(tie.table, ()))]
-        listed = ", ".join(f"'{name}'" for name in names)
-        own_key = ddl.seal_key_join(connection, tie.table, tie.id_column)
-        branches = [
-            f"""SELECT {row_id} AS row_id FROM sealed_since AS s
-            JOIN {tie.table} AS t ON {own_key}
-            WHERE s.table_name IN ({listed}) AND NOT ({tie.holds})"""
-        ]
-        for source in reaching[tie.table]:
-            key = ddl.seal_key_join(connection, source.table, source.id_column)
-            named = f"""SELECT t.{source.refers} AS named FROM sealed_since AS s
-                JOIN {source.table} AS t ON {key} WHERE s.table_name = '{source.table}'"""
-            branches.append(
-                f"""SELECT {row_id} AS row_id FROM ({named}) AS v
-                JOIN {tie.table} AS t ON t.{tie.id_column} = v.named
-                WHERE NOT ({tie.holds})"""
-            )
-        union = " UNION ALL ".join(branches)
-        found = connection.execute(
-            text(f"{sealed_since} SELECT u.row_id FROM ({union}) AS u ORDER BY u.row_id LIMIT 1")
-        ).first()
-        if found is not None:
-            return Mismatch(tie.table, str(found[0]), "changed", tie.column, tie.given_by)
-    return None
-
-
-def _sealed_since(connection: Connection, after: int, gaps: Sequence[int]) -> str:
+def sealed_since_clause(connection: Connection, after: int, gaps: Sequence[int]) -> str:
     """A WITH clause naming ``sealed_since``: the seals written after position ``after`` or
     at one of ``gaps``, read first by their position (materialized, so that neither database
     reads all of a table's seals by name to keep the newer ones); the positions are integers,
@@ -393,7 +281,7 @@ def _first_once_in(
 def position_column(connection: Connection) -> str:
     """The column that orders ``ledger_row_seals`` by insertion: PostgreSQL's ``position``
     (an identity), SQLite's rowid (the table never loses a row, so rowids only grow)."""
-    return _ddl(connection).seal_position_column
+    return ddl_of(connection).seal_position_column
 
 
 def first_mismatch_since(
@@ -405,10 +293,10 @@ def first_mismatch_since(
     Reads only those seals, by their position, and through each table's key their rows, so
     its time follows what was sealed since.  A row written with its seal's trigger disabled
     has no seal to be found this way: the full pass (``first_mismatch``) finds it."""
-    ddl = _ddl(connection)
+    ddl = ddl_of(connection)
     for statement in ddl.in_utc:
         connection.execute(text(statement))
-    sealed_since = _sealed_since(connection, after, gaps)
+    sealed_since = sealed_since_clause(connection, after, gaps)
     for table in tables:
         ident = f"t.{table.id_column}"
         key_join = ddl.seal_key_join(connection, table.name, table.id_column)

@@ -4,7 +4,7 @@ recomputed.
 ``verify``, the full pass, recomputes every link of the chain from its transaction and entries,
 every stored balance and balance-after from the entries, the index of open reservations
 (``ledger_open_pending``) from the pending transfers, every sealed row against its seal, and
-every tied column against what gives it (``row_seals.Tie``); it names the first break.  When
+every tied column against what gives it (``row_ties.Tie``); it names the first break.  When
 it finds everything intact it says what a checkpoint of it records (``Report.implied``,
 ``ledger.checkpoint``).
 
@@ -27,11 +27,12 @@ from sqlalchemy import Connection, create_engine, func, select
 from sqlalchemy.pool import NullPool
 
 from ledger import checkpoint as checkpoints
-from ledger import clock, row_seals, store, verify_balances, verify_pending
+from ledger import clock, row_seals, row_ties, store, verify_balances, verify_pending
 from ledger.canonical import GENESIS
 from ledger.checkpoint import Checkpoint, Implied
 from ledger.db import Database
-from ledger.row_seals import SealedTable, Tie
+from ledger.row_seals import SealedTable
+from ledger.row_ties import Tie
 from ledger.schema import LedgerChainLink, LedgerChainQueue, LedgerTransaction
 from ledger.verify_links import Segment
 from ledger.verify_report import (
@@ -112,7 +113,7 @@ def verify_since(
     chained or queued; every stored balance against its balances plus the entries written
     since; every open reservation's row (``ledger.verify_pending``); every seal written since
     against its row; and each of ``ties`` on the rows those seals belong to or name
-    (``row_seals.first_untied_since``).
+    (``row_ties.first_untied_since``).
 
     Run it on one snapshot (``snapshot_reader``), so that the balances and the entries written
     since are read as of one moment.
@@ -349,9 +350,9 @@ def _verify_ties(
     seals written after it belong to or name: one that disagrees is reported as a sealed row
     changed (``sealed_row_changed``, naming the column and what gives it)."""
     if since is None:
-        found = row_seals.first_untied(connection, ties)
+        found = row_ties.first_untied(connection, ties)
     elif ties:
-        found = row_seals.first_untied_since(
+        found = row_ties.first_untied_since(
             connection, ties, tables, since.seal_position, since.seal_gaps
         )
     else:

@@ -69,7 +69,9 @@ def _book(url: str) -> tuple[int, int, int, int]:
         with db.transaction() as session:
             issuer = create_account(session, code="i", asset="X", name="issuer")
             holder = create_account(session, code="h", asset="X", name="h", no_overdraft=True)
-            paid = transfer(session, "t", [Leg(issuer, holder, 5)], Meta("k1", DAY))
+            # keyed as the bank keys a payment's transaction (0032 ties the payment's amount
+            # to what it posted)
+            paid = transfer(session, "t", [Leg(issuer, holder, 5)], Meta("payment:pay-1", DAY))
             # a refund, as the bank books one (0026 ties a payment's status to its kind)
             refund = reverse(session, paid.transaction_id, Meta("k2", DAY), kind="payment_refunded")
         _payment(db, "pay-1", paid.transaction_id, refund.transaction_id)
@@ -89,7 +91,7 @@ def _payment(db: Database, payment_id: str, transaction_id: int, compensation: i
         db,
         "INSERT INTO payments (id, kind, amount_cents, payer, received_on, transaction_id, "
         "status, compensation_transaction_id, ruleset, created_at, actor) VALUES (:id, "
-        "'processing_fee', 500, 'p', CURRENT_DATE, :t, 'refunded', :c, 'seed', "
+        "'processing_fee', 5, 'p', CURRENT_DATE, :t, 'refunded', :c, 'seed', "
         "CURRENT_TIMESTAMP, 'x')",
         id=payment_id,
         t=transaction_id,
