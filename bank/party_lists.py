@@ -1,8 +1,7 @@
 """The board's lists of holders, LGUs and bank sites: filtered, in pages by id (keyset).
 
-A page goes on after the id ``after`` in id order.  With ``refuse_unknown`` (the API's,
-docs/http.md "Lists, cursors and CSV") a cursor naming no row of the list, whatever the filters,
-is ``UnknownCursor``; the pages go on from the place any well-formed id names."""
+A page goes on after the id ``after`` in id order; an ``after`` naming no row of the list,
+whatever the filters, is ``UnknownCursor`` (docs/http.md "Lists, cursors and CSV")."""
 
 from __future__ import annotations
 
@@ -28,7 +27,6 @@ def _page(
     after: str | None,
     limit: int,
     *where: ColumnElement[bool],
-    refuse_unknown: bool = False,
 ) -> list[Named]:
     """Up to ``limit + 1`` rows of ``model`` after the id ``after``, whose name contains ``q``
     (any case; ``%`` and ``_`` are plain text)."""
@@ -36,8 +34,7 @@ def _page(
     if q:
         query = query.where(func.lower(model.name).contains(q.lower(), autoescape=True))
     if after is not None:
-        if refuse_unknown:
-            keyset.require_listed(session, model.id, after)
+        keyset.require_listed(session, model.id, after)
         query = query.where(model.id > after)
     return list(session.execute(query).scalars())
 
@@ -48,13 +45,11 @@ def holders(
     q: str | None,
     after: str | None,
     limit: int,
-    *,
-    refuse_unknown: bool = False,
 ) -> list[Holder]:
     """Holders whose name contains ``q`` (board)."""
     policy.require_board(actor, "list holders")
     with db.transaction() as session:
-        return _page(session, Holder, q, after, limit, refuse_unknown=refuse_unknown)
+        return _page(session, Holder, q, after, limit)
 
 
 def lgus(
@@ -63,13 +58,11 @@ def lgus(
     q: str | None,
     after: str | None,
     limit: int,
-    *,
-    refuse_unknown: bool = False,
 ) -> list[Lgu]:
     """LGUs whose name contains ``q`` (board)."""
     policy.require_board(actor, "list LGUs")
     with db.transaction() as session:
-        return _page(session, Lgu, q, after, limit, refuse_unknown=refuse_unknown)
+        return _page(session, Lgu, q, after, limit)
 
 
 def sites(
@@ -82,7 +75,6 @@ def sites(
     ruleset: Ruleset,
     holder_id: str | None = None,
     service_area: int | None = None,
-    refuse_unknown: bool = False,
 ) -> list[SiteView]:
     """Bank sites whose name contains ``q`` (board), of one holder and in one service area if
     given, each with its credit register."""
@@ -93,5 +85,5 @@ def sites(
     if service_area is not None:
         where.append(BankSite.service_area == service_area)
     with db.transaction() as session:
-        rows = _page(session, BankSite, q, after, limit, *where, refuse_unknown=refuse_unknown)
+        rows = _page(session, BankSite, q, after, limit, *where)
         return [site_view(session, ruleset, row) for row in rows]

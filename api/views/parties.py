@@ -46,7 +46,7 @@ def _page(listing: Listing, lister: Callable[..., list[Any]], args: dict[str, An
     filters = {name: value for name, value in args.items() if name not in PAGE_ARGS}
     after, limit = listing.after(args["cursor"]), args["limit"]
     board = require_board()
-    rows = lister(database(), board, args["q"], after, limit, refuse_unknown=True, **filters)
+    rows = lister(database(), board, args["q"], after, limit, **filters)
     return listing.page(rows, limit, key=lambda row: row.id)
 
 

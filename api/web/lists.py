@@ -21,6 +21,7 @@ from api.web.pages import page
 from api.web.signin import signed_in_actor
 from bank import page_lists, party_lists
 from bank.access import Actor
+from bank.errors import UnknownCursor
 from bank.homes import DUE_SOON_DAYS, EXPIRING_DAYS, THIS_WEEK_DAYS
 from bank.money_tables import PAYMENT_STATUSES
 from bank.securities import STATUSES as SECURITY_STATUSES
@@ -184,7 +185,10 @@ def _searched(path: str, endpoint: str, search: Search) -> None:
     def view() -> Response:
         who = signed_in_actor()
         args = page_args()
-        rows = search(database(), who, args["q"], args["after"], args["limit"])
+        try:
+            rows = search(database(), who, args["q"], args["after"], args["limit"])
+        except UnknownCursor:  # a place no page gives: none there, and the first
+            rows = []
         listed = paged(rows, args["limit"], f"web.{endpoint}", q=args["q"])
         return page(f"{endpoint}.html", q=args["q"], **listed)
 

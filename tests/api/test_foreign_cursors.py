@@ -473,13 +473,26 @@ def test_the_filters_do_not_move_a_bank_site_cursor(kit):
     assert [s["id"] for s in rest["items"]] == [s for s in sites if s > theirs]
 
 
-def test_the_holders_page_goes_on_from_the_place_an_id_names(app, kit, board_token):
-    """The pages keep the place a well-formed id names, as they always have: the holders after
-    it."""
-    kit.holder()
+@pytest.mark.parametrize(
+    ("path", "listed", "prefix"),
+    [
+        ("/holders", "holders", "hld"),
+        ("/lgus", "lgus", "lgu"),
+        ("/bank-sites", "bank-sites", "site"),
+    ],
+)
+def test_the_party_pages_show_none_after_a_place_no_page_gives(
+    app, kit, board_token, path, listed, prefix
+):
+    """As every other list page: an id no row has marks no place, so the page shows no rows and
+    the way back to the first, never an error; a place a page gave goes on."""
+    kit.site(kit.holder()["id"])
+    kit.lgu()
     client = signed_in(app.test_client(), board_token)
-    response = client.get("/holders?after=hld_0")
+    response = client.get(f"{path}?after={prefix}_0123abcd")
     assert response.status_code == 200
     document = parse(response.text)
     assert document.has("a", id="first-page")
-    assert document.has("ul", id="holders")
+    assert not document.has(None, id=listed)
+    first = parse(client.get(f"{path}?limit=1").text)
+    assert first.has(None, id=listed)
