@@ -75,8 +75,7 @@ def page_of_account_reservations(
         if after is not None:
             R = Reservation  # noqa: N806
             scope = R.account_id == account.id
-            keyset.require_listed(session, R.id, after, scope)
-            query = query.where(keyset.after(R.created_at, R.id, after, scope))
+            query = query.where(keyset.listed_after(session, R.created_at, R.id, after, scope))
         return _listed(session, account.id, query)
 
 

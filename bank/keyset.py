@@ -70,3 +70,16 @@ def require_listed(
     query = select(id_column).where(id_column == cursor_id, *scope)
     if session.execute(query).first() is None:
         raise UnknownCursor()
+
+
+def listed_after(
+    session: Session,
+    column: Any,
+    id_column: Any,
+    cursor_id: str,
+    *scope: ColumnElement[bool],
+) -> ColumnElement[bool]:
+    """``after`` for a listing that refuses a cursor not its own: ``require_listed`` within
+    ``scope`` first (``UnknownCursor``), then the rows past the cursor's in that scope."""
+    require_listed(session, id_column, cursor_id, *scope)
+    return after(column, id_column, cursor_id, *scope)

@@ -636,8 +636,9 @@ def page_of_payments(
         query = _payments_query(session, actor, plan_id, where)
         if after is not None:
             scope = plans.of_plans(Payment.plan_id, actor)
-            keyset.require_listed(session, Payment.id, after, *scope)
-            query = query.where(keyset.after(Payment.created_at, Payment.id, after, *scope))
+            query = query.where(
+                keyset.listed_after(session, Payment.created_at, Payment.id, after, *scope)
+            )
         rows = session.execute(query.limit(limit + 1)).scalars()
         return [PaymentView.of(row) for row in rows]
 

@@ -327,8 +327,9 @@ def page_of_securities(
         query = _listed(actor, status, expiring_before, where)
         if after is not None:
             scope = plans.of_plans(Security.plan_id, actor)
-            keyset.require_listed(session, Security.id, after, *scope)
-            query = query.where(keyset.after(Security.expires_on, Security.id, after, *scope))
+            query = query.where(
+                keyset.listed_after(session, Security.expires_on, Security.id, after, *scope)
+            )
         return _views(session, list(session.execute(query.limit(limit + 1)).scalars()))
 
 
