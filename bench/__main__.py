@@ -132,6 +132,16 @@ def _posting(url: str, seconds: float, out: list[str], checks: list[tuple[str, b
                 seconds,
             )
 
+    def in_process(workers: int) -> Result:
+        return _run(
+            url,
+            f"bank transfer in process x{workers}",
+            workers,
+            posting.bank_worker,
+            (url, bank.token, bank.accounts, bank.credit_class),
+            seconds,
+        )
+
     def http_wrk(workers: int) -> Result | None:
         analyze_like_autovacuum(url)
         with Server(url, workers) as server:
@@ -153,7 +163,7 @@ def _posting(url: str, seconds: float, out: list[str], checks: list[tuple[str, b
     runs: dict[tuple[str, int], list[Result]] = {}
     with peers.Hordak(accounts) as hordak:
         for _round in range(ROUNDS):
-            _round_of(url, accounts, seconds, kinds, (http, http_wrk), hordak, runs)
+            _round_of(url, accounts, seconds, kinds, (http, http_wrk, in_process), hordak, runs)
     for label, target, targs in kinds:
         runs[(label, 8)] = [_run(url, f"{label} x8", 8, target, targs, seconds)]
     runs[("http", 1)] = [http(1)]
@@ -163,6 +173,7 @@ def _posting(url: str, seconds: float, out: list[str], checks: list[tuple[str, b
             out.append(_median_line(runs[(label, workers)]))
     for workers in (1, 4, 8):
         out.append(_median_line(runs[("http", workers)]))
+    out.append(_median_line(runs[("bank", 4)]))
     for key, missing in (
         ("http wrk", "wrk is not installed: HTTP is not measured from a C client"),
         ("pgbench", "pgbench is not installed: the C client's baseline is not measured"),
@@ -180,8 +191,8 @@ def _posting(url: str, seconds: float, out: list[str], checks: list[tuple[str, b
     scaling = per_round(("engine", 4), ("engine", 1))
     base_scaling = per_round(("baseline SQL", 4), ("baseline SQL", 1))
     out.append(
-        f"(x1, x2 and x4, and HTTP x4: the median of {ROUNDS} alternating runs; ratios: median "
-        "per round)"
+        f"(x1, x2 and x4, HTTP and the bank in process x4: the median of {ROUNDS} alternating "
+        "runs; ratios: median per round)"
     )
     out.append(f"ratio engine/baseline at 4 workers: {engine_ratio:.2f}")
     out.append(f"ratio HTTP/baseline at 4 workers:   {http_ratio:.2f}")
@@ -204,6 +215,14 @@ def _posting(url: str, seconds: float, out: list[str], checks: list[tuple[str, b
             "ratio HTTP/django-hordak at 4 workers: "
             f"{per_round(('http', 4), ('hordak', 4)):.2f} from Python clients"
             + (f", {peer_ratio:.2f} from wrk" if driver == "http wrk" else "")
+        )
+        # the same transfer less HTTP: how much of the peer's rate the bank's own work leaves
+        # room for, and how much of it HTTP keeps
+        out.append(
+            "ratio bank transfer in process/django-hordak at 4 workers: "
+            f"{per_round(('bank', 4), ('hordak', 4)):.2f}; HTTP"
+            + (" from wrk" if driver == "http wrk" else "")
+            + f"/bank transfer in process: {per_round((driver, 4), ('bank', 4)):.2f}"
         )
         checks.append(
             (
@@ -284,19 +303,21 @@ def _round_of(
     accounts: int,
     seconds: float,
     kinds: tuple[tuple[str, Callable[..., list[float]], tuple[Any, ...]], ...],
-    https: tuple[Callable[[int], Result], Callable[[int], Result | None]],
+    https: tuple[Callable[[int], Result], Callable[[int], Result | None], Callable[[int], Result]],
     hordak: peers.Hordak,
     runs: dict[tuple[str, int], list[Result]],
 ) -> None:
     """One of the alternating rounds: each worker count of the baseline and the engine, then
-    HTTP (from Python clients, then from wrk), pgbench (the database's own limit, from C) and
-    django-hordak (the Python peer) at 4, so that every ratio is taken within one round."""
+    HTTP (from Python clients, then from wrk), the bank's transfer in process, pgbench (the
+    database's own limit, from C) and django-hordak (the Python peer) at 4, so that every ratio
+    is taken within one round."""
     for workers in ROUND_WORKERS:
         for label, target, targs in kinds:
             result = _run(url, f"{label} x{workers}", workers, target, targs, seconds)
             runs.setdefault((label, workers), []).append(result)
-    http, http_wrk = https
+    http, http_wrk, in_process = https
     runs.setdefault(("http", 4), []).append(http(4))
+    runs.setdefault(("bank", 4), []).append(in_process(4))
     peer_runs: tuple[tuple[str, Result | None], ...] = (
         ("http wrk", http_wrk(4)),
         ("pgbench", pgbench.run(url, accounts, 4, seconds, "pgbench (C client) x4")),

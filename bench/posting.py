@@ -1,4 +1,5 @@
-"""Posting throughput: hand-written SQL (the database's limit) vs the engine vs the HTTP API."""
+"""Posting throughput: hand-written SQL (the database's limit) vs the engine vs the bank's transfer
+in process vs the HTTP API."""
 
 from __future__ import annotations
 
@@ -210,6 +211,49 @@ def held_worker(
             session.execute(text("SELECT pg_sleep(:hold)"), {"hold": hold})
 
         db.run(work)
+
+    try:
+        return measure(one, seconds, start)
+    finally:
+        db.dispose()
+
+
+def bank_worker(
+    url: str,
+    token: str,
+    accounts: list[str],
+    credit_class: str,
+    worker: int,
+    seconds: float,
+    start: Any,
+) -> list[float]:
+    """The bank's transfer in process: what ``POST /transfers`` does in its unit of work, with no
+    HTTP (the token checked, the oldest lots picked and locked, the receiving lots made, the
+    transfer posted and recorded with its lots, the token confirmed last), the same request as
+    the HTTP clients'.  Between the engine's rate and HTTP's, it splits what the bank's registry
+    costs from what serving it over HTTP does."""
+    from bank import access, transfers
+    from ledger import sealer
+    from ledger.db import Database
+
+    db = Database.from_url(url, pool_size=2, max_overflow=0)
+    sealer.attach(db)
+    rng = random.Random(2000 + worker)
+
+    def one() -> None:
+        src, dst = rng.sample(accounts, 2)
+        request = transfers.TransferRequest(
+            from_account_id=src, to_account_id=dst, credit_class=credit_class, amount_sqft=1
+        )
+
+        def unit(session: Any) -> None:
+            who = access.authenticate(session, token)
+            if who is None:
+                raise RuntimeError("the bench's token was refused")
+            transfers.make_transfer(session, who, request, None)
+            access.confirm_token(session, who.token_id)
+
+        db.run(unit)
 
     try:
         return measure(one, seconds, start)
