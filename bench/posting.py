@@ -229,9 +229,10 @@ def bank_worker(
 ) -> list[float]:
     """The bank's transfer in process: what ``POST /transfers`` does in its unit of work, with no
     HTTP (the token checked, the oldest lots picked and locked, the receiving lots made, the
-    transfer posted and recorded with its lots, the token confirmed last), the same request as
-    the HTTP clients'.  Between the engine's rate and HTTP's, it splits what the bank's registry
-    costs from what serving it over HTTP does."""
+    transfer posted and recorded with its lots under a request id, the token confirmed last), the
+    same request as the HTTP clients'; each process seals after commit as a server's worker
+    does.  Between the engine's rate and HTTP's, it splits what the bank's registry costs from
+    what serving it over HTTP does."""
     from bank import access, transfers
     from ledger import sealer
     from ledger.db import Database
@@ -250,7 +251,7 @@ def bank_worker(
             who = access.authenticate(session, token)
             if who is None:
                 raise RuntimeError("the bench's token was refused")
-            transfers.make_transfer(session, who, request, None)
+            transfers.make_transfer(session, who, request, uuid.uuid4().hex)
             access.confirm_token(session, who.token_id)
 
         db.run(unit)
