@@ -15,7 +15,9 @@ The value parsed here is the one the request uses: ``StrictParser``, the views' 
 from __future__ import annotations
 
 import json
-from typing import Any
+from collections.abc import Callable
+from functools import wraps
+from typing import Any, TypeVar
 
 import flask_smorest
 from flask import g, request
@@ -24,6 +26,8 @@ from webargs import core
 from webargs.flaskparser import FlaskParser, is_json_request
 
 from api.problems import ApiProblem
+
+F = TypeVar("F", bound=Callable[..., Any])
 
 #: no request body of the API nests deeper than a few levels
 MAX_DEPTH = 32
@@ -70,6 +74,37 @@ def check_request_body() -> None:
 def body() -> Any:
     """This request's body as ``check_request_body`` parsed it, or ``UNPARSED``."""
     return g.get(_PARSED, UNPARSED)
+
+
+def takes_no_body(view: F) -> F:
+    """Declare a write that takes no body (a freeze, a void, a refund): it refuses one that asks
+    for anything, where it would otherwise act with the body ignored (a refund asked for "100
+    cents" refunding the whole payment).  A JSON object's fields are unknown to it, each named
+    as a body's schema names a field it does not have, and a value other than an object is no
+    body it reads: 422 ``validation_error``.  An empty body, or ``{}``, is the action itself.
+    Wrapped inside the write's unit of work and its role check, as a body's schema is: a role
+    the endpoint refuses hears 403 whatever it sends, and nothing is written."""
+
+    @wraps(view)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        sent = body()
+        if sent is not UNPARSED and sent != {}:  # JSON null is a value, not no body
+            raise ApiProblem(
+                422,
+                "validation_error",
+                "This action takes no request body: send none, or {}.",
+                errors=_unread(sent),
+            )
+        return view(*args, **kwargs)
+
+    return wrapper  # type: ignore[return-value]
+
+
+def _unread(sent: Any) -> dict[str, list[str]]:
+    """The errors of a body a bodiless write does not read, in the shape of a schema's."""
+    if isinstance(sent, dict):
+        return {str(key)[:100]: ["Unknown field."] for key in sent}
+    return {"_schema": ["Invalid input type."]}
 
 
 def check_body(raw: bytes) -> Any:

@@ -20,6 +20,7 @@ from marshmallow import Schema
 from api.idempotency import writes
 from api.reads import reads
 from api.roles import roles
+from api.strict_json import takes_no_body
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -38,13 +39,12 @@ class ApiBlueprint(Blueprint):  # type: ignore[misc]  # flask-smorest is untyped
         reply: type[Schema],
     ) -> Callable[[F], F]:
         """A view that writes in one unit of work (``api.idempotency.writes``), for the
-        ``allowed`` roles: it reads ``body`` (JSON), if any, and answers ``status`` with
-        ``reply``."""
+        ``allowed`` roles: it reads ``body`` (JSON), or, with none, refuses a body that asks for
+        anything (``api.strict_json.takes_no_body``), and answers ``status`` with ``reply``."""
 
         def declare(view: F) -> F:
             view = self.response(status, reply)(view)
-            if body is not None:
-                view = self.arguments(body)(view)
+            view = takes_no_body(view) if body is None else self.arguments(body)(view)
             return writes(roles(*allowed)(view))
 
         return declare
