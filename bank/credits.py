@@ -40,6 +40,10 @@ from ledger import clock
 from ledger.schema import Base
 
 WETLAND_TYPES = tuple(str(n) for n in range(1, 9))  # Circular 39 types 1..8
+#: the shape of a credit class's code as ``class_code`` writes it (``BSA5-T2-U``): a request
+#: naming a class in another shape names none (a lower-case or padded code included); a code of
+#: this shape that no lot holds is credits the account does not have
+CLASS_CODE_PATTERN = rf"^BSA[1-9][0-9]{{0,3}}-T({'|'.join(WETLAND_TYPES)})-[UR]$"
 
 
 class CreditClass(Base):

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from marshmallow import Schema, ValidationError, fields, validate, validates_schema
@@ -28,7 +29,7 @@ from api.schemas.replies import register, reply_schema
 from bank.account_reservations import AccountReservation, ReservedFor
 from bank.accounts import AccountView
 from bank.balances import BalancesAsOf, ClassBalance, PastClassBalance
-from bank.credits import LotView
+from bank.credits import CLASS_CODE_PATTERN, LotView
 from bank.deposit_views import DepositCredit, DepositView, ReversalView
 from bank.parties import LGU_KINDS
 from bank.reservation_tables import ReservationLot
@@ -186,10 +187,24 @@ class DepositReverseIn(Schema):
     reason = Reason()
 
 
+class CreditClassCode(fields.String):
+    """A credit class's code, such as ``BSA5-T2-U`` (``bank.credits.CLASS_CODE_PATTERN``, the
+    whole value: a trailing newline is not the code either)."""
+
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__(metadata={"pattern": CLASS_CODE_PATTERN}, **kwargs)
+
+    def _deserialize(self, value: Any, attr: str | None, data: Any, **kwargs: Any) -> Any:
+        code = super()._deserialize(value, attr, data, **kwargs)
+        if not re.fullmatch(CLASS_CODE_PATTERN, code):
+            raise ValidationError("Not a credit class code, such as BSA5-T2-U.")
+        return code
+
+
 class TransferIn(Schema):
     from_account_id = RecordId(required=True)
     to_account_id = RecordId(required=True)
-    credit_class = fields.String(load_default=None, validate=validate.Length(max=20))
+    credit_class = CreditClassCode(load_default=None)
     lot_id = RecordId(load_default=None)
     amount_sqft = Quantity(required=True)
     price_per_sqft_cents = Quantity(minimum=0, load_default=None, allow_none=True)
@@ -202,7 +217,7 @@ TransferOut = reply_schema(TransferView, "TransferOut")
 
 class ReservationIn(Schema):
     plan_id = RecordId(required=True)
-    credit_class = fields.String(load_default=None, validate=validate.Length(max=20))
+    credit_class = CreditClassCode(load_default=None)
     lot_id = RecordId(load_default=None)
     amount_sqft = Quantity(required=True)
     expires_on = IsoDate(required=True)
