@@ -27,6 +27,9 @@ PUBLIC_PATHS = re.compile(
 )
 _SAFE_REQUEST_ID = re.compile(r"^[A-Za-z0-9._:\-]{1,200}$")
 JSON_TYPES = ("application/json", "application/problem+json")
+#: the methods whose body is checked: the writes' (a DELETE's too, which reads none and so must
+#: refuse one that asks for anything: ``strict_json.takes_no_body``)
+BODY_METHODS = ("POST", "PUT", "PATCH", "DELETE")
 
 
 def register(app: Flask) -> None:
@@ -88,7 +91,7 @@ def _require_json_body() -> None:
 
 def _check_json_body() -> None:
     refuse_over_limit()  # a body of unknown length (chunked) over the limit: 413, on every path
-    if request.method not in ("POST", "PUT", "PATCH") or not request.path.startswith("/api/"):
+    if request.method not in BODY_METHODS or not request.path.startswith("/api/"):
         return  # the pages' forms post application/x-www-form-urlencoded
     if not request.content_length and not request.headers.get("Transfer-Encoding"):
         return  # bodiless actions (freeze, void) need no content type

@@ -13,6 +13,7 @@ from api.idempotency import secret_in_reply
 from api.pagination import Listing, PageArgs
 from api.roles import roles
 from api.schemas.common import Timestamp, page_schema, text_of
+from api.strict_json import takes_no_body
 from api.views.blueprint import ApiBlueprint
 from bank import access, tokens
 
@@ -168,6 +169,7 @@ class TokenById(MethodView):
         return tokens.show(database(), require_board(), token_id)
 
     @roles("board")
+    @takes_no_body
     @blp.response(204)
     def delete(self, token_id: str) -> None:
         """Revoke a token (board): it stops working at once.  Revoking a revoked token again

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 from flask import Flask
 
-from tests.api.conftest import Api
+from tests.api.conftest import Api, make_token
 from tests.api.kit import Kit, ok, on, problem
 from tests.api.test_money import approved, pay
 
@@ -108,3 +108,39 @@ def test_a_role_the_action_refuses_hears_403_whatever_body_it_sends(kit: Kit) ->
     account_id = kit.account(holder["id"])
     refused = post_raw(kit, f"/accounts/{account_id}/freeze", '{"x": 1}', holder["token"])
     problem(refused, 403, "forbidden")
+
+
+def test_revoking_a_token_refuses_a_body_that_asks_for_anything(kit: Kit, app: Flask) -> None:
+    secret = make_token(app, "lgu", lgu_id=kit.lgu()["id"])
+    token_id = ok(kit.api.get("/me", token=secret), 200)["token_id"]
+    path = f"/tokens/{token_id}"
+    asked = kit.api.delete(
+        path, data='{"keep": true}', headers={"Content-Type": "application/json"}
+    )
+    assert problem(asked, 422, "validation_error")["errors"] == {"keep": ["Unknown field."]}
+    typed = kit.api.delete(path, data="not json{", headers={"Content-Type": "text/plain"})
+    problem(typed, 415, "unsupported_media_type")
+    assert kit.api.get("/me", token=secret).status_code == 200  # still live
+    assert kit.api.delete(path).status_code == 204
+    assert kit.api.get("/me", token=secret).status_code == 401
+
+
+@pytest.mark.parametrize("first, again", [(None, "{}"), ("{}", None)])
+def test_no_body_and_an_empty_object_are_one_request_under_an_idempotency_key(
+    kit: Kit, first: str | None, again: str | None
+) -> None:
+    account_id = kit.account(kit.holder()["id"])
+    path = f"/accounts/{account_id}/freeze"
+
+    def send(raw: str | None) -> Any:
+        headers = {"Idempotency-Key": f"freeze-{account_id}"}
+        if raw is None:
+            return kit.api.post(path, headers=headers)
+        return kit.api.post(path, data=raw, headers={**headers, "Content-Type": "application/json"})
+
+    done = send(first)
+    assert ok(done, 200)["status"] == "frozen"
+    replayed = send(again)
+    assert replayed.status_code == 200, replayed.get_data(as_text=True)
+    assert replayed.headers.get("Idempotent-Replayed") == "true"
+    assert replayed.get_json() == done.get_json()
