@@ -18,13 +18,16 @@ adds what a client generator and a person need and what the views do not say the
   (``api.problem_types``);
 * every content type a response is sent in (``text/csv`` for the exports, HTML and PDF for the
   notices), where flask-smorest keeps only one per status, and ``?format=`` where it chooses;
-* request examples for the main writes;
+* request examples for the main writes, and for a write that takes no body
+  (``api.strict_json.takes_no_body``) an optional body that may only be an empty object, which
+  is what it accepts;
 * an optional enumerated query filter's values without ``null``, which apispec adds for a field
   that loads ``None`` when absent (a query string carries no null).
 """
 
 from __future__ import annotations
 
+import copy
 import inspect
 import re
 from typing import Any
@@ -41,6 +44,7 @@ from api.openapi_problems import (
     problem_response,
 )
 from api.roles import declared
+from api.strict_json import TAKES_NO_BODY
 from bank.access import ROLES
 
 PROBLEM_JSON = problems.PROBLEM_JSON
@@ -51,6 +55,17 @@ _UNTYPED_CONTENT = {
     "text/csv": {"schema": {"type": "string"}},
     "text/html": {"schema": {"type": "string"}},
     "application/pdf": {"schema": {"type": "string", "format": "binary"}},
+}
+
+#: the request body of a write that takes none (``api.strict_json.takes_no_body``): none, or
+#: ``{}``, is the action; a field, or any other value, is 422 ``validation_error``
+NO_BODY = {
+    "required": False,
+    "description": (
+        "This action takes no body: send none, or an empty object `{}` (the same request). "
+        "Any field is 422 `validation_error`, as is any other JSON value."
+    ),
+    "content": {"application/json": {"schema": {"type": "object", "maxProperties": 0}}},
 }
 
 _IDEMPOTENCY = (
@@ -123,6 +138,8 @@ class DocumentPlugin(BasePlugin):
             if method not in ("get", "post", "put", "patch", "delete"):
                 continue
             handler = getattr(view_class, method, None) if view_class is not None else view
+            if getattr(handler, TAKES_NO_BODY, False):
+                operation["requestBody"] = copy.deepcopy(NO_BODY)
             facts = _Facts(path, method, operation, handler, bool(rule.arguments))
             operation["operationId"] = self._operation_id(rule.endpoint, method, view_class, path)
             if facts.public:
@@ -174,9 +191,8 @@ class _Facts:
             statuses.append(404)
         statuses.append(400)  # a query parameter it does not take (``api.query_params``), at least
         if self.write:
-            statuses += [409, 413, 422]
-            if self.method != "delete":
-                statuses.append(415)
+            # every write's body, a DELETE's too, is JSON or none (``api.auth``)
+            statuses += [409, 413, 415, 422]
         elif self.query:
             statuses.append(422)
         if self.idempotent:

@@ -58,6 +58,9 @@ def _constant(name: str) -> Any:
     raise _Constant(name)
 
 
+#: the attribute marking a view ``takes_no_body`` (kept by ``functools.wraps``): the OpenAPI
+#: document declares such a view's body as optional and empty (``api.openapi``)
+TAKES_NO_BODY = "takes_no_body"
 #: ``g`` key: this request's body as ``check_request_body`` parsed it
 _PARSED = "strict_json_body"
 #: no body was parsed (``body``)
@@ -97,6 +100,7 @@ def takes_no_body(view: F) -> F:
             )
         return view(*args, **kwargs)
 
+    setattr(wrapper, TAKES_NO_BODY, True)
     return wrapper  # type: ignore[return-value]
 
 

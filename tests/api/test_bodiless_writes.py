@@ -4,6 +4,7 @@ asks for anything, rather than acting with it ignored (docs/http.md "Conventions
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import pytest
@@ -12,6 +13,18 @@ from flask import Flask
 from tests.api.conftest import Api, make_token
 from tests.api.kit import Kit, ok, on, problem
 from tests.api.test_money import approved, pay
+
+#: the writes that take no body, as the OpenAPI document declares them
+BODILESS = {
+    "POST /accounts/{account_id}/freeze",
+    "POST /accounts/{account_id}/unfreeze",
+    "POST /accounts/{account_id}/close",
+    "POST /bank-sites/{site_id}/freeze",
+    "POST /bank-sites/{site_id}/unfreeze",
+    "POST /reservations/{reservation_id}/void",
+    "POST /payments/{payment_id}/refund",
+    "DELETE /tokens/{token_id}",
+}
 
 #: bodies that ask for something a bodiless write does not read, and the errors each gets
 ASKING: list[tuple[str, dict[str, list[str]]]] = [
@@ -144,3 +157,31 @@ def test_no_body_and_an_empty_object_are_one_request_under_an_idempotency_key(
     assert replayed.status_code == 200, replayed.get_data(as_text=True)
     assert replayed.headers.get("Idempotent-Replayed") == "true"
     assert replayed.get_json() == done.get_json()
+
+
+def test_the_document_declares_each_bodiless_write_as_it_answers(kit: Kit) -> None:
+    """The OpenAPI document's optional, empty-object body is what each such write takes: a
+    field is 422 naming it, another content type 415, and none goes on to the action (here 404,
+    for an id that names nothing: the body is checked before the action looks it up)."""
+    document = ok(kit.api.get("/openapi.json"), 200)
+    declared = {}
+    for path, item in document["paths"].items():
+        for method, operation in item.items():
+            body = operation.get("requestBody") if isinstance(operation, dict) else None
+            if body is not None and not body.get("required"):
+                declared[f"{method.upper()} {path.removeprefix('/api/v1')}"] = body
+    assert set(declared) == BODILESS
+    for key, body in declared.items():
+        assert body["content"] == {
+            "application/json": {"schema": {"type": "object", "maxProperties": 0}}
+        }, key
+        method, template = key.split(" ")
+        path = re.sub(r"\{[^}]+\}", "x_0000000000000000", template)
+        send = kit.api.delete if method == "DELETE" else kit.api.post
+        json_type = {"Content-Type": "application/json"}
+        asked = send(path, data='{"until": "2027-01-01"}', headers=json_type)
+        assert problem(asked, 422, "validation_error")["errors"] == {"until": ["Unknown field."]}
+        typed = send(path, data="x", headers={"Content-Type": "text/plain"})
+        problem(typed, 415, "unsupported_media_type")
+        assert send(path).status_code == 404, key
+        assert send(path, data="{}", headers=json_type).status_code == 404, key
