@@ -5,9 +5,9 @@ and what its withdrawals that no appeal reversed met.
 
 A plan denied takes nothing; nor does one whose requirement withdrawals met in full (until a
 revision raises it, Subd. 6 (c)); nor one whose replacement is not bank credits (project-specific
-replacement or a monetary payment, which its impact blockers count instead of credits, §5).  The
-method may still change until the decision is final **(choice)**, so credits are reserved for such
-a plan until then; they are withdrawn for none, a withdrawal spending them for good.
+replacement or a monetary payment, which its impact blockers count instead of credits, §5): a
+plan's method is set when it is recorded and nothing changes it, so no withdrawal would ever take
+credits reserved for such a plan.
 """
 
 from __future__ import annotations
@@ -37,8 +37,9 @@ def reservation_refusal(plan: Plan, state: PlanState, met: tuple[int, int]) -> B
     it can.  The reserve form offers only the plans this answers ``None`` for."""
     if state.outcome in CLOSED_OUTCOMES:
         return Conflict("the plan was denied: nothing can be reserved for it")
-    if state.status == "final" and plan.method != BANK_CREDITS:
-        return method_refusal(plan)
+    refused = method_refusal(plan)
+    if refused is not None:
+        return refused
     return requirement_met(plan, state.area_sqft, met)
 
 

@@ -67,6 +67,6 @@ def serves(plan: Plan, state: plans.PlanState, met: tuple[int, int]) -> bool:
     """Whether a reservation for ``plan`` can still serve it, a withdrawal for the plan taking its
     credits one day: the rule a reservation is refused by (``credit_needs.reservation_refusal``:
     not for a plan denied, nor for one whose requirement earlier withdrawals ``met`` in full,
-    nor for one final whose replacement is not bank credits), so that the choice offers what
+    nor for one whose replacement is not bank credits), so that the choice offers what
     the API takes."""
     return credit_needs.reservation_refusal(plan, state, met) is None

@@ -95,8 +95,8 @@ def reserve(
 ) -> ReservationView:
     """Reserve credits for a plan (the account's holder, or the board) in the caller's unit of
     work; nothing for a plan a reservation cannot serve as of today
-    (``credit_needs.reservation_refusal``: denied, its requirement met by withdrawals, or final
-    and not replaced with bank credits), the caller holding the plan's row
+    (``credit_needs.reservation_refusal``: denied, its requirement met by withdrawals, or not
+    replaced with bank credits), the caller holding the plan's row
     (``plans.held_for_share``) so that no decision or withdrawal changes that meanwhile.
     Available drops at once.  A unit of work that may run beside other writes runs in
     ``Database.run``: choosing the lots may deadlock (``_draw``), and the unit is then

@@ -300,7 +300,9 @@ def test_the_largest_amounts_are_accepted_and_the_ledger_still_verifies(fresh: K
         }
         assert ok(kit.api.post("/transfers", transfer))["amount_sqft"] == MAX_SQFT
         plan = kit.approved_plan(lgu, DAY, area_sqft=9_000, ratio="2", method="project_specific")
-        reserved = kit.reserve(buyer, plan["id"], bank["unrestricted_class"], MAX_SQFT)
+        # credits are reserved only for a plan replaced with them
+        credits_plan = kit.approved_plan(lgu, DAY, area_sqft=9_000, ratio="2")
+        reserved = kit.reserve(buyer, credits_plan["id"], bank["unrestricted_class"], MAX_SQFT)
         assert reserved["amount_sqft"] == MAX_SQFT
         big = ok(kit.api.post(f"/plans/{plan['id']}/securities", security_body(MAX_CENTS)))
         drawn = {"drawn_on": DAY, "amount_cents": MAX_CENTS}
@@ -446,10 +448,12 @@ def test_dates_after_2199_12_31_are_validation_errors_and_that_day_is_accepted(
     with on(DAY):
         bank = kit.funded_account(day=DAY, service_area=5, unrestricted=10_000)
         plan = kit.approved_plan(lgu, DAY, area_sqft=9_000, ratio="2", method="project_specific")
+        # a security is for a project-specific plan, a reservation for one replaced with credits
+        credits_plan = kit.approved_plan(lgu, DAY, area_sqft=9_000, ratio="2")
         securities = f"/plans/{plan['id']}/securities"
         reservations = f"/accounts/{bank['id']}/reservations"
         reservation = {
-            "plan_id": plan["id"],
+            "plan_id": credits_plan["id"],
             "credit_class": bank["unrestricted_class"],
             "amount_sqft": 1_000,
         }
@@ -466,7 +470,7 @@ def test_dates_after_2199_12_31_are_validation_errors_and_that_day_is_accepted(
         assert held["expires_on"] == last
         reserved = ok(kit.api.post(reservations, dict(reservation, expires_on=last)))
         assert reserved["expires_on"] == last
-        assert kit.get_plan(plan["id"])["reservations"]
+        assert kit.get_plan(credits_plan["id"])["reservations"]
         account = bank["id"]
         queries = [
             (f"/accounts/{account}/balances?as_of=", "as_of"),

@@ -455,41 +455,35 @@ def method_plan(kit: Kit, lgu: dict, method: str) -> dict:
 @pytest.mark.parametrize("method", ["project_specific", "monetary_payment"])
 def test_a_withdrawal_for_a_plan_not_replaced_with_bank_credits_is_not_eligible(kit, method):
     """Bank credits withdrawn for such a plan would be gone for good and replace nothing: its
-    blockers count its security, completion or in-lieu payments, never credits (§5)."""
+    blockers count its security, completion or in-lieu payments, never credits (§5).  Refused
+    before the reservations it names are looked at."""
     lgu = kit.lgu()
     with on(DAY):
-        bank = kit.funded_account(day=DAY, service_area=5, unrestricted=20_000)
         plan = method_plan(kit, lgu, method)
-        # before the decision is final a reservation is taken (its method may still change)
-        reservation = kit.reserve(bank["id"], plan["id"], bank["unrestricted_class"], 1_000)
-        before = kit.snapshot(bank["id"])
-        refused = problem(
-            withdraw(kit, plan, [reservation], token=lgu["token"]), 422, "not_eligible"
-        )
+        named = [{"id": "res_0000000000000000"}]
+        refused = problem(withdraw(kit, plan, named, token=lgu["token"]), 422, "not_eligible")
         assert refused["method"] == method
-        assert kit.snapshot(bank["id"]) == before
-        assert reservation_status(kit, reservation) == "pending"
         assert kit.get_plan(plan["id"])["withdrawals"] == []
     with on("2026-06-24"):  # final: still refused
-        problem(withdraw(kit, plan, [reservation], token=lgu["token"]), 422, "not_eligible")
+        problem(withdraw(kit, plan, named, token=lgu["token"]), 422, "not_eligible")
 
 
 @pytest.mark.parametrize("method", ["project_specific", "monetary_payment"])
-def test_a_reservation_for_a_final_plan_not_replaced_with_bank_credits_is_not_eligible(kit, method):
-    """As the reserve form does not offer such a plan once final (``reservable_plans``), the API
-    refuses it: its impact takes no credits.  Before then a reservation is taken."""
+def test_a_reservation_for_a_plan_not_replaced_with_bank_credits_is_not_eligible(kit, method):
+    """A plan's method is set when it is recorded and nothing changes it, so no withdrawal would
+    take credits reserved for such a plan: the API refuses the reservation whatever the plan's
+    status, and the reserve form does not offer the plan (``reservable_plans``)."""
     lgu = kit.lgu()
     with on(DAY):
         bank = kit.funded_account(day=DAY, service_area=5, unrestricted=20_000)
         plan = method_plan(kit, lgu, method)
-        assert ok(reserve_for(kit, bank, plan, 500))["status"] == "pending"
-    with on("2026-06-23"):  # the appeal window's last day: not final yet
-        assert ok(reserve_for(kit, bank, plan, 100))["status"] == "pending"
+    for day in (DAY, "2026-06-23", "2026-06-24"):  # approved; the appeal window's last day; final
+        with on(day):
+            before = kit.snapshot(bank["id"])
+            refused = problem(
+                reserve_for(kit, bank, plan, 500, bank["holder"]["token"]), 422, "not_eligible"
+            )
+            assert refused["method"] == method
+            assert kit.snapshot(bank["id"]) == before
     with on("2026-06-24"):
         assert kit.get_plan(plan["id"])["status"] == "final"
-        before = kit.snapshot(bank["id"])
-        refused = problem(
-            reserve_for(kit, bank, plan, 500, bank["holder"]["token"]), 422, "not_eligible"
-        )
-        assert refused["method"] == method
-        assert kit.snapshot(bank["id"]) == before

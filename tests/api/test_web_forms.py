@@ -767,8 +767,10 @@ def test_the_reserve_form_offers_only_plans_a_reservation_can_still_serve(
         offered = offered_plans(signed_in(app.test_client(), holder), bank["id"])
     assert met["id"] not in before_final and met["id"] not in offered  # its credits all withdrawn
     assert {received["id"], methods["bank_credits"]["id"]} <= set(offered)
-    assert methods["project_specific"]["id"] in before_final  # its method may still change
-    assert methods["project_specific"]["id"] not in offered  # final: its impact needs no credits
+    # its impact takes no credits, and nothing changes a plan's method: offered neither before
+    # the decision is final nor after
+    assert methods["project_specific"]["id"] not in before_final
+    assert methods["project_specific"]["id"] not in offered
 
 
 def test_a_plan_the_menu_does_not_offer_is_reserved_by_its_id(app: Flask, kit: Kit) -> None:
