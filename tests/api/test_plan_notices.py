@@ -9,7 +9,9 @@ notice keeps its kind as mailed and is printed as HTML and PDF.
 
 from __future__ import annotations
 
+import html
 import os
+import re
 import shutil
 import subprocess
 from typing import Any
@@ -607,6 +609,24 @@ def require_poppler() -> None:
     pytest.skip(message)
 
 
+#: US Letter less its one-inch margins: no text of a PDF the service makes lies right of this
+RIGHT_MARGIN = 612 - 72
+
+
+def pdf_words(data: bytes, tmp_path: Any) -> list[tuple[str, float]]:
+    """The words of a PDF as poppler reads them, each with its right edge (points from the
+    page's left), in reading order."""
+    pdf = tmp_path / "read.pdf"
+    pdf.write_bytes(data)
+    boxes = subprocess.run(
+        ["pdftotext", "-bbox", str(pdf), "-"], capture_output=True, check=True, text=True
+    ).stdout
+    found = re.findall(
+        r'<word xMin="[\d.]+" yMin="[\d.]+" xMax="([\d.]+)"[^>]*>([^<]*)</word>', boxes
+    )
+    return [(html.unescape(word), float(x_max)) for x_max, word in found]
+
+
 @pytest.mark.parametrize("which", ["application", "decision"])
 def test_the_notice_pdf_opens_in_a_pdf_reader_and_names_the_applicant(kit, which, tmp_path):
     require_poppler()
@@ -621,6 +641,7 @@ def test_the_notice_pdf_opens_in_a_pdf_reader_and_names_the_applicant(kit, which
         ["pdftotext", "-layout", str(pdf), "-"], capture_output=True, check=True, text=True
     ).stdout
     assert plan["applicant"] in text
+    assert "cannot print" not in text  # every letter as written: no note says otherwise
     assert "Crow River Watershed District" in text
     assert ("Public comment" if which == "application" else "How and by when to appeal") in text
     subprocess.run(
@@ -630,6 +651,36 @@ def test_the_notice_pdf_opens_in_a_pdf_reader_and_names_the_applicant(kit, which
     )
     (page,) = tmp_path.glob("page*.png")
     assert page.stat().st_size > 1_000
+
+
+LONG_APPLICANT = "MINNESOTA DEPARTMENT OF TRANSPORTATION METRO DISTRICT WATER RESOURCES ENGINEERING"
+
+
+def test_the_notice_pdf_wraps_a_long_name_within_the_margin_and_shows_accents_it_lacks_plainly(
+    kit, tmp_path
+):
+    # 81 capitals are wider than the line at 11 pt: the name wraps between its words, none
+    # of it beyond the right margin; "ễ" and "ă" are not in the PDF's fonts (WinAnsi): the PDF
+    # prints the nearest letters, never "?", and says so, while the HTML shows the name whole
+    require_poppler()
+    lgu = kit.lgu()
+    plan = full_plan(kit, lgu, applicant=LONG_APPLICANT)
+    assert len(plan["applicant"]) == 81
+    asked = ask(kit, plan, lgu, "2026-06-18", name="Nguyễn Văn Ánh")
+    ok(notice(kit, plan, lgu, "2026-06-22", [*recipients_for(plan), requester(asked)]))
+
+    page = document(kit, plan, "application", "text/html", lgu["token"]).get_data(as_text=True)
+    response = document(kit, plan, "application", "application/pdf", lgu["token"])
+
+    assert (response.status_code, response.mimetype) == (200, "application/pdf")
+    words = pdf_words(response.data, tmp_path)
+    text = " ".join(word for word, _ in words)
+    assert LONG_APPLICANT in text
+    beyond = [(word, right) for word, right in words if right > RIGHT_MARGIN + 0.01]
+    assert beyond == []
+    assert "Nguyen Van Ánh," in text and "Nguy?n" not in text and "V?n" not in text
+    assert "shown without some accents" in text and "HTML version" in text
+    assert "Nguyễn Văn Ánh" in page and "without some accents" not in page
 
 
 def test_a_notice_is_the_format_asked_for_and_a_format_it_has_not_is_422(kit):

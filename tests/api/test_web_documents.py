@@ -22,7 +22,12 @@ from ledger import sealer
 from ledger.schema import LedgerChainLink
 from tests.api.conftest import Api
 from tests.api.kit import Kit, mailing, ok, on, recipients_for
-from tests.api.test_plan_notices import noticed_and_decided
+from tests.api.test_plan_notices import (
+    RIGHT_MARGIN,
+    noticed_and_decided,
+    pdf_words,
+    require_poppler,
+)
 from tests.api.web_kit import Element, number, parse, signed_in
 
 DAY = "2026-06-08"
@@ -37,10 +42,15 @@ def kit(api: Api, app: Flask) -> Kit:
 def world(kit: Kit) -> dict[str, Any]:
     """A plan of 9,000 sq ft at 2:1 that withdrew 9,000 sq ft of unrestricted credits (the first
     1:1) and 9,000 sq ft of restricted credits (above 1:1) from one bank account."""
+    return withdrawn(kit)
+
+
+def withdrawn(kit: Kit, **plan_fields: Any) -> dict[str, Any]:
+    """``world``'s plan and withdrawal, the plan with ``plan_fields`` (``applicant``...)."""
     lgu = kit.lgu()
     with on(DAY):
         bank = kit.funded_account(day=DAY, service_area=5, unrestricted=20_000, restricted=9_000)
-        plan = kit.approved_plan(lgu, DAY, area_sqft=9_000, ratio="2")
+        plan = kit.approved_plan(lgu, DAY, area_sqft=9_000, ratio="2", **plan_fields)
         u = kit.reserve(bank["id"], plan["id"], bank["unrestricted_class"], 9_000)
         r = kit.reserve(bank["id"], plan["id"], bank["restricted_class"], 9_000)
         withdrawal = ok(
@@ -137,6 +147,30 @@ def test_the_certificate_is_offered_as_pdf(app: Flask, world) -> None:
     assert world["plan"]["project"].encode() in body
     assert f"Transaction {world['withdrawal']['transaction_id']}".encode() in body
     assert b"Hash-chain link" in body and b"sealing pending" not in body
+
+
+def test_the_certificate_pdf_breaks_a_word_wider_than_the_line_and_shows_accents_it_lacks_plainly(
+    app: Flask, kit: Kit, tmp_path
+) -> None:
+    # a project named by one 124-character reference is broken where the line is full, never
+    # run off the page; the applicant's "ặ", "ị" and "ư" are not in the PDF's fonts: the PDF
+    # prints "Dang Thi Huong" and says so, the page shows the name as written
+    require_poppler()
+    project = "WCA/" + "0123456789" * 12
+    world = withdrawn(kit, applicant="Đặng Thị Hương", project=project)
+    client = signed_in(app.test_client(), world["lgu"]["token"])
+
+    page = client.get(certificate_path(world)).get_data(as_text=True)
+    response = client.get(f"{certificate_path(world)}?format=pdf")
+
+    assert (response.status_code, response.mimetype) == (200, "application/pdf")
+    words = pdf_words(response.data, tmp_path)
+    assert project in "".join(word for word, _ in words)
+    assert [word for word, right in words if right > RIGHT_MARGIN + 0.01] == []
+    text = " ".join(word for word, _ in words)
+    assert "Applicant: Dang Thi Huong" in text and "?" not in text
+    assert "shown without some accents" in text
+    assert "Đặng Thị Hương" in page
 
 
 def test_a_link_the_sealer_has_not_written_yet_is_pending(
