@@ -138,8 +138,12 @@ CATALOGUE: dict[str, ProblemType] = dict(
             "cap_exceeded",
             422,
             "A deposit would credit an action of the bank site past its cap (Minn. Stat. "
-            "103G.2242 Subd. 12 (c)).",
-            "Credit no more than the cap the problem names, less what was credited before.",
+            "103G.2242 Subd. 12 (c)), or a deposit's reversal would leave the site's credit in "
+            "a category (`category`) standing past the cap it would then have (`cap_sqft`): "
+            "a buffer credited beside the wetland the reversed deposit credited.",
+            "Credit no more than the cap the problem names, less what was credited before; to "
+            "reverse a wetland's deposit, first reverse the deposits of the buffer credited "
+            "beside it.",
         ),
         _entry(
             "not_eligible",

@@ -4,7 +4,10 @@ A deposit's rows are sealed, so a deposit made in error is undone by booking its
 from the lots it made to the board's issuance accounts.  That is honest only while the credits
 are untouched: every lot the deposit made must still hold all it received, with nothing reserved
 out of it.  The site's yielded credit goes back down (``bank.site_register`` leaves reversed
-deposits out), so a corrected deposit may follow.
+deposits out), so a corrected deposit may follow.  Nor may the reversal leave other credit of
+the site standing over its cap: a buffer credited beside the wetland the deposit credited would
+then stand beside none (its cap falls with the wetland's area), so the buffer's deposit is
+reversed first.
 """
 
 from __future__ import annotations
@@ -19,7 +22,8 @@ from bank import credits, policy, site_register
 from bank.access import Actor
 from bank.deposit_tables import Deposit, DepositAction, DepositReversal
 from bank.deposit_views import DepositView, deposit_view, get_deposit
-from bank.errors import Conflict, ValidationFailed
+from bank.errors import CapExceeded, Conflict, ValidationFailed
+from bank.rules.ruleset import Ruleset
 from bank.wording import sqft
 from ledger import clock
 from ledger.db import Database
@@ -28,6 +32,7 @@ from ledger.errors import InsufficientFunds
 
 def reverse_deposit(
     db: Database,
+    ruleset: Ruleset,
     actor: Actor,
     deposit_id: str,
     *,
@@ -36,16 +41,18 @@ def reverse_deposit(
     request_id: str | None,
 ) -> DepositView:
     """Reverse a mistaken deposit (board): ``conflict`` once it has been reversed, or when a lot
-    it made no longer holds all its credits unreserved; nothing is written then."""
+    it made no longer holds all its credits unreserved; ``cap_exceeded`` when other credit of the
+    site would stand over its cap without the deposit; nothing is written then."""
     policy.require_board(actor, "reverse deposits")
     with db.transaction() as session:
         deposit = get_deposit(session, actor, deposit_id)
-        _reverse(session, actor, deposit, effective_on, reason, request_id)
+        _reverse(session, ruleset, actor, deposit, effective_on, reason, request_id)
         return deposit_view(session, deposit)
 
 
 def _reverse(
     session: Session,
+    ruleset: Ruleset,
     actor: Actor,
     deposit: Deposit,
     effective_on: date,
@@ -53,12 +60,15 @@ def _reverse(
     request_id: str | None,
 ) -> None:
     """Book the deposit's credits back out of its lots, as one ledger transaction."""
+    # the lock a deposit takes: a buffer deposited meanwhile is seen by the check below, or
+    # waits for the reversal and finds no wetland credited beside it
     site_register.lock_site(session, deposit.bank_site_id)
     if session.get(DepositReversal, deposit.id, populate_existing=True) is not None:
         raise Conflict(f"deposit {deposit.id} has already been reversed")
     _check_date(deposit, effective_on)
     actions = _untouched_actions(session, deposit)
     _check_after_history(session, [lot for _, lot in actions], effective_on)
+    _check_caps_after(session, ruleset, deposit)
     try:
         # the deposit's own lines undone, pointing at it (a correction names what it reverses,
         # at most once)
@@ -128,6 +138,25 @@ def _check_after_history(session: Session, lots: list[credits.Lot], effective_on
             f"the deposit's lots have entries effective {last.isoformat()}: the reversal "
             "cannot be effective before them",
             {"effective_on": [f"before {last.isoformat()}"]},
+        )
+
+
+def _check_caps_after(session: Session, ruleset: Ruleset, deposit: Deposit) -> None:
+    """The site's other credit stays within its caps as they would stand without the deposit
+    (``site_register.over_cap``, the check a register amendment meets): reversing a wetland's
+    only deposit takes its area, and so its buffer's cap, with it (Subd. 12 (c)(2), (3))."""
+    site_id = deposit.bank_site_id
+    before = site_register.register_of(session, site_id)
+    after = site_register.register_of(session, site_id, reversing=deposit.id)
+    over = site_register.over_cap(ruleset, before, after, set(after.credited))
+    if over is not None:
+        raise CapExceeded(
+            f"the site has credited {sqft(over.credited_sqft)} of {over.category}, which the "
+            f"deposit's credit holds up: without it {over.category} could earn at most "
+            f"{sqft(over.cap_sqft)}; reverse the deposit that credited {over.category} first",
+            category=over.category,
+            cap_sqft=over.cap_sqft,
+            credited_sqft=over.credited_sqft,
         )
 
 

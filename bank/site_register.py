@@ -80,20 +80,26 @@ def record(
 
 
 def registered_areas(
-    session: Session, site_id: str, credited_now: dict[str, int] | None = None
+    session: Session,
+    site_id: str,
+    credited_now: dict[str, int] | None = None,
+    *,
+    reversing: str | None = None,
 ) -> dict[str, int]:
     """Each category's current area: its latest entry that stands.  An area a deposit stated
     first stands while that deposit does, or while another deposit that stands credits the
     category: reversing the only deposit with a mistyped area leaves the category unregistered,
     so the corrected deposit states it afresh (else a mistyped larger area would stay a cap the
     restoration could be credited up to); with other credits standing under it, the area stays
-    until the board amends it (else the next deposit could state any area it liked)."""
+    until the board amends it (else the next deposit could state any area it liked).  With
+    ``reversing``, as the areas would stand once that deposit were reversed too."""
     if credited_now is None:
-        credited_now = credited(session, site_id)
+        credited_now = credited(session, site_id, reversing=reversing)
     rows = session.execute(
         select(
             SiteCreditArea.category,
             SiteCreditArea.area_sqft,
+            SiteCreditArea.deposit_id,
             DepositReversal.deposit_id.is_not(None),
         )
         .outerjoin(DepositReversal, DepositReversal.deposit_id == SiteCreditArea.deposit_id)
@@ -101,33 +107,47 @@ def registered_areas(
         .order_by(SiteCreditArea.id)
     )
     latest: dict[str, int] = {}
-    for category, area, reversed_ in rows:
-        if reversed_ and credited_now.get(category, 0) <= 0:
+    for category, area, deposit_id, reversed_ in rows:
+        # (an entry the site's registration or an amendment made names no deposit)
+        gone = reversed_ or (reversing is not None and deposit_id == reversing)
+        if gone and credited_now.get(category, 0) <= 0:
             continue
         latest[category] = int(area)
     return latest
 
 
-def credited(session: Session, site_id: str) -> dict[str, int]:
-    """Credit the site's deposits have yielded per category, reversed deposits excluded."""
+def _standing(site_id: str, reversing: str | None) -> list[Any]:
+    """The conditions on ``Deposit`` of the site's deposits that stand (with ``reversing``, as
+    they would once that one were reversed too)."""
+    out = [Deposit.bank_site_id == site_id, DepositReversal.deposit_id.is_(None)]
+    if reversing is not None:
+        out.append(Deposit.id != reversing)
+    return out
+
+
+def credited(session: Session, site_id: str, *, reversing: str | None = None) -> dict[str, int]:
+    """Credit the site's deposits have yielded per category, reversed deposits excluded (and
+    ``reversing``, when given)."""
     rows = session.execute(
         select(DepositAction.category, func.sum(DepositAction.credit_sqft))
         .join(Deposit, Deposit.id == DepositAction.deposit_id)
         .outerjoin(DepositReversal, DepositReversal.deposit_id == Deposit.id)
-        .where(Deposit.bank_site_id == site_id, DepositReversal.deposit_id.is_(None))
+        .where(*_standing(site_id, reversing))
         .group_by(DepositAction.category)
     )
     return {category: int(total) for category, total in rows}
 
 
-def completed_on(session: Session, site_id: str) -> dict[str, date]:
+def completed_on(
+    session: Session, site_id: str, *, reversing: str | None = None
+) -> dict[str, date]:
     """Per category the site's standing deposits credit, the ``completed_on`` of the first of
     them (recorded first)."""
     rows = session.execute(
         select(DepositAction.category, Deposit.completed_on)
         .join(Deposit, Deposit.id == DepositAction.deposit_id)
         .outerjoin(DepositReversal, DepositReversal.deposit_id == Deposit.id)
-        .where(Deposit.bank_site_id == site_id, DepositReversal.deposit_id.is_(None))
+        .where(*_standing(site_id, reversing))
         .order_by(Deposit.recorded_at, Deposit.id)
     )
     first: dict[str, date] = {}
@@ -136,14 +156,51 @@ def completed_on(session: Session, site_id: str) -> dict[str, date]:
     return first
 
 
-def register_of(session: Session, site_id: str) -> SiteRegister:
-    """The site's register as the deposit rules read it."""
-    credited_now = credited(session, site_id)
+def register_of(session: Session, site_id: str, *, reversing: str | None = None) -> SiteRegister:
+    """The site's register as the deposit rules read it; with ``reversing`` (a deposit's id),
+    as it would stand once that deposit were reversed."""
+    credited_now = credited(session, site_id, reversing=reversing)
     return SiteRegister(
-        registered_areas(session, site_id, credited_now),
+        registered_areas(session, site_id, credited_now, reversing=reversing),
         credited_now,
-        completed_on(session, site_id),
+        completed_on(session, site_id, reversing=reversing),
     )
+
+
+@dataclass(frozen=True)
+class OverCap:
+    """A category whose credit would stand over its cap: what it credited, and the cap."""
+
+    category: str
+    credited_sqft: int
+    cap_sqft: int
+
+
+def over_cap(
+    ruleset: Ruleset, before: SiteRegister, after: SiteRegister, categories: set[str]
+) -> OverCap | None:
+    """The first of ``categories`` (by name) whose credit ``after`` would stand over its cap,
+    where the change from ``before`` put it there: its cap falls below its credit, or further
+    below it (a site credited over a cap before the register existed may still have its other
+    categories changed, or the short one raised), or the category had no area before.
+
+    A buffer's cap counts its wetland only while the wetland's credit stands (docs/domain.md
+    §2: a buffer earns credit only beside its wetland credited by a deposit that stands), so
+    reversing the wetland's deposit cannot leave its buffer's credit standing beside an area
+    merely registered."""
+    for name in sorted(categories & set(after.credited)):
+        amount = after.credited[name]
+        cap, was = _standing_cap(ruleset, after, name), _standing_cap(ruleset, before, name)
+        if amount > cap and (cap < was or name not in before.areas):
+            return OverCap(name, amount, cap)
+    return None
+
+
+def _standing_cap(ruleset: Ruleset, register: SiteRegister, category: str) -> int:
+    base = BUFFER_BASE.get(category)
+    if base is not None and register.credited.get(base, 0) <= 0:
+        return 0
+    return register.cap_sqft(ruleset, category)
 
 
 def lock_site(session: Session, site_id: str) -> BankSite:
@@ -183,17 +240,16 @@ def amend(
         before = register_of(session, site_id)
         after = SiteRegister({**before.areas, category: area_sqft}, before.credited)
         changed = {category} | {b for b, base in BUFFER_BASE.items() if base == category}
-        for name in sorted(changed & set(after.credited)):
-            amount = after.credited[name]
-            cap, was = after.cap_sqft(ruleset, name), before.cap_sqft(ruleset, name)
-            if amount > cap and (cap < was or name not in before.areas):
-                raise Conflict(
-                    f"the site has already credited {sqft(amount)} of {name}; an area of "
-                    f"{sqft(area_sqft)} for {category} would cap it at {sqft(cap)}",
-                    category=name,
-                    cap_sqft=cap,
-                    credited_sqft=amount,
-                )
+        over = over_cap(ruleset, before, after, changed)
+        if over is not None:
+            raise Conflict(
+                f"the site has already credited {sqft(over.credited_sqft)} of {over.category}; "
+                f"an area of {sqft(area_sqft)} for {category} would cap it at "
+                f"{sqft(over.cap_sqft)}",
+                category=over.category,
+                cap_sqft=over.cap_sqft,
+                credited_sqft=over.credited_sqft,
+            )
         record(session, site_id, {category: area_sqft}, actor, source="amended", reason=reason)
         return site_view(session, ruleset, site)
 

@@ -162,10 +162,13 @@ class DepositReverse(MethodView):
     def post(self, data: dict[str, Any], deposit_id: str) -> Any:
         """Reverse a mistaken deposit (board) by a compensating transaction: only while every lot
         it made still holds all its credits unreserved (``conflict`` otherwise, and for a second
-        reversal)."""
+        reversal).
+
+        Nor while the site's other credit would stand over its caps without it (``cap_exceeded``:
+        a buffer credited beside the wetland the deposit credited is reversed first)."""
         board = require_board()
         return deposit_reversal.reverse_deposit(
-            database(), board, deposit_id, request_id=request_id(), **data
+            database(), ruleset(), board, deposit_id, request_id=request_id(), **data
         )
 
 

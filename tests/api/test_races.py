@@ -1,5 +1,5 @@
 """Issue 21 §4 in process, on SQLite and PostgreSQL: freezes, revocations and voids against the
-writes they race with.
+writes they race with (and a deposit's reversal against a buffer deposited beside it).
 
 A write moving credits out confirms, as its last statement, that the source account is open and
 no site of the lots it draws on is frozen; every write confirms its token is not revoked; both
@@ -26,6 +26,8 @@ from sqlalchemy.exc import DBAPIError
 from bank import (
     access,
     appeals,
+    deposit_reversal,
+    deposits,
     guarantees,
     money,
     parties,
@@ -34,7 +36,8 @@ from bank import (
     withdrawals,
 )
 from bank.access import SYSTEM
-from bank.errors import Conflict
+from bank.errors import CapExceeded, Conflict
+from bank.rules.deposit_rules import ActionRequest
 from bank.rules.ruleset import SEED
 from bank.transfers import Transfer
 from bank.withdrawals import Withdrawal
@@ -910,3 +913,63 @@ def test_a_holders_void_beside_a_reversal_on_appeal_ends_as_one_release(kit, app
         assert kit.get_plan(plan["id"])["outcome"] == "denied"
         balance = kit.balances(funded["id"])[funded["unrestricted_class"]]
     assert (balance["reserved_sqft"], balance["available_sqft"]) == (0, 10_000)
+
+
+# --- a deposit's reversal and a buffer deposited beside its wetland -----------------------------
+
+
+def test_a_wetlands_reversal_waits_for_a_buffer_deposited_beside_it_and_is_refused(kit, app):
+    """The board deposits a buffer beside the site's only wetland deposit while the wetland's
+    reversal is asked: the reversal takes the site's lock as a deposit does, so it waits for the
+    buffer's deposit, sees its credit and is refused (``cap_exceeded``) rather than leaving the
+    buffer credited beside no wetland."""
+    db = database(app)
+    holder = kit.holder()
+    lgu = kit.lgu()
+    site = kit.site(holder["id"], wetland_sqft=None)
+    account = kit.account(holder["id"])
+    wetland = [{"category": "replacement_wetland", "area_sqft": 10_000, "credit_sqft": 10_000}]
+    with on(DAY):
+        first = ok(
+            kit.api.post(
+                f"/accounts/{account}/deposits", kit.deposit_body(site, lgu["id"], wetland)
+            )
+        )
+    buffer = deposits.DepositRequest(
+        account_id=account,
+        bank_site_id=site,
+        effective_on=date(2026, 6, 1),
+        banking_plan_reference="BP-buffer",
+        banking_plan_approved_on=date(2026, 5, 1),
+        banking_plan_lgu_id=lgu["id"],
+        wetland_type="2",
+        completed_on=date(2026, 4, 14),
+        federally_approved=False,
+        designated_for_replacement=True,
+        paid_by_performer=True,
+        paid_back_with_interest=False,
+        actions=(ActionRequest("upland_buffer", 8_000, 7_500, established_on=date(2026, 4, 14)),),
+    )
+    with on(DAY):
+        out = held_then(
+            db,
+            lambda session: deposits.make_deposit(session, SEED, SYSTEM, buffer, None),
+            lambda _session: deposit_reversal.reverse_deposit(
+                db,
+                SEED,
+                SYSTEM,
+                first["id"],
+                effective_on=date(2026, 6, 8),
+                reason="x",
+                request_id=None,
+            ),
+        )
+        assert isinstance(out["then"], CapExceeded), out["then"]
+        assert not out["then_done_before_commit"]
+        shown = ok(kit.api.get(f"/deposits/{first['id']}"), 200)
+        held = kit.balances(account)
+    assert shown["reversal"] is None
+    assert {code: row["posted_sqft"] for code, row in held.items()} == {
+        "BSA5-T2-U": 10_000,
+        "BSA5-T2-R": 7_500,
+    }

@@ -387,3 +387,100 @@ def test_a_reversed_first_deposit_leaves_its_area_while_other_credits_stand_unde
     refused = problem(_deposit(kit, r, _wetland(300_000, 400_000)), 422, "not_eligible")
     assert refused["registered_area_sqft"] == 40_000
     assert _counts(kit) == before
+
+
+# --- a reversal leaves no buffer credit standing beside no wetland ------------------------------
+
+#: (the wetland's action, a buffer's action beside it at its Subd. 12 (c) cap of the wetland)
+BESIDE = {
+    "upland_buffer": (
+        {"category": "replacement_wetland", "area_sqft": 10_000, "credit_sqft": 10_000},
+        {
+            "category": "upland_buffer",
+            "area_sqft": 8_000,
+            "credit_sqft": 7_500,  # (c)(2): 75% of the wetland's area
+            "established_on": "2026-10-01",
+        },
+    ),
+    "easement_buffer": (
+        {
+            "category": "easement_restoration",
+            "area_sqft": 10_000,
+            "credit_sqft": 7_500,
+            "easement_terminated_on": "2026-09-01",
+        },
+        {"category": "easement_buffer", "area_sqft": 4_000, "credit_sqft": 2_500},  # (c)(3) 25%
+    ),
+}
+
+
+def _site_state(kit: Kit, r: dict[str, Any], *deposits: dict[str, Any]) -> Any:
+    """What a refused reversal must leave as it was: the site's register, the account's
+    balances, each deposit's reversal (none), and the rows of deposits and transactions."""
+    return (
+        _register(kit, r["site_id"]),
+        kit.balances(r["account_id"]),
+        [ok(kit.api.get(f"/deposits/{d['id']}"), 200)["reversal"] for d in deposits],
+        _counts(kit),
+    )
+
+
+@pytest.mark.parametrize("buffer", sorted(BESIDE))
+def test_a_wetlands_deposit_is_not_reversed_while_its_buffers_credit_stands(kit, buffer):
+    """Reviewer 1: a site with no register; the wetland's deposit registers its area, a later
+    deposit credits only its buffer, to the cap.  Reversing the wetland's deposit would take the
+    area, and so the buffer's cap, with it and leave the buffer's credit standing beside no
+    wetland: refused, writing nothing.  The buffer's deposit reversed first, it goes through."""
+    wetland, beside = BESIDE[buffer]
+    holder = kit.holder("Restorer")
+    r = {
+        "site_id": kit.site(holder["id"], wetland_sqft=None),
+        "lgu": kit.lgu(),
+        "account_id": kit.account(holder["id"]),
+    }
+    dates = {"completed_on": "2026-10-01", "approved_on": "2026-09-15"}
+    with on("2026-11-03"):
+        first = ok(_deposit(kit, r, [wetland], effective_on="2026-10-01", **dates))
+        second = ok(_deposit(kit, r, [beside], effective_on="2026-10-02", **dates))
+        before = _site_state(kit, r, first, second)
+        reverse = {"effective_on": "2026-11-03", "reason": "mistyped"}
+        refused = problem(
+            kit.api.post(f"/deposits/{first['id']}/reverse", reverse), 422, "cap_exceeded"
+        )
+        assert (refused["category"], refused["credited_sqft"], refused["cap_sqft"]) == (
+            buffer,
+            beside["credit_sqft"],
+            0,
+        )
+        assert _site_state(kit, r, first, second) == before
+        ok(kit.api.post(f"/deposits/{second['id']}/reverse", reverse))
+        ok(kit.api.post(f"/deposits/{first['id']}/reverse", reverse))
+        assert _register(kit, r["site_id"]) == {}
+        assert all(row["posted_sqft"] == 0 for row in kit.balances(r["account_id"]).values())
+
+
+def test_a_wetlands_deposit_is_not_reversed_while_its_buffer_stands_beside_a_registered_area(
+    kit, restoration
+):
+    """The wetland's area registered with the site stays when its only deposit is reversed, but
+    a buffer earns credit only beside a wetland credited by a deposit that stands (§2): refused
+    as well.  With another deposit of the wetland standing, the reversal goes through."""
+    first = ok(_deposit(kit, restoration, _wetland(60_000)))
+    ok(_deposit(kit, restoration, [_buffer(20_000, "2026-04-14")]))
+    before = _site_state(kit, restoration, first)
+    reverse = {"effective_on": "2026-06-01", "reason": "entered by mistake"}
+    refused = problem(
+        kit.api.post(f"/deposits/{first['id']}/reverse", reverse), 422, "cap_exceeded"
+    )
+    assert (refused["category"], refused["credited_sqft"], refused["cap_sqft"]) == (
+        "upland_buffer",
+        20_000,
+        0,
+    )
+    assert _site_state(kit, restoration, first) == before
+    ok(_deposit(kit, restoration, _wetland(30_000)))  # the wetland credited again, standing
+    ok(kit.api.post(f"/deposits/{first['id']}/reverse", reverse))
+    register = _register(kit, restoration["site_id"])
+    assert register["replacement_wetland"]["credited_sqft"] == 30_000
+    assert register["upland_buffer"]["credited_sqft"] == 20_000
+    assert register["upland_buffer"]["cap_sqft"] == 52_000  # its own area: under 75% of 100,000

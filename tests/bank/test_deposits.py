@@ -20,6 +20,7 @@ from ledger.db import Database
 from tests.bank.account_kit import (
     COVER,
     DAY,
+    RULESET,
     WETLAND,
     count,
     cover,
@@ -114,7 +115,7 @@ def test_a_reversal_books_the_credits_back_and_frees_the_restoration(db: Databas
     made = deposit(db, request(account, site, lgu, wetland(10_000)))
 
     undone = deposit_reversal.reverse_deposit(
-        db, SYSTEM, made.id, effective_on=DAY, reason="wrong site", request_id=None
+        db, RULESET, SYSTEM, made.id, effective_on=DAY, reason="wrong site", request_id=None
     )
 
     assert undone.id == made.id and undone.reversal is not None
@@ -131,12 +132,12 @@ def test_a_deposit_is_reversed_once(db: Database, place) -> None:
     _holder, lgu, site, account = place
     made = deposit(db, request(account, site, lgu, wetland(1_000)))
     deposit_reversal.reverse_deposit(
-        db, SYSTEM, made.id, effective_on=DAY, reason="typo", request_id=None
+        db, RULESET, SYSTEM, made.id, effective_on=DAY, reason="typo", request_id=None
     )
 
     with pytest.raises(Conflict) as refused:
         deposit_reversal.reverse_deposit(
-            db, SYSTEM, made.id, effective_on=DAY, reason="again", request_id=None
+            db, RULESET, SYSTEM, made.id, effective_on=DAY, reason="again", request_id=None
         )
 
     assert refused.value.code == "conflict"
@@ -149,7 +150,7 @@ def test_a_reversal_dated_before_the_deposit_is_refused(db: Database, place) -> 
 
     with pytest.raises(ValidationFailed):
         deposit_reversal.reverse_deposit(
-            db, SYSTEM, made.id, effective_on=date(2026, 6, 1), reason="x", request_id=None
+            db, RULESET, SYSTEM, made.id, effective_on=date(2026, 6, 1), reason="x", request_id=None
         )
 
     assert count(db, DepositReversal, DepositReversal.deposit_id == made.id) == 0
@@ -163,7 +164,13 @@ def test_only_the_board_deposits_and_reverses(db: Database, place) -> None:
     made = deposit(db, request(account, site, lgu, wetland(1_000)))
     with pytest.raises(Forbidden):
         deposit_reversal.reverse_deposit(
-            db, holder_actor(holder), made.id, effective_on=DAY, reason="x", request_id=None
+            db,
+            RULESET,
+            holder_actor(holder),
+            made.id,
+            effective_on=DAY,
+            reason="x",
+            request_id=None,
         )
     assert count(db, Deposit, Deposit.account_id == account) == 1
     assert count(db, DepositReversal, DepositReversal.deposit_id == made.id) == 0
