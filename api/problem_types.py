@@ -174,10 +174,13 @@ CATALOGUE: dict[str, ProblemType] = dict(
             "has run. Under 10,000 sq ft there is no comment period, but the summary of the "
             "application (Subd. 6 (b)) is mailed all the same and cannot be recorded once the "
             "plan is decided. `deadline` names what is awaited: `notice_due` (with `due`) or "
-            "`comment_period_ends` (with `ends` once the notice is recorded).",
+            "`comment_period_ends` (with `ends` once the notice is recorded). A revision of a "
+            "decided plan that does not count as a new application keeps its decision, so it is "
+            "refused too when it would take the area to 10,000 sq ft or more and the decision "
+            "was made before that period had run (`errors.area_sqft`).",
             "Record the notice of application (a late one is accepted while the plan is "
             "undecided), then the decision; from 10,000 sq ft, dated after the comment period "
-            "ends.",
+            "ends. A decided plan stays below 10,000 sq ft unless revised as a new application.",
         ),
         _entry(
             "deadline_passed",

@@ -22,12 +22,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import date
 
+from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
 from bank import plan_panel, plans
 from bank.errors import CommentPeriodOpen, NotEligible, ValidationFailed
 from bank.plan_record_tables import ApplicationRecord, PlanPanel
-from bank.plan_tables import Plan
+from bank.plan_tables import Plan, PlanRevision
 from bank.rules import timeline
 from ledger import clock
 
@@ -61,6 +62,7 @@ def record_decision(session: Session, plan: Plan, request: DecisionRequest) -> N
     adopted_on = request.resolution.adopted_on if request.resolution else None
     check_decidable(session, plan, request.outcome, request.decided_on, adopted_on)
     _check_record(plan, request)
+    _check_after_revisions(session, plan, request)
     plan_panel.check_decision_includes(session, plan, request.decided_on)
     if request.resolution is not None:
         _check_adoption(session, plan, request.resolution.adopted_on)
@@ -127,6 +129,35 @@ def _check_record(plan: Plan, request: DecisionRequest) -> None:
             "a resolution adopted before the application was received did not decide it",
             {"resolution": {"adopted_on": [f"before received_on {plan.received_on.isoformat()}"]}},
         )
+
+
+def _check_after_revisions(session: Session, plan: Plan, request: DecisionRequest) -> None:
+    """The decision approves or denies the application as revised (Subd. 6 (c)): it is made (its
+    resolution adopted, where one carries it) no earlier than the last revision of the current
+    application was received.  Made before, it decided the application as it stood that day,
+    whose area the rules held it to (a 12,000 sq ft plan revised to 9,999 sq ft on 06-10 cannot
+    be approved on 06-03 inside its comment period); the revision's day is the earliest on
+    which the record shows the application it decides."""
+    since = plans.application_started_at(session, plan)
+    revised = select(func.max(PlanRevision.received_on)).where(PlanRevision.plan_id == plan.id)
+    if since is not None:  # revisions of the earlier applications decided those
+        revised = revised.where(PlanRevision.recorded_at >= since)
+    revised_on = session.execute(revised).scalar_one_or_none()
+    if revised_on is None:
+        return
+    day = f"before the revision of {revised_on.isoformat()}"
+    detail = (
+        "the decision approves or denies the application as revised, so it is made no earlier "
+        f"than the revision received {revised_on.isoformat()}"
+    )
+    resolution = request.resolution
+    if resolution is not None and resolution.adopted_on < revised_on:
+        raise ValidationFailed(
+            f"{detail}: the resolution (resolution.adopted_on) is the decision",
+            {"resolution": {"adopted_on": [day]}},
+        )
+    if request.decided_on < revised_on:
+        raise ValidationFailed(detail, {"decided_on": [day]})
 
 
 def _check_adoption(session: Session, plan: Plan, adopted_on: date) -> None:

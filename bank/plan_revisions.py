@@ -6,7 +6,11 @@ original, or lies more than 500 feet from it.  Such a revision is a new applicat
 current application is kept as it stood (``plan_applications``) and the revision starts its own
 timeline (notice, comment period, decision, notice of decision, appeal window) recorded through
 the plan's same endpoints, so a second decision is accepted for it.  Any other revision updates
-the impact's area, and with it the credits required.
+the impact's area, and with it the credits required; it keeps the application's decision, so
+once the LGU has decided it may not take the area where that decision could not have been made
+on its day (from 10,000 sq ft, inside the Subd. 8 comment period:
+``timeline.check_decision_keeps``), and a decision is made no earlier than the revisions it
+decides (``plan_decisions``).
 
 After a decision only an approval is revised, and not while a petition awaits the board; a
 revision counting as new waits until the approval is final **(choice)**, so that it cannot cut
@@ -43,7 +47,7 @@ from bank.plan_decisions import Decision, decision_record
 from bank.plan_facts import add_fact
 from bank.plan_record_tables import APPLICATION_RECORD, PlanApplication
 from bank.plan_tables import Appeal, Plan, PlanRevision
-from bank.rules import replacement_rules
+from bank.rules import replacement_rules, timeline
 from bank.rules.ruleset import ruleset_by_id
 
 APPROVALS = frozenset({"approved", "deemed_approved"})
@@ -81,6 +85,9 @@ def record_revision(
     check_revision(current, counts)
     if current.outcome is not None:
         _check_received_after_approval(plan, current, counts, received_on)
+        if not counts:  # changed in place, the approval keeps its decision (Subd. 8)
+            c = plans.clocks(session, plan)
+            timeline.check_decision_keeps(c.ruleset, c.lgu, plans.facts(session, plan), area_sqft)
     revision = add_fact(
         session,
         PlanRevision,

@@ -102,7 +102,9 @@ class PlanRevisions(MethodView):
     @blp.write("board", "lgu", body=RevisionIn, status=201, reply=RevisionOut)
     def post(self, data: dict[str, Any], plan_id: str) -> Any:
         """A revised application; Subd. 6 (c) says whether it is a new application with its own
-        timeline (accepted after an approval once it is final)."""
+        timeline (accepted after an approval once it is final).  One that is not keeps the
+        decision: after it, ``comment_period_open`` for an area of 10,000 sq ft or more when the
+        decision was made before the Subd. 8 comment period such an impact has had run."""
         return plan_acts.revise(
             database(),
             actor(),

@@ -9,7 +9,7 @@ Acts of the LGU (notices, the decision) count on the LGU's calendar; acts of or 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import date
 
 from bank.errors import (
@@ -336,6 +336,41 @@ def _check_comment_period_over(
             deadline="comment_period_ends",
             ends=ends.isoformat(),
         )
+
+
+def check_decision_keeps(ruleset: Ruleset, lgu: Calendar, facts: PlanFacts, area_sqft: int) -> None:
+    """Subd. 8, after the LGU's decision: a revision that does not count as a new application
+    (Subd. 6 (c)) changes the decided application's area in place and keeps its decision, so
+    it may not take the area where that decision could not have been made on its day
+    (``made_on``): to the small-impact threshold or above, the day must be after the comment
+    period (``check_decision``), or the approval would stand for an impact the public never
+    had its 30 days on before it.  Below the threshold a decision needs only the notice of
+    application, which it had.  A deemed approval is no decision of the LGU's, and no rule of
+    the area held it back: nothing to check."""
+    made = made_on(facts)
+    if made is None or not has_comment_period(ruleset, area_sqft):
+        return
+    ends = comment_period_ends(ruleset, lgu, replace(facts, impact_area_sqft=area_sqft))
+    if ends is not None and made > ends:
+        return
+    threshold = f"{ruleset.small_impact_threshold_sqft:,} sq ft"
+    why = (
+        f"no notice of application was mailed before it, so no {ruleset.comment_period_days}-day "
+        "comment period ran"
+        if ends is None
+        else f"the {ruleset.comment_period_days}-day comment period would run to {ends.isoformat()}"
+    )
+    fields: dict[str, str] = {} if ends is None else {"ends": ends.isoformat()}
+    raise CommentPeriodOpen(
+        f"Subd. 8: at {area_sqft:,} sq ft the plan's decision, made {made.isoformat()}, would "
+        f"stand for an impact of {threshold} or more although {why}; a revision that does not "
+        "count as a new application keeps that decision, so it stays below "
+        f"{threshold}: only one counting as new (Subd. 6 (c)), with its own notice, comment "
+        "period and decision, takes the plan there",
+        deadline="comment_period_ends",
+        errors={"area_sqft": [f"{threshold} or more, decided {made.isoformat()}"]},
+        **fields,
+    )
 
 
 def _check_summary_mailed(ruleset: Ruleset, lgu: Calendar, facts: PlanFacts) -> None:
