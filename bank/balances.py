@@ -81,6 +81,7 @@ class Totals:
 
     posted_sqft: int
     reserved_sqft: int
+    frozen_sqft: int
     available_sqft: int
 
 
@@ -91,6 +92,7 @@ def totals_of(session: Session, accounts: Sequence[parties.BankAccount]) -> dict
         account_id: Totals(
             sum(row.posted_sqft for row in rows),
             sum(row.reserved_sqft for row in rows),
+            sum(row.frozen_sqft for row in rows),
             sum(row.available_sqft for row in rows),
         )
         for account_id, rows in class_rows_of(session, accounts).items()

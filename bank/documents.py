@@ -22,11 +22,11 @@ from bank.credits import CreditClass, Lot
 from bank.entry_records import EntryRecord, Moved, entry_records
 from bank.errors import NotFound
 from bank.party_tables import BankAccount, Holder, Lgu
-from bank.plan_record_tables import PlanApplication
-from bank.plan_tables import Plan
+from bank.plan_record_tables import ApplicationRecord, PlanApplication
+from bank.plan_tables import Appeal, Plan
 from bank.rules.replacement_rules import ABOVE_1_TO_1, FIRST_1_TO_1
 from bank.withdrawal_tables import Withdrawal, WithdrawalAllocation
-from ledger import sealer
+from ledger import clock, sealer
 from ledger.db import Database
 from ledger.schema import LedgerChainLink, LedgerTransaction
 
@@ -73,15 +73,30 @@ class ChainLink:
 
 
 @dataclass(frozen=True)
+class BoardRuling:
+    """The board's decision on an appeal of that decision (Subd. 9): ``plan_upheld`` or
+    ``plan_reversed``, and the day it was made."""
+
+    outcome: str
+    decided_on: date
+
+
+@dataclass(frozen=True)
 class CertifiedDecision:
-    """The plan's decision as the certificate states it: the outcome in force, and the
-    recorded decision (date, resolution) when there is one (a deemed approval has none)."""
+    """The decision the credits were withdrawn under, as the certificate states it: the LGU's
+    (``outcome``: approved, denied or deemed_approved) with its record (date, resolution) when
+    there is one (a deemed approval has none); the board's rulings on appeals of it; the
+    outcome in force after them (``outcome_now``: reversed, the LGU's outcome turned over);
+    and the plan's status now.  The LGU's date and resolution belong to the LGU's outcome,
+    never to the outcome after an appeal."""
 
     status: str
     outcome: str | None
     decided_on: date | None
     resolution_number: str | None
     resolution_adopted_on: date | None
+    rulings: tuple[BoardRuling, ...]
+    outcome_now: str | None
 
 
 @dataclass(frozen=True)
@@ -128,23 +143,19 @@ def withdrawal_certificate(
         classes = _certified_classes(session, row.id)
         first = sum(c.amount_sqft for k in classes for c in k.credits if c.portion == FIRST_1_TO_1)
         state = plans.state(session, plan)
-        # withdrawn under an application a revision counting as new has since superseded (the
-        # approval that stands after a denied revision is one): that application's decision and
-        # impact, not the revision's
-        number = plans.application_at(session, plan, row.created_at)
-        earlier = (
-            plans.earlier_application(session, plan, number)
-            if number != plan.application_number
-            else None
-        )
+        appeals = plans.appeals_of(session, plan.id)
+        # withdrawn under the approval of an application a revision counting as new has since
+        # superseded, or of the one that stood after a denied revision: that application's
+        # decision and impact, not the revision's
+        earlier = _drawn_on(session, plan, appeals, row.created_at)
         return WithdrawalCertificate(
             plan_id=plan.id,
-            application_number=number,
+            application_number=earlier.number if earlier else plan.application_number,
             project=plan.project,
             applicant=plan.applicant,
             lgu_name=lgu.name if lgu else plan.lgu_id,
-            decision=_decision(session, plan, state, earlier),
-            impact_area_sqft=earlier.impact_area_sqft if earlier else state.area_sqft,
+            decision=_decision(plan, state, appeals, earlier),
+            impact_area_sqft=earlier.impact_area_sqft if earlier else plan.impact_area_sqft,
             replacement_ratio=plan.replacement_ratio,
             withdrawal_id=row.id,
             withdrawn_sqft=row.withdrawn_sqft,
@@ -162,27 +173,88 @@ def withdrawal_certificate(
         )
 
 
+def _drawn_on(
+    session: Session, plan: Plan, appeals: list[Appeal], at: datetime
+) -> PlanApplication | None:
+    """The application whose approval a withdrawal made ``at`` drew on (``None``: the plan's
+    current one): the application current then (``plans.application_at``) if it stood approved
+    then, else the last earlier one that did, the approval a denied revision leaves standing
+    (Subd. 6 (c)).  A reversal on appeal counts from its petition: while the board has an
+    appeal before it the plan takes no withdrawal, so one made after the petition of an appeal
+    the board reversed was made after the reversal."""
+    number = plans.application_at(session, plan, at)
+    earlier = {a.number: a for a in plans.earlier_applications(session, plan)}
+    for candidate in range(number, 0, -1):
+        if candidate == plan.application_number:
+            if _approved_at(plan, candidate, appeals, at, current=True):
+                return None
+            continue
+        record = earlier.get(candidate)
+        if record is not None and _approved_at(record, candidate, appeals, at, current=False):
+            return record
+    # none stood approved (the withdrawal was refused then): the application current then
+    return earlier.get(number)
+
+
+def _approved_at(
+    record: ApplicationRecord,
+    number: int,
+    appeals: list[Appeal],
+    at: datetime,
+    *,
+    current: bool,
+) -> bool:
+    """Whether application ``number`` (its ``record``) stood approved at ``at``: its LGU's
+    outcome, or a deemed approval (the current application takes a withdrawal undecided only
+    when deemed approved; an earlier one is deemed approved when superseded so), turned over
+    by an appeal reversing it petitioned by then."""
+    if record.decision_outcome is not None:
+        approved = record.decision_outcome in plans.APPROVED_OUTCOMES
+    else:
+        approved = current or (isinstance(record, PlanApplication) and record.outcome is not None)
+    reversed_by_then = any(
+        a.application_number == number
+        and a.outcome == "plan_reversed"
+        and clock.as_utc(a.created_at) <= clock.as_utc(at)
+        for a in appeals
+    )
+    return approved != reversed_by_then  # a reversal turns the outcome over
+
+
 def _decision(
-    session: Session,
     plan: Plan,
     state: plans.PlanState,
+    appeals: list[Appeal],
     earlier: PlanApplication | None,
 ) -> CertifiedDecision:
     """The decision the credits were withdrawn under: the current application's, or an earlier
-    one's (``earlier``) with its outcome after every appeal of it; and the plan's status now."""
+    one's (``earlier``), with the board's rulings on appeals of it and its outcome after them;
+    and the plan's status now."""
     if earlier is not None:
         recorded: plan_decisions.Decision | None = plan_decisions.decision_record(earlier)
-        outcome = plans.outcome_now(earlier, plans.appeals_of(session, plan.id))
+        outcome_now = plans.outcome_now(earlier, appeals)
+        number = earlier.number
     else:
-        recorded = plan_decisions.decision_of(session, plan)
-        outcome = state.outcome
+        recorded = plan_decisions.decision_record(plan)
+        # its own outcome, not the approval a denial of it leaves standing
+        outcome_now = "denied" if state.revision_denied else state.outcome
+        number = plan.application_number
     resolution = recorded.resolution if recorded else None
+    # decided without a record: deemed approved (Minn. Stat. 15.99), whatever an appeal made of it
+    outcome = recorded.outcome if recorded else ("deemed_approved" if outcome_now else None)
+    rulings = tuple(
+        BoardRuling(a.outcome, a.decided_on)
+        for a in sorted(appeals, key=lambda a: (a.decided_on or date.max, a.received_on))
+        if a.application_number == number and a.outcome and a.decided_on
+    )
     return CertifiedDecision(
         status=state.status,
         outcome=outcome,
         decided_on=recorded.decided_on if recorded else None,
         resolution_number=resolution.number if resolution else None,
         resolution_adopted_on=resolution.adopted_on if resolution else None,
+        rulings=rulings,
+        outcome_now=outcome_now,
     )
 
 

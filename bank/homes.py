@@ -47,7 +47,8 @@ APPEAL_WINDOW = timedelta(days=30)
 
 @dataclass(frozen=True)
 class AccountLine:
-    """An account as a list shows it: its number, holder and credit totals now."""
+    """An account as a list shows it: its number, holder and credit totals now
+    (``available = posted - reserved - frozen``, as the account's balances)."""
 
     id: str
     number: str
@@ -59,6 +60,7 @@ class AccountLine:
     status: str
     posted_sqft: int
     reserved_sqft: int
+    frozen_sqft: int
     available_sqft: int
 
 
@@ -73,6 +75,8 @@ class ReservationLine:
     credit_class: str
     amount_sqft: int
     status: str
+    #: posted by a withdrawal an appeal then reversed: its credits went back to their lots
+    reversed_on_appeal: bool
     expires_on: date
     plan_project: str
     plan_lgu: str
@@ -184,6 +188,7 @@ def account_lines(session: Session, listed: list[tuple[BankAccount, str]]) -> li
             status=account.status,
             posted_sqft=totals[account.id].posted_sqft,
             reserved_sqft=totals[account.id].reserved_sqft,
+            frozen_sqft=totals[account.id].frozen_sqft,
             available_sqft=totals[account.id].available_sqft,
         )
         for account, holder_name in listed
@@ -202,9 +207,8 @@ def _reservations_of(session: Session, holder_id: str, today: date) -> list[Rese
     )
     rows = session.execute(query).all()
     state_of = plans.states(session, list({p.id: p for _r, _n, p, _l in rows}.values()), today)
-    status = reservations.statuses(
-        session, reservations.shares_of(session, [r.id for r, *_ in rows])
-    )
+    # as the account's reservations page reads them: with a withdrawal reversed on appeal
+    views = reservations.reservation_views(session, [row for row, *_ in rows])
     return [
         ReservationLine(
             id=row.id,
@@ -212,13 +216,14 @@ def _reservations_of(session: Session, holder_id: str, today: date) -> list[Rese
             account_number=number,
             credit_class=row.credit_class,
             amount_sqft=row.amount_sqft,
-            status=status[row.id],
+            status=view.status,
+            reversed_on_appeal=view.reversed_on_appeal,
             expires_on=row.expires_on,
             plan_project=plan.project,
             plan_lgu=lgu_name,
             plan_status=state_of[plan.id].status,
         )
-        for row, number, plan, lgu_name in rows
+        for (row, number, plan, lgu_name), view in zip(rows, views, strict=True)
     ]
 
 

@@ -44,6 +44,7 @@ def withdrawal_certificate(plan_id: str, withdrawal_id: str) -> Response:
     return page(
         "withdrawal_certificate.html",
         cert=found,
+        decision=decision_words(found.decision),
         today=clock.today(),
     )
 
@@ -101,9 +102,16 @@ def _ledger_lines(cert: documents.WithdrawalCertificate) -> list[pdf.Line]:
     ]
 
 
+#: how a certificate words the board's ruling on an appeal of the decision (Subd. 9)
+RULINGS = {"plan_upheld": "upheld", "plan_reversed": "reversed"}
+
+
 def decision_words(decided: documents.CertifiedDecision) -> str:
     """``Approved 2026-06-08 by resolution 12; the plan is final`` (``(recorded as decided
-    2026-06-10)`` after the resolution where the decision was recorded as made later)."""
+    2026-06-10)`` after the resolution where the decision was recorded as made later): the
+    LGU's decision with its own date and resolution, then each ruling of the board on appeal
+    of it (``; reversed by the board on appeal 2026-12-06, so denied``).  The certificate's
+    page and its PDF print these same words."""
     words = label(decided.outcome) if decided.outcome else "Not decided"
     adopted = decided.resolution_adopted_on if decided.resolution_number else None
     if adopted:  # the resolution is the decision (Subd. 1 (b)): its day is the decision's
@@ -112,7 +120,12 @@ def decision_words(decided: documents.CertifiedDecision) -> str:
             words += f" (recorded as decided {day(decided.decided_on)})"
     elif decided.decided_on:
         words += f" {day(decided.decided_on)}"
-    if decided.status != decided.outcome:
+    for ruling in decided.rulings:
+        ruled = RULINGS.get(ruling.outcome, label(ruling.outcome).lower())
+        words += f"; {ruled} by the board on appeal {day(ruling.decided_on)}"
+    if decided.outcome_now and decided.outcome_now != decided.outcome:  # what a reversal made
+        words += f", so {label(decided.outcome_now).lower()}"
+    if decided.status != decided.outcome_now:
         words += f"; the plan is {label(decided.status).lower()}"
     return words
 

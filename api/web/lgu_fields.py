@@ -39,7 +39,7 @@ def _choices(values: tuple[str, ...]) -> tuple[tuple[str, str], ...]:
 
 def new_plan(board: bool) -> tuple[Item, ...]:
     """``PlanIn``; the board names the plan's LGU, an LGU records its own."""
-    lgu = (Field("lgu_id", "LGU id (wlgu_…)", required=True),) if board else ()
+    lgu = (Field("lgu_id", "LGU id (lgu_…)", required=True),) if board else ()
     return (
         *lgu,
         Field("applicant", "Applicant", required=True),

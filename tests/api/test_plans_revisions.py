@@ -528,6 +528,88 @@ def test_the_certificate_after_a_denied_revision_states_the_approval_that_stands
     assert "application" not in cert.one(data_field="plan").text
 
 
+def certified(app, lgu: dict, plan: dict, withdrawal: dict, day: str) -> dict[str, str]:
+    """The certificate's plan, decision and impact, as the LGU reads them on ``day``."""
+    with on(day):
+        client = signed_in(app.test_client(), lgu["token"])
+        page = client.get(f"/plans/{plan['id']}/withdrawals/{withdrawal['id']}/certificate")
+    assert page.status_code == 200
+    cert = parse(page.get_data(as_text=True))
+    return {name: cert.one(data_field=name).text for name in ("plan", "decision", "impact")}
+
+
+def test_credits_withdrawn_after_a_revision_is_denied_are_certified_under_the_approval_that_stands(
+    kit: Kit, app
+) -> None:
+    """Application 1 (9,000 sq ft) approved 06-08, nothing withdrawn; a revision to 9,900 sq ft
+    counting as new denied 06-30; the credits withdrawn 07-01 meet the approval that stands:
+    the certificate states it, not the revision's denial dated with the standing outcome."""
+    lgu = kit.lgu()
+    with on("2026-06-01"):
+        bank = kit.funded_account(day="2026-06-01", service_area=5, unrestricted=30_000)
+    with on("2026-06-08"):
+        plan = kit.plan(lgu, received_on="2026-06-08", area_sqft=9_000, ratio="2")
+    first = decision_body("approved", "2026-06-08")
+    ok(act(kit, plan, lgu, "notices", mailing("2026-06-08", plan=plan), "2026-06-08"))
+    ok(act(kit, plan, lgu, "decision", first, "2026-06-08"))
+    ok(act(kit, plan, lgu, "decision-notice", mailing("2026-06-09", plan=plan), "2026-06-09"))
+    ok(revise(kit, plan, lgu, 9_900, "2026-06-26"))
+    ok(act(kit, plan, lgu, "notices", mailing("2026-06-30", plan=plan), "2026-06-30"))
+    ok(act(kit, plan, lgu, "decision", decision_body("denied", "2026-06-30"), "2026-06-30"))
+    with on("2026-07-01"):
+        held = kit.reserve(bank["id"], plan["id"], bank["unrestricted_class"], 18_000)
+    take = {"reservation_ids": [held["id"]]}
+    withdrawal = ok(act(kit, plan, lgu, "withdrawals", take, "2026-07-01"))
+
+    shown = certified(app, lgu, plan, withdrawal, "2026-07-02")
+
+    number = first["resolution"]["number"]
+    assert shown["decision"] == f"Approved 2026-06-08 by resolution {number}; the plan is final"
+    assert shown["plan"] == plan["id"] and shown["impact"].startswith("9,000 sq ft")
+
+
+def test_credits_withdrawn_under_a_revisions_approval_reversed_on_appeal_are_certified_so(
+    kit: Kit, app
+) -> None:
+    """Application 1 (9,000 sq ft) approved 06-08; its revision to 9,900 sq ft approved 06-30
+    and 19,800 sq ft withdrawn under it 07-02; the board reverses the revision's approval 07-10
+    and 18,000 sq ft are withdrawn under the first approval, which stands again: each
+    certificate states the approval its credits met, the first with the board's reversal."""
+    lgu = kit.lgu()
+    plan, bank = approved_and_noticed(kit, lgu)
+    ok(revise(kit, plan, lgu, 9_900, "2026-06-26"))
+    ok(act(kit, plan, lgu, "notices", mailing("2026-06-30", plan=plan), "2026-06-30"))
+    second = decision_body("approved", "2026-06-30")
+    ok(act(kit, plan, lgu, "decision", second, "2026-06-30"))
+    ok(act(kit, plan, lgu, "decision-notice", mailing("2026-07-01", plan=plan), "2026-07-01"))
+    with on("2026-07-02"):
+        held = kit.reserve(bank["id"], plan["id"], bank["unrestricted_class"], 19_800)
+    take = {"reservation_ids": [held["id"]]}
+    under_revision = ok(act(kit, plan, lgu, "withdrawals", take, "2026-07-02"))
+    appeal = ok(petition(kit, plan, postmarked="2026-07-06", received="2026-07-08"))
+    ok(grant(kit, appeal, "2026-07-09"))
+    ok(rule(kit, appeal, "2026-07-10"))
+    with on("2026-07-10"):
+        again = kit.reserve(bank["id"], plan["id"], bank["unrestricted_class"], 18_000)
+    take = {"reservation_ids": [again["id"]]}
+    under_first = ok(act(kit, plan, lgu, "withdrawals", take, "2026-07-10"))
+    with on("2026-07-10"):
+        (first,) = [a for a in kit.get_plan(plan["id"])["applications"] if a["number"] == 1]
+
+    reversed_ = certified(app, lgu, plan, under_revision, "2026-07-11")
+    standing = certified(app, lgu, plan, under_first, "2026-07-11")
+
+    assert reversed_["decision"] == (
+        f"Approved 2026-06-30 by resolution {second['resolution']['number']}; "
+        "reversed by the board on appeal 2026-07-10, so denied; the plan is final"
+    )
+    assert reversed_["plan"] == f"{plan['id']} (application 2)"
+    assert reversed_["impact"].startswith("9,900 sq ft")
+    number = first["decision"]["resolution"]["number"]
+    assert standing["decision"] == f"Approved 2026-06-08 by resolution {number}; the plan is final"
+    assert standing["plan"] == plan["id"] and standing["impact"].startswith("9,000 sq ft")
+
+
 def test_a_revision_is_received_from_the_day_the_resolution_approved_the_plan(kit):
     """Approved by a resolution adopted 06-22, recorded as decided 07-01: the resolution is the
     approval (Subd. 1 (b)), so a revision (not counting as new) received 06-25 revises it."""

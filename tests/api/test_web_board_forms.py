@@ -8,6 +8,7 @@ session's CSRF secret and the form's own Idempotency-Key) and posts the fields i
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import pytest
@@ -179,6 +180,16 @@ def test_the_board_registers_an_lgu_and_corrects_its_name(kit, board) -> None:
     fixed = {"name": name + " Board", "reason": "renamed by resolution"}
     redirected(fill(board, edit, "record-form", fixed), edit)
     assert ok(kit.api.get(f"/lgus/{lgu_id}"), 200)["name"] == name + " Board"
+
+
+def test_the_new_plan_form_names_the_lgu_id_by_the_prefix_lgu_ids_have(kit, board) -> None:
+    """The board's plan form asks for the LGU by its id: the label's example prefix is the one
+    the LGU's id has, and the form records the plan for that LGU."""
+    lgu = kit.lgu()
+    form = html(board.get("/plans/new")).one("form", id="record-form")
+    label = form.one("label", for_="f-lgu_id").text
+    (prefix,) = re.findall(r"\((\w+_)…\)", label)
+    assert lgu["id"].startswith(prefix), (label, lgu["id"])
 
 
 # --- bank sites ----------------------------------------------------------------------------------

@@ -21,7 +21,8 @@ from bank.deposit_tables import Deposit
 from ledger import sealer
 from ledger.schema import LedgerChainLink
 from tests.api.conftest import Api
-from tests.api.kit import Kit, mailing, ok, on, recipients_for
+from tests.api.kit import Kit, decision_body, mailing, ok, on, recipients_for
+from tests.api.test_appeals import grant, petition, rule
 from tests.api.test_plan_notices import (
     RIGHT_MARGIN,
     noticed_and_decided,
@@ -78,6 +79,12 @@ def field(document: Element, name: str) -> str:
     return document.one(data_field=name).text
 
 
+def pdf_text(body: bytes) -> str:
+    """The text a PDF shows, its wrapped lines joined by spaces again (``api.pdf.render``)."""
+    shown = re.findall(rb"\(((?:[^\\)]|\\.)*)\) Tj", body)
+    return " ".join(re.sub(r"\\(.)", r"\1", part.decode("latin-1")) for part in shown)
+
+
 # --- the certificate of a withdrawal ------------------------------------------------------------
 
 
@@ -104,7 +111,7 @@ def test_the_certificate_shows_the_credits_by_class_and_lot_and_the_chain_link(
 
     assert field(cert, "project") == world["plan"]["project"]
     assert field(cert, "applicant") == world["plan"]["applicant"]
-    assert field(cert, "decision").startswith(f"Approved {DAY}, resolution ")
+    assert field(cert, "decision").startswith(f"Approved {DAY} by resolution ")
     shown = {
         table.attrs["data-credit-class"]: [
             (
@@ -201,6 +208,110 @@ def test_the_certificate_is_refused_to_another_lgu_and_to_holders(
         other = kit.approved_plan(world["lgu"], DAY, area_sqft=1_000, ratio="1")
     elsewhere = f"/plans/{other['id']}/withdrawals/{world['withdrawal']['id']}/certificate"
     assert board.get(elsewhere).status_code == 404
+
+
+def appealed_withdrawal(kit: Kit, lgu: dict[str, str], outcome: str) -> dict[str, Any]:
+    """A plan the LGU decides (``outcome``) on 2026-11-20, an approval by resolution R-1, and
+    whose notice of decision it mails that day; a petition received 12-02 and granted 12-03
+    with its fee recorded.  An approval has its credits withdrawn on 11-20 already; a denial
+    waits for the board (``approved_on_appeal``)."""
+    with on("2026-11-13"):
+        bank = kit.funded_account(day="2026-11-13", service_area=5, unrestricted=20_000)
+        plan = kit.plan(lgu, received_on="2026-11-13", area_sqft=9_000)
+        kit.mail_summary(lgu, plan, "2026-11-13")
+        reservation = kit.reserve(bank["id"], plan["id"], bank["unrestricted_class"], 18_000)
+    extra = {"resolution": {"number": "R-1", "adopted_on": "2026-11-20"}}
+    body = decision_body(outcome, "2026-11-20", **(extra if outcome == "approved" else {}))
+    path = f"/plans/{plan['id']}"
+    withdrawal = None
+    with on("2026-11-20"):
+        ok(kit.api.post(f"{path}/decision", body, token=lgu["token"]))
+        ok(kit.api.post(f"{path}/decision-notice", mailing("2026-11-20", plan=plan)))
+        if outcome == "approved":
+            taken = {"reservation_ids": [reservation["id"]]}
+            withdrawal = ok(kit.api.post(f"{path}/withdrawals", taken, token=lgu["token"]))
+    appeal = ok(petition(kit, plan, postmarked="2026-12-01", received="2026-12-02"))
+    ok(grant(kit, appeal, "2026-12-03"))
+    return {"plan": plan, "appeal": appeal, "withdrawal": withdrawal, "reservation": reservation}
+
+
+@pytest.mark.parametrize(
+    ("ruling", "words"),
+    [
+        (
+            "plan_reversed",
+            "Approved 2026-11-20 by resolution R-1; "
+            "reversed by the board on appeal 2026-12-06, so denied; the plan is final",
+        ),
+        (
+            "plan_upheld",
+            "Approved 2026-11-20 by resolution R-1; "
+            "upheld by the board on appeal 2026-12-06; the plan is final",
+        ),
+    ],
+)
+def test_the_certificate_states_the_lgus_decision_and_the_boards_ruling_on_appeal(
+    app: Flask, kit: Kit, ruling: str, words: str
+) -> None:
+    """The LGU approved on 2026-11-20 by resolution R-1; the board ruled on appeal on 12-06:
+    the certificate (page and PDF) says both, each with its own day, never the outcome after
+    the appeal with the LGU's day and resolution.  Read on 12-08, the appeal window closed."""
+    lgu = kit.lgu()
+    world = appealed_withdrawal(kit, lgu, "approved")
+    ok(rule(kit, world["appeal"], "2026-12-06", ruling))
+    with on("2026-12-08"):
+        client = signed_in(app.test_client(), lgu["token"])
+        cert = html(client.get(certificate_path(world)))
+        body = client.get(cert.one("a", id="certificate-pdf").attrs["href"]).get_data()
+    assert field(cert, "decision") == words
+    assert f"Decision: {words} " in pdf_text(body)
+
+
+def test_a_denial_reversed_on_appeal_is_certified_as_the_lgus_denial_the_board_reversed(
+    app: Flask, kit: Kit
+) -> None:
+    """The LGU denied on 2026-11-20; the board reversed on 12-06 and the credits were withdrawn
+    under the approval that made: the certificate says the LGU denied and the board reversed."""
+    lgu = kit.lgu()
+    world = appealed_withdrawal(kit, lgu, "denied")
+    ok(rule(kit, world["appeal"], "2026-12-06", "plan_reversed"))
+    plan_id = world["plan"]["id"]
+    with on("2026-12-08"):
+        taken = {"reservation_ids": [world["reservation"]["id"]]}
+        world["withdrawal"] = ok(
+            kit.api.post(f"/plans/{plan_id}/withdrawals", taken, token=lgu["token"])
+        )
+        cert = html(signed_in(app.test_client(), lgu["token"]).get(certificate_path(world)))
+    assert field(cert, "decision") == (
+        "Denied 2026-11-20; reversed by the board on appeal 2026-12-06, so approved; "
+        "the plan is final"
+    )
+
+
+def test_a_deemed_approval_reversed_on_appeal_is_certified_as_deemed_then_reversed(
+    app: Flask, kit: Kit
+) -> None:
+    """Not decided by its deadline, the plan was deemed approved and its credits withdrawn on
+    2026-08-10; the board reversed it on 09-30: the certificate says so, not "Denied"."""
+    lgu = kit.lgu()
+    with on("2026-06-08"):
+        bank = kit.funded_account(day="2026-06-08", service_area=5, unrestricted=20_000)
+        plan = kit.plan(lgu, received_on="2026-06-08", area_sqft=9_000)
+        reservation = kit.reserve(bank["id"], plan["id"], bank["unrestricted_class"], 18_000)
+    with on("2026-08-10"):
+        taken = {"reservation_ids": [reservation["id"]]}
+        path = f"/plans/{plan['id']}/withdrawals"
+        withdrawal = ok(kit.api.post(path, taken, token=lgu["token"]))
+    owner = {"kind": "owner", "residents": None}
+    appeal = ok(petition(kit, plan, postmarked="2026-08-20", received="2026-08-21", **owner))
+    ok(grant(kit, appeal, "2026-08-28"))
+    ok(rule(kit, appeal, "2026-09-30", "plan_reversed"))
+    with on("2026-10-01"):
+        client = signed_in(app.test_client(), lgu["token"])
+        cert = html(client.get(certificate_path({"plan": plan, "withdrawal": withdrawal})))
+    assert field(cert, "decision") == (
+        "Deemed approved; reversed by the board on appeal 2026-09-30, so denied"
+    )
 
 
 # --- the notices as mailed ---------------------------------------------------------------------

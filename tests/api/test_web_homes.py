@@ -7,6 +7,7 @@ for are not crowded out by other tests' plans in the shared database, nor the ot
 
 from __future__ import annotations
 
+import re
 from datetime import date, timedelta
 from typing import Any
 from urllib.parse import quote
@@ -17,6 +18,7 @@ from flask import Flask
 from bank import homes
 from tests.api.conftest import Api
 from tests.api.kit import Kit, ok, on
+from tests.api.test_appeals import grant, noticed_decision, petition, rule
 from tests.api.web_kit import Element, number, parse, signed_in
 
 DAY = "2031-03-03"
@@ -157,6 +159,71 @@ def test_a_holder_lands_on_its_accounts_with_balances_and_what_is_reserved_again
     no_ids(document)
     assert menu(document) >= {"/", "/accounts", "/credit-availability"}
     assert "/plans" not in menu(document) and "/audit" not in menu(document)
+
+
+def test_with_a_bank_site_frozen_the_home_and_the_account_list_add_up_to_what_is_posted(
+    app: Flask, kit: Kit, world: dict[str, Any], board_token: str
+) -> None:
+    """The board freezes the holder's bank site: the credits neither reserved nor withdrawn are
+    frozen.  The holder's home and the account list show them beside what is available and
+    reserved, as the account page and the API do, the three making what is posted."""
+    bank = world["bank"]
+    with on(DAY):
+        ok(kit.api.post(f"/bank-sites/{bank['site_id']}/freeze"), 200)
+    balances = ok(kit.api.get(f"/accounts/{bank['id']}"), 200)["balances"]
+    api = {k: sum(b[f"{k}_sqft"] for b in balances) for k in ("posted", "reserved", "frozen")}
+    api["available"] = sum(b["available_sqft"] for b in balances)
+    assert api["frozen"] > 0 and api["reserved"] > 0
+    holder = Browser(app, bank["holder"]["token"])
+    account_page = get(holder, f"/accounts/{bank['id']}").one("table", id="balances")
+
+    (line,) = get(holder, "/").one("ul", id="my-accounts").all("li")
+    row = get(holder, "/accounts").one("table", id="accounts").one("tr", data_account_id=bank["id"])
+
+    # the home says it in a sentence: "… sq ft available of … posted; … reserved; … frozen"
+    said = re.search(r"([\d,]+) sq ft available of ([\d,]+) posted; ([\d,]+) reserved", line.text)
+    assert said is not None, line.text
+    frozen = re.search(r"; ([\d,]+) frozen", line.text)
+    on_home = {
+        "available": number(said[1]),
+        "posted": number(said[2]),
+        "reserved": number(said[3]),
+        "frozen": number(frozen[1]) if frozen else 0,
+    }
+    assert on_home == api
+    in_list = {k: number(row.one("td", data_field=f"{k}_sqft").text) for k in api}
+    assert in_list == api
+    assert api["available"] + api["reserved"] + api["frozen"] == api["posted"]
+    frozen_by_class = [number(c.text) for c in account_page.all("td", data_field="frozen_sqft")]
+    assert sum(frozen_by_class) == api["frozen"]
+
+
+def test_a_reservation_returned_on_appeal_reads_so_on_the_holders_home(
+    app: Flask, kit: Kit
+) -> None:
+    """Credits reserved and withdrawn for a plan the board then reversed on appeal went back to
+    their lots: the holder's home says so beside the reservation, as the account's
+    reservations page does, not plain "Posted"."""
+    lgu = kit.lgu()
+    with on("2026-09-01"):
+        bank = kit.funded_account(day="2026-09-01", service_area=5, unrestricted=20_000)
+    plan = noticed_decision(kit, lgu)
+    with on("2026-09-04"):
+        held = kit.reserve(bank["id"], plan["id"], bank["unrestricted_class"], 18_000)
+        taken = {"reservation_ids": [held["id"]]}
+        ok(kit.api.post(f"/plans/{plan['id']}/withdrawals", taken, token=lgu["token"]))
+    appeal = ok(petition(kit, plan))
+    ok(grant(kit, appeal, "2026-10-06"))
+    ok(rule(kit, appeal, "2026-11-02", "plan_reversed"))
+    holder = Browser(app, bank["holder"]["token"])
+
+    home = get(holder, "/", day="2026-11-03").one("tr", data_reservation_id=held["id"])
+    listed = get(holder, f"/accounts/{bank['id']}/reservations", day="2026-11-03").one(
+        "tr", data_reservation_id=held["id"]
+    )
+
+    assert "Posted (returned on appeal)" in [c.text for c in home.all("td")]
+    assert "posted (returned on appeal)" in [c.text for c in listed.all("td")]
 
 
 def test_an_lgu_lands_on_its_plans_with_the_deadlines_due_soon_first(

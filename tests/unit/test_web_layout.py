@@ -257,6 +257,8 @@ def test_a_certificate_dates_the_decision_by_its_resolution() -> None:
         decided_on=date(2026, 11, 10),
         resolution_number="R-1",
         resolution_adopted_on=date(2026, 10, 30),
+        rulings=(),
+        outcome_now="approved",
     )
     assert decision_words(made) == (
         "Approved 2026-10-30 by resolution R-1 (recorded as decided 2026-11-10); the plan is final"
