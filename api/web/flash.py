@@ -93,4 +93,5 @@ def _is_here(target: str) -> bool:
     """Whether this request asks for ``target``: its path and its query's fields alike."""
     parts = urlsplit(target)
     asked = sorted(request.args.items(multi=True))
-    return unquote(parts.path) == request.path and sorted(parse_qsl(parts.query)) == asked
+    sent = sorted(parse_qsl(parts.query, keep_blank_values=True))
+    return unquote(parts.path) == request.path and sent == asked

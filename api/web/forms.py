@@ -274,7 +274,8 @@ def register(blueprint: Blueprint) -> None:
 
 def confirmation(code: str, sentence: str) -> str:
     """Name what a form's redirect confirms (``done``); returns ``code``."""
-    assert code not in CONFIRMATIONS and code not in ENDED, f"{code} confirms something else"
+    if code in CONFIRMATIONS or code in ENDED:  # a page would say another act's sentence
+        raise ValueError(f"the confirmation {code!r} is named twice")
     CONFIRMATIONS[code] = sentence
     return code
 
