@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import TypeVar
 
-from sqlalchemy import ColumnElement, func, select
+from sqlalchemy import ColumnElement, select
 from sqlalchemy.orm import Session
 
 from bank import keyset, policy
@@ -29,10 +29,11 @@ def _page(
     *where: ColumnElement[bool],
 ) -> list[Named]:
     """Up to ``limit + 1`` rows of ``model`` after the id ``after``, whose name contains ``q``
-    (any case; ``%`` and ``_`` are plain text)."""
+    (any case, as every list's ``q``: ``icontains``, whose ``lower`` folds every script on SQLite
+    too, ``ledger.store.sqlite``; ``%`` and ``_`` are plain text)."""
     query = select(model).where(*where).order_by(model.id).limit(limit + 1)
     if q:
-        query = query.where(func.lower(model.name).contains(q.lower(), autoescape=True))
+        query = query.where(model.name.icontains(q, autoescape=True))
     if after is not None:
         keyset.require_listed(session, model.id, after)
         query = query.where(model.id > after)

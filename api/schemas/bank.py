@@ -106,7 +106,7 @@ class AccountIn(Schema):
     holder_id = RecordId(required=True)
     service_area = ServiceArea(required=True)
     county = County(required=True)
-    name = fields.String(load_default=None, validate=validate.Length(max=300))
+    name = Name(load_default=None)
 
 
 BalanceOut = reply_schema(ClassBalance, "BalanceOut")

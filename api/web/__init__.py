@@ -16,6 +16,7 @@ from api.web import (
     documents,
     errors,
     filters,
+    flash,
     forms,
     holder_forms,
     lgu_forms,
@@ -28,6 +29,7 @@ from api.web.blueprint import web
 
 # a blueprint is set up once, on import; each app (tests make many) then registers it
 filters.register(web)
+flash.register(web)
 signin.register(web)
 errors.register(web)
 forms.register(web)

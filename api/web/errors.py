@@ -17,7 +17,12 @@ from flask import (
     url_for,
 )
 from sqlalchemy.exc import DBAPIError, OperationalError
-from werkzeug.exceptions import HTTPException, MethodNotAllowed, NotFound
+from werkzeug.exceptions import (
+    HTTPException,
+    MethodNotAllowed,
+    NotFound,
+    RequestEntityTooLarge,
+)
 from werkzeug.routing import RequestRedirect
 
 from api import problems
@@ -39,6 +44,7 @@ HEADINGS = {
     403: "Not allowed",
     404: "Not found",
     405: "Not allowed here",
+    413: "Too much to send",
     422: "Check what you entered",
     503: "The service is busy",
 }
@@ -53,9 +59,12 @@ def register(blueprint: Blueprint) -> None:
 
 
 def register_routing_errors(app: Flask) -> None:
-    """Routing errors belong to no blueprint: a page path gets a page, an API path a problem."""
+    """Routing errors belong to no blueprint: a page path gets a page, an API path a problem.
+    So does a body over the size limit (``WETBANK_MAX_BODY_BYTES``), which may be refused
+    before any view is chosen (``api.body_limit``: a chunked one, in ``api.auth``)."""
     for status in (404, 405):
         app.register_error_handler(status, _routing_error)
+    app.register_error_handler(RequestEntityTooLarge, _too_large)
 
 
 def error_page(status: int, detail: str, headers: dict[str, str] | None = None) -> Response:
@@ -147,3 +156,13 @@ def _routing_error(error: HTTPException) -> Any:
     if request.path.startswith("/api/"):
         return problems.http_error(error)
     return error_page(error.code or 404, error.description or "")
+
+
+def _too_large(error: RequestEntityTooLarge) -> Any:
+    if request.path.startswith("/api/"):
+        return problems.http_error(error)
+    return error_page(
+        413,
+        "What the form sent is more than the service takes in one form: go back, shorten what "
+        "was typed or pasted into it, and send it again.",
+    )

@@ -27,20 +27,24 @@ import secrets
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any, Concatenate, ParamSpec, TypeVar
+from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 from flask import Blueprint, Response, g, redirect, request, url_for
 from marshmallow import Schema, ValidationError
 from sqlalchemy.orm import Session
+from werkzeug.wrappers import Response as BaseResponse
 
 from api import problems
 from api.context import database
 from api.problems import ApiProblem
 from api.ratelimit import check_write
 from api.strict_json import unstorable
+from api.web import flash
 from api.web.errors import error_page
 from api.web.pages import page as page  # the forms' pages render as every page does
 from api.web.signin import (
     CSRF_FIELD,
+    ENDED,
     BadForm,
     SignInRequired,
     check_signed_in_post,
@@ -81,8 +85,12 @@ PLAIN = {
     "Shorter than minimum length 1.": "Choose or fill in at least one.",
     "Field may not be null.": "Fill in this field.",
 }
-#: ``?done=`` on the page a form redirects to: what was just recorded
+#: what the page a form redirects to says was just recorded, by its code (``confirmation``);
+#: said once, by ``flash``, never from the address
 CONFIRMATIONS: dict[str, str] = {}
+#: the field of the redirect kept under a form's key that names its confirmation (``done``):
+#: ``post`` takes it off the address and says it by ``flash``
+DONE = "done"
 
 
 @dataclass(frozen=True)
@@ -265,14 +273,16 @@ def register(blueprint: Blueprint) -> None:
 
 
 def confirmation(code: str, sentence: str) -> str:
-    """Name what a form's redirect confirms (``?done=code``); returns ``code``."""
+    """Name what a form's redirect confirms (``done``); returns ``code``."""
+    if code in CONFIRMATIONS or code in ENDED:  # a page would say another act's sentence
+        raise ValueError(f"the confirmation {code!r} is named twice")
     CONFIRMATIONS[code] = sentence
     return code
 
 
 def _confirmation() -> str | None:
-    code = request.args.get("done") if request else None
-    return CONFIRMATIONS.get(code or "")
+    """What the form just sent from this browser's session did, if it sent it to this page."""
+    return CONFIRMATIONS.get(flash.said() or "") if request else None
 
 
 def user(*roles: str) -> Actor | Response:
@@ -416,7 +426,20 @@ def post(
         raise SignInRequired() from None
     except LedgerError as error:
         return again(body.refused(refusal(error)))
-    return redirect(location, 303)
+    return _confirmed(location)
+
+
+def _confirmed(location: str) -> BaseResponse:
+    """The redirect to ``location`` (kept under the form's key, so a second submit answers it
+    again), its confirmation (``done``) said by ``flash`` in this session, not by the address."""
+    parts = urlsplit(location)
+    fields = parse_qsl(parts.query, keep_blank_values=True)
+    code = next((value for name, value in fields if name == DONE), None)
+    if code is None:
+        return redirect(location, 303)
+    # the rest of the query written as ``url_for`` writes it
+    query = urlencode([f for f in fields if f[0] != DONE], safe="!$'()*,/:;?@")
+    return flash.say(redirect(urlunsplit(parts._replace(query=query)), 303), code, g.web)
 
 
 class _KeyReused(BankError):
@@ -613,5 +636,5 @@ def _under(prefix: str, rows: dict[str, tuple[int, ...]]) -> dict[str, tuple[int
 
 
 def done(endpoint: str, code: str, anchor: str = "", **values: Any) -> str:
-    """The page a form redirects to, confirming ``code``."""
+    """The page a form redirects to, confirming ``code`` (``_confirmed``)."""
     return url_for(endpoint, done=code, **values) + (f"#{anchor}" if anchor else "")

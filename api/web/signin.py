@@ -28,6 +28,7 @@ from flask import (
 from werkzeug.wrappers import Response as BaseResponse
 
 from api.context import database
+from api.web import flash
 from bank import access, web_sessions
 
 SESSION_COOKIE = "wetbank_session"
@@ -35,13 +36,12 @@ CSRF_COOKIE = "wetbank_signin_csrf"
 CSRF_FIELD = "csrf_token"
 #: a response of any kind (Flask's, or werkzeug's a ``redirect`` makes)
 R = TypeVar("R", bound=BaseResponse)
-#: a cookie of the site's own, set as a session ends (``ended_session``) and read once by the
-#: sign-in page: why the session it asks to start again has ended.  Not a query parameter, so
-#: that no link from elsewhere can make the page say a token was revoked
-ENDED_COOKIE = "wetbank_ended"
-ENDED_BY_REVOCATION = "token-revoked"
+#: why a session ended, said once by the sign-in page it is sent to (``ended_session``), by a
+#: cookie of the site's own (``flash``), never by a query parameter: no link from elsewhere can
+#: make the page say a token was revoked.  (The codes differ from every form's confirmation's.)
+ENDED_BY_REVOCATION = "session-ended-by-revocation"
 #: ... because the person revoked the token they were signed in with (``board_tokens``)
-ENDED_BY_OWN_REVOCATION = "own-token-revoked"
+ENDED_BY_OWN_REVOCATION = "session-ended-by-own-revocation"
 ENDED = {
     ENDED_BY_REVOCATION: "The token you signed in with has been revoked, so you are signed "
     "out: sign in with another token to go on.",
@@ -137,10 +137,9 @@ def forget_session(response: R) -> R:
 
 def ended_session(response: R, why: str) -> R:
     """``response`` (to the sign-in page), telling the browser to drop its session cookie and
-    the sign-in page why the session ended (``ENDED``, by ``ENDED_COOKIE``)."""
-    response.set_cookie(
-        ENDED_COOKIE, why, max_age=300, secure=_secure(), httponly=True, samesite="Lax"
-    )
+    the sign-in page why the session ended (``ENDED``, by ``flash``: the page is in no
+    session)."""
+    flash.say(response, why, None)
     return forget_session(response)
 
 
@@ -164,18 +163,15 @@ def check_form_secret() -> None:
 
 def _render_sign_in(status: int, error: str | None) -> Response:
     secret = request.cookies.get(CSRF_COOKIE) or secrets.token_urlsafe(32)
-    why = request.cookies.get(ENDED_COOKIE)
     body = render_template(
         "sign_in.html",
         error=error,
-        ended=ENDED.get(why or ""),
+        ended=ENDED.get(flash.said() or ""),
         signin_csrf=secret,
         next=_safe_next(request.values.get("next")),
     )
     response = Response(body, status=status, mimetype="text/html")
     response.set_cookie(CSRF_COOKIE, secret, secure=_secure(), httponly=True, samesite="Strict")
-    if why is not None:  # said once
-        response.delete_cookie(ENDED_COOKIE, secure=_secure(), httponly=True, samesite="Lax")
     return response
 
 

@@ -282,6 +282,15 @@ def _on_connect(dbapi_connection: Any, _record: Any) -> None:
     cursor.execute("PRAGMA busy_timeout=30000")
     cursor.execute("PRAGMA synchronous=NORMAL")
     cursor.close()
+    # SQLite's own lower() folds ASCII letters only, so a search "in any case" (``icontains``:
+    # lower(name) LIKE lower(?)) missed "Ödegaard" for "ödegaard", where PostgreSQL's ILIKE
+    # finds it.  Python's folds every script.  No index, constraint or trigger uses lower(), so
+    # nothing stored depends on which one a connection has.
+    dbapi_connection.create_function("lower", 1, _lower, deterministic=True)
+
+
+def _lower(value: Any) -> Any:
+    return value.lower() if isinstance(value, str) else value
 
 
 def _on_begin(connection: Any) -> None:

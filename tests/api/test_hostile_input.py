@@ -350,6 +350,41 @@ def test_a_body_over_the_limit_is_413_with_or_without_a_content_length(
     assert count(app, "holders") == holders + 2 + 1  # the two, and the freeze test's holder
 
 
+def test_a_pages_form_over_the_limit_is_answered_with_a_page(
+    app: Flask, kit: Kit, board_token: str
+) -> None:
+    """A form over the size limit, with a Content-Length or chunked, signed in or not, is
+    answered 413 with an HTML page saying so, not the API's problem document; nothing is
+    written.  The API's 413 stays a problem."""
+    board = signed_in(app.test_client(), board_token)
+    name = unique("Oversized")
+    hidden = {"csrf_token": csrf_of(board.get("/holders/new").get_data(as_text=True))}
+    form = {**hidden, "idempotency_key": "o" * 24, "name": name, "address": "x" * (ONE_MIB + 10)}
+    encoded = "&".join(f"{k}={v}" for k, v in form.items()).encode()
+    urlencoded = {"Content-Type": "application/x-www-form-urlencoded"}
+    holders = count(app, "holders")
+    answers = {
+        "sized": board.post("/holders/new", data=form),
+        "chunked": board.post(
+            "/holders/new",
+            input_stream=io.BytesIO(encoded),
+            headers={**urlencoded, "Transfer-Encoding": "chunked"},
+            environ_overrides={"wsgi.input_terminated": True},
+        ),
+        "signed out": app.test_client().post("/sign-in", data={"token": "x" * (ONE_MIB + 10)}),
+    }
+    for how, answer in answers.items():
+        assert (answer.status_code, answer.mimetype) == (413, "text/html"), how
+        page = parse(answer.get_data(as_text=True))
+        assert page.one("h1").text == "Too much to send", how
+        assert "shorten" in page.one("p", data_status="413").text, how
+    assert count(app, "holders") == holders
+    assert ok(kit.api.get("/holders", query_string={"q": name}), 200)["items"] == []
+    json_type = {"Content-Type": "application/json"}
+    sized = kit.api.post("/holders", data=padded({"name": name}, ONE_MIB + 10), headers=json_type)
+    problem(sized, 413, "payload_too_large")
+
+
 # --- authorization before the body -------------------------------------------------------------
 
 #: a role's tokens, as the authorization matrix names them
