@@ -10,7 +10,9 @@ import io
 import json
 import logging
 import secrets
+import time
 from collections.abc import Iterator
+from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
@@ -22,7 +24,7 @@ from sqlalchemy import event, text
 
 from api import create_app, logs, metrics
 from api.readiness import sealing_backlog
-from ledger import Leg, sealer, transfer
+from ledger import Leg, clock, sealer, transfer
 from ledger.db import Database
 from tests.api.conftest import Api, make_token
 from tests.api.kit import Kit, on
@@ -126,8 +128,9 @@ def test_ready_is_503_while_a_transaction_waits_to_be_sealed_longer_than_the_bou
     )
     try:
         with freeze_time("2026-03-02 12:02:00", tz_offset=0):
-            response = app.test_client().get("/api/v1/ready")
+            # the scrape first: the readiness check wakes this process's sealer, which seals
             samples = metric_samples(app)
+            response = app.test_client().get("/api/v1/ready")
         assert response.status_code == 503, response.json
         sealing = response.json["checks"]["sealing"]
         assert sealing == {
@@ -146,6 +149,38 @@ def test_ready_is_503_while_a_transaction_waits_to_be_sealed_longer_than_the_bou
         samples = metric_samples(app)
         assert sample(samples, "wetbank_chain_queue_length") == 0
         assert sample(samples, "wetbank_ledger_transactions_total") == 1
+    finally:
+        app.extensions["wetbank.db"].dispose()
+
+
+def test_ready_becomes_200_by_itself_when_a_crash_left_a_transaction_unsealed(
+    backend: str, fresh_db_url: str
+) -> None:
+    """A server killed after a commit and before its sealer ran leaves the transaction queued.
+    A process started afterwards, asked only ``/ready`` (a load balancer's probe: no write ever
+    comes while it answers 503), seals it and becomes ready within seconds."""
+    if backend != "postgresql":
+        pytest.skip("SQLite seals each transaction as it is written")
+    writer = Database.from_url(fresh_db_url)  # the crashed process: its sealer never ran
+    try:
+        with freeze_time(clock.utcnow() - timedelta(minutes=2)):
+            source, target = open_accounts(writer, "sqft", False, False)
+            move(writer, source, target, 5)
+    finally:
+        writer.dispose()
+    app = create_app({"DATABASE_URL": fresh_db_url, "PROPAGATE_EXCEPTIONS": False})
+    try:
+        client = app.test_client()
+        first = client.get("/api/v1/ready")
+        assert first.status_code == 503, first.json
+        assert first.json["checks"]["sealing"]["queued"] == 1
+        deadline = time.monotonic() + 5
+        response = first
+        while response.status_code != 200 and time.monotonic() < deadline:
+            time.sleep(0.1)
+            response = client.get("/api/v1/ready")
+        assert response.status_code == 200, response.json
+        assert response.json["checks"]["sealing"]["queued"] == 0
     finally:
         app.extensions["wetbank.db"].dispose()
 
