@@ -41,7 +41,7 @@ def create_app(config: Mapping[str, Any] | None = None) -> Flask:
         prepared_statements=app.config["WETBANK_PG_PREPARE"],
         **_pool(app.config),
     )
-    sealer.attach(db)
+    app.extensions["wetbank.sealer"] = sealer.attach(db)  # None where each write seals (SQLite)
     app.extensions["wetbank.db"] = db
     if app.config.get("WETBANK_WRITE_RATE_LIMIT"):
         app.extensions["wetbank.write_limiter"] = WriteLimiter.parse(

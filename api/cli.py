@@ -217,12 +217,16 @@ def _server_count(flag: str, default: int, meaning: str, *, envvar: str) -> Any:
 )
 def serve(host: str, port: int, workers: int, threads: int, timeout: int) -> None:
     """Serve the API with gunicorn (a production WSGI server)."""
+    import logging
+
+    # JSON lines on standard error (api.logs), as everything the server logs once it runs
+    log = logging.getLogger("wetbank.serve")
     db_ = database()
     reason = shared_secret_problem(current_app.config) or schema_problem(db_)
     if reason:
         raise click.ClickException(reason)
     for warning in server_settings.setting_warnings(db_.engine):
-        click.echo(f"warning: {warning}", err=True)
+        log.warning(warning)
     os.environ.setdefault("DATABASE_URL", current_app.config["DATABASE_URL"])
     os.environ["PROMETHEUS_MULTIPROC_DIR"] = _metrics_folder()
     args = [
@@ -245,8 +249,8 @@ def serve(host: str, port: int, workers: int, threads: int, timeout: int) -> Non
         "30",
         "api.wsgi:app",
     ]
-    click.echo(
-        f"serving on http://{host}:{port}/api/v1 with {workers} workers of {threads} threads"
+    log.info(
+        "serving on http://%s:%s/api/v1 with %s workers of %s threads", host, port, workers, threads
     )
     os.execvp(sys.executable, [sys.executable, "-m", *args])
 

@@ -25,11 +25,18 @@ app tried to send, anything raised while calling it) is not counted with the req
 the request reached the app, which counted it.  gunicorn's ``ConfigurationProblem`` (a path
 outside the ``SCRIPT_NAME`` a trusted proxy sent), a 500 too, is raised before the app is
 called, and counted under ``<refused>``.
+
+What gunicorn's refusal quotes of the request (a header line, the request line, a method, bytes
+of a body: a header line without its colon may be ``Authorization Bearer wbt_…``) is neither
+logged nor echoed in ``detail``: only a leading name (a header's, a method) that is no
+credential, and how many characters followed (``said``).
 """
 
 from __future__ import annotations
 
+import copy
 import json
+import re
 import ssl
 from http import HTTPStatus
 from types import FrameType
@@ -42,9 +49,10 @@ from gunicorn.workers import base, gthread
 from api import metrics, problems
 from api.auth import request_id_for
 from api.logs import ACCESS
+from bank.access import TOKEN_PREFIX
 
 #: gunicorn's refusals of a request before the app, as problems: (its exception, status, code,
-#: what ``detail`` says), the first that matches; gunicorn's own message follows the detail.
+#: what ``detail`` says), the first that matches; gunicorn's message follows the detail (``said``).
 #: A header the app tried to send is the app's fault (500); a request that is not HTTP, or a
 #: TLS failure (neither can reach this deployment: no proxy protocol, no TLS in gunicorn), 400.
 EDGE_PROBLEMS: tuple[tuple[type[BaseException], int, str, str], ...] = (
@@ -90,6 +98,20 @@ EDGE_PROBLEMS: tuple[tuple[type[BaseException], int, str, str], ...] = (
 #: gunicorn's message about the request, at most this long in ``detail``
 _MESSAGE_LENGTH = 200
 
+#: gunicorn's errors whose message quotes nothing a client sent but a path (which every access
+#: line logs anyway), a header name the app tried to send, or gunicorn's own words; each other
+#: error of gunicorn's quotes text of the request, which ``said`` withholds
+_QUOTING_NO_REQUEST_TEXT: tuple[type[BaseException], ...] = (
+    errors.LimitRequestLine,
+    errors.LimitRequestHeaders,
+    errors.InvalidSchemeHeaders,
+    errors.InvalidChunkExtension,
+    errors.InvalidProxyHeader,
+    errors.ConfigurationProblem,
+    errors.InvalidResponseHeader,
+    errors.InvalidResponseHeaderName,
+)
+
 
 class ThreadWorker(gthread.ThreadWorker):  # type: ignore[misc]  # gunicorn has no types
     """gthread, with a quick shutdown that cannot wait on the thread pool's lock, and problem
@@ -106,10 +128,13 @@ class ThreadWorker(gthread.ThreadWorker):  # type: ignore[misc]  # gunicorn has 
         request_id = request_id_for(_sent_request_id(req or getattr(exc, "req", None)))
         remote = (addr or ("", -1))[0]
         facts = {"request_id": request_id, "status": status, "remote_addr": remote}
-        if code == "internal_error":
+        if code == "internal_error" and not _gunicorns(exc):
             self.log.exception("Error handling request before the app answered", extra=facts)
+        elif code == "internal_error":  # its traceback would end with its message as is
+            message = "Error handling request before the app answered: %s"
+            self.log.error(message, said(exc), extra=facts)
         else:
-            self.log.warning("Invalid request from ip=%s: %s", remote, exc, extra=facts)
+            self.log.warning("Invalid request from ip=%s: %s", remote, said(exc), extra=facts)
         ACCESS.info("%s %s %s", *_request_line(req), status, extra=facts)
         metrics.PROBLEMS.labels(code, str(status)).inc()
         if code != "internal_error" or isinstance(exc, errors.ConfigurationProblem):
@@ -139,10 +164,56 @@ def edge_problem(exc: BaseException) -> tuple[int, str, str]:
     for kind, status, code, detail in EDGE_PROBLEMS:
         if isinstance(exc, kind):
             if status < 500:
-                said = str(exc)[:_MESSAGE_LENGTH]
-                detail = f"{detail} ({said})" if said else detail
+                message = said(exc)[:_MESSAGE_LENGTH]
+                detail = f"{detail} ({message})" if message else detail
             return status, code, detail
     return 500, "internal_error", problems.UNEXPECTED
+
+
+def said(exc: BaseException) -> str:
+    """gunicorn's message about ``exc``, with the text of the request it quotes withheld
+    (``Withheld``): what the worker logs, and tells the client, of a refusal."""
+    if not _gunicorns(exc) or isinstance(exc, _QUOTING_NO_REQUEST_TEXT):
+        return str(exc)
+    try:
+        shown = copy.copy(exc)
+        for name, value in vars(exc).items():
+            if isinstance(value, (str, bytes)):
+                setattr(shown, name, Withheld(value))
+        shown.args = tuple(Withheld(a) if isinstance(a, (str, bytes)) else a for a in exc.args)
+        return str(shown)
+    except Exception:  # worded in a way not foreseen: its kind alone
+        return type(exc).__name__
+
+
+def _gunicorns(exc: BaseException) -> bool:
+    """Whether ``exc`` is one of gunicorn's errors about a request (``gunicorn.http.errors``)."""
+    return isinstance(exc, (errors.ParseException, errors.NoMoreData))
+
+
+class Withheld:
+    """Text of a refused request as it may be logged: a leading name (a header's, a method)
+    unless it looks like a credential, then how many characters followed, never the characters.
+    ``Authorization Bearer wbt_…`` is ``'Authorization' and 55 characters withheld``."""
+
+    _NAME = re.compile(r"[A-Za-z0-9_-]{1,40}(?=[\s:]|$)")
+    _SCHEMES = frozenset({"bearer", "basic", "digest", "negotiate", "token"})
+
+    def __init__(self, text: str | bytes) -> None:
+        text = text.decode("latin-1") if isinstance(text, bytes) else text
+        match = self._NAME.match(text)
+        name = match.group() if match else ""
+        if name.lower() in self._SCHEMES or name.lower().startswith(TOKEN_PREFIX):
+            name = ""
+        self.name, self.rest = name, len(text) - len(name)
+
+    def __str__(self) -> str:
+        if not self.rest:
+            return repr(self.name)
+        withheld = f"{self.rest} characters withheld"
+        return f"{self.name!r} and {withheld}" if self.name else withheld
+
+    __repr__ = __str__
 
 
 def problem_response(status: int, code: str, detail: str, request_id: str) -> bytes:

@@ -204,11 +204,22 @@ def http_error(error: HTTPException) -> Response:
     return problem(status, code, detail, headers, errors=errors)
 
 
+#: PostgreSQL's read_only_sql_transaction: a standby (a failover under way or just done), or a
+#: database set ``default_transaction_read_only``, refusing a write
+READ_ONLY_SQLSTATE = "25006"
+
+
+def refuses_writes(error: DBAPIError) -> bool:
+    """Whether the database refused a write because it takes none now (``READ_ONLY_SQLSTATE``)."""
+    return getattr(error.orig, "sqlstate", None) == READ_ONLY_SQLSTATE
+
+
 def _database_error(error: DBAPIError) -> Response:
-    """The database is unreachable (down, restarting, connection lost): 503, retry later.
-    Nothing was acknowledged, so a retry with the same Idempotency-Key is safe.  A value the
-    database cannot store (out of its column's range, a NUL in a path or query) is 422, and so is
-    a quantity that would no longer be exact (``_inexact_quantity``)."""
+    """The database is unreachable (down, restarting, connection lost) or cannot take writes (a
+    read-only standby; a request with a token writes too, recording its use once a minute): 503,
+    retry later.  Nothing was acknowledged, so a retry with the same Idempotency-Key is safe.
+    A value the database cannot store (out of its column's range, a NUL in a path or query) is
+    422, and so is a quantity that would no longer be exact (``_inexact_quantity``)."""
     if isinstance(error, DataError):
         return problem(
             422,
@@ -223,6 +234,12 @@ def _database_error(error: DBAPIError) -> Response:
         )
     if is_retryable(error):
         return _contended(error)
+    if refuses_writes(error):
+        return _unavailable(
+            error,
+            "database read-only, refusing writes (request %s %s): %s",
+            "The database cannot take writes now; retry shortly.",
+        )
     if not (isinstance(error, OperationalError) or error.connection_invalidated):
         return _unexpected(error)
     return _unavailable(

@@ -37,7 +37,13 @@ class WriteLimiter:
                 "WETBANK_WRITE_RATE_LIMIT must be a count per second, minute or hour, like "
                 f"60/minute, not {spec!r}"
             )
-        return cls(int(match.group(1)), _UNITS[match.group(2)])
+        count = int(match.group(1))
+        if count < 1:  # a limit of none would refuse every write: no limit is the unset variable
+            raise ValueError(
+                "WETBANK_WRITE_RATE_LIMIT must be at least 1 write per second, minute or hour, "
+                f"like 60/minute, not {spec!r} (unset it for no limit)"
+            )
+        return cls(count, _UNITS[match.group(2)])
 
     def check(self, token_id: str) -> None:
         """Count one write, or refuse it with 429 and ``Retry-After``."""

@@ -5,14 +5,22 @@ sealing queue holds nothing older than ``WETBANK_READY_MAX_SEAL_AGE_SECONDS``: a
 old means no sealer is keeping up (a stuck or failing one, or writes faster than it seals), and
 ``wetbank audit verify`` would have that much unsealed history to seal first.  Otherwise 503
 ``service_unavailable`` with ``Retry-After``; both answers carry each check's result.
+
+A process's sealer (``ledger.sealer``) starts at its first commit.  After a crash the queue may
+hold transactions no running process committed, and a load balancer that waits for this check
+before sending traffic would wait for ever: so the check wakes the process's sealer whenever it
+finds work queued, and a server process runs it once as it starts (``check_at_start``), sealing
+what a crash left without any request.
 """
 
 from __future__ import annotations
 
+import logging
+import threading
 from dataclasses import dataclass
 from typing import Any
 
-from flask import current_app
+from flask import Flask, current_app
 from flask.views import MethodView
 from flask_smorest import Blueprint
 from marshmallow import Schema, fields
@@ -24,8 +32,10 @@ from api.problems import ApiProblem
 from api.schema_check import UPGRADE_HINT, head_revision
 from ledger import clock
 from ledger.schema import LedgerChainLink, LedgerChainQueue, LedgerTransaction
+from ledger.sealer import BackgroundSealer
 
 blp = Blueprint("operations", __name__, url_prefix="/api/v1", description="Operations")
+log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
@@ -85,7 +95,30 @@ def checks(max_seal_age: float) -> tuple[bool, dict[str, Any]]:
         found["schema"]["detail"] = f"the schema is behind: {UPGRADE_HINT}"
         return False, found
     found["sealing"] = backlog.check(max_seal_age)
+    if backlog.queued:
+        # whoever committed it may be gone (a crash): this process's sealer seals it; with the
+        # schema at the code's head only, as a commit here would be
+        background: BackgroundSealer | None = current_app.extensions.get("wetbank.sealer")
+        if background is not None:
+            background.wake()
     return all(check["ok"] for check in found.values()), found
+
+
+def check_at_start(app: Flask) -> None:
+    """Run the checks once, in the background, as a server process starts: what a crash left
+    queued is sealed without waiting for a request.  In the background, so that the process
+    starts (and ``/health`` answers) whatever the database does."""
+    if app.extensions.get("wetbank.sealer") is None:
+        return  # nothing is ever queued where each write seals its own link (SQLite)
+
+    def run() -> None:
+        try:
+            with app.app_context():
+                checks(float(app.config["WETBANK_READY_MAX_SEAL_AGE_SECONDS"]))
+        except Exception:  # /ready runs the checks again, and wakes the sealer then
+            log.warning("checking the sealing queue at start failed", exc_info=True)
+
+    threading.Thread(target=run, name="wetbank-ready-at-start", daemon=True).start()
 
 
 def _revision(connection: Connection) -> str | None:

@@ -6,7 +6,7 @@ without ``WETBANK_SECRET_KEY``: each worker would otherwise hold a key of its ow
 
 from __future__ import annotations
 
-from api import create_app
+from api import create_app, readiness
 from api.config import shared_secret_problem
 
 app = create_app()
@@ -14,3 +14,6 @@ app = create_app()
 _problem = shared_secret_problem(app.config)
 if _problem:
     raise RuntimeError(_problem)
+
+# what a crash left queued is sealed now, not at this process's first write
+readiness.check_at_start(app)

@@ -2,8 +2,9 @@
 
 Each process runs one daemon thread that a commit wakes; it seals whatever is queued in its own
 short transaction, and keeps sealing at its pace while it finds work.  Queued transactions are
-durable, so a crash only delays their sealing, and ``seal_all`` (used by the verifier and the
-journal) seals synchronously.
+durable, so a crash only delays their sealing: a server process wakes its sealer as it starts and
+whenever its readiness check finds work queued, so what a crash left is sealed without a write.
+``seal_all`` (used by the verifier and the journal) seals synchronously.
 
 Several processes' sealers pace themselves (``next_pace``): one that finds another sealed since
 its own last run, or holding the lock, waits twice as long before its next run, up to
@@ -48,7 +49,8 @@ class BackgroundSealer:
         self.runs = 0  # sealing transactions this process ran (tests read it)
 
     def wake(self, _db: Database | None = None) -> None:
-        """Ask the sealer to run soon (starting it in this process if needed: gunicorn forks)."""
+        """Ask the sealer to run soon (starting it in this process if needed: gunicorn forks).
+        One thread per process; one sealer at a time across processes (``chain.seal``'s lock)."""
         if self._stopped:
             return
         if self._pid != os.getpid():

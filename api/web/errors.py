@@ -149,6 +149,10 @@ def _database_error(error: DBAPIError) -> Response:
         log.warning("database unavailable for page %s", request.path)
         detail = "The database is unavailable; try again shortly."
         return error_page(503, detail, {"Retry-After": "1"})
+    if problems.refuses_writes(error):  # a read-only standby (the API's 503 too)
+        log.warning("database read-only, refusing writes, for page %s", request.path)
+        detail = "The database cannot take writes now; try again shortly."
+        return error_page(503, detail, {"Retry-After": "1"})
     raise error
 
 

@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
-import pytest
+from pathlib import Path
+from typing import Any
 
-from api import create_app
+import pytest
+from click.testing import CliRunner
+
+from api import cli, create_app
 from tests.api.conftest import Api, make_token
 
 
@@ -50,3 +54,29 @@ def test_a_body_over_the_configured_size_gets_413(limited_app):
     response = api.post("/holders", {"name": "x" * 5000})
     assert response.status_code == 413
     assert response.json["code"] == "payload_too_large"
+
+
+@pytest.mark.parametrize("limit", ["0/minute", "00/hour"])
+def test_a_write_limit_of_zero_is_refused_at_start_naming_the_variable(
+    limit: str, database_url: str, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """A limit under one write would refuse every write (and made each a 500): ``wetbank
+    serve`` refuses it in one line, as any setting it cannot read, and starts no server."""
+    started: list[Any] = []
+    monkeypatch.setattr(cli.os, "execvp", lambda *args: started.append(args))
+    monkeypatch.setenv("PROMETHEUS_MULTIPROC_DIR", str(tmp_path / "metrics"))
+    served = CliRunner().invoke(
+        cli.main,
+        ["serve", "--port", "1"],
+        env={
+            "DATABASE_URL": database_url,
+            "WETBANK_SECRET_KEY": "k" * 64,
+            "WETBANK_WRITE_RATE_LIMIT": limit,
+        },
+    )
+    assert (served.exit_code, started) == (1, []), served.output
+    assert served.output.startswith("Error: WETBANK_WRITE_RATE_LIMIT must be at least 1 write")
+    assert repr(limit) in served.output and "Traceback" not in served.output
+    assert len(served.output.strip().splitlines()) == 1
+    with pytest.raises(ValueError, match="WETBANK_WRITE_RATE_LIMIT"):
+        create_app({"DATABASE_URL": database_url, "WETBANK_WRITE_RATE_LIMIT": limit})

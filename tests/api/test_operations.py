@@ -10,7 +10,9 @@ import io
 import json
 import logging
 import secrets
+import time
 from collections.abc import Iterator
+from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
@@ -18,16 +20,17 @@ import pytest
 from flask import Flask, request
 from freezegun import freeze_time
 from prometheus_client.parser import text_string_to_metric_families
-from sqlalchemy import event, text
+from sqlalchemy import create_engine, event, text
+from sqlalchemy.engine import make_url
 
 from api import create_app, logs, metrics
 from api.readiness import sealing_backlog
-from ledger import Leg, sealer, transfer
+from ledger import Leg, clock, sealer, transfer
 from ledger.db import Database
 from tests.api.conftest import Api, make_token
 from tests.api.kit import Kit, on
-from tests.api.web_kit import csrf_of
-from tests.dbs import create_database, drop_database
+from tests.api.web_kit import csrf_of, sign_in
+from tests.dbs import PG_ADMIN_URL, create_database, drop_database
 from tests.integration.ledger_kit import meta, move, open_accounts
 from tests.system.harness import free_port
 
@@ -126,8 +129,9 @@ def test_ready_is_503_while_a_transaction_waits_to_be_sealed_longer_than_the_bou
     )
     try:
         with freeze_time("2026-03-02 12:02:00", tz_offset=0):
-            response = app.test_client().get("/api/v1/ready")
+            # the scrape first: the readiness check wakes this process's sealer, which seals
             samples = metric_samples(app)
+            response = app.test_client().get("/api/v1/ready")
         assert response.status_code == 503, response.json
         sealing = response.json["checks"]["sealing"]
         assert sealing == {
@@ -146,6 +150,38 @@ def test_ready_is_503_while_a_transaction_waits_to_be_sealed_longer_than_the_bou
         samples = metric_samples(app)
         assert sample(samples, "wetbank_chain_queue_length") == 0
         assert sample(samples, "wetbank_ledger_transactions_total") == 1
+    finally:
+        app.extensions["wetbank.db"].dispose()
+
+
+def test_ready_becomes_200_by_itself_when_a_crash_left_a_transaction_unsealed(
+    backend: str, fresh_db_url: str
+) -> None:
+    """A server killed after a commit and before its sealer ran leaves the transaction queued.
+    A process started afterwards, asked only ``/ready`` (a load balancer's probe: no write ever
+    comes while it answers 503), seals it and becomes ready within seconds."""
+    if backend != "postgresql":
+        pytest.skip("SQLite seals each transaction as it is written")
+    writer = Database.from_url(fresh_db_url)  # the crashed process: its sealer never ran
+    try:
+        with freeze_time(clock.utcnow() - timedelta(minutes=2)):
+            source, target = open_accounts(writer, "sqft", False, False)
+            move(writer, source, target, 5)
+    finally:
+        writer.dispose()
+    app = create_app({"DATABASE_URL": fresh_db_url, "PROPAGATE_EXCEPTIONS": False})
+    try:
+        client = app.test_client()
+        first = client.get("/api/v1/ready")
+        assert first.status_code == 503, first.json
+        assert first.json["checks"]["sealing"]["queued"] == 1
+        deadline = time.monotonic() + 5
+        response = first
+        while response.status_code != 200 and time.monotonic() < deadline:
+            time.sleep(0.1)
+            response = client.get("/api/v1/ready")
+        assert response.status_code == 200, response.json
+        assert response.json["checks"]["sealing"]["queued"] == 0
     finally:
         app.extensions["wetbank.db"].dispose()
 
@@ -416,6 +452,54 @@ def test_a_request_that_finds_no_free_connection_in_time_gets_503(
         assert app.test_client().get("/api/v1/reports/credit-availability").status_code == 200
     finally:
         db.dispose()
+
+
+def test_a_read_only_database_is_503_not_500_and_logged_without_the_statement(
+    backend: str, fresh_db_url: str, json_lines: io.StringIO
+) -> None:
+    """A standby after a failover (``default_transaction_read_only``) answers reads but refuses
+    writes; a token's first use in a minute records it (an UPDATE), so every request with a
+    token met the refusal, and was a 500 ``internal_error``.  It is 503, as for a database that
+    cannot be reached: the database cannot take writes now; retry later."""
+    if backend != "postgresql":
+        pytest.skip("a read-only database of its own: PostgreSQL")
+    writable = create_app({"DATABASE_URL": fresh_db_url})
+    try:
+        token = make_token(writable, "board")
+    finally:
+        writable.extensions["wetbank.db"].dispose()
+    name = make_url(fresh_db_url).database
+    admin = create_engine(PG_ADMIN_URL, isolation_level="AUTOCOMMIT")
+    try:
+        with admin.connect() as connection:
+            connection.exec_driver_sql(
+                f"ALTER DATABASE {name} SET default_transaction_read_only = on"
+            )
+    finally:
+        admin.dispose()
+    app = create_app({"DATABASE_URL": fresh_db_url, "PROPAGATE_EXCEPTIONS": False})
+    try:
+        api = Api(app.test_client(), token)
+        for response in (api.get("/me"), api.post("/holders", {"name": "on a standby"})):
+            assert response.status_code == 503, response.json
+            assert response.json["code"] == "service_unavailable"
+            assert "cannot take writes" in response.json["detail"]
+            assert int(response.headers["Retry-After"]) >= 1
+        assert api.get("/health", token="").status_code == 200  # liveness: no database
+        page = sign_in(app.test_client(), token)  # the pages' sign-in records the use too
+        assert page.status_code == 503, page.get_data(as_text=True)
+        assert page.mimetype == "text/html" and page.headers["Retry-After"]
+        assert "cannot take writes" in page.get_data(as_text=True)
+    finally:
+        app.extensions["wetbank.db"].dispose()
+    records = [json.loads(line) for line in json_lines.getvalue().splitlines()]
+    refused = [r for r in records if r["logger"] == "wetbank.api"]
+    assert len(refused) == 2 and all(r["level"] == "WARNING" for r in refused), refused
+    assert "read-only" in refused[0]["message"]
+    # the database's own words, not the statement, its parameters or a traceback
+    assert "read-only transaction" in refused[0]["message"]
+    assert not any("exc_info" in r or "[SQL" in r["message"] for r in refused), refused
+    assert "parameters" not in json_lines.getvalue() and token not in json_lines.getvalue()
 
 
 def test_the_count_of_transactions_written_holds_while_the_sealer_moves_them(

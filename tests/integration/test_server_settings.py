@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 from pathlib import Path
 from typing import Any
 
@@ -67,9 +68,16 @@ def test_the_servers_own_settings_are_read(backend: str, database_url: str) -> N
     assert any(w.startswith("PostgreSQL track_counts is off") for w in found)
 
 
-def test_serve_prints_the_warnings_before_it_starts_the_server(
-    backend: str, database_url: str, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+def test_serve_logs_the_warnings_before_it_starts_the_server(
+    backend: str,
+    database_url: str,
+    monkeypatch: pytest.MonkeyPatch,
+    tmp_path: Path,
+    caplog: pytest.LogCaptureFixture,
 ) -> None:
+    """As log records of ``wetbank.serve``, which the service's handler writes as JSON lines
+    like every other (a real server's output: tests/system/test_logs.py)."""
+    caplog.set_level(logging.INFO, logger="wetbank.serve")
     started: list[list[str]] = []
 
     def record_instead_of_replacing_this_process(_file: str, args: list[str]) -> Any:
@@ -86,8 +94,13 @@ def test_serve_prints_the_warnings_before_it_starts_the_server(
     )
     assert served.exit_code == 0, served.output
     assert len(started) == 1 and "gunicorn" in started[0]
-    lines = served.output.splitlines()
-    warned = [i for i, line in enumerate(lines) if line.startswith("warning: PostgreSQL track")]
+    assert served.output == ""  # nothing in plain text
+    logged = [(r.levelname, r.getMessage()) for r in caplog.records if r.name == "wetbank.serve"]
+    warned = [
+        i
+        for i, (level, message) in enumerate(logged)
+        if level == "WARNING" and message.startswith("PostgreSQL track_counts is off")
+    ]
     assert bool(warned) == (backend == "postgresql")
-    serving = next(i for i, line in enumerate(lines) if line.startswith("serving on"))
-    assert all(i < serving for i in warned)
+    serving = next(i for i, (_, message) in enumerate(logged) if message.startswith("serving on"))
+    assert logged[serving][0] == "INFO" and all(i < serving for i in warned)

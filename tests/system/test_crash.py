@@ -282,6 +282,35 @@ def test_sigkill_of_every_server_process_loses_no_acknowledged_write(
         server.stop()
 
 
+def test_a_restarted_server_seals_what_a_crash_left_queued_before_any_request(
+    pg_url: str, tmp_path: Path
+) -> None:
+    """A transaction committed by a process killed before its sealer ran stays queued.  The
+    server started afterwards seals it with no write and no readiness probe (its start polls
+    ``/health`` only, which touches no database), and then reports ready."""
+    from ledger.db import Database
+    from tests.integration.ledger_kit import move, open_accounts
+
+    crashed = Database.from_url(pg_url)  # no sealer attached: as if killed right after commit
+    try:
+        source, target = open_accounts(crashed, "sqft", False, False)
+        move(crashed, source, target, 5)
+    finally:
+        crashed.dispose()
+
+    def queued() -> int:
+        return int(sql_rows(pg_url, "SELECT count(*) FROM ledger_chain_queue")[0][0])
+
+    assert queued() == 1
+    with Server(pg_url, workers=2, log_path=tmp_path / "server.log") as server:
+        assert wait_until(lambda: queued() == 0, 10, step=0.2), server.log()
+        assert int(sql_rows(pg_url, "SELECT count(*) FROM ledger_chain")[0][0]) == 1
+        with Client(server.port) as client:
+            assert client.call("GET", "/ready")[0] == 200
+    assert "sealing the hash chain failed" not in server.log_path.read_text()
+    audit_verify(pg_url)
+
+
 # --- PostgreSQL stopped and started under a running server ---------------------------------------
 
 

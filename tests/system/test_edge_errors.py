@@ -9,6 +9,7 @@ from __future__ import annotations
 import http.client
 import json
 import re
+import secrets
 import socket
 from pathlib import Path
 from typing import Any
@@ -89,3 +90,34 @@ def test_requests_the_server_refuses_before_the_app_are_problems_with_a_request_
         assert refused_requests(scraped, status) == 1.0, (code, scraped)
     for request_id in ids:  # each refusal is in the log under the id the client was given
         assert request_id in logged
+
+
+def test_a_refused_request_never_logs_or_echoes_the_token_it_carried(
+    pg_url: str, tmp_path: Path
+) -> None:
+    """gunicorn quotes the text it refuses (the whole line of a header without its colon); the
+    worker logs, and answers, the header's name and how much followed, never the token."""
+    token = "wbt_" + secrets.token_urlsafe(32)
+    health = f"GET {BASE}/health HTTP/1.1\r\nHost: x\r\n"
+    heads = {
+        "no colon": f"{health}Authorization Bearer {token}\r\n\r\n",
+        "a name with spaces": f"{health}Authorization Bearer {token}: x\r\n\r\n",
+        "the token alone": f"{health}{token}\r\n\r\n",
+        "folded": f"{health}Authorization: Bearer\r\n {token}\r\n\r\n",
+        "in the method": f"{token} {BASE}/health HTTP/1.1\r\nHost: x\r\n\r\n",
+        "in the version": f"GET {BASE}/health HTTP/{token}\r\nHost: x\r\n\r\n",
+        "in an expectation": f"{health}Expect: {token}\r\n\r\n",
+        "in a transfer coding": f"POST {BASE}/holders HTTP/1.1\r\nHost: x\r\n"
+        f"Transfer-Encoding: {token}\r\n\r\n",
+    }
+    with Server(pg_url, 1, tmp_path / "server.log") as server:
+        for case, head in heads.items():
+            status, _headers, problem = raw_call(server.port, head.encode())
+            assert status >= 400, (case, problem)
+            assert token not in json.dumps(problem), case
+            assert token[4:20] not in json.dumps(problem), case
+    logged = server.log_path.read_text(errors="replace")
+    assert logged.count("Invalid request from ip=") == len(heads)
+    assert token[4:20] not in logged, "a token was logged"
+    assert "Invalid HTTP Header: 'Authorization' and" in logged  # the name, for the operator
+    assert "characters withheld" in logged

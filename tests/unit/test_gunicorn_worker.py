@@ -20,7 +20,14 @@ from gunicorn.workers import gthread
 from prometheus_client import REGISTRY
 
 from api import metrics, problem_types, problems
-from api.gunicorn_worker import EDGE_PROBLEMS, ThreadWorker, edge_problem, problem_response
+from api.gunicorn_worker import (
+    _QUOTING_NO_REQUEST_TEXT,
+    EDGE_PROBLEMS,
+    ThreadWorker,
+    edge_problem,
+    problem_response,
+    said,
+)
 
 
 def exits_while_handing_over_a_connection(worker_class: Any) -> bool:
@@ -122,12 +129,22 @@ def test_the_answer_to_a_long_request_line_is_a_whole_problem_titled_uri_too_lon
     }
 
 
-def refused_by_the_worker(req: Any, exc: BaseException) -> bytes:
+def refused_by_the_worker(req: Any, exc: BaseException, logged: list[str] | None = None) -> bytes:
     """What ``ThreadWorker.handle_error`` writes to the client for ``exc`` raised on ``req``
-    (``None``: gunicorn had not read a request yet), as gunicorn calls it."""
+    (``None``: gunicorn had not read a request yet), as gunicorn calls it; each message it logs
+    is added to ``logged``, with its arguments (and the exception it logs, if any)."""
     worker = ThreadWorker.__new__(ThreadWorker)  # no sockets, no app: what the handler reads
-    quiet = lambda *args, **kwargs: None  # noqa: E731
-    worker.log = SimpleNamespace(exception=quiet, warning=quiet, debug=quiet)
+
+    def log(message: str, *args: Any, **_kwargs: Any) -> None:
+        if logged is not None:
+            logged.append(message % args)
+
+    def exception(message: str, *args: Any, **kwargs: Any) -> None:  # with a traceback
+        log(message, *args, **kwargs)
+        if logged is not None:
+            logged.append(f"{exc!r} {exc}")
+
+    worker.log = SimpleNamespace(exception=exception, error=log, warning=log, debug=log)
     ours, client = socket.socketpair()
     with ours, client:
         worker.handle_error(req, client, ("127.0.0.1", 5_000), exc)
@@ -196,3 +213,34 @@ def test_a_path_outside_the_proxys_script_name_is_counted_though_answered_500() 
     answer = refused_by_the_worker(req, refused)
     assert answer.startswith(b"HTTP/1.1 500 ")
     assert requests_counted("GET", 500) == before + 1
+
+
+def test_no_refusal_of_gunicorn_logs_or_answers_the_request_text_it_quotes() -> None:
+    """gunicorn quotes what it refuses (a header line without its colon is quoted whole:
+    ``Authorization Bearer wbt_…``); the worker logs and answers the name before it and how
+    many characters followed, for every error of gunicorn's that quotes the request."""
+    token = "wbt_" + "Zq9x" * 11
+    line = f"Authorization Bearer {token}"
+    quoting = [
+        kind
+        for _name, kind in inspect.getmembers(errors, inspect.isclass)
+        if issubclass(kind, (errors.ParseException, errors.NoMoreData))
+        and not issubclass(kind, _QUOTING_NO_REQUEST_TEXT)
+    ]
+    assert errors.InvalidHeader in quoting and len(quoting) > 12
+    for kind in quoting:
+        try:
+            exc = kind(line)
+        except TypeError:  # quotes nothing
+            exc = kind()
+        logged: list[str] = []
+        answer = refused_by_the_worker(None, exc, logged)
+        assert logged and token[4:] not in " ".join(logged), (kind, logged)
+        assert token[4:] not in answer.decode(), kind
+    logged = []
+    refused_by_the_worker(None, errors.InvalidHeader(line), logged)
+    withheld = len(line) - len("Authorization")
+    assert f"Invalid HTTP Header: 'Authorization' and {withheld} characters withheld" in logged[0]
+    for credential in (token, f"Bearer {token}", f"{token}: x"):  # no name to show
+        assert said(errors.InvalidHeaderName(credential)).endswith(" characters withheld")
+    assert said(errors.InvalidHeader("CONTENT-LENGTH")) == "Invalid HTTP Header: 'CONTENT-LENGTH'"
