@@ -198,8 +198,11 @@ CATALOGUE: dict[str, ProblemType] = dict(
         _entry(
             "invalid_fee",
             422,
-            "An appeal filing fee other than the statute's, or a security above its maximum.",
-            "Send the fee and security the problem names.",
+            "An appeal filing fee other than the statute's, or none recorded for a grant; or "
+            "appeal security above the statute's maximum, where the LGU required none, or "
+            "above the amount it required.",
+            "Send the fee and security the problem names; post security only as the LGU "
+            "required it.",
         ),
         _entry(
             "security_required",

@@ -14,6 +14,7 @@ from bank.errors import NotFound
 from bank.money_tables import Payment
 from bank.plan_tables import Appeal, Plan
 from bank.rules import timeline
+from ledger import clock
 
 
 @dataclass(frozen=True)
@@ -71,6 +72,9 @@ class AppealView:
     decision: AppealDecisionView | None
     served_on: date | None
     judicial_review_ends: date | None
+    #: ``petition_received``, ``no_fee_in_window`` (undecided, and its window closed with no
+    #: filing fee recorded: it obtained no appeal, Subd. 9), ``petition_denied``, ``granted``,
+    #: ``decided``
     status: str
 
 
@@ -81,7 +85,11 @@ def view(session: Session, appeal: Appeal) -> AppealView:
         raise NotFound(f"no plan {appeal.plan_id}")
     required = plans.security_required_cents(session, plan, appeal.application_number)
     live = money.live_appeal_payments(session, [appeal.id])[appeal.id]
-    return view_with(appeal, plan, plans.clocks(session, plan), required, live)
+    today = clock.today()
+    closed = plans.appeal_window_closed(
+        plan, plans.state(session, plan, today), appeal.application_number, today
+    )
+    return view_with(appeal, plan, plans.clocks(session, plan), required, live, closed)
 
 
 def view_with(
@@ -90,12 +98,15 @@ def view_with(
     c: plans.Clocks,
     security_required_cents: int | None,
     live: Iterable[Payment],
+    window_closed: bool,
 ) -> AppealView:
     """``view`` given the appeal's plan, that plan's clocks, the security required of its
-    petitioner (``plans.security_required_of``) and its live payments
-    (``money.live_appeal_payments``)."""
+    petitioner (``plans.security_required_of``), its live payments
+    (``money.live_appeal_payments``) and whether the window of the application it appeals has
+    closed (``plans.appeal_window_closed``)."""
     paid = {payment.kind: payment for payment in live}
     fee, security = paid.get("appeal_filing_fee"), paid.get("appeal_security")
+    facts = plans.appeal_facts(appeal, {appeal.id} if fee is not None else ())
     grant_due = timeline.grant_decision_due(c.board, c.ruleset, appeal.received_on)
     decision_due = (
         timeline.appeal_decision_due(c.board, c.ruleset, appeal.received_on)
@@ -131,7 +142,7 @@ def view_with(
             if appeal.served_on
             else None
         ),
-        status=_status(appeal),
+        status=_status(appeal, timeline.obtained_no_appeal(facts, window_closed)),
     )
 
 
@@ -158,9 +169,9 @@ def _decision(appeal: Appeal, due: date | None) -> AppealDecisionView | None:
     )
 
 
-def _status(appeal: Appeal) -> str:
+def _status(appeal: Appeal, obtained_none: bool) -> str:
     if appeal.petition_granted is None:
-        return "petition_received"
+        return "no_fee_in_window" if obtained_none else "petition_received"
     if not appeal.petition_granted:
         return "petition_denied"
     return "decided" if appeal.outcome else "granted"

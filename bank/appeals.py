@@ -4,7 +4,10 @@ and its service on the parties.
 The board's decisions after their deadlines are recorded and flagged ``late`` (the statute gives
 the board no remedy to enforce against itself).  A petition is granted only with the filing fee
 of the rule set it was filed under ($200 under the statute) paid and, when the LGU required it,
-its security posted; it is denied only on the grounds Subd. 9 names.  An appeal decided
+its security posted; it is denied only on the grounds Subd. 9 names.  A petition whose window
+closed with no fee recorded obtained no appeal (``timeline.obtained_no_appeal``): it holds nothing
+and needs no decision, so no "no fee" ground is added; a grant of it is ``invalid_fee``, naming
+the window's last day, and a denial checks no fee.  An appeal decided
 ``plan_reversed`` reverses the LGU's decision for good, whatever other appeals decide: reversing
 an approval reverses the plan's withdrawals and voids its pending reservations (a revision's
 approval: the withdrawals since the revision, and the reservations only if the approval that
@@ -38,7 +41,8 @@ PETITIONER_KINDS = timeline.PETITIONER_KINDS
 
 #: Subd. 9: the board grants the petition unless it finds the appeal meritless, trivial, or
 #: brought solely for delay; local administrative remedies not exhausted; or required security
-#: not posted.  These are the only grounds for denying a petition.
+#: not posted.  These are the only grounds for denying a petition (a petition without its fee
+#: mailed within the window obtained no appeal, and needs none: ``timeline.obtained_no_appeal``).
 DENIAL_GROUNDS = (
     "meritless",
     "trivial",
@@ -157,8 +161,9 @@ def decide_petition(
 ) -> AppealView:
     """The board's decision whether to grant the petition and hear the appeal.
 
-    Granting needs the filing fee of the rule set it was filed under paid (``invalid_fee``)
-    and, when the LGU required security, at least that much posted (``security_required``);
+    Granting needs the filing fee of the rule set it was filed under paid (``invalid_fee``; once
+    the window closed without it, the detail says the petition obtained no appeal) and, when the
+    LGU required security, at least that much posted (``security_required``);
     denying needs one or more of the grounds Subd. 9 names, and ``security_not_posted`` only
     when the LGU required security and less is posted (``validation_error``).
     """
@@ -233,7 +238,15 @@ def _check_paid(session: Session, plan: Plan, appeal: Appeal, on: date) -> None:
     received_on = money.filing_fee_received_on(session, ruleset, appeal.id)
     fee = ruleset.appeal_filing_fee_cents
     if received_on is None:
-        raise InvalidFee(f"the {dollars(fee)} filing fee has not been paid", fee_cents=fee)
+        unpaid = f"the {dollars(fee)} filing fee has not been paid"
+        ends = _window_closed_on(session, plan, appeal)
+        if ends is not None:
+            unpaid += (
+                f": none mailed by {ends.isoformat()}, when the appeal window closed, is "
+                "recorded, so the petition obtained no appeal (Subd. 9; a fee mailed by then is "
+                "recorded when it arrives)"
+            )
+        raise InvalidFee(unpaid, fee_cents=fee)
     if received_on > on:
         raise InvalidFee(
             f"the {dollars(fee)} filing fee was received on {received_on.isoformat()}, after "
@@ -250,6 +263,15 @@ def _check_paid(session: Session, plan: Plan, appeal: Appeal, on: date) -> None:
                 required_cents=required,
                 posted_cents=posted,
             )
+
+
+def _window_closed_on(session: Session, plan: Plan, appeal: Appeal) -> date | None:
+    """The last day of the appeal window of the application ``appeal`` appeals, if it has closed
+    by today (``None`` while it is open, or before a notice of decision opened it)."""
+    c = plans.clocks(session, plan)
+    facts = plans.appealed_facts(session, plan, appeal.application_number)
+    ends = timeline.appeal_window_ends(c.ruleset, c.board, facts)
+    return ends if ends is not None and clock.today() > ends else None
 
 
 def _check_security_unposted(session: Session, plan: Plan, appeal: Appeal, on: date) -> None:

@@ -279,7 +279,7 @@ def _destination(
         if request.kind == "appeal_filing_fee":
             _check_filing_fee(session, ruleset, request.amount_cents, appeal)
             return board_fee_account(session), None
-        _check_security(session, ruleset, request.amount_cents, appeal)
+        _check_security(session, ruleset, request.amount_cents, plan, appeal)
         return appeal_security_account(session, plan.lgu_id), plan.lgu_id
     if request.kind == "in_lieu":
         _check_in_lieu(plan)
@@ -309,8 +309,15 @@ def _check_filing_fee(session: Session, ruleset: Ruleset, amount: int, appeal: A
         raise Conflict(_ALREADY_PAID["appeal_filing_fee"])
 
 
-def _check_security(session: Session, ruleset: Ruleset, amount: int, appeal: Appeal) -> None:
-    """Subd. 9: security of at most $500, returned if the petition is accepted."""
+def _check_security(
+    session: Session, ruleset: Ruleset, amount: int, plan: Plan, appeal: Appeal
+) -> None:
+    """Subd. 9: "The local government unit may require the petitioner to post a letter of
+    credit, cashier's check, or cash in an amount not to exceed $500", returned if the petition
+    is accepted and kept if it is denied: security is posted only where the LGU required it, up
+    to the amount it required (``invalid_fee``).  Anything more would be money nobody required,
+    kept on a denial.  Less may be posted (a grant then waits for the rest:
+    ``security_required``)."""
     if amount > ruleset.appeal_security_max_cents:
         raise InvalidFee(
             f"appeal security may not exceed {dollars(ruleset.appeal_security_max_cents)}",
@@ -319,6 +326,21 @@ def _check_security(session: Session, ruleset: Ruleset, amount: int, appeal: App
         )
     if appeal.petition_granted is not None:
         raise Conflict("the petition was already decided: security is posted before that")
+    # fixed once a petition on the application is filed (``plans.require_appeal_security``)
+    required = plans.security_required_cents(session, plan, appeal.application_number)
+    if required is None:
+        raise InvalidFee(
+            "Subd. 9: the LGU required no appeal security of this petitioner, so none is posted",
+            required_cents=None,
+            amount_cents=amount,
+        )
+    if amount > required:
+        raise InvalidFee(
+            f"Subd. 9: the LGU requires {dollars(required)} of appeal security, not "
+            f"{dollars(amount)}",
+            required_cents=required,
+            amount_cents=amount,
+        )
     if _live_payment(session, appeal.id, "appeal_security"):
         raise Conflict(_ALREADY_PAID["appeal_security"])
 
@@ -411,7 +433,9 @@ def check_refundable(session: Session, actor: Actor, payment: Payment) -> None:
     The appeal filing fee and security are the board's to book (Subd. 9), so the board's alone to
     refund: an LGU may refund only its plans' in-lieu payments and processing fees.  The filing
     fee "shall be retained by the board" (Subd. 9): it is never refunded (``not_eligible``), and
-    security is not returned once its petition was denied (``not_eligible``)."""
+    security the LGU required is not returned once its petition was denied (``not_eligible``).
+    Security posted where the LGU required none (booked before ``_check_security`` refused it)
+    was never owed, so nothing keeps it: it is refunded, denied petition or not."""
     if payment.kind in APPEAL_KINDS:
         policy.require_board(actor, APPEAL_PAYMENTS)
     if payment.kind == "appeal_filing_fee":
@@ -420,7 +444,7 @@ def check_refundable(session: Session, actor: Actor, payment: Payment) -> None:
             "board and is not refunded",
             kind=payment.kind,
         )
-    if payment.kind == "appeal_security" and _petition_denied(session, payment):
+    if payment.kind == "appeal_security" and _kept_on_denial(session, payment):
         raise NotEligible(
             "Subd. 9: security is returned only if the petition is accepted; this one was "
             "denied, and the security is kept",
@@ -429,9 +453,16 @@ def check_refundable(session: Session, actor: Actor, payment: Payment) -> None:
     _check_live(payment)
 
 
-def _petition_denied(session: Session, payment: Payment) -> bool:
+def _kept_on_denial(session: Session, payment: Payment) -> bool:
+    """Whether ``payment`` (appeal security) is kept: its petition was denied and the LGU
+    required security of it (Subd. 9 "may require"; none required, none is kept)."""
     appeal = session.get(Appeal, payment.appeal_id, populate_existing=True)
-    return appeal is not None and appeal.petition_granted is False
+    if appeal is None or appeal.petition_granted is not False:
+        return False
+    plan = session.get(Plan, appeal.plan_id)
+    if plan is None:  # a foreign key: an appeal's plan exists
+        raise NotFound(f"no plan {appeal.plan_id}")
+    return plans.security_required_cents(session, plan, appeal.application_number) is not None
 
 
 def reverse_in_error(

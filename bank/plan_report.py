@@ -258,6 +258,7 @@ def _report(plan: Plan, rows: PlanRows) -> PlanReport:
                 rows.clocks[plan.id],
                 plans.security_required_of(plan, rows.applications[plan.id], a.application_number),
                 rows.appeal_payments[a.id],
+                plans.appeal_window_closed(plan, state, a.application_number, rows.today),
             )
             for a in rows.appeals[plan.id]
         ],

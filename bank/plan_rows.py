@@ -32,6 +32,8 @@ class PlanRows:
     """A listing's rows, by plan id (by (plan id, application number) for the panels).  A
     plan with none of a kind reads as empty."""
 
+    #: the day the states are as of
+    today: date
     states: Mapping[str, plans.PlanState]
     clocks: Mapping[str, plans.Clocks]
     extensions: Mapping[str, list[PlanExtension]]
@@ -60,9 +62,16 @@ def read(session: Session, listed: Sequence[Plan], today: date | None = None) ->
     lgus, extensions, appeals = found.lgus, found.extensions, found.appeals
     mailed = notices.mailed_of(session, listed)
     return PlanRows(
+        today=day,
         states={
             p.id: plans.state_with(
-                p, lgus[p.lgu_id], extensions[p.id], appeals[p.id], day, found.standing.get(p.id)
+                p,
+                lgus[p.lgu_id],
+                extensions[p.id],
+                appeals[p.id],
+                found.paid,
+                day,
+                found.standing.get(p.id),
             )
             for p in listed
         },

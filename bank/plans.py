@@ -8,7 +8,7 @@ without any job.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import date, datetime, timedelta
 from fractions import Fraction
@@ -21,7 +21,7 @@ from bank import guarantees, keyset, parties, policy
 from bank.access import Actor
 from bank.errors import Conflict, NotFound, ValidationFailed
 from bank.ids import new_id
-from bank.money_tables import Security, SecurityDraw
+from bank.money_tables import Payment, Security, SecurityDraw
 from bank.party_tables import Lgu
 from bank.plan_record_tables import PlanApplication, PlanExtension
 from bank.plan_tables import Appeal, Plan, PlanRevision
@@ -192,6 +192,15 @@ def appeals_of(session: Session, plan_id: str) -> list[Appeal]:
     return list(session.execute(_APPEALS, {"plan_id": plan_id}).scalars())
 
 
+def fees_paid(session: Session, appeals: Iterable[Appeal]) -> frozenset[str]:
+    """The ids of those of ``appeals`` with a live filing fee recorded (received, not reversed
+    as booked in error): a petition without one obtains no appeal once its window closes
+    (``timeline.obtained_no_appeal``).  No query for no appeals."""
+    live = [Payment.kind == "appeal_filing_fee", Payment.status == "received"]
+    found = grouped(session, Payment.appeal_id, [a.id for a in appeals], where=live)
+    return frozenset(str(appeal_id) for appeal_id, rows in found.items() if rows)
+
+
 def extensions_of(session: Session, plan: Plan) -> list[PlanExtension]:
     """The extensions of the plan's current application's decision deadline, in order sent."""
     params = {"plan_id": plan.id, "application_number": plan.application_number}
@@ -234,6 +243,7 @@ def facts(session: Session, plan: Plan) -> timeline.PlanFacts:
         plan,
         extensions_of(session, plan),
         appeals,
+        fees_paid(session, appeals),
         standing_approvals(session, [plan], {plan.id: appeals}).get(plan.id),
     )
 
@@ -420,7 +430,9 @@ def application_facts(
         )
         .order_by(PlanExtension.recorded_at, PlanExtension.id)
     ).scalars()
-    return _record_facts(application, application.number, extensions, appeals_of(session, plan.id))
+    appeals = appeals_of(session, plan.id)
+    paid = fees_paid(session, appeals)
+    return _record_facts(application, application.number, extensions, appeals, paid)
 
 
 def withdrawn_under(
@@ -445,12 +457,14 @@ def _facts_from(
     plan: Plan,
     extensions: Iterable[PlanExtension],
     appeals: Iterable[Appeal],
+    paid: Collection[str],
     standing: timeline.StandingApproval | None = None,
 ) -> timeline.PlanFacts:
     """``plan``'s facts given its extensions and appeals (of any application: those of an
-    application a revision superseded are its ``earlier_appeals``) and the approval a revision
-    applies to revise (``standing_approvals``)."""
-    return _record_facts(plan, plan.application_number, extensions, appeals, standing)
+    application a revision superseded are its ``earlier_appeals``), those of the appeals with
+    their filing fee paid (``fees_paid``) and the approval a revision applies to revise
+    (``standing_approvals``)."""
+    return _record_facts(plan, plan.application_number, extensions, appeals, paid, standing)
 
 
 def _record_facts(
@@ -458,11 +472,13 @@ def _record_facts(
     number: int,
     extensions: Iterable[PlanExtension],
     appeals: Iterable[Appeal],
+    paid: Collection[str],
     standing: timeline.StandingApproval | None = None,
 ) -> timeline.PlanFacts:
     """The facts of application ``number``, from its record (the plan's current application,
     or an earlier one as it stood when superseded) and its own extensions and appeals (those of
-    the applications before it are its ``earlier_appeals``)."""
+    the applications before it are its ``earlier_appeals``; ``paid``: the ids of the appeals
+    with their filing fee paid, ``fees_paid``)."""
     appeals = list(appeals)
     return timeline.PlanFacts(
         received_on=record.received_on,
@@ -477,9 +493,11 @@ def _record_facts(
         decided_on=record.decided_on,
         resolution_adopted_on=record.decision_resolution_adopted_on,
         decision_notice_mailed_on=record.decision_notice_mailed_on,
-        appeals=tuple(appeal_facts(a) for a in appeals if a.application_number == number),
+        appeals=tuple(appeal_facts(a, paid) for a in appeals if a.application_number == number),
         standing_approval=standing,
-        earlier_appeals=tuple(appeal_facts(a) for a in appeals if a.application_number < number),
+        earlier_appeals=tuple(
+            appeal_facts(a, paid) for a in appeals if a.application_number < number
+        ),
     )
 
 
@@ -535,8 +553,9 @@ def application_started_at(session: Session, plan: Plan) -> datetime | None:
     return revision.recorded_at if revision is not None else None
 
 
-def appeal_facts(appeal: Appeal) -> timeline.AppealFacts:
-    """An appeal's recorded facts."""
+def appeal_facts(appeal: Appeal, paid: Collection[str]) -> timeline.AppealFacts:
+    """An appeal's recorded facts (``paid``: the ids of the appeals with their filing fee paid,
+    ``fees_paid``)."""
     return timeline.AppealFacts(
         postmarked_on=appeal.postmarked_on,
         received_on=appeal.received_on,
@@ -544,6 +563,7 @@ def appeal_facts(appeal: Appeal) -> timeline.AppealFacts:
         petition_decided_on=appeal.petition_decided_on,
         outcome=appeal.outcome,
         decided_on=appeal.decided_on,
+        filing_fee_paid=appeal.id in paid,
     )
 
 
@@ -639,6 +659,7 @@ def states(
             found.lgus[plan.lgu_id],
             found.extensions[plan.id],
             found.appeals[plan.id],
+            found.paid,
             today,
             found.standing.get(plan.id),
         )
@@ -653,12 +674,15 @@ class ListingFacts:
     lgus: dict[str, Lgu]
     extensions: Mapping[str, list[PlanExtension]]
     appeals: Mapping[str, list[Appeal]]
+    #: the ids of the appeals with their filing fee paid (``fees_paid``)
+    paid: frozenset[str]
     standing: dict[str, timeline.StandingApproval]
 
 
 def listing_facts(session: Session, listed: Sequence[Plan]) -> ListingFacts:
     """The LGUs of a listing's plans (by id), each plan's extensions and appeals (by plan id,
-    in the order recorded) and standing approval (``standing_approvals``)."""
+    in the order recorded), the appeals with their filing fee paid (``fees_paid``) and each
+    plan's standing approval (``standing_approvals``)."""
     lgu_ids = sorted({plan.lgu_id for plan in listed})
     lgus = {lgu_id: rows[0] for lgu_id, rows in grouped(session, Lgu.id, lgu_ids).items()}
     ids = [plan.id for plan in listed]
@@ -666,7 +690,9 @@ def listing_facts(session: Session, listed: Sequence[Plan]) -> ListingFacts:
         session, PlanExtension.plan_id, ids, PlanExtension.recorded_at, PlanExtension.id
     )
     appeals = grouped(session, Appeal.plan_id, ids, Appeal.created_at, Appeal.id)
-    return ListingFacts(lgus, extensions, appeals, standing_approvals(session, listed, appeals))
+    paid = fees_paid(session, [appeal for found in appeals.values() for appeal in found])
+    standing = standing_approvals(session, listed, appeals)
+    return ListingFacts(lgus, extensions, appeals, paid, standing)
 
 
 def earlier_application_states(
@@ -687,7 +713,11 @@ def earlier_application_states(
         c = clocks_of(plan, found.lgus[plan.lgu_id])
         for application in earlier.get(plan.id, []):
             facts = _record_facts(
-                application, application.number, found.extensions[plan.id], found.appeals[plan.id]
+                application,
+                application.number,
+                found.extensions[plan.id],
+                found.appeals[plan.id],
+                found.paid,
             )
             state = _state_from(c, facts, application.superseded_on)
             states.setdefault(plan.id, []).append((application, state))
@@ -699,14 +729,29 @@ def state_with(
     lgu: Lgu,
     extensions: Iterable[PlanExtension],
     appeals: Iterable[Appeal],
+    paid: Collection[str],
     today: date,
     standing: timeline.StandingApproval | None = None,
 ) -> PlanState:
-    """``state`` from rows already read: the plan's LGU, extensions, appeals and standing
-    approval."""
+    """``state`` from rows already read: the plan's LGU, extensions, appeals, the ids of those
+    with their filing fee paid (``fees_paid``) and standing approval."""
     return _state_from(
-        clocks_of(plan, lgu), _facts_from(plan, extensions, appeals, standing), today
+        clocks_of(plan, lgu), _facts_from(plan, extensions, appeals, paid, standing), today
     )
+
+
+def appeal_window_closed(
+    plan: Plan, state: PlanState, application_number: int, today: date
+) -> bool:
+    """Whether the appeal window of the plan's application ``application_number`` had closed by
+    ``today`` (``state``: the plan's as of then): the current application's after
+    ``appeal_window_ends`` (none closes before a notice of decision is mailed); an earlier one's
+    before the revision that superseded it, as ``timeline.status`` holds (a revision counting as
+    new waits until the approval it supersedes is final)."""
+    if application_number != plan.application_number:
+        return True
+    ends = state.deadlines.appeal_window_ends
+    return ends is not None and today > ends
 
 
 def _state_from(c: Clocks, f: timeline.PlanFacts, day: date) -> PlanState:

@@ -39,6 +39,10 @@ class AppealFacts:
     petition_decided_on: date | None
     outcome: str | None  # plan_upheld | plan_reversed
     decided_on: date | None
+    #: a live filing fee is recorded for it; one is booked only when mailed within the appeal
+    #: window (``check_mailed_in_window``), so with it the petitioner "obtained" an appeal
+    #: (Subd. 9) unless the window is still open
+    filing_fee_paid: bool
 
 
 @dataclass(frozen=True)
@@ -184,8 +188,24 @@ def reversed_on_appeal(facts: PlanFacts) -> bool:
     return any(appeal.outcome == "plan_reversed" for appeal in facts.appeals)
 
 
-def awaits_the_board(appeal: AppealFacts) -> bool:
-    """A petition awaiting its grant decision, or a granted appeal awaiting its decision."""
+def obtained_no_appeal(appeal: AppealFacts, window_closed: bool) -> bool:
+    """Subd. 9: appeal "may be obtained by mailing a petition and payment of a filing fee of
+    $200 ... within 15 days"; "If appeal is not sought within 15 days, the decision becomes
+    final."  A petition undecided with no fee recorded once its window closed (``window_closed``)
+    obtained no appeal: it holds nothing, and the decision is final as if none were filed.  While
+    the window is open the fee may still be mailed.  A fee mailed within it that reaches the board
+    later is booked all the same (its postmark counts), and the petition then awaits the board
+    again, as a petition mailed in time that arrives late reopens the plan.  A grant needs the
+    fee, and a denied petition awaits nothing, so only an undecided petition is affected."""
+    return window_closed and appeal.petition_granted is None and not appeal.filing_fee_paid
+
+
+def awaits_the_board(appeal: AppealFacts, window_closed: bool) -> bool:
+    """A petition awaiting its grant decision, or a granted appeal awaiting its decision; not a
+    petition that obtained no appeal (``obtained_no_appeal``: ``window_closed`` says whether the
+    window of the application it appeals has closed)."""
+    if obtained_no_appeal(appeal, window_closed):
+        return False
     return appeal.petition_granted is None or (
         appeal.petition_granted is True and appeal.outcome is None
     )
@@ -244,22 +264,27 @@ def status(ruleset: Ruleset, lgu: Calendar, board: Calendar, facts: PlanFacts, t
     """received → noticed → approved | denied | deemed_approved → appealed → final.
 
     Subd. 9: ``final`` only once the appeal window has closed and nothing awaits the board (no
-    petition awaiting its grant decision, no granted appeal awaiting its decision).  A denied
-    petition does not shorten the window: others entitled may still petition until it closes.
-    An appeal of an application a revision superseded that awaits the board makes the plan
-    ``appealed`` too, the revision undecided or not: what it appeals may stand on its outcome.
+    petition awaiting its grant decision, no granted appeal awaiting its decision; a petition
+    whose window closed without its filing fee obtained no appeal: ``obtained_no_appeal``).  A
+    denied petition does not shorten the window: others entitled may still petition until it
+    closes.  An appeal of an application a revision superseded that awaits the board makes the
+    plan ``appealed`` too, the revision undecided or not: what it appeals may stand on its
+    outcome.
     """
     decided = outcome(ruleset, lgu, board, facts, today)
-    if any(awaits_the_board(appeal) for appeal in facts.earlier_appeals):
+    # the window of an application a revision superseded closed before the revision: one
+    # counting as new waits until the approval it supersedes is final (``plan_revisions``)
+    if any(awaits_the_board(appeal, True) for appeal in facts.earlier_appeals):
         return "appealed"
     if decided is None:
         return "noticed" if facts.notice_mailed_on is not None else "received"
-    if any(awaits_the_board(appeal) for appeal in facts.appeals):
+    window = appeal_window_ends(ruleset, board, facts)
+    closed = window is not None and today > window
+    if any(awaits_the_board(appeal, closed) for appeal in facts.appeals):
         return "appealed"
     if revision_denied(ruleset, lgu, board, facts, today):
         return "final"  # the standing approval was final before it was applied to be revised
-    window = appeal_window_ends(ruleset, board, facts)
-    if window is not None and today > window:
+    if closed:
         return "final"
     return decided
 

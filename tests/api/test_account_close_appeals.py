@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 
 from tests.api.kit import Kit, decision_body, mailing, ok, on, problem
-from tests.api.test_appeals import grant, petition, rule
+from tests.api.test_appeals import FEE, grant, pay, petition, rule
 from tests.api.test_plans_revisions import act, read
 
 
@@ -69,6 +69,7 @@ def test_a_reversal_on_a_late_petition_reopens_the_closed_account_it_returns_cre
     bank, plan = withdrawn_in_full(kit)
     ok(close(kit, bank, "2026-06-25"), 200)
     appeal = ok(petition(kit, plan, postmarked="2026-06-24", received="2026-06-26"))
+    ok(pay(kit, appeal, "appeal_filing_fee", FEE, "2026-06-26"))  # in the petition's envelope
     assert read(kit, plan, "2026-06-26")["status"] == "appealed"
     ok(grant(kit, appeal, "2026-06-29"))
     ok(rule(kit, appeal, "2026-07-01"))

@@ -287,10 +287,13 @@ def test_story_3_a_contested_plan_is_reversed_and_its_credits_return_to_their_lo
     appeal = ok(
         petition(kit, plan, postmarked="2026-09-21", received="2026-09-24", security=50_000)
     )
-    assert appeal["status"] == "petition_received"
+    # recorded after the window with no fee yet: until the fee mailed with it is, it obtained
+    # no appeal (Subd. 9: "mailing a petition and payment of a filing fee")
+    assert appeal["status"] == "no_fee_in_window"
     assert appeal["grant_decision_due"] == "2026-10-26"  # Saturday 10-24 → Monday 10-26
     assert appeal["decision_due"] is None
     with on("2026-09-24"):
+        assert kit.get_plan(pid)["status"] == "final"
         fee = ok(
             api.post(
                 "/payments",
@@ -316,7 +319,11 @@ def test_story_3_a_contested_plan_is_reversed_and_its_credits_return_to_their_lo
             )
         )
         reopened = kit.get_plan(pid)
-    assert reopened["status"] == "appealed"  # the timely petition reopens the final plan
+        paid = ok(api.get(f"/appeals/{appeal['id']}"), 200)
+    # the timely petition and its fee (in its envelope: postmarked 09-21) reopen the final plan
+    assert paid["status"] == "petition_received"
+    assert paid["filing_fee_postmarked_on"] == "2026-09-21"
+    assert reopened["status"] == "appealed"
     assert reopened["impact_may_proceed"] is False
 
     granted = ok(grant(kit, appeal, "2026-10-06", pay_fee=False))
@@ -389,7 +396,8 @@ def test_a_petition_postmarked_after_2026_09_21_is_appeal_window_closed(
         with on("2026-09-24"):
             assert kit.get_plan(plan["id"])["status"] == "final"
     else:
-        ok(response, status)
+        # the fee in the petition's envelope (its postmark) is recorded with it
+        ok(pay(kit, ok(response, status), "appeal_filing_fee", FEE, "2026-09-24"))
         with on("2026-09-24"):
             assert kit.get_plan(plan["id"])["status"] == "appealed"
 
@@ -581,9 +589,10 @@ def test_an_appeal_decision_after_2026_11_23_is_recorded_and_flagged_late(kit, d
 
 def test_a_petition_denied_on_day_3_leaves_the_plan_approved_until_the_window_closes(kit):
     """Notice postmarked Friday 09-04; window to Monday 09-21.  A neighbour's petition is denied
-    on Monday 09-07 (day 3): the approval is not final, a petition postmarked 09-21 is accepted."""
+    on Monday 09-07 (day 3): the approval is not final, a petition postmarked 09-21 is accepted.
+    The LGU requires $500 of appeal security, kept on the denial."""
     lgu = kit.lgu()
-    plan = noticed_decision(kit, lgu)
+    plan = _noticed_decision_requiring_security(kit, lgu, 50_000)
     appeal = ok(
         petition(
             kit,
@@ -615,6 +624,7 @@ def test_a_petition_denied_on_day_3_leaves_the_plan_approved_until_the_window_cl
 
     # a resident petition postmarked on the window's last day is still accepted
     last = ok(petition(kit, plan, postmarked="2026-09-21", received="2026-09-24"))
+    ok(pay(kit, last, "appeal_filing_fee", FEE, "2026-09-24"))  # in the petition's envelope
     with on("2026-09-24"):
         assert kit.get_plan(plan["id"])["status"] == "appealed"
     ok(grant(kit, last, "2026-10-01", granted=False, grounds=["local_remedies_not_exhausted"]))
@@ -634,6 +644,7 @@ def test_an_upheld_approval_is_final_and_its_withdrawal_stands(kit):
         path = f"/plans/{plan['id']}/withdrawals"
         ok(kit.api.post(path, {"reservation_ids": [reservation["id"]]}, token=lgu["token"]))
     appeal = ok(petition(kit, plan))
+    ok(pay(kit, appeal, "appeal_filing_fee", FEE, "2026-09-24"))  # in the petition's envelope
     with on("2026-09-24"):
         # while appealed, the plan allows no withdrawal
         refused = problem(
@@ -806,7 +817,13 @@ def test_a_petition_is_granted_only_once_its_200_dollar_filing_fee_is_paid(kit):
     plan = noticed_decision(kit, lgu)
     appeal = ok(petition(kit, plan))
     refused = problem(grant(kit, appeal, "2026-09-25", pay_fee=False), 422, "invalid_fee")
-    assert refused["detail"] == "the $200.00 filing fee has not been paid"
+    # the window closed 09-21 with no fee recorded: no appeal was obtained, unless one mailed by
+    # then arrives
+    assert refused["detail"] == (
+        "the $200.00 filing fee has not been paid: none mailed by 2026-09-21, when the appeal "
+        "window closed, is recorded, so the petition obtained no appeal (Subd. 9; a fee mailed "
+        "by then is recorded when it arrives)"
+    )
     with on("2026-09-25"):
         assert ok(kit.api.get(f"/appeals/{appeal['id']}"), 200)["petition"] is None
     ok(pay(kit, appeal, "appeal_filing_fee", FEE, "2026-09-25"))
@@ -850,7 +867,7 @@ def test_the_fee_refusals_name_the_fee_of_the_rules_the_petition_was_filed_under
     plan = noticed_decision(kit, lgu)
     appeal = ok(petition(kit, plan, fee=25_000))
     unpaid = problem(grant(kit, appeal, "2026-09-25", pay_fee=False), 422, "invalid_fee")
-    assert unpaid["detail"] == "the $250.00 filing fee has not been paid"
+    assert unpaid["detail"].startswith("the $250.00 filing fee has not been paid: ")
     assert unpaid["fee_cents"] == 25_000
     fee = ok(pay(kit, appeal, "appeal_filing_fee", 25_000, "2026-09-26"))
     body = {"granted": True, "decided_on": "2026-09-25", "reason": "raises a question"}
@@ -978,7 +995,7 @@ def test_security_not_posted_denies_a_petition_only_when_the_lgu_required_more_t
 def test_security_posted_for_a_denied_petition_is_kept_not_refunded(kit):
     """Subd. 9 returns the security only "if the petition for hearing is accepted"."""
     lgu = kit.lgu()
-    appeal = ok(petition(kit, noticed_decision(kit, lgu)))
+    appeal = ok(petition(kit, _noticed_decision_requiring_security(kit, lgu, 30_000)))
     posted = ok(pay(kit, appeal, "appeal_security", 30_000, "2026-09-24"))
     ok(grant(kit, appeal, "2026-09-25", granted=False, grounds=["trivial"]))
     with on("2026-09-26"):

@@ -53,11 +53,15 @@ def approved(
     method: str = "bank_credits",
     agricultural: bool = False,
     due_cents: int | None = None,
+    security_required: int | None = None,
 ) -> dict[str, Any]:
-    """A 9,000 sq ft plan (no comment period) received and approved on ``day``."""
+    """A 9,000 sq ft plan (no comment period) received and approved on ``day`` (its LGU
+    requiring ``security_required`` of appeal security of a petitioner, if given)."""
     extra: dict[str, Any] = {"impact": impact(agricultural=agricultural)}
     if due_cents is not None:
         extra["in_lieu_amount_due_cents"] = due_cents
+    if security_required is not None:
+        extra["appeal_security_required_cents"] = security_required
     with on(day):
         return kit.approved_plan(lgu, day, method=method, **extra)
 
@@ -106,8 +110,9 @@ def appealed(
     kit: Kit, lgu: dict[str, str], *, security: int | None = None
 ) -> tuple[dict[str, Any], dict[str, Any]]:
     """A plan approved on 2026-09-01, its decision notice mailed 2026-09-04, and the owner's
-    petition postmarked 2026-09-10 and received by the board 2026-09-11."""
-    plan = approved(kit, lgu, "2026-09-01")
+    petition postmarked 2026-09-10 and received by the board 2026-09-11; with ``security``, the
+    LGU requires that much appeal security and the petition says it posts it (Subd. 9)."""
+    plan = approved(kit, lgu, "2026-09-01", security_required=security)
     with on("2026-09-04"):
         path = f"/plans/{plan['id']}/decision-notice"
         ok(kit.api.post(path, mailing("2026-09-04", plan=plan), token=lgu["token"]))
@@ -311,7 +316,7 @@ def test_an_lgu_may_not_record_payments_for_another_lgus_plan(kit, kind):
 @pytest.mark.parametrize("kind", ["appeal_filing_fee", "appeal_security"])
 def test_only_the_board_records_appeal_payments(kit, kind):
     lgu = kit.lgu()
-    _plan, appeal = appealed(kit, lgu)
+    _plan, appeal = appealed(kit, lgu, security=10_000)
     amount = FEE if kind == "appeal_filing_fee" else 10_000
     response = pay(kit.api, kind, amount, "2026-09-11", appeal_id=appeal["id"], token=lgu["token"])
     problem(response, 403, "forbidden")
@@ -529,6 +534,69 @@ def test_appeal_security_is_at_most_500_dollars(kit, amount, status):
         problem(response, 422, "invalid_fee")
     with on("2026-09-11"):
         assert len(payments_of(kit.api, plan["id"])) == (1 if status == 201 else 0)
+
+
+def test_appeal_security_where_the_lgu_required_none_is_refused_booking_nothing(kit):
+    """Subd. 9: the LGU "may require" security; with none required there is nothing to post (it
+    would be kept on a denial, money nobody required): ``invalid_fee``, nothing booked, and the
+    petition is granted on its fee alone."""
+    lgu = kit.lgu()
+    plan, appeal = appealed(kit, lgu)
+    assert plan["appeal_security_required_cents"] is None
+    response = pay(kit.api, "appeal_security", SECURITY_CAP, "2026-09-11", appeal_id=appeal["id"])
+    refused = problem(response, 422, "invalid_fee")
+    assert refused["detail"] == (
+        "Subd. 9: the LGU required no appeal security of this petitioner, so none is posted"
+    )
+    assert refused["amount_cents"] == SECURITY_CAP
+    with on("2026-09-11"):
+        assert payments_of(kit.api, plan["id"]) == []
+        assert ok(kit.api.get(f"/appeals/{appeal['id']}"), 200)["security_held_cents"] == 0
+    ok(pay(kit.api, "appeal_filing_fee", FEE, "2026-09-11", appeal_id=appeal["id"]))
+    assert decide_petition(kit, appeal, "2026-09-14", granted=True)["status"] == "granted"
+
+
+@pytest.mark.parametrize(
+    ("amount", "status"), [(29_999, 201), (30_000, 201), (30_001, 422), (SECURITY_CAP, 422)]
+)
+def test_appeal_security_above_the_amount_the_lgu_required_is_refused(kit, amount, status):
+    """The LGU requires $300 (within the statute's $500): up to that is posted (less, and the
+    grant waits for the rest), more is ``invalid_fee`` naming what is required."""
+    lgu = kit.lgu()
+    plan, appeal = appealed(kit, lgu, security=30_000)
+    response = pay(kit.api, "appeal_security", amount, "2026-09-11", appeal_id=appeal["id"])
+    with on("2026-09-11"):
+        held = ok(kit.api.get(f"/appeals/{appeal['id']}"), 200)["security_held_cents"]
+        booked = payments_of(kit.api, plan["id"])
+    if status == 201:
+        assert ok(response)["amount_cents"] == amount
+        assert held == amount and len(booked) == 1
+        return
+    refused = problem(response, 422, "invalid_fee")
+    assert refused["detail"] == (
+        f"Subd. 9: the LGU requires $300.00 of appeal security, not ${amount / 100:,.2f}"
+    )
+    assert (refused["required_cents"], refused["amount_cents"]) == (30_000, amount)
+    assert (held, booked) == (0, [])
+
+
+def test_security_booked_where_none_was_required_is_refunded_after_a_denial(kit, monkeypatch):
+    """Security the service booked before it refused it where the LGU required none (here: its
+    check switched off to write such a payment) was never owed, so a denial does not keep it:
+    the board refunds it."""
+    lgu = kit.lgu()
+    plan, appeal = appealed(kit, lgu)
+    monkeypatch.setattr(money, "_check_security", lambda *_args: None)
+    posted = ok(pay(kit.api, "appeal_security", SECURITY_CAP, "2026-09-11", appeal_id=appeal["id"]))
+    monkeypatch.undo()
+    denied = decide_petition(kit, appeal, "2026-09-14", granted=False)
+    assert denied["status"] == "petition_denied" and denied["security_held_cents"] == SECURITY_CAP
+    with on("2026-09-15"):
+        refunded = ok(kit.api.post(f"/payments/{posted['id']}/refund"))
+        shown = ok(kit.api.get(f"/appeals/{appeal['id']}"), 200)
+        statuses = [p["status"] for p in payments_of(kit.api, plan["id"])]
+    assert refunded["status"] == "refunded" and refunded["compensation_transaction_id"]
+    assert shown["security_held_cents"] == 0 and statuses == ["refunded"]
 
 
 def test_a_plans_payments_include_its_appeals(kit):
@@ -1246,7 +1314,7 @@ def test_an_appeal_payment_is_received_no_earlier_than_the_petitions_postmark(
     kit, kind, day, status
 ):
     lgu = kit.lgu()
-    _plan, appeal = appealed(kit, lgu)
+    _plan, appeal = appealed(kit, lgu, security=SECURITY_CAP)
     amount = FEE if kind == "appeal_filing_fee" else SECURITY_CAP
     with on("2026-09-12"):
         body = {
@@ -1305,7 +1373,7 @@ def test_an_appeals_fee_and_security_are_checked_under_the_rules_it_was_filed_un
     )
     monkeypatch.setattr(rules, "RULESETS", (rules.SEED, amended))
     lgu = kit.lgu()
-    _plan, appeal = appealed(kit, lgu)
+    _plan, appeal = appealed(kit, lgu, security=SECURITY_CAP)
     with on("2026-10-02"):
 
         def paid(kind: str, amount: int) -> Any:

@@ -19,7 +19,7 @@ import pytest
 from flask import Flask
 
 from tests.api.kit import Kit, decision_body, mailing, ok, on, problem
-from tests.api.test_appeals import grant, petition, rule
+from tests.api.test_appeals import FEE, grant, pay, petition, rule
 from tests.api.test_plans_revisions import (
     act,
     approved_and_noticed,
@@ -75,6 +75,9 @@ def test_a_petition_postmarked_by_the_superseded_windows_last_day_appeals_that_a
         assert (shown["status"], shown["appeals"]) == ("received", [])
         return
     appeal = ok(response, status)
+    ok(pay(kit, appeal, "appeal_filing_fee", FEE, "2026-06-29"))  # in the petition's envelope
+    with on("2026-06-29"):
+        appeal = ok(kit.api.get(f"/appeals/{appeal['id']}"), 200)
     assert (appeal["application_number"], appeal["status"]) == (1, "petition_received")
     shown = read(kit, plan, "2026-06-29")
     assert (shown["application_number"], shown["status"], shown["outcome"]) == (2, "appealed", None)
@@ -84,6 +87,39 @@ def test_a_petition_postmarked_by_the_superseded_windows_last_day_appeals_that_a
     problem(revise(kit, plan, lgu, 9_950, "2026-06-29"), 409, "conflict")
     problem(revise(kit, plan, lgu, 12_000, "2026-06-29"), 409, "conflict")
     assert read(kit, plan, "2026-06-29")["impact"]["area_sqft"] == 9_900
+
+
+def test_a_petition_on_the_superseded_application_holds_the_plan_only_with_its_fee(
+    kit: Kit,
+) -> None:
+    """Subd. 9: an appeal is obtained by mailing the petition and the fee within the window,
+    which closed 06-24, before the revision.  The petition postmarked 06-24 reaches the board
+    06-29 with no fee: it obtained no appeal and the plan is not appealed.  The fee, postmarked
+    06-24 too, is recorded 07-01: the plan is appealed from then on."""
+    lgu = kit.lgu()
+    plan, _bank = superseded(kit, lgu)
+    appeal = ok(petition(kit, plan, postmarked=LAST_DAY, received="2026-06-29"))
+    shown = read(kit, plan, "2026-06-29")
+    assert (appeal["application_number"], appeal["status"]) == (1, "no_fee_in_window")
+    assert (shown["status"], [a["status"] for a in shown["appeals"]]) == (
+        "received",
+        ["no_fee_in_window"],
+    )
+    body = {
+        "kind": "appeal_filing_fee",
+        "amount_cents": FEE,
+        "payer": "Residents",
+        "received_on": "2026-07-01",
+        "postmarked_on": LAST_DAY,
+        "appeal_id": appeal["id"],
+    }
+    with on("2026-07-01"):
+        ok(kit.api.post("/payments", body))
+    shown = read(kit, plan, "2026-07-01")
+    assert (shown["status"], [a["status"] for a in shown["appeals"]]) == (
+        "appealed",
+        ["petition_received"],
+    )
 
 
 def test_a_reversal_of_the_superseded_approval_returns_its_credits_and_leaves_the_revisions_record(
@@ -108,6 +144,7 @@ def test_a_reversal_of_the_superseded_approval_returns_its_credits_and_leaves_th
         before = kit.available(bank["id"], bank["unrestricted_class"])
     appeal = ok(petition(kit, plan, postmarked=LAST_DAY, received="2026-07-01"))
     assert appeal["application_number"] == 1
+    ok(pay(kit, appeal, "appeal_filing_fee", FEE, "2026-07-01"))
     waiting = read(kit, plan, "2026-07-01")
     assert (waiting["status"], waiting["outcome"]) == ("appealed", "approved")
     ok(grant(kit, appeal, "2026-07-02"))
@@ -219,6 +256,7 @@ def test_a_reversal_of_the_superseded_approval_after_the_revision_was_denied_lea
         before = kit.available(bank["id"], bank["unrestricted_class"])
     appeal = ok(petition(kit, plan, postmarked=LAST_DAY, received="2026-06-30"))
     assert appeal["application_number"] == 1
+    ok(pay(kit, appeal, "appeal_filing_fee", FEE, "2026-06-30"))
     assert read(kit, plan, "2026-06-30")["status"] == "appealed"
     ok(grant(kit, appeal, "2026-07-01"))
     ok(rule(kit, appeal, "2026-07-06"))

@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from tests.api.kit import Kit, decision_body, mailing, ok, on, problem
-from tests.api.test_appeals import grant, noticed_decision, petition, rule
+from tests.api.test_appeals import FEE, grant, noticed_decision, pay, petition, rule
 from tests.api.web_kit import parse, signed_in
 
 
@@ -331,7 +331,8 @@ def test_a_denied_plan_is_not_revised(kit: Kit) -> None:
 def test_a_plan_is_not_revised_while_a_petition_awaits_the_board(kit: Kit) -> None:
     lgu = kit.lgu()
     plan = noticed_decision(kit, lgu)  # approved 2026-09-01, window to 2026-09-21
-    ok(petition(kit, plan))  # received 2026-09-24
+    appeal = ok(petition(kit, plan))  # received 2026-09-24
+    ok(pay(kit, appeal, "appeal_filing_fee", FEE, "2026-09-24"))  # in the petition's envelope
     assert read(kit, plan, "2026-09-24")["status"] == "appealed"
     problem(revise(kit, plan, lgu, 9_100, "2026-09-24"), 409, "conflict")
 

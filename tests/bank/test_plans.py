@@ -325,17 +325,26 @@ def test_a_petition_is_filed_within_the_appeal_window_only(db: Database) -> None
         assert count(db, Appeal, Appeal.plan_id == plan.id) == 0
 
         filed = appeals.file(db, SYSTEM, plan.id, petition(ends, late))
+        unpaid = plan_cases.show(db, lgu, plan.id)
+        # the fee in its envelope (the petition's postmark, the window's last day)
+        fee = money.PaymentRequest(
+            "appeal_filing_fee", RULESET.appeal_filing_fee_cents, "P", late, appeal_id=filed.id
+        )
+        money.receive_payment(db, RULESET, SYSTEM, fee, None)
+        paid = appeals.show(db, SYSTEM, filed.id)
         shown = plan_cases.show(db, lgu, plan.id)
 
     assert closed.value.code == "appeal_window_closed"
-    assert (filed.plan_id, filed.status, filed.petition, filed.decision) == (
+    # past the window with no fee recorded yet, it obtained no appeal (Subd. 9)
+    assert (filed.status, unpaid.status, unpaid.appeals) == ("no_fee_in_window", "final", [filed])
+    assert (paid.plan_id, paid.status, paid.petition, paid.decision) == (
         plan.id,
         "petition_received",
         None,
         None,
     )
-    assert filed.grant_decision_due > late and filed.decision_due is None
-    assert shown.status == "appealed" and shown.appeals == [filed]
+    assert paid.grant_decision_due > late and paid.decision_due is None
+    assert shown.status == "appealed" and shown.appeals == [paid]
 
 
 def test_the_boards_decisions_on_an_appeal(db: Database) -> None:

@@ -46,6 +46,7 @@ from bank.rules.timeline import (
     judicial_review_ends,
     notice_late,
     noticed_by,
+    obtained_no_appeal,
     outcome,
     relied_on_deemed_approval,
     reversed_on_appeal,
@@ -87,6 +88,7 @@ RESIDENTS_PETITION = AppealFacts(
     petition_decided_on=None,
     outcome=None,
     decided_on=None,
+    filing_fee_paid=True,
 )
 LAST_DAY_TO_PETITION = d(9, 21)
 GRANTED = replace(RESIDENTS_PETITION, petition_granted=True, petition_decided_on=d(10, 6))
@@ -430,6 +432,26 @@ def test_an_appeal_of_a_superseded_application_awaiting_the_board_makes_the_plan
         "appealed"
     )
     assert status_on(replace(approved, earlier_appeals=(UPHELD,)), d(10, 20)) == "final"
+
+
+def test_a_petition_without_its_fee_holds_the_plan_only_while_the_window_is_open() -> None:
+    """Subd. 9: appeal is obtained by mailing the petition and the fee within 15 days (the
+    window to Monday 09-21).  Unpaid, the petition holds the plan appealed through 09-21, when
+    the fee may still be mailed; from 09-22 it obtained no appeal and the approval is final.
+    Paid, or of a superseded application (whose window closed before the revision), as ever."""
+    unpaid = replace(RESIDENTS_PETITION, received_on=d(9, 21), filing_fee_paid=False)
+    facts = with_appeal(CONTESTED_APPROVED, unpaid)
+    assert [status_on(facts, day) for day in (d(9, 21), d(9, 22))] == ["appealed", "final"]
+    assert not obtained_no_appeal(unpaid, window_closed=False)
+    assert obtained_no_appeal(unpaid, window_closed=True)
+    paid = replace(unpaid, filing_fee_paid=True)
+    assert status_on(with_appeal(CONTESTED_APPROVED, paid), d(9, 22)) == "appealed"
+    # a denied petition reads as denied, whatever its fee
+    denied = replace(unpaid, petition_granted=False, petition_decided_on=d(9, 21))
+    assert not obtained_no_appeal(denied, window_closed=True)
+    revision = PlanFacts(received_on=d(9, 22), impact_area_sqft=9_900)
+    assert status_on(replace(revision, earlier_appeals=(unpaid,)), d(9, 24)) == "received"
+    assert status_on(replace(revision, earlier_appeals=(paid,)), d(9, 24)) == "appealed"
 
 
 def test_an_application_is_appealed_by_a_petition_mailed_on_or_after_its_notice() -> None:
