@@ -7,7 +7,6 @@ from typing import Any
 
 from flask import Flask
 from flask_smorest import Api
-from werkzeug.middleware.proxy_fix import ProxyFix
 
 from api import (
     auth,
@@ -22,6 +21,7 @@ from api import (
 )
 from api.application import Application
 from api.config import build_config, embedded_database
+from api.forwarded import ForwardedHeaders
 from api.ratelimit import WriteLimiter
 from api.schema_check import SchemaGuard
 from api.schemas.common import ProblemSchema, date_range_property
@@ -71,7 +71,8 @@ def create_app(config: Mapping[str, Any] | None = None) -> Flask:
     hops = app.config["WETBANK_TRUST_PROXY"]
     if hops:
         # behind TLS-terminating proxies: the client's scheme, host and address as they sent them
-        app.wsgi_app = ProxyFix(  # type: ignore[method-assign]
+        # (and the prefix and port, when they cannot point the service's URLs elsewhere)
+        app.wsgi_app = ForwardedHeaders(  # type: ignore[method-assign]
             app.wsgi_app, x_for=hops, x_proto=hops, x_host=hops, x_port=hops, x_prefix=hops
         )
     return app

@@ -12,9 +12,10 @@ from typing import Any
 import click
 from alembic import command
 from flask import Flask, current_app
-from flask.cli import FlaskGroup
+from flask.cli import FlaskGroup, ScriptInfo
+from sqlalchemy.exc import InterfaceError, OperationalError
 
-from api import create_app
+from api import create_app, version
 from api.config import shared_secret_problem
 from api.context import database
 from api.schema_check import alembic_config, schema_problem
@@ -36,7 +37,62 @@ def _app(*_args: Any) -> Flask:
     return app
 
 
-@click.group(cls=FlaskGroup, create_app=_app, add_default_commands=False)
+#: ``wetbank`` exits with this when it could not use the database (unreachable, missing, not
+#: migrated): for ``audit verify``, "could not check", not "broken" (1)
+EXIT_NO_DATABASE = 3
+
+
+class DatabaseUnavailable(click.ClickException):
+    exit_code = EXIT_NO_DATABASE
+
+
+class _Group(FlaskGroup):
+    """Flask's command group without Flask's own options: ``--version`` is the service's, not
+    Flask's; ``-e/--env-file`` needs python-dotenv, which the service does not install, and
+    ``-A/--app`` and ``--debug`` mean nothing here.  A database that cannot be used ends any
+    command with one line and exit 3, not a page of traceback."""
+
+    def __init__(self, **extra: Any) -> None:
+        super().__init__(add_version_option=False, load_dotenv=False, **extra)
+        self.params = [p for p in self.params if p.name not in ("env_file", "app", "debug")]
+
+    def invoke(self, ctx: click.Context) -> Any:
+        try:
+            return super().invoke(ctx)
+        except (OperationalError, InterfaceError) as error:
+            raise DatabaseUnavailable(
+                f"cannot use {_database_named(ctx)}: {_first_line(error)}"
+            ) from None
+
+
+def _database_named(ctx: click.Context) -> str:
+    try:  # the app this command made (FlaskGroup keeps it), whose context may be gone by now
+        url = ctx.ensure_object(ScriptInfo).load_app().extensions["wetbank.db"].engine.url
+    except Exception:  # no app could be made: say what could not be used without naming it
+        return "the database"
+    return f"the database at {url.render_as_string()}"  # with no password
+
+
+def _first_line(error: OperationalError | InterfaceError) -> str:
+    """The driver's own message, on one line (without SQLAlchemy's statement and link)."""
+    return " ".join(str(error.orig).split()) or type(error.orig).__name__
+
+
+def _print_version(ctx: click.Context, _param: click.Parameter, value: bool) -> None:
+    if value and not ctx.resilient_parsing:
+        click.echo(version.describe())
+        ctx.exit()
+
+
+@click.group(cls=_Group, create_app=_app, add_default_commands=False)
+@click.option(
+    "--version",
+    is_flag=True,
+    expose_value=False,
+    is_eager=True,
+    callback=_print_version,
+    help="Show the service's version and the commit it was built from, and exit.",
+)
 def main() -> None:
     """Wetland bank ledger service."""
 
@@ -65,7 +121,12 @@ def token() -> None:
 
 @token.command("create")
 @click.option("--role", type=click.Choice(access.ROLES), required=True)
-@click.option("--name", required=True)
+@click.option(
+    "--name",
+    required=True,
+    callback=lambda _ctx, _param, value: _token_name(value),
+    help=f"Who or what uses it (1 to {access.TOKEN_NAME_MAX_LENGTH} characters).",
+)
 @click.option("--lgu", "lgu_id", default=None, help="the LGU an lgu token acts for")
 @click.option("--holder", "holder_id", default=None, help="the holder a holder token acts for")
 def token_create(role: str, name: str, lgu_id: str | None, holder_id: str | None) -> None:
@@ -97,6 +158,20 @@ def token_create(role: str, name: str, lgu_id: str | None, holder_id: str | None
     click.echo(secret)
 
 
+def _token_name(name: str) -> str:
+    """The API's rule for a token's name (``bank.access``), checked before the database is
+    touched: a bad name is bad input (exit 2), as a bad ``--role`` is."""
+    from bank.errors import ValidationFailed
+
+    try:
+        access.check_token_name(name)
+    except ValidationFailed as refused:
+        raise click.BadParameter(
+            "; ".join(refused.fields["errors"].get("name") or [refused.detail])
+        ) from None
+    return name
+
+
 @main.group()
 def audit() -> None:
     """Audit the ledger."""
@@ -123,8 +198,15 @@ def audit() -> None:
 def audit_verify(processes: int, anchors: list[verification.Anchor]) -> None:
     """Recompute the hash chain, every stored balance and every registry seal (the full pass);
     when everything is intact, record a checkpoint, from which ``GET /audit/verify`` and the
-    audit page check what is written later.  Exit 1 on any break."""
+    audit page check what is written later.  Exit 0: intact; 1: broken (a link, a balance or
+    a seal, or an anchor missing or different); 3: could not check (the database cannot be
+    reached, does not exist or is not migrated to this code)."""
     db_ = database()
+    behind = schema_problem(db_)
+    if behind:  # not a break: there is nothing this code can check yet
+        raise DatabaseUnavailable(
+            f"cannot check {_database_named(click.get_current_context())}: {behind}"
+        )
     sealer.seal_all(db_)
     show = sys.stderr.isatty()
     total = _transaction_count(db_)

@@ -26,6 +26,8 @@ from ledger import clock, store
 
 ROLES = policy.ROLES
 TOKEN_PREFIX = "wbt_"
+#: a token's name: who or what uses it (``api_tokens.name`` holds this many characters)
+TOKEN_NAME_MAX_LENGTH = 200
 #: last-used time is refreshed at most this often, so reads do not all become writes
 LAST_USED_RESOLUTION = timedelta(minutes=1)
 
@@ -86,11 +88,22 @@ def create_token(
     return row, secret
 
 
+def check_token_name(name: str) -> None:
+    """A token's name: 1 to ``TOKEN_NAME_MAX_LENGTH`` characters, not all blank.  The one rule
+    for the API, the pages and ``wetbank token create``."""
+    if not name.strip():
+        raise ValidationFailed("a token needs a name", {"name": ["must not be blank"]})
+    if len(name) > TOKEN_NAME_MAX_LENGTH:
+        raise ValidationFailed(
+            "a token's name is too long",
+            {"name": [f"at most {TOKEN_NAME_MAX_LENGTH} characters, not {len(name)}"]},
+        )
+
+
 def _check_token_fields(role: str, name: str, lgu_id: str | None, holder_id: str | None) -> None:
     if role not in ROLES:
         raise ValidationFailed("unknown role", {"role": [f"must be one of {', '.join(ROLES)}"]})
-    if not name.strip():
-        raise ValidationFailed("a token needs a name", {"name": ["must not be blank"]})
+    check_token_name(name)
     if role == "lgu" and not lgu_id:
         raise ValidationFailed("an lgu token needs lgu_id", {"lgu_id": ["required for role lgu"]})
     if role == "holder" and not holder_id:

@@ -19,7 +19,7 @@ class ApiToken(Base):
     id: Mapped[str] = mapped_column(String(40), primary_key=True)
     token_hash: Mapped[str] = mapped_column(String(64), unique=True)
     role: Mapped[str] = mapped_column(String(16))
-    name: Mapped[str] = mapped_column(String(200))
+    name: Mapped[str] = mapped_column(String(200))  # bank.access.TOKEN_NAME_MAX_LENGTH
     lgu_id: Mapped[str | None] = mapped_column(String(40))
     holder_id: Mapped[str | None] = mapped_column(String(40))
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))

@@ -36,7 +36,7 @@ class MeOut(Schema):
 
 class TokenIn(Schema):
     role = fields.String(required=True, validate=validate.OneOf(access.ROLES))
-    name = fields.String(required=True, validate=text_of(200))
+    name = fields.String(required=True, validate=text_of(access.TOKEN_NAME_MAX_LENGTH))
     lgu_id = fields.String(load_default=None, validate=validate.Length(max=40))
     holder_id = fields.String(load_default=None, validate=validate.Length(max=40))
 

@@ -384,6 +384,53 @@ def test_only_as_many_proxies_as_configured_are_believed(database_url: str) -> N
     assert seen == {"addr": "203.0.113.7", "scheme": "https", "host": "bank.example"}
 
 
+@pytest.mark.parametrize(
+    "prefix",
+    ["//evil.example", "https://evil.example", "/bank, //evil.example", '/x"><b>', "/a//b"],
+)
+def test_a_forwarded_prefix_that_is_not_a_plain_path_starts_no_url(
+    database_url: str, prefix: str
+) -> None:
+    """A client's ``X-Forwarded-Prefix`` that a proxy passed on (the one trusted hop's value is
+    the last) would start every URL the service writes: one that could name another site, or
+    end the URL, is ignored."""
+    app = create_app({"DATABASE_URL": database_url, "WETBANK_TRUST_PROXY": "1"})
+    client = app.test_client()
+    try:
+        sent = {"X-Forwarded-Prefix": prefix}
+        redirected = client.get("/accounts", headers=sent)
+        assert redirected.status_code == 303
+        assert redirected.headers["Location"] == "/sign-in?next=/accounts"
+        page = client.get("/sign-in", headers=sent).get_data(as_text=True)
+        assert 'action="/sign-in"' in page and 'href="/assets/site.css"' in page
+        assert "evil" not in page and "<b>" not in page
+        # a plain path, as a proxy that mounts the service under /bank sends it, is believed
+        mounted = client.get("/accounts", headers={"X-Forwarded-Prefix": "/bank"})
+        assert mounted.headers["Location"] == "/bank/sign-in?next=/accounts"
+    finally:
+        app.extensions["wetbank.db"].dispose()
+
+
+def test_a_forwarded_port_that_is_not_a_number_is_ignored(database_url: str) -> None:
+    app = create_app({"DATABASE_URL": database_url, "WETBANK_TRUST_PROXY": "1"})
+    seen: list[str] = []
+
+    @app.get("/__probe")
+    def probe() -> str:
+        seen.append(request.host)
+        return "ok"
+
+    try:
+        for port in ("@evil.example", "8443"):
+            app.test_client().get(
+                "/__probe",
+                headers={"X-Forwarded-Host": "bank.example", "X-Forwarded-Port": port},
+            )
+    finally:
+        app.extensions["wetbank.db"].dispose()
+    assert seen == ["bank.example", "bank.example:8443"]
+
+
 # --- the pool and prepared statements -----------------------------------------------------------
 
 

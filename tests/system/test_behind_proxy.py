@@ -1,11 +1,13 @@
 """Issue 25 §2: behind Debian's nginx terminating TLS, a person signs in to the pages.
 
-nginx listens with a self-signed certificate and proxies to ``wetbank serve`` the way
-docs/operations.md shows: the client's scheme, host and address in ``X-Forwarded-*``, nginx's
+nginx listens with a self-signed certificate and proxies to ``wetbank serve`` with the
+``proxy_*`` lines of docs/operations.md §4, read from it: the client's scheme, host and address
+in ``X-Forwarded-*``, a client's own ``X-Forwarded-Port`` and ``-Prefix`` cleared, nginx's
 ``$request_id`` as ``X-Request-Id``, and ``Host`` left to nginx (the upstream's name).  With
 ``WETBANK_TRUST_PROXY=1`` the sign-in form's ``Origin`` check sees the host the browser used,
 and the flow ends on a signed-in page; a service that does not trust the proxy refuses the same
-form, which shows the setting is what makes it work.
+form, which shows the setting is what makes it work.  A prefix a client sends, even a plain path
+the service would believe from its proxy, starts none of the URLs the service writes.
 """
 
 from __future__ import annotations
@@ -23,14 +25,29 @@ from urllib.parse import urlencode
 
 import pytest
 
-from tests.system.harness import HOST, Server, board_token, free_port
+from tests.system.harness import HOST, ROOT, Server, board_token, free_port
 from tests.system.ops_kit import Daemon, require_program, self_signed_certificate
 
 pytestmark = pytest.mark.system
 
 
+def documented_proxy_lines() -> list[str]:
+    """The ``proxy_http_version`` and ``proxy_set_header`` lines of docs/operations.md §4's
+    nginx configuration (the rest of it, ports and certificates, is the test's own)."""
+    section = (ROOT / "docs" / "operations.md").read_text().split("## 4. Run", 1)[1]
+    block = section.split("```nginx\n", 1)[1].split("```", 1)[0]
+    lines = [
+        line.split("#", 1)[0].strip()
+        for line in block.splitlines()
+        if line.strip().startswith(("proxy_http_version ", "proxy_set_header "))
+    ]
+    assert "proxy_set_header X-Forwarded-Proto $scheme;" in lines, lines
+    return lines
+
+
 def nginx_config(folder: Path, port: int, upstream: int, cert: Path, key: Path) -> Path:
     config = folder / "nginx.conf"
+    documented = "\n".join(" " * 20 + line for line in documented_proxy_lines()).lstrip()
     config.write_text(
         textwrap.dedent(
             f"""\
@@ -59,14 +76,9 @@ def nginx_config(folder: Path, port: int, upstream: int, cert: Path, key: Path) 
                     listen {HOST}:{port} ssl;
                     ssl_certificate {cert};
                     ssl_certificate_key {key};
+                    {documented}
                     location / {{
                         proxy_pass http://wetbank;
-                        proxy_http_version 1.1;
-                        proxy_set_header Connection "";
-                        proxy_set_header X-Forwarded-For $proxy_add_x_forwarded_for;
-                        proxy_set_header X-Forwarded-Proto $scheme;
-                        proxy_set_header X-Forwarded-Host $http_host;
-                        proxy_set_header X-Request-Id $request_id;
                     }}
                 }}
             }}
@@ -125,10 +137,14 @@ class Browser:
         self.set_cookie_headers: list[str] = []
 
     def request(
-        self, method: str, path: str, form: dict[str, str] | None = None
+        self,
+        method: str,
+        path: str,
+        form: dict[str, str] | None = None,
+        headers: dict[str, str] | None = None,
     ) -> tuple[int, dict[str, str], str]:
         conn = http.client.HTTPSConnection(HOST, self.site.port, context=self.site.context)
-        headers = {}
+        headers = dict(headers or {})
         if self.cookies:
             headers["Cookie"] = "; ".join(f"{k}={v}" for k, v in self.cookies.items())
         body = None
@@ -193,6 +209,14 @@ def test_behind_nginx_with_tls_a_board_member_signs_in_and_sees_the_audit_page(
     [line] = [a for a in access if a["request_id"] == request_id]
     assert (line["path"], line["status"], line["remote_addr"]) == ("/audit", 200, HOST)
     assert line["actor"].startswith("system tests (")
+
+    # a client's own X-Forwarded-Prefix and -Port: a plain path the service would believe from
+    # its proxy, but nginx clears them, so the URLs the service writes stay its own
+    forged = {"X-Forwarded-Prefix": "/elsewhere", "X-Forwarded-Port": "1"}
+    status, headers, _page = Browser(trusting).request("GET", "/accounts", headers=forged)
+    assert (status, headers["location"]) == (303, "/sign-in?next=/accounts")
+    status, _headers, page = Browser(trusting).request("GET", "/sign-in", headers=forged)
+    assert status == 200 and 'action="/sign-in"' in page and "/elsewhere" not in page
 
     # the same form through the same nginx to a service that does not trust it: the Origin
     # names https://127.0.0.1:PORT, the service sees the upstream "wetbank", and refuses

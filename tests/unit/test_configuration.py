@@ -20,6 +20,7 @@ import threading
 from pathlib import Path
 from typing import Any
 
+import click
 import pytest
 from click.testing import CliRunner
 
@@ -234,3 +235,76 @@ def test_on_postgresql_the_wsgi_app_refuses_to_load_without_a_secret_key(tmp_pat
     assert refused.returncode != 0
     assert "WETBANK_SECRET_KEY is not set" in refused.stderr
     assert load({"WETBANK_SECRET_KEY": "w" * 64}).returncode == 0, refused.stderr
+
+
+# --- the environment file of docs/operations.md ------------------------------------------------
+
+
+def documented_environment_file() -> str:
+    """The production environment file docs/operations.md §2 shows."""
+    text = (ROOT / "docs" / "operations.md").read_text()
+    section = text.split("## 2. Configure", 1)[1].split("\n## ", 1)[0]
+    block = section.split("```sh\n", 1)[1].split("```", 1)[0]
+    assert block.startswith("# /etc/wetbank/wetbank.env"), block
+    return block
+
+
+def read_as_systemd_does(text: str) -> dict[str, str]:
+    """``EnvironmentFile=``: a line whose first character (after blanks) is ``#`` or ``;`` is a
+    comment; in ``KEY=VALUE`` everything after the ``=`` is the value, a ``#`` in it and the rest
+    of the line included, less the blanks around it and one pair of enclosing quotes."""
+    found = {}
+    for raw in text.splitlines():
+        line = raw.strip()
+        if not line or line[0] in "#;":
+            continue
+        key, equals, value = line.partition("=")
+        assert equals, f"not KEY=VALUE: {raw!r}"
+        value = value.strip()
+        if len(value) >= 2 and value[0] == value[-1] and value[0] in "'\"":
+            value = value[1:-1]
+        found[key.strip()] = value
+    return found
+
+
+def read_as_the_shell_does(text: str, tmp_path: Path) -> dict[str, str]:
+    """``set -a; . FILE`` (docs/operations.md §3): what the shell exports from it."""
+    path = tmp_path / "wetbank.env"
+    path.write_text(text)
+    shown = subprocess.run(
+        ["sh", "-c", 'set -a; . "$1"; exec env -0', "sh", str(path)],
+        env={"PATH": os.environ.get("PATH", "/usr/bin:/bin")},
+        capture_output=True,
+        text=True,
+        timeout=30,
+        check=True,
+    )
+    pairs = (item.partition("=") for item in shown.stdout.split("\0") if item)
+    return {key: value for key, _, value in pairs}
+
+
+def test_the_documented_environment_file_configures_the_service_under_systemd_and_the_shell(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    text = documented_environment_file()
+    values = read_as_systemd_does(text)
+    assert set(values) <= set(documented()), "the file sets a variable README.md does not list"
+    assert {"DATABASE_URL", "WETBANK_SECRET_KEY", "WETBANK_TRUST_PROXY"} <= set(values)
+    for name in {*ENVIRONMENT, "WETBANK_WORKERS", "WETBANK_THREADS", "WETBANK_TIMEOUT"}:
+        monkeypatch.delenv(name, raising=False)
+    for key, value in values.items():
+        monkeypatch.setenv(key, value)
+    config = build_config(str(tmp_path), None)  # every value the app reads makes sense to it
+    assert config["WETBANK_TRUST_PROXY"] == 1
+    assert config["DATABASE_URL"] == values["DATABASE_URL"]
+    # and so does every value `wetbank serve` reads
+    serve = cli.main.get_command(click.Context(cli.main), "serve")
+    assert serve is not None
+    options = serve.make_context("serve", []).params
+    assert (options["workers"], options["threads"]) == (
+        int(values["WETBANK_WORKERS"]),
+        int(values["WETBANK_THREADS"]),
+    )
+    # and the shell (docs/operations.md §3) reads the same values from it
+    shell = read_as_the_shell_does(text, tmp_path)
+    assert {key: shell.get(key) for key in values} == values

@@ -1,0 +1,123 @@
+"""The ``wetbank`` command as an operator meets it (README.md "Command line", docs/operations.md).
+
+``wetbank --version`` is the service's; ``wetbank token create`` holds a token's name to the
+API's rule; a command that cannot use its database says so in one line and exits 3 (for
+``wetbank audit verify``: "could not check", not the 1 of a broken ledger), on both databases.
+The commands run as separate processes, as an operator or a scheduler runs them.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import uuid
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+from flask import Flask
+from sqlalchemy import create_engine, func, select
+from sqlalchemy.engine import make_url
+
+from api import cli
+from bank.access import ApiToken
+from tests.api.conftest import Api
+from tests.dbs import create_database, drop_database
+from tests.system.harness import TEST_SECRET_KEY, free_port, wetbank
+
+# --- the version --------------------------------------------------------------------------------
+
+
+def test_wetbank_version_is_the_services_and_flasks_own_options_are_gone() -> None:
+    shown = CliRunner().invoke(cli.main, ["--version"])
+    assert shown.exit_code == 0, shown.output
+    assert shown.output.startswith("wetbank ") and "(commit " in shown.output
+    assert "Flask" not in shown.output and "Werkzeug" not in shown.output
+    # -e/--env-file needed python-dotenv, which the service does not install
+    refused = CliRunner().invoke(cli.main, ["--env-file", "wetbank.env", "db", "upgrade"])
+    assert refused.exit_code == 2 and "No such option" in refused.output
+
+
+# --- a token's name ------------------------------------------------------------------------------
+
+
+def tokens_named(url: str, name: str) -> int:
+    engine = create_engine(url)
+    try:
+        with engine.connect() as connection:
+            query = select(func.count()).select_from(ApiToken).where(ApiToken.name == name)
+            return int(connection.execute(query).scalar_one())
+    finally:
+        engine.dispose()
+
+
+def test_token_create_holds_a_name_to_the_apis_limit(
+    database_url: str, api: Api, app: Flask
+) -> None:
+    too_long = "n" * 201 + uuid.uuid4().hex
+    created = wetbank(database_url, "token", "create", "--role", "board", "--name", too_long)
+    assert created.returncode == 2, created.stdout + created.stderr
+    assert "Invalid value for '--name': at most 200 characters" in created.stderr
+    assert "Traceback" not in created.stderr and "wbt_" not in created.stdout + created.stderr
+    assert tokens_named(database_url, too_long) == 0
+    blank = wetbank(database_url, "token", "create", "--role", "board", "--name", "   ")
+    assert blank.returncode == 2 and "must not be blank" in blank.stderr
+    # the API's own answer to the same name: one rule for both
+    refused = api.post("/tokens", {"role": "board", "name": too_long})
+    assert refused.status_code == 422
+    assert "name" in refused.json["errors"]
+    # and the longest name it takes, the command takes too
+    longest = "m" * 168 + uuid.uuid4().hex  # 200 characters
+    made = wetbank(database_url, "token", "create", "--role", "board", "--name", longest)
+    assert made.returncode == 0, made.stderr
+    assert tokens_named(database_url, longest) == 1
+
+
+# --- a database the command cannot use ----------------------------------------------------------
+
+
+def unreachable(backend: str, tmp_path: Path) -> str:
+    """A database nothing answers for: a closed loopback port, or a folder that is not there."""
+    if backend == "sqlite":
+        return f"sqlite:///{tmp_path / 'no-such-folder' / 'wetbank.sqlite3'}"
+    return f"postgresql+psycopg://postgres@127.0.0.1:{free_port()}/wetbank?connect_timeout=5"
+
+
+def assert_one_line(done: subprocess.CompletedProcess[str], *expected: str) -> None:
+    """Exit 3, and one line on standard error saying why, not a traceback (beside the JSON log
+    records standard error carries, alembic's as it reads the schema's revision)."""
+    err = done.stderr
+    assert done.returncode == 3, done.stdout + err
+    said = [line for line in err.splitlines() if not line.startswith('{"timestamp"')]
+    assert "Traceback" not in err and len(said) == 1, err
+    for text in expected:
+        assert text in err, err
+
+
+def test_audit_verify_exits_3_when_it_could_not_check(backend: str, tmp_path: Path) -> None:
+    verify = ("audit", "verify", "--processes", "1")
+    down = wetbank(unreachable(backend, tmp_path), *verify)
+    assert_one_line(down, "Error: cannot use the database at ")
+    assert down.stdout == ""
+
+    never_migrated = create_database(backend, tmp_path)
+    try:
+        behind = wetbank(never_migrated, *verify)
+        assert_one_line(behind, "schema is at revision none", "wetbank db upgrade")
+    finally:
+        drop_database(never_migrated)
+
+    if backend == "postgresql":
+        missing = make_url(never_migrated).set(database=f"wetbank_test_{uuid.uuid4().hex[:12]}")
+        gone = wetbank(missing.render_as_string(hide_password=False), *verify)
+        assert_one_line(gone, f'database "{missing.database}" does not exist')
+
+
+@pytest.mark.parametrize(
+    "command", [("db", "upgrade"), ("serve",), ("demo",)], ids=lambda c: " ".join(c)
+)
+def test_a_command_whose_database_is_down_says_so_in_one_line(
+    backend: str, command: tuple[str, ...], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("WETBANK_SECRET_KEY", TEST_SECRET_KEY)  # serve checks it first
+    down = wetbank(unreachable(backend, tmp_path), *command)
+    assert_one_line(down, "Error: cannot use the database at ")
