@@ -13,7 +13,7 @@ from werkzeug.exceptions import HTTPException
 
 from bank.errors import code_of
 from ledger import quantities
-from ledger.db import is_retryable
+from ledger.db import is_retryable, refuses_writes
 from ledger.errors import LedgerError
 
 log = logging.getLogger("wetbank.api")
@@ -202,16 +202,6 @@ def http_error(error: HTTPException) -> Response:
     if status == 405 and error.valid_methods:  # type: ignore[attr-defined]
         headers["Allow"] = ", ".join(error.valid_methods)  # type: ignore[attr-defined]
     return problem(status, code, detail, headers, errors=errors)
-
-
-#: PostgreSQL's read_only_sql_transaction: a standby (a failover under way or just done), or a
-#: database set ``default_transaction_read_only``, refusing a write
-READ_ONLY_SQLSTATE = "25006"
-
-
-def refuses_writes(error: DBAPIError) -> bool:
-    """Whether the database refused a write because it takes none now (``READ_ONLY_SQLSTATE``)."""
-    return getattr(error.orig, "sqlstate", None) == READ_ONLY_SQLSTATE
 
 
 def _database_error(error: DBAPIError) -> Response:

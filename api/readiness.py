@@ -1,16 +1,19 @@
 """``GET /api/v1/ready``: may this process be sent traffic?  (``/api/v1/health`` says it is alive.)
 
-Ready when the database answers, its schema is at the code's head revision, and the hash chain's
-sealing queue holds nothing older than ``WETBANK_READY_MAX_SEAL_AGE_SECONDS``: a backlog that
-old means no sealer is keeping up (a stuck or failing one, or writes faster than it seals), and
-``wetbank audit verify`` would have that much unsealed history to seal first.  Otherwise 503
-``service_unavailable`` with ``Retry-After``; both answers carry each check's result.
+Ready when the database answers and takes writes, its schema is at the code's head revision,
+and the hash chain's sealing queue holds nothing older than ``WETBANK_READY_MAX_SEAL_AGE_SECONDS``:
+a backlog that old means no sealer is keeping up (a stuck or failing one, or writes faster than
+it seals), and ``wetbank audit verify`` would have that much unsealed history to seal first.
+Otherwise 503 ``service_unavailable`` with ``Retry-After``; both answers carry each check's
+result.  A read-only database (a hot standby, ``default_transaction_read_only``) answers reads
+but every write there is 503, so a load balancer is told to send nothing: not ready.
 
 A process's sealer (``ledger.sealer``) starts at its first commit.  After a crash the queue may
 hold transactions no running process committed, and a load balancer that waits for this check
 before sending traffic would wait for ever: so the check wakes the process's sealer whenever it
 finds work queued, and a server process runs it once as it starts (``check_at_start``), sealing
-what a crash left without any request.
+what a crash left without any request.  Not on a read-only database, where sealing is refused:
+the sealer's own wait decides when it tries again there (``ledger.sealer``).
 """
 
 from __future__ import annotations
@@ -30,12 +33,18 @@ from sqlalchemy.exc import SQLAlchemyError
 from api.context import database
 from api.problems import ApiProblem
 from api.schema_check import UPGRADE_HINT, head_revision
-from ledger import clock
+from ledger import clock, server_settings
 from ledger.schema import LedgerChainLink, LedgerChainQueue, LedgerTransaction
 from ledger.sealer import BackgroundSealer
 
 blp = Blueprint("operations", __name__, url_prefix="/api/v1", description="Operations")
 log = logging.getLogger(__name__)
+
+
+READ_ONLY_DETAIL = (
+    "read-only: the database takes no writes (a hot standby, or default_transaction_read_only "
+    "on), so every write here would be refused with 503"
+)
 
 
 @dataclass(frozen=True)
@@ -83,19 +92,22 @@ def checks(max_seal_age: float) -> tuple[bool, dict[str, Any]]:
     """Whether the service is ready, and what each check found."""
     try:
         with database().engine.connect() as connection:
+            read_only = server_settings.takes_no_writes(connection)
             revision = _revision(connection)
             backlog = sealing_backlog(connection) if revision == head_revision() else None
     except SQLAlchemyError as error:
         detail = (str(getattr(error, "orig", None) or error).strip().splitlines() or ["?"])[0]
         return False, {"database": {"ok": False, "detail": f"unreachable: {detail}"}}
     found: dict[str, Any] = {"database": {"ok": True}}
+    if read_only:
+        found["database"] = {"ok": False, "read_only": True, "detail": READ_ONLY_DETAIL}
     head = head_revision()
     found["schema"] = {"ok": revision == head, "revision": revision, "head": head}
     if backlog is None:
         found["schema"]["detail"] = f"the schema is behind: {UPGRADE_HINT}"
         return False, found
     found["sealing"] = backlog.check(max_seal_age)
-    if backlog.queued:
+    if backlog.queued and not read_only:
         # whoever committed it may be gone (a crash): this process's sealer seals it; with the
         # schema at the code's head only, as a commit here would be
         background: BackgroundSealer | None = current_app.extensions.get("wetbank.sealer")
@@ -128,6 +140,11 @@ def _revision(connection: Connection) -> str | None:
     return connection.execute(text("SELECT version_num FROM alembic_version")).scalar()
 
 
+def _failed(name: str, check: dict[str, Any]) -> str:
+    """A failed check as the problem's detail names it: its name, and why where it says."""
+    return f"{name} ({check['detail']})" if "detail" in check else name
+
+
 class ReadyOut(Schema):
     status = fields.String(metadata={"description": "`ready`"})
     checks = fields.Dict(
@@ -140,10 +157,12 @@ class Ready(MethodView):
     @blp.response(200, ReadyOut)
     @blp.alt_response(503, description="Not ready: the problem's `checks` say why.")
     def get(self) -> dict[str, Any]:
-        """Is this process ready for traffic: database reachable, schema current, chain sealed?"""
+        """Ready for traffic: database reachable and writable, schema current, chain sealed?"""
         ok, found = checks(float(current_app.config["WETBANK_READY_MAX_SEAL_AGE_SECONDS"]))
         if not ok:
-            failed = ", ".join(name for name, check in found.items() if not check["ok"])
+            failed = ", ".join(
+                _failed(name, check) for name, check in found.items() if not check["ok"]
+            )
             raise ApiProblem(
                 503,
                 "service_unavailable",

@@ -25,6 +25,9 @@ P = ParamSpec("P")
 T = TypeVar("T")
 
 RETRYABLE_SQLSTATES = frozenset({"40001", "40P01"})  # serialization failure, deadlock
+#: PostgreSQL's read_only_sql_transaction: a hot standby (a failover under way or just done), or
+#: a database or role set ``default_transaction_read_only``, refusing a write
+READ_ONLY_SQLSTATE = "25006"
 MAX_ATTEMPTS = 8
 
 
@@ -86,6 +89,15 @@ def is_retryable(error: BaseException) -> bool:
     if sqlstate in RETRYABLE_SQLSTATES:
         return True
     return isinstance(error, OperationalError) and "database is locked" in str(error.orig)
+
+
+def refuses_writes(error: BaseException) -> bool:
+    """Whether the database refused a write because it takes none now (``READ_ONLY_SQLSTATE``):
+    retrying at once is no use, as it is with a deadlock; it may take writes again later."""
+    return (
+        isinstance(error, DBAPIError)
+        and getattr(error.orig, "sqlstate", None) == READ_ONLY_SQLSTATE
+    )
 
 
 class Database:

@@ -13,6 +13,12 @@ every writing process would seal twenty times a second, each run a sliver of the
 its process's GIL while that process's writer may hold row locks; paced, many busy processes seal
 about as often as one.  No lock outlives a transaction, so a connection pooler in transaction
 mode changes nothing.
+
+A database that takes no writes (a hot standby, or ``default_transaction_read_only`` on) refuses
+every run, for as long as it stays so.  The sealer says so once, then tries again at an interval
+that doubles up to ``READ_ONLY_RETRY_MAX_SECONDS`` whatever wakes it meanwhile (each read-only
+request's commit would), and says once that the database takes writes again.  Any other failure
+is logged each time and retried on the next wake: it is a fault to see.
 """
 
 from __future__ import annotations
@@ -23,13 +29,19 @@ import threading
 import time
 
 from ledger import chain, store
-from ledger.db import Database
+from ledger.db import Database, refuses_writes
 
 log = logging.getLogger(__name__)
 
 #: the sealing queue is vacuumed each time the chain grows past a multiple of this many links
 #: (each sealed transaction leaves a dead queue row)
 VACUUM_EVERY = 2_000
+
+#: the first and the longest wait before trying again on a database that takes no writes: long
+#: enough not to spend a transaction a second on it, short enough that what is queued is sealed
+#: well within readiness's bound (``WETBANK_READY_MAX_SEAL_AGE_SECONDS``, 60) once it takes them
+READ_ONLY_RETRY_FIRST_SECONDS = 1.0
+READ_ONLY_RETRY_MAX_SECONDS = 30.0
 
 
 class BackgroundSealer:
@@ -47,6 +59,10 @@ class BackgroundSealer:
         self._stopped = False
         self._thread: threading.Thread | None = None
         self.runs = 0  # sealing transactions this process ran (tests read it)
+        self.read_only_retry_first_seconds = READ_ONLY_RETRY_FIRST_SECONDS
+        self.read_only_retry_max_seconds = READ_ONLY_RETRY_MAX_SECONDS
+        #: the wait before the next try while the database takes no writes; None while it does
+        self._read_only_retry_seconds: float | None = None
 
     def wake(self, _db: Database | None = None) -> None:
         """Ask the sealer to run soon (starting it in this process if needed: gunicorn forks).
@@ -75,21 +91,19 @@ class BackgroundSealer:
         busy = False  # the last run found work: run again without waiting for a commit here
         last_seq: int | None = None  # the chain's last link after this sealer's last run
         while not self._stopped:
-            if not busy:
+            if self._read_only_retry_seconds is not None:
+                self._pause(self._read_only_retry_seconds)
+            elif not busy:
                 self._event.wait(self.idle_seconds)
             # let a burst of commits queue up, then seal them as one batch
             time.sleep(pace)
             self._event.clear()
             if self._stopped:
                 return
-            try:
-                with self.db.engine.begin() as connection:
-                    sealed = chain.seal(connection)
-            except Exception:  # the queue is durable: log, and try again on the next wake
-                log.exception("sealing the hash chain failed; will retry")
+            sealed = self._seal()
+            if sealed is None:
                 busy = False
                 continue
-            self.runs += 1
             pace = next_pace(pace, sealed, last_seq, self.batch_seconds, self.idle_seconds)
             busy = sealed.transactions > 0 or sealed.contended
             if sealed.transactions:
@@ -100,6 +114,47 @@ class BackgroundSealer:
             # queue is vacuumed that often however many processes share the sealing
             if sealed.passed_multiple_of(VACUUM_EVERY):
                 self._vacuum_queue()
+
+    def _seal(self) -> chain.Sealed | None:
+        """One sealing transaction; None if it failed (the queue is durable: tried again)."""
+        try:
+            with self.db.engine.begin() as connection:
+                sealed = chain.seal(connection)
+        except Exception as error:
+            if refuses_writes(error):
+                self._refused(error)
+            else:  # not read-only, or no longer: a fault to see each time, as it always was
+                self._read_only_retry_seconds = None
+                log.exception("sealing the hash chain failed; will retry")
+            return None
+        self.runs += 1
+        if self._read_only_retry_seconds is not None:
+            self._read_only_retry_seconds = None
+            log.info("the database takes writes again: sealing the hash chain resumes")
+        return sealed
+
+    def _refused(self, error: BaseException) -> None:
+        """The database takes no writes: say so the first time, and wait longer each time."""
+        waited = self._read_only_retry_seconds
+        if waited is None:
+            self._read_only_retry_seconds = self.read_only_retry_first_seconds
+            detail = (str(getattr(error, "orig", None) or error).strip().splitlines() or ["?"])[0]
+            log.warning(
+                "the database is read-only (a hot standby, or default_transaction_read_only on): "
+                "sealing the hash chain waits, trying again every %g s at most (%s)",
+                self.read_only_retry_max_seconds,
+                detail,
+            )
+        else:
+            self._read_only_retry_seconds = min(waited * 2, self.read_only_retry_max_seconds)
+
+    def _pause(self, seconds: float) -> None:
+        """Wait ``seconds``, returning early only to stop: a wake is no sign that the database
+        takes writes again (a read-only request commits too)."""
+        deadline = time.monotonic() + seconds
+        while not self._stopped and (left := deadline - time.monotonic()) > 0:
+            self._event.wait(left)
+            self._event.clear()
 
     def _vacuum_queue(self) -> None:
         """Every sealed transaction leaves a dead queue row; between autovacuum's visits (a

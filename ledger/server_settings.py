@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from sqlalchemy import Engine
+from sqlalchemy import Connection, Engine
 
 from ledger import store
 
@@ -48,3 +48,11 @@ def setting_warnings(engine: Engine) -> list[str]:
     with engine.connect() as connection:
         settings = store.of(connection).server_settings(connection, list(REQUIRED))
     return warnings_for(settings)
+
+
+def takes_no_writes(connection: Connection) -> bool:
+    """Whether the database refuses every write now: a hot standby, or
+    ``default_transaction_read_only`` set on its database or role (PostgreSQL's
+    ``transaction_read_only`` in ``connection``'s transaction).  Never where there is no server."""
+    settings = store.of(connection).server_settings(connection, ["transaction_read_only"])
+    return settings.get("transaction_read_only") == "on"

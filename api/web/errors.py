@@ -35,6 +35,7 @@ from api.web.signin import (
     ended_session,
     is_local_path,
 )
+from ledger.db import refuses_writes
 from ledger.errors import LedgerError
 
 log = logging.getLogger("wetbank.web")
@@ -149,7 +150,7 @@ def _database_error(error: DBAPIError) -> Response:
         log.warning("database unavailable for page %s", request.path)
         detail = "The database is unavailable; try again shortly."
         return error_page(503, detail, {"Retry-After": "1"})
-    if problems.refuses_writes(error):  # a read-only standby (the API's 503 too)
+    if refuses_writes(error):  # a read-only standby (the API's 503 too)
         log.warning("database read-only, refusing writes, for page %s", request.path)
         detail = "The database cannot take writes now; try again shortly."
         return error_page(503, detail, {"Retry-After": "1"})

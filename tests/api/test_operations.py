@@ -20,12 +20,12 @@ import pytest
 from flask import Flask, request
 from freezegun import freeze_time
 from prometheus_client.parser import text_string_to_metric_families
-from sqlalchemy import create_engine, event, text
+from sqlalchemy import Connection, create_engine, event, text
 from sqlalchemy.engine import make_url
 
 from api import create_app, logs, metrics
 from api.readiness import sealing_backlog
-from ledger import Leg, clock, sealer, transfer
+from ledger import Leg, chain, clock, sealer, transfer
 from ledger.db import Database
 from tests.api.conftest import Api, make_token
 from tests.api.kit import Kit, on
@@ -547,6 +547,113 @@ def test_a_read_only_database_is_503_not_500_and_logged_without_the_statement(
     assert "read-only transaction" in refused[0]["message"]
     assert not any("exc_info" in r or "[SQL" in r["message"] for r in refused), refused
     assert "parameters" not in json_lines.getvalue() and token not in json_lines.getvalue()
+
+
+def _set_read_only(url: str, read_only: bool) -> None:
+    """What a failover does to a database, as a test can without touching the server: new
+    sessions of ``url`` take no writes (or take them again)."""
+    name = make_url(url).database
+    admin = create_engine(PG_ADMIN_URL, isolation_level="AUTOCOMMIT")
+    try:
+        with admin.connect() as connection:
+            value = "on" if read_only else "off"
+            connection.exec_driver_sql(
+                f"ALTER DATABASE {name} SET default_transaction_read_only = {value}"
+            )
+    finally:
+        admin.dispose()
+
+
+def test_ready_is_503_naming_a_read_only_database_and_200_once_it_takes_writes(
+    backend: str, fresh_db_url: str
+) -> None:
+    """Every write on a read-only database is 503: a load balancer polling ``/ready`` is told
+    to send nothing there, and why."""
+    if backend != "postgresql":
+        pytest.skip("a read-only database of its own: PostgreSQL")
+    _set_read_only(fresh_db_url, True)
+    app = create_app({"DATABASE_URL": fresh_db_url, "PROPAGATE_EXCEPTIONS": False})
+    try:
+        response = app.test_client().get("/api/v1/ready")
+        assert response.status_code == 503, response.json
+        assert response.headers["Retry-After"] == "5"
+        assert response.json["code"] == "service_unavailable"
+        assert response.json["detail"].startswith("Not ready: database (read-only: ")
+        found = response.json["checks"]
+        assert found["database"]["ok"] is False and found["database"]["read_only"] is True
+        assert "default_transaction_read_only" in found["database"]["detail"]
+        assert found["schema"]["ok"] and found["sealing"]["ok"]  # what else it checked
+
+        _set_read_only(fresh_db_url, False)
+        app.extensions["wetbank.db"].engine.dispose()  # the connections a failover gives anew
+        response = app.test_client().get("/api/v1/ready")
+        assert response.status_code == 200, response.json
+        assert response.json["checks"]["database"] == {"ok": True}
+    finally:
+        app.extensions["wetbank.db"].dispose()
+
+
+def test_the_sealer_waits_longer_each_time_on_a_read_only_database_and_says_so_once(
+    backend: str,
+    fresh_db_url: str,
+    caplog: pytest.LogCaptureFixture,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """On a read-only database every sealing run is refused.  The sealer said so every second,
+    for ever, each time with a traceback.  It says so once, tries again after a wait that
+    doubles up to its bound whatever wakes it meanwhile (a read-only request's commit does),
+    and says once that it seals again when the database takes writes."""
+    if backend != "postgresql":
+        pytest.skip("SQLite seals each transaction as it is written")
+    writer = Database.from_url(fresh_db_url)  # committed before the failover, still queued
+    try:
+        source, target = open_accounts(writer, "sqft", False, False)
+        move(writer, source, target, 5)
+    finally:
+        writer.dispose()
+    _set_read_only(fresh_db_url, True)
+    app = create_app({"DATABASE_URL": fresh_db_url, "PROPAGATE_EXCEPTIONS": False})
+    db: Database = app.extensions["wetbank.db"]
+    background: sealer.BackgroundSealer = app.extensions["wetbank.sealer"]
+    background.read_only_retry_first_seconds = 0.25  # the service's: 1 s up to 30 s
+    background.read_only_retry_max_seconds = 1.0
+    tried: list[float] = []
+    seal = chain.seal
+
+    def counted_seal(connection: Connection, *, wait: bool = False) -> chain.Sealed:
+        if connection.engine is db.engine:  # other tests' sealers, idle, run each second
+            tried.append(time.monotonic())
+        return seal(connection, wait=wait)
+
+    monkeypatch.setattr(chain, "seal", counted_seal)
+    caplog.set_level(logging.INFO, logger="ledger.sealer")
+    try:
+        deadline = time.monotonic() + 3.2
+        while time.monotonic() < deadline:  # woken ten times a second, as by busy readers
+            background.wake()
+            time.sleep(0.1)
+        gaps = [later - earlier for earlier, later in zip(tried, tried[1:], strict=False)]
+        assert 4 <= len(tried) <= 6, gaps
+        assert gaps[0] < 0.6 and all(0.85 <= gap <= 1.5 for gap in gaps[-2:]), gaps
+        said = [(r.levelname, r.getMessage()) for r in caplog.records]
+        assert len(said) == 1, said
+        assert said[0][0] == "WARNING" and "read-only" in said[0][1], said
+        assert "cannot execute" in said[0][1] and not caplog.records[0].exc_info
+
+        _set_read_only(fresh_db_url, False)
+        db.engine.dispose()  # the connections a failover gives anew
+        deadline = time.monotonic() + 3
+        while background.runs == 0 and time.monotonic() < deadline:
+            time.sleep(0.05)
+        response = app.test_client().get("/api/v1/ready")
+        assert response.status_code == 200, response.json
+        assert response.json["checks"]["sealing"]["queued"] == 0  # what was queued is sealed
+        said = [(r.levelname, r.getMessage()) for r in caplog.records]
+        assert said[1:] == [
+            ("INFO", "the database takes writes again: sealing the hash chain resumes")
+        ], said
+    finally:
+        db.dispose()
 
 
 def test_the_count_of_transactions_written_holds_while_the_sealer_moves_them(
