@@ -138,12 +138,14 @@ CATALOGUE: dict[str, ProblemType] = dict(
             "cap_exceeded",
             422,
             "A deposit would credit an action of the bank site past its cap (Minn. Stat. "
-            "103G.2242 Subd. 12 (c)), or a deposit's reversal would leave the site's credit in "
-            "a category (`category`) standing past the cap it would then have (`cap_sqft`): "
-            "a buffer credited beside the wetland the reversed deposit credited.",
+            "103G.2242 Subd. 12 (c)), or a deposit's reversal or an amendment of the site's "
+            "registered area would leave the site's credit in a category (`category`, "
+            "`credited_sqft`) standing past the cap it would then have (`cap_sqft`): a buffer "
+            "credited beside the wetland the reversed deposit credited, a category credited "
+            "more than its amended area allows.",
             "Credit no more than the cap the problem names, less what was credited before; to "
             "reverse a wetland's deposit, first reverse the deposits of the buffer credited "
-            "beside it.",
+            "beside it; amend an area to no less than its credit (and its buffers') needs.",
         ),
         _entry(
             "not_eligible",

@@ -154,9 +154,7 @@ def _check_caps_after(session: Session, ruleset: Ruleset, deposit: Deposit) -> N
             f"the site has credited {sqft(over.credited_sqft)} of {over.category}, which the "
             f"deposit's credit holds up: without it {over.category} could earn at most "
             f"{sqft(over.cap_sqft)}; reverse the deposit that credited {over.category} first",
-            category=over.category,
-            cap_sqft=over.cap_sqft,
-            credited_sqft=over.credited_sqft,
+            **over.facts(),
         )
 
 

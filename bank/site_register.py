@@ -23,7 +23,7 @@ from sqlalchemy.orm import Session
 from bank import party_edits, policy
 from bank.access import Actor
 from bank.deposit_tables import Deposit, DepositAction, DepositReversal
-from bank.errors import Conflict, NotFound, ValidationFailed
+from bank.errors import CapExceeded, NotFound, ValidationFailed
 from bank.parties import BankSite, create_bank_site, get_site, set_site_frozen
 from bank.party_tables import SiteCreditArea as SiteCreditArea
 from bank.rules.deposit_eligibility import BUFFER_BASE
@@ -175,6 +175,15 @@ class OverCap:
     credited_sqft: int
     cap_sqft: int
 
+    def facts(self) -> dict[str, Any]:
+        """The fields of the ``cap_exceeded`` refusal it makes, whichever change it refuses (a
+        deposit's reversal, a register amendment): one place, so the two cannot drift."""
+        return {
+            "category": self.category,
+            "cap_sqft": self.cap_sqft,
+            "credited_sqft": self.credited_sqft,
+        }
+
 
 def over_cap(
     ruleset: Ruleset, before: SiteRegister, after: SiteRegister, categories: set[str]
@@ -232,7 +241,8 @@ def amend(
     already credited: the caps the amendment changes (the category's own, and its buffers',
     which follow its wetland's area) must still cover their credit, or at least not fall
     further below it (a site credited over a cap before the register existed may still have
-    its other categories amended, or the short one raised)."""
+    its other categories amended, or the short one raised); otherwise ``cap_exceeded``, as a
+    deposit or a reversal that would leave credit past a Subd. 12 (c) cap is."""
     policy.require_board(actor, "amend a site's register")
     with db.transaction() as session:
         site = lock_site(session, site_id)
@@ -241,14 +251,12 @@ def amend(
         after = SiteRegister({**before.areas, category: area_sqft}, before.credited)
         changed = {category} | {b for b, base in BUFFER_BASE.items() if base == category}
         over = over_cap(ruleset, before, after, changed)
-        if over is not None:
-            raise Conflict(
+        if over is not None:  # the deposits' Subd. 12 (c) rule, met from the other side
+            raise CapExceeded(
                 f"the site has already credited {sqft(over.credited_sqft)} of {over.category}; "
                 f"an area of {sqft(area_sqft)} for {category} would cap it at "
                 f"{sqft(over.cap_sqft)}",
-                category=over.category,
-                cap_sqft=over.cap_sqft,
-                credited_sqft=over.credited_sqft,
+                **over.facts(),
             )
         record(session, site_id, {category: area_sqft}, actor, source="amended", reason=reason)
         return site_view(session, ruleset, site)

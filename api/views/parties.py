@@ -148,8 +148,12 @@ class SiteById(MethodView):
 class SiteCreditAreas(MethodView):
     @blp.write("board", body=CreditAreaAmendIn, status=200, reply=SiteOut)
     def post(self, data: dict[str, Any], site_id: str) -> Any:
-        """Amend the registered area of one category (board), with a reason; never below what
-        the site has already credited (``conflict``)."""
+        """Amend the registered area of one category (board), with a reason.
+
+        Never so that the category's credit, or that of a buffer beside it (whose cap follows
+        its wetland's area), would stand past the Subd. 12 (c) cap it would then have: 422
+        ``cap_exceeded`` naming ``category``, ``cap_sqft`` and ``credited_sqft``, as for a
+        deposit or a reversal past a cap."""
         return site_register.amend(database(), ruleset(), require_board(), site_id, **data)
 
 

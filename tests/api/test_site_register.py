@@ -130,11 +130,21 @@ def test_a_category_first_credited_registers_the_area_its_deposit_states(kit, re
 
 
 def test_the_board_amends_an_area_but_never_below_what_was_credited(kit, restoration):
+    """An area under what the category credited would leave that credit past its Subd. 12 (c)
+    cap: ``cap_exceeded``, as a deposit past the cap is, naming the same facts."""
     ok(_deposit(kit, restoration, _wetland(80_000)))
+    before = _register(kit, restoration["site_id"])
     path = f"/bank-sites/{restoration['site_id']}/credit-areas"
     amend = {"category": "replacement_wetland", "area_sqft": 79_999, "reason": "resurveyed"}
-    body = problem(kit.api.post(path, amend), 409, "conflict")
-    assert body["credited_sqft"] == 80_000
+    body = problem(kit.api.post(path, amend), 422, "cap_exceeded")
+    assert (body["category"], body["cap_sqft"], body["credited_sqft"]) == (
+        "replacement_wetland",
+        79_999,
+        80_000,
+    )
+    assert "already credited 80,000 sq ft" in body["detail"]
+    assert _register(kit, restoration["site_id"]) == before
+    ok(kit.api.post(path, dict(amend, area_sqft=80_000)), 200)  # the boundary: the credit
     site = ok(kit.api.post(path, dict(amend, area_sqft=120_000)), 200)
     row = {r["category"]: r for r in site["credit_areas"]}["replacement_wetland"]
     assert (row["area_sqft"], row["remaining_sqft"]) == (120_000, 40_000)
@@ -335,6 +345,28 @@ def test_a_buffer_is_not_credited_beside_a_wetland_whose_deposit_was_reversed(ki
     assert _counts(kit) == before
 
 
+def test_an_amendment_that_would_leave_a_buffer_past_its_cap_is_cap_exceeded(kit, restoration):
+    """The wetland's area is what its buffer's cap follows (Subd. 12 (c)(2): 75% of it): an
+    amendment leaving the buffer's credit past the cap it would then have is refused as the
+    wetland's reversal beside it is (422 ``cap_exceeded`` naming the buffer, its cap and its
+    credit), writing nothing; one square foot more is taken."""
+    ok(_deposit(kit, restoration, _wetland(20_000)))
+    ok(_deposit(kit, restoration, [_buffer(20_000, "2026-04-14")]))
+    before = _register(kit, restoration["site_id"])
+    path = f"/bank-sites/{restoration['site_id']}/credit-areas"
+    amend = {"category": "replacement_wetland", "area_sqft": 26_666, "reason": "resurveyed"}
+    refused = problem(kit.api.post(path, amend), 422, "cap_exceeded")
+    assert (refused["category"], refused["cap_sqft"], refused["credited_sqft"]) == (
+        "upland_buffer",
+        19_999,  # 75% of 26,666, rounded down
+        20_000,
+    )
+    assert _register(kit, restoration["site_id"]) == before
+    site = ok(kit.api.post(path, dict(amend, area_sqft=26_667)), 200)
+    row = {r["category"]: r for r in site["credit_areas"]}["upland_buffer"]
+    assert (row["cap_sqft"], row["credited_sqft"], row["remaining_sqft"]) == (20_000, 20_000, 0)
+
+
 def test_a_site_credited_over_a_cap_before_its_register_still_has_other_areas_amended(
     kit, restoration
 ):
@@ -358,7 +390,7 @@ def test_a_site_credited_over_a_cap_before_its_register_still_has_other_areas_am
     pond = {"category": "treatment_pond", "area_sqft": 20_000, "reason": "pond surveyed"}
     ok(kit.api.post(path, pond), 200)
     lower = {"category": "replacement_wetland", "area_sqft": 40_000, "reason": "x"}
-    problem(kit.api.post(path, lower), 409, "conflict")
+    problem(kit.api.post(path, lower), 422, "cap_exceeded")
     higher = dict(lower, area_sqft=60_000)
     ok(kit.api.post(path, higher), 200)
     assert _register(kit, restoration["site_id"])["replacement_wetland"]["area_sqft"] == 60_000

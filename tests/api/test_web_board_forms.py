@@ -218,8 +218,9 @@ def test_a_site_is_registered_with_its_credit_register_amended_and_frozen(kit, b
     kit.wetland_deposit(account_id, site_id, lgu["id"], 8_000)
     edit = f"/bank-sites/{site_id}/edit"
     below = {"category": "replacement_wetland", "area_sqft": "5000", "reason": "resurvey"}
-    refused = html(fill(board, edit, "amend-form", below), 409)
+    refused = html(fill(board, edit, "amend-form", below), 422)  # the API's cap_exceeded
     assert "already credited 8,000 sq ft" in problem_above(refused)
+    assert refused.has("form", id="amend-form")  # kept, to type another area
     above = {**below, "area_sqft": "12000"}
     redirected(fill(board, edit, "amend-form", above), edit)
     credit = ok(kit.api.get(f"/bank-sites/{site_id}"), 200)["credit_areas"][0]
