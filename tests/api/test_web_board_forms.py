@@ -400,6 +400,31 @@ def test_a_deposit_over_the_sites_cap_shows_why_beside_the_action(app, kit, boar
     assert count(app, Deposit, Deposit.bank_site_id == site_id) == 1
 
 
+def test_a_pond_whose_project_shows_nothing_is_previewed_as_not_eligible(app, kit, board) -> None:
+    """A zero-width space names no project: the preview says posting would be refused, beside
+    the field, as for a blank one, and posting it is refused the same way."""
+    holder = kit.holder()
+    lgu = kit.lgu()
+    site_id = kit.site(holder["id"], wetland_sqft=10_000)
+    account_id = kit.account(holder["id"])
+    pond = {
+        "category": "treatment_pond",
+        "area_sqft": 4_000,
+        "credit_sqft": 3_000,
+        "associated_project": "\u200b",
+    }
+    fields = deposit_fields(account_id, site_id, lgu["id"], pond)
+    action, hidden = form_of(board, "/deposits/new", "deposit-form")
+
+    shown = html(board.post("/deposits/preview", data={**hidden, **fields}))
+    assert shown.one(id="preview-verdict").text.startswith("Posting this deposit would be")
+    assert "Subd. 12 (c)(4)" in error_beside(shown, "actions.0.associated_project")
+
+    posted = html(board.post(action, data={**hidden, **fields}), 422)
+    assert "Subd. 12 (c)(4)" in error_beside(posted, "actions.0.associated_project")
+    assert count(app, Deposit, Deposit.bank_site_id == site_id) == 0
+
+
 def test_a_deposit_into_a_closed_account_keeps_the_form_to_name_another(app, kit, board) -> None:
     """The account is typed: refused because it is closed (409, the API's sentence above the
     form), the form comes back as sent, and with an open account named it deposits."""
