@@ -22,7 +22,11 @@ from bank.deposit_tables import Deposit
 from bank.party_tables import BankSite, Holder
 from tests.api.conftest import Api, make_token
 from tests.api.kit import Kit, at, ok, on, unique
-from tests.api.test_appeals import noticed_decision
+from tests.api.test_appeals import (
+    _noticed_decision_requiring_security,
+    noticed_decision,
+    petition,
+)
 from tests.api.web_kit import SESSION_COOKIE, Element, audit_events, parse, signed_in
 
 DAY = "2026-06-17"
@@ -631,6 +635,45 @@ def test_the_board_records_the_filing_fee_on_the_appeals_page_and_grants_the_pet
         appeal_id,
         20_000,
     )
+
+
+def payment_kinds(document: Element, appeal_id: str) -> list[str]:
+    """The kinds of payment the appeal's payment form offers."""
+    menu = document.one("form", id=f"appeal-{appeal_id}-payment").one("select", name="kind")
+    return [o.attrs["value"] for o in menu.all("option") if o.attrs.get("value")]
+
+
+def test_the_payment_form_offers_appeal_security_only_where_the_lgu_required_it(kit, board) -> None:
+    """Subd. 9: security is posted only where the LGU required it (the API refuses any other
+    as ``invalid_fee``), so the form offers it only there."""
+    lgu = kit.lgu()
+    free, secured = (
+        noticed_decision(kit, lgu),
+        _noticed_decision_requiring_security(kit, lgu, 30_000),
+    )
+    with on(PETITION_DAY):
+        unsecured_appeal, appeal = ok(petition(kit, free)), ok(petition(kit, secured))
+        page = f"/plans/{free['id']}/appeals"
+        assert payment_kinds(html(board.get(page)), unsecured_appeal["id"]) == ["appeal_filing_fee"]
+        page = f"/plans/{secured['id']}/appeals"
+        assert payment_kinds(html(board.get(page)), appeal["id"]) == [
+            "appeal_filing_fee",
+            "appeal_security",
+        ]
+        security = {
+            "kind": "appeal_security",
+            "amount_cents": "$300",
+            "payer": "Wright County residents",
+            "received_on": PETITION_DAY,
+        }
+        redirected(fill(board, page, f"appeal-{appeal['id']}-payment", security), page)
+        # sent anyway where none was required, it is refused and nothing is recorded
+        page = f"/plans/{free['id']}/appeals"
+        refused = html(fill(board, page, f"appeal-{unsecured_appeal['id']}-payment", security), 422)
+        assert problem_above(refused).startswith("Subd. 9: the LGU required no appeal security")
+    (paid,) = ok(kit.api.get(f"/payments?plan_id={secured['id']}"), 200)["items"]
+    assert (paid["kind"], paid["amount_cents"]) == ("appeal_security", 30_000)
+    assert ok(kit.api.get(f"/payments?plan_id={free['id']}"), 200)["items"] == []
 
 
 # --- tokens --------------------------------------------------------------------------------------
