@@ -311,6 +311,48 @@ def test_an_account_holding_credits_is_not_closed(kit, board) -> None:
     assert ok(kit.api.get(f"/accounts/{funded['id']}"), 200)["status"] == "open"
 
 
+def balance_cells(document: Element) -> dict[str, dict[str, str]]:
+    """The balances table's figures per credit class, by column."""
+    return {
+        row.attrs["data-credit-class"]: cells_of(row)
+        for row in document.one("table", id="balances").all("tr")
+        if "data-credit-class" in row.attrs
+    }
+
+
+@pytest.mark.parametrize("act", ["freeze", "close"])
+def test_an_accounts_act_form_shows_what_it_holds_as_the_account_page_does(kit, board, act) -> None:
+    """Before freezing or closing an account the board sees each credit class's posted,
+    reserved, frozen and available square feet, the account page's figures (one read)."""
+    funded = kit.funded(12_000)
+    account_id, site_id = funded["id"], funded["site_id"]
+    with on("2026-06-08"):
+        plan = kit.plan(kit.lgu(), received_on="2026-06-08", area_sqft=2_000)
+        kit.reserve(account_id, plan["id"], funded["unrestricted"], 3_000)
+    figures = {
+        funded["unrestricted"]: {
+            "posted_sqft": "12,000",
+            "reserved_sqft": "3,000",
+            "frozen_sqft": "0",
+            "available_sqft": "9,000",
+        }
+    }
+    form_page = html(board.get(f"/accounts/{account_id}/{act}"))
+    assert balance_cells(form_page) == figures
+    assert balance_cells(html(board.get(f"/accounts/{account_id}"))) == figures
+
+    ok(kit.api.post(f"/bank-sites/{site_id}/freeze"), 200)  # its credits are frozen
+    frozen = balance_cells(html(board.get(f"/accounts/{account_id}/{act}")))
+    assert frozen == balance_cells(html(board.get(f"/accounts/{account_id}")))
+    assert frozen[funded["unrestricted"]]["available_sqft"] == "0"
+
+
+def test_an_empty_accounts_act_form_says_it_holds_no_credits(kit, board) -> None:
+    account_id = kit.account(kit.holder()["id"])
+    shown = html(board.get(f"/accounts/{account_id}/close"))
+    assert "This account holds no credits." in shown.one("main").text
+
+
 # --- deposits ------------------------------------------------------------------------------------
 
 
