@@ -13,7 +13,7 @@ import click
 from alembic import command
 from flask import Flask, current_app
 from flask.cli import FlaskGroup, ScriptInfo
-from sqlalchemy.exc import InterfaceError, OperationalError
+from sqlalchemy.exc import DBAPIError, InterfaceError, OperationalError
 
 from api import create_app, version
 from api.config import shared_secret_problem
@@ -38,8 +38,12 @@ def _app(*_args: Any) -> Flask:
 
 
 #: ``wetbank`` exits with this when it could not use the database (unreachable, missing, not
-#: migrated): for ``audit verify``, "could not check", not "broken" (1)
+#: migrated, or refusing the command's role a table): for ``audit verify``, "could not check",
+#: not "broken" (1)
 EXIT_NO_DATABASE = 3
+#: PostgreSQL's SQLSTATE for "permission denied" (insufficient_privilege): the role the command
+#: connects as lacks a GRANT, which the operator fixes; nothing in the ledger is wrong
+_NO_PRIVILEGE = "42501"
 
 
 class DatabaseUnavailable(click.ClickException):
@@ -49,8 +53,9 @@ class DatabaseUnavailable(click.ClickException):
 class _Group(FlaskGroup):
     """Flask's command group without Flask's own options: ``--version`` is the service's, not
     Flask's; ``-e/--env-file`` needs python-dotenv, which the service does not install, and
-    ``-A/--app`` and ``--debug`` mean nothing here.  A database that cannot be used ends any
-    command with one line and exit 3, not a page of traceback."""
+    ``-A/--app`` and ``--debug`` mean nothing here.  A database that cannot be used (or that
+    refuses the command's role a table) ends any command with one line and exit 3, not a page
+    of traceback."""
 
     def __init__(self, **extra: Any) -> None:
         super().__init__(add_version_option=False, load_dotenv=False, **extra)
@@ -59,7 +64,9 @@ class _Group(FlaskGroup):
     def invoke(self, ctx: click.Context) -> Any:
         try:
             return super().invoke(ctx)
-        except (OperationalError, InterfaceError) as error:
+        except DBAPIError as error:
+            if not _unusable(error):
+                raise
             raise DatabaseUnavailable(
                 f"cannot use {_database_named(ctx)}: {_first_line(error)}"
             ) from None
@@ -73,7 +80,15 @@ def _database_named(ctx: click.Context) -> str:
     return f"the database at {url.render_as_string()}"  # with no password
 
 
-def _first_line(error: OperationalError | InterfaceError) -> str:
+def _unusable(error: DBAPIError) -> bool:
+    """Whether ``error`` says the database cannot be used as configured (unreachable, gone,
+    permission denied) rather than that the code asked it something wrong."""
+    if isinstance(error, (OperationalError, InterfaceError)):
+        return True
+    return getattr(error.orig, "sqlstate", None) == _NO_PRIVILEGE
+
+
+def _first_line(error: DBAPIError) -> str:
     """The driver's own message, on one line (without SQLAlchemy's statement and link)."""
     return " ".join(str(error.orig).split()) or type(error.orig).__name__
 
@@ -200,7 +215,7 @@ def audit_verify(processes: int, anchors: list[verification.Anchor]) -> None:
     when everything is intact, record a checkpoint, from which ``GET /audit/verify`` and the
     audit page check what is written later.  Exit 0: intact; 1: broken (a link, a balance or
     a seal, or an anchor missing or different); 3: could not check (the database cannot be
-    reached, does not exist or is not migrated to this code)."""
+    reached, does not exist, is not migrated to this code or refuses the role a table)."""
     db_ = database()
     behind = schema_problem(db_)
     if behind:  # not a break: there is nothing this code can check yet

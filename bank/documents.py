@@ -85,10 +85,10 @@ class BoardRuling:
 class CertifiedDecision:
     """The decision the credits were withdrawn under, as the certificate states it: the LGU's
     (``outcome``: approved, denied or deemed_approved) with its record (date, resolution) when
-    there is one (a deemed approval has none); the board's rulings on appeals of it; the
-    outcome in force after them (``outcome_now``: reversed, the LGU's outcome turned over);
-    and the plan's status now.  The LGU's date and resolution belong to the LGU's outcome,
-    never to the outcome after an appeal."""
+    there is one, or the day a deemed approval took effect (it has no record); the board's
+    rulings on appeals of it; the outcome in force after them (``outcome_now``: reversed, the
+    LGU's outcome turned over); and the plan's status now.  The LGU's date and resolution
+    belong to the LGU's outcome, never to the outcome after an appeal."""
 
     status: str
     outcome: str | None
@@ -97,6 +97,8 @@ class CertifiedDecision:
     resolution_adopted_on: date | None
     rulings: tuple[BoardRuling, ...]
     outcome_now: str | None
+    #: Minn. Stat. 15.99 subd. 2: the day after the last day to decide (``deemed_approved``)
+    deemed_approved_on: date | None = None
 
 
 @dataclass(frozen=True)
@@ -154,7 +156,7 @@ def withdrawal_certificate(
             project=plan.project,
             applicant=plan.applicant,
             lgu_name=lgu.name if lgu else plan.lgu_id,
-            decision=_decision(plan, state, appeals, earlier),
+            decision=_decision(session, plan, state, appeals, earlier),
             impact_area_sqft=earlier.impact_area_sqft if earlier else plan.impact_area_sqft,
             replacement_ratio=plan.replacement_ratio,
             withdrawal_id=row.id,
@@ -222,6 +224,7 @@ def _approved_at(
 
 
 def _decision(
+    session: Session,
     plan: Plan,
     state: plans.PlanState,
     appeals: list[Appeal],
@@ -253,6 +256,11 @@ def _decision(
         decided_on=recorded.decided_on if recorded else None,
         resolution_number=resolution.number if resolution else None,
         resolution_adopted_on=resolution.adopted_on if resolution else None,
+        deemed_approved_on=(
+            plans.deemed_approved_on(session, plan, earlier)
+            if outcome == "deemed_approved"
+            else None
+        ),
         rulings=rulings,
         outcome_now=outcome_now,
     )

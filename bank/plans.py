@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from datetime import date, datetime, timedelta
+from datetime import date, datetime
 from fractions import Fraction
 from typing import Any
 
@@ -586,26 +586,33 @@ def decision_made_on(record: Plan | PlanApplication) -> date | None:
 
 def approved_since(session: Session, plan: Plan) -> date | None:
     """The day the approval the plan's outcome stands on took effect: its decision's day
-    (``decision_made_on``), or the day after a deemed approval's last day to decide; the
+    (``decision_made_on``), or the day it was deemed approved (``deemed_approved_on``); the
     standing approval's after a denied revision (Subd. 6 (c)).  ``None`` when the plan is not
     approved."""
     now = state(session, plan)
     if now.outcome not in APPROVED_OUTCOMES:
         return None
     if not now.revision_denied:
-        made = decision_made_on(plan)
-        if made is not None:
-            return made
-        return now.deadlines.decision_due + timedelta(days=1)
+        return decision_made_on(plan) or deemed_approved_on(session, plan)
     standing = standing_application(session, plan)
     if standing is None:  # a denied revision stands on an earlier approval
         raise NotFound(f"no standing approval of plan {plan.id}")
-    made = decision_made_on(standing)
-    if made is not None:
-        return made
+    return decision_made_on(standing) or deemed_approved_on(session, plan, standing)
+
+
+def deemed_approved_on(
+    session: Session, plan: Plan, application: PlanApplication | None = None
+) -> date:
+    """Minn. Stat. 15.99 subd. 2: the day the plan's current application, or its earlier
+    ``application`` (as it stood when superseded), is approved if not decided by its deadline
+    (``timeline.deemed_approved_on``)."""
     c = clocks(session, plan)
-    facts_then = application_facts(session, plan, standing)
-    return timeline.decision_due(c.ruleset, c.lgu, facts_then) + timedelta(days=1)
+    f = (
+        facts(session, plan)
+        if application is None
+        else application_facts(session, plan, application)
+    )
+    return timeline.deemed_approved_on(c.ruleset, c.lgu, f)
 
 
 _PLAN_FOR_SHARE = select(Plan).where(Plan.id == bindparam("id")).with_for_update(read=True)

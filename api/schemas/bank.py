@@ -158,7 +158,16 @@ class ActionIn(CreditAreaIn):
     established_on = IsoDate(load_default=None, allow_none=True)
     easement_terminated_on = EventDate(load_default=None, allow_none=True)
     associated_project = fields.String(
-        load_default=None, allow_none=True, validate=validate.Length(max=300)
+        load_default=None,
+        allow_none=True,
+        validate=validate.Length(max=300),
+        metadata={
+            "description": (
+                "A treatment pond's project that will impact a wetland (Subd. 12 (c)(4)). A "
+                "pond without one, or with text that shows nothing (spaces, a zero-width space, "
+                "control characters), is `not_eligible`."
+            )
+        },
     )
 
 

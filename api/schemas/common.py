@@ -4,7 +4,6 @@ ratios."""
 from __future__ import annotations
 
 import re
-import unicodedata
 from datetime import date
 from typing import Any, Final
 
@@ -12,6 +11,7 @@ from marshmallow import INCLUDE, Schema, ValidationError, fields, validate
 
 from bank.errors import ValidationFailed
 from bank.rules import replacement_rules
+from bank.text import visible
 from ledger import clock
 
 INT64_MAX = 2**63 - 1
@@ -217,29 +217,15 @@ def RecordId(**kwargs: Any) -> fields.String:  # noqa: N802
     return fields.String(validate=validate.Length(max=40), **kwargs)
 
 
-#: letters and symbols that draw nothing: the Hangul fillers and the blank braille pattern,
-#: pasted as "invisible" names
-_BLANK_GLYPHS = frozenset("\u115f\u1160\u3164\uffa0\u2800")
-
-
-def visible(text: str) -> bool:
-    """Whether ``text`` shows anything: at least one letter, digit, punctuation mark or symbol
-    (Unicode categories L, N, P, S) other than ``_BLANK_GLYPHS``.  Spaces and line or paragraph
-    separators (Z), control and format characters (Cc, Cf: a bell, a zero-width space, a
-    direction mark), private-use, unassigned and surrogate code points, and combining marks (M,
-    which only change the character before them) show nothing on their own."""
-    return any(unicodedata.category(c)[0] in "LNPS" and c not in _BLANK_GLYPHS for c in text)
-
-
 def _not_blank(value: str) -> None:
     if not visible(value):
         raise ValidationError("Must not be blank.")
 
 
 def text_of(max_length: int) -> validate.Validator:
-    """1..``max_length`` characters, at least one of them visible (``visible``): a name, an
-    address or a reason of spaces, or of zero-width or control characters, says nothing, and a
-    notice would be mailed to it."""
+    """1..``max_length`` characters, at least one of them visible (``bank.text.visible``): a
+    name, an address or a reason of spaces, or of zero-width or control characters, says
+    nothing, and a notice would be mailed to it."""
     return validate.And(validate.Length(min=1, max=max_length), _not_blank)
 
 

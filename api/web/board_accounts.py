@@ -1,7 +1,10 @@
 """The board's forms for bank accounts: open one, freeze and unfreeze it, close an empty one.
 
 Each calls the ``bank`` use case its API twin calls (``api/views/accounts.py``), with the API's
-input schema, through ``api.web.forms``; the account's page is where each goes once done.
+input schema, through ``api.web.forms``; the account's page is where each goes once done.  A
+freeze's, an unfreeze's or a close's page shows what the account holds per credit class (posted,
+reserved, frozen, available: ``accounts.get_account``'s ``balance_rows``, the account page's read,
+in its table), so the board sees what it freezes or why a close would be refused.
 """
 
 from __future__ import annotations

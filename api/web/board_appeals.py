@@ -38,7 +38,8 @@ PETITION_DECIDED = forms.confirmation(
 )
 PAID = forms.confirmation("appeal-paid", "The payment is recorded.")
 #: what a petitioner pays the board (Subd. 9), recorded as the API's ``POST /payments`` does
-APPEAL_PAYMENTS = (("appeal_filing_fee", "Filing fee"), ("appeal_security", "Appeal security"))
+FILING_FEE = ("appeal_filing_fee", "Filing fee")
+SECURITY = ("appeal_security", "Appeal security")
 APPEAL_DECIDED = forms.confirmation("appeal-decided", "The decision on the appeal is recorded.")
 SERVED = forms.confirmation("appeal-served", "The day the decision was served is recorded.")
 ANCHOR = "appeals"
@@ -62,7 +63,7 @@ def _petition_form(plan_id: str) -> Form:
     return Form(url_for("web.appeal_file", plan_id=plan_id), items, "Record the petition")
 
 
-def _grant_form(plan_id: str, appeal_id: str) -> Form:
+def _grant_form(plan_id: str, appeal: AppealView) -> Form:
     items: tuple[Item, ...] = (
         Field("granted", "Decision", "select", True, (("true", "Grant"), ("false", "Deny"))),
         Field("decided_on", "Decided on", "date", required=True),
@@ -76,13 +77,17 @@ def _grant_form(plan_id: str, appeal_id: str) -> Form:
         ),
         Field("factors_considered", "Factors considered", "textarea"),
     )
-    action = url_for("web.appeal_petition", plan_id=plan_id, appeal_id=appeal_id)
+    action = url_for("web.appeal_petition", plan_id=plan_id, appeal_id=appeal.id)
     return Form(action, items, "Record the decision on the petition")
 
 
-def _payment_form(plan_id: str, appeal_id: str) -> Form:
+def _payment_form(plan_id: str, appeal: AppealView) -> Form:
+    """The filing fee, and the security only where the LGU required it of this petitioner
+    (``plans.security_required_cents``, which ``money.receive_payment`` holds a payment to:
+    ``invalid_fee`` otherwise)."""
+    kinds = (FILING_FEE, SECURITY) if appeal.security_required_cents is not None else (FILING_FEE,)
     items: tuple[Item, ...] = (
-        Field("kind", "Payment", "select", True, APPEAL_PAYMENTS),
+        Field("kind", "Payment", "select", True, kinds),
         Field("amount_cents", "Amount ($)", "money", required=True),
         Field("payer", "Paid by", required=True),
         Field("received_on", "Received on", "date", required=True),
@@ -93,24 +98,24 @@ def _payment_form(plan_id: str, appeal_id: str) -> Form:
             hint="Filing fee only: its envelope's postmark. Left empty, the petition's.",
         ),
     )
-    action = url_for("web.appeal_payment", plan_id=plan_id, appeal_id=appeal_id)
+    action = url_for("web.appeal_payment", plan_id=plan_id, appeal_id=appeal.id)
     return Form(action, items, "Record the payment")
 
 
-def _decision_form(plan_id: str, appeal_id: str) -> Form:
+def _decision_form(plan_id: str, appeal: AppealView) -> Form:
     outcomes = (("plan_upheld", "Plan upheld"), ("plan_reversed", "Plan reversed"))
     items: tuple[Item, ...] = (
         Field("outcome", "Outcome", "select", True, outcomes),
         Field("decided_on", "Decided on", "date", required=True),
         Field("served_on", "Served by mail on", "date", hint="If it already was."),
     )
-    action = url_for("web.appeal_decision", plan_id=plan_id, appeal_id=appeal_id)
+    action = url_for("web.appeal_decision", plan_id=plan_id, appeal_id=appeal.id)
     return Form(action, items, "Record the decision on the appeal")
 
 
-def _service_form(plan_id: str, appeal_id: str) -> Form:
+def _service_form(plan_id: str, appeal: AppealView) -> Form:
     items = (Field("served_on", "Served by mail on", "date", required=True),)
-    action = url_for("web.appeal_service", plan_id=plan_id, appeal_id=appeal_id)
+    action = url_for("web.appeal_service", plan_id=plan_id, appeal_id=appeal.id)
     return Form(action, items, "Record the service")
 
 
@@ -118,13 +123,13 @@ def _forms_of(plan_id: str, appeal: AppealView) -> dict[str, Form]:
     """The forms an appeal still takes, by what they do."""
     if appeal.petition is None:  # the fee (and any security) is paid before a grant
         return {
-            "payment": _payment_form(plan_id, appeal.id),
-            "petition": _grant_form(plan_id, appeal.id),
+            "payment": _payment_form(plan_id, appeal),
+            "petition": _grant_form(plan_id, appeal),
         }
     if appeal.petition.granted and appeal.decision is None:
-        return {"decision": _decision_form(plan_id, appeal.id)}
+        return {"decision": _decision_form(plan_id, appeal)}
     if appeal.decision is not None and appeal.served_on is None:
-        return {"service": _service_form(plan_id, appeal.id)}
+        return {"service": _service_form(plan_id, appeal)}
     return {}
 
 
@@ -179,7 +184,7 @@ def appeal_file(who: Actor, plan_id: str) -> Any:
 
 def _on_appeal(
     what: str,
-    form: Callable[[str, str], Form],
+    form: Callable[[str, AppealView], Form],
     schema: type[Schema],
     run: Callable[[Actor, str, dict[str, Any]], object],
     confirm: str,
@@ -189,7 +194,8 @@ def _on_appeal(
 
     @board_only
     def post(who: Actor, plan_id: str, appeal_id: str) -> Any:
-        if appeals.show(database(), who, appeal_id).plan_id != plan_id:
+        appeal = appeals.show(database(), who, appeal_id)
+        if appeal.plan_id != plan_id:
             raise NotFound(f"plan {plan_id} has no appeal {appeal_id}")  # another plan's address
 
         def act(data: dict[str, Any]) -> str:
@@ -205,7 +211,7 @@ def _on_appeal(
             plan = plan_cases.show(database(), who, plan_id)
             return any(a.id == appeal_id and what in _forms_of(plan_id, a) for a in plan.appeals)
 
-        blank = partial(form, plan_id, appeal_id)
+        blank = partial(form, plan_id, appeal)
         return forms.post(who, blank, schema(), act, again, open_now=open_now)
 
     path = f"/plans/<plan_id>/appeals/<appeal_id>/{what}"

@@ -109,9 +109,10 @@ RULINGS = {"plan_upheld": "upheld", "plan_reversed": "reversed"}
 def decision_words(decided: documents.CertifiedDecision) -> str:
     """``Approved 2026-06-08 by resolution 12; the plan is final`` (``(recorded as decided
     2026-06-10)`` after the resolution where the decision was recorded as made later): the
-    LGU's decision with its own date and resolution, then each ruling of the board on appeal
-    of it (``; reversed by the board on appeal 2026-12-06, so denied``).  The certificate's
-    page and its PDF print these same words."""
+    LGU's decision with its own date and resolution, or the day a deemed approval took effect
+    (``Deemed approved 2026-08-08 (Minn. Stat. 15.99: not decided in time)``), then each ruling
+    of the board on appeal of it (``; reversed by the board on appeal 2026-12-06, so
+    denied``).  The certificate's page and its PDF print these same words."""
     words = label(decided.outcome) if decided.outcome else "Not decided"
     adopted = decided.resolution_adopted_on if decided.resolution_number else None
     if adopted:  # the resolution is the decision (Subd. 1 (b)): its day is the decision's
@@ -120,6 +121,8 @@ def decision_words(decided: documents.CertifiedDecision) -> str:
             words += f" (recorded as decided {day(decided.decided_on)})"
     elif decided.decided_on:
         words += f" {day(decided.decided_on)}"
+    elif decided.deemed_approved_on:
+        words += f" {day(decided.deemed_approved_on)} (Minn. Stat. 15.99: not decided in time)"
     for ruling in decided.rulings:
         ruled = RULINGS.get(ruling.outcome, label(ruling.outcome).lower())
         words += f"; {ruled} by the board on appeal {day(ruling.decided_on)}"

@@ -13,6 +13,7 @@ from typing import Any, NoReturn
 
 from bank.errors import NotEligible
 from bank.rules.ruleset import Ruleset
+from bank.text import visible
 
 REPLACEMENT_WETLAND = "replacement_wetland"
 VEGETATIVE_COVER = "vegetative_cover"
@@ -132,7 +133,8 @@ def check_precondition(
                 "earn credit; the termination date must be given and not after the deposit date",
             )
     elif category == TREATMENT_POND:
-        if not (action.associated_project or "").strip():
+        # text that shows nothing (a zero-width space, a bell) names no project
+        if not visible(action.associated_project or ""):
             ineligible(
                 index,
                 category,

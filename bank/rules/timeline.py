@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
-from datetime import date
+from datetime import date, timedelta
 
 from bank.errors import (
     AppealWindowClosed,
@@ -179,8 +179,14 @@ def appeal_window_ends(ruleset: Ruleset, board: Calendar, facts: PlanFacts) -> d
     return board.add_days(facts.decision_notice_mailed_on, ruleset.appeal_window_days)
 
 
+def deemed_approved_on(ruleset: Ruleset, lgu: Calendar, facts: PlanFacts) -> date:
+    """15.99 subd. 2: "Failure of an agency to deny a request within 60 days is approval of the
+    request": an application not decided by ``decision_due`` is approved the next day."""
+    return decision_due(ruleset, lgu, facts) + timedelta(days=1)
+
+
 def _deemed(ruleset: Ruleset, lgu: Calendar, facts: PlanFacts, today: date) -> bool:
-    return facts.decided_on is None and today > decision_due(ruleset, lgu, facts)
+    return facts.decided_on is None and today >= deemed_approved_on(ruleset, lgu, facts)
 
 
 def reversed_on_appeal(facts: PlanFacts) -> bool:

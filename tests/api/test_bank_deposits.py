@@ -176,9 +176,17 @@ def test_a_buffer_not_established_with_the_wetland_is_not_eligible(kit, prairie_
     assert body["category"] == "upland_buffer"
 
 
-def test_a_pond_without_an_associated_project_is_not_eligible(kit, prairie_creek):
-    body = _refusal(kit, prairie_creek, 422, "not_eligible", **{"action_2_associated_project": " "})
-    assert body["category"] == "treatment_pond"
+@pytest.mark.parametrize(
+    "project",
+    [" ", "\u200b", "\u200b \u2060", "\x07\t", "\u3164"],
+    ids=["space", "zero-width space", "zero-width and word joiner", "bell", "hangul filler"],
+)
+def test_a_pond_without_a_visible_associated_project_is_not_eligible(kit, prairie_creek, project):
+    """Text that shows nothing (docs/http.md "Names and other text") names no project: refused
+    as a blank one is, by Subd. 12 (c)(4), not accepted as a project."""
+    change = {"action_2_associated_project": project}
+    body = _refusal(kit, prairie_creek, 422, "not_eligible", **change)
+    assert (body["category"], body["field"]) == ("treatment_pond", "associated_project")
 
 
 def test_a_pond_asking_one_square_foot_over_75_percent_is_cap_exceeded(kit, prairie_creek):

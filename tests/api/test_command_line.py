@@ -1,8 +1,9 @@
 """The ``wetbank`` command as an operator meets it (README.md "Command line", docs/operations.md).
 
 ``wetbank --version`` is the service's; ``wetbank token create`` holds a token's name to the
-API's rule; a command that cannot use its database says so in one line and exits 3 (for
-``wetbank audit verify``: "could not check", not the 1 of a broken ledger), on both databases.
+API's rule; a command that cannot use its database (or whose role it refuses a table) says so
+in one line and exits 3 (for ``wetbank audit verify``: "could not check", not the 1 of a broken
+ledger), on both databases.
 The commands run as separate processes, as an operator or a scheduler runs them.
 """
 
@@ -10,12 +11,14 @@ from __future__ import annotations
 
 import subprocess
 import uuid
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
 from flask import Flask
 from sqlalchemy import create_engine, func, select
+from sqlalchemy import text as sql
 from sqlalchemy.engine import make_url
 
 from api import cli
@@ -110,6 +113,45 @@ def test_audit_verify_exits_3_when_it_could_not_check(backend: str, tmp_path: Pa
         missing = make_url(never_migrated).set(database=f"wetbank_test_{uuid.uuid4().hex[:12]}")
         gone = wetbank(missing.render_as_string(hide_password=False), *verify)
         assert_one_line(gone, f'database "{missing.database}" does not exist')
+
+
+@pytest.fixture
+def role_without_the_chain(backend: str, fresh_db_url: str) -> Iterator[str]:
+    """A PostgreSQL role that may read and write every table of a migrated database but
+    ``ledger_chain`` (a GRANT forgotten); its URL.  Dropped after, with its privileges."""
+    if backend != "postgresql":
+        pytest.skip("SQLite has no roles: whoever may open the file may read every table")
+    role = f"wetbank_test_{uuid.uuid4().hex[:12]}"
+    admin = create_engine(fresh_db_url, isolation_level="AUTOCOMMIT")
+    grants = (
+        f"CREATE ROLE {role} LOGIN",
+        f"GRANT SELECT, INSERT, UPDATE, DELETE ON ALL TABLES IN SCHEMA public TO {role}",
+        f"GRANT USAGE ON ALL SEQUENCES IN SCHEMA public TO {role}",
+        f"REVOKE SELECT ON ledger_chain FROM {role}",
+    )
+    try:
+        with admin.connect() as connection:
+            for statement in grants:
+                connection.execute(sql(statement))
+        yield make_url(fresh_db_url).set(username=role).render_as_string(hide_password=False)
+    finally:
+        with admin.connect() as connection:
+            connection.execute(sql(f"DROP OWNED BY {role}"))  # its grants, so it can go
+            connection.execute(sql(f"DROP ROLE {role}"))
+        admin.dispose()
+
+
+@pytest.mark.parametrize("processes", ["1", "2"])
+def test_audit_verify_refused_a_table_says_it_could_not_check_in_one_line(
+    role_without_the_chain: str, processes: str
+) -> None:
+    """A role without SELECT on a table is not a broken chain (1) nor a traceback: exit 3 and
+    the database's own reason, as for a database that cannot be reached."""
+    refused = wetbank(role_without_the_chain, "audit", "verify", "--processes", processes)
+    assert_one_line(
+        refused, "Error: cannot use the database at ", "permission denied for table ledger_chain"
+    )
+    assert refused.stdout == ""
 
 
 @pytest.mark.parametrize(

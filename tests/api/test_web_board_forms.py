@@ -22,7 +22,11 @@ from bank.deposit_tables import Deposit
 from bank.party_tables import BankSite, Holder
 from tests.api.conftest import Api, make_token
 from tests.api.kit import Kit, at, ok, on, unique
-from tests.api.test_appeals import noticed_decision
+from tests.api.test_appeals import (
+    _noticed_decision_requiring_security,
+    noticed_decision,
+    petition,
+)
 from tests.api.web_kit import SESSION_COOKIE, Element, audit_events, parse, signed_in
 
 DAY = "2026-06-17"
@@ -308,6 +312,48 @@ def test_an_account_holding_credits_is_not_closed(kit, board) -> None:
     assert ok(kit.api.get(f"/accounts/{funded['id']}"), 200)["status"] == "open"
 
 
+def balance_cells(document: Element) -> dict[str, dict[str, str]]:
+    """The balances table's figures per credit class, by column."""
+    return {
+        row.attrs["data-credit-class"]: cells_of(row)
+        for row in document.one("table", id="balances").all("tr")
+        if "data-credit-class" in row.attrs
+    }
+
+
+@pytest.mark.parametrize("act", ["freeze", "close"])
+def test_an_accounts_act_form_shows_what_it_holds_as_the_account_page_does(kit, board, act) -> None:
+    """Before freezing or closing an account the board sees each credit class's posted,
+    reserved, frozen and available square feet, the account page's figures (one read)."""
+    funded = kit.funded(12_000)
+    account_id, site_id = funded["id"], funded["site_id"]
+    with on("2026-06-08"):
+        plan = kit.plan(kit.lgu(), received_on="2026-06-08", area_sqft=2_000)
+        kit.reserve(account_id, plan["id"], funded["unrestricted"], 3_000)
+    figures = {
+        funded["unrestricted"]: {
+            "posted_sqft": "12,000",
+            "reserved_sqft": "3,000",
+            "frozen_sqft": "0",
+            "available_sqft": "9,000",
+        }
+    }
+    form_page = html(board.get(f"/accounts/{account_id}/{act}"))
+    assert balance_cells(form_page) == figures
+    assert balance_cells(html(board.get(f"/accounts/{account_id}"))) == figures
+
+    ok(kit.api.post(f"/bank-sites/{site_id}/freeze"), 200)  # its credits are frozen
+    frozen = balance_cells(html(board.get(f"/accounts/{account_id}/{act}")))
+    assert frozen == balance_cells(html(board.get(f"/accounts/{account_id}")))
+    assert frozen[funded["unrestricted"]]["available_sqft"] == "0"
+
+
+def test_an_empty_accounts_act_form_says_it_holds_no_credits(kit, board) -> None:
+    account_id = kit.account(kit.holder()["id"])
+    shown = html(board.get(f"/accounts/{account_id}/close"))
+    assert "This account holds no credits." in shown.one("main").text
+
+
 # --- deposits ------------------------------------------------------------------------------------
 
 
@@ -399,6 +445,31 @@ def test_a_deposit_over_the_sites_cap_shows_why_beside_the_action(app, kit, boar
     posted = html(board.post(action, data={**hidden, **fields}), 422)
     assert error_beside(posted, "actions.0.credit_sqft") == sentence
     assert count(app, Deposit, Deposit.bank_site_id == site_id) == 1
+
+
+def test_a_pond_whose_project_shows_nothing_is_previewed_as_not_eligible(app, kit, board) -> None:
+    """A zero-width space names no project: the preview says posting would be refused, beside
+    the field, as for a blank one, and posting it is refused the same way."""
+    holder = kit.holder()
+    lgu = kit.lgu()
+    site_id = kit.site(holder["id"], wetland_sqft=10_000)
+    account_id = kit.account(holder["id"])
+    pond = {
+        "category": "treatment_pond",
+        "area_sqft": 4_000,
+        "credit_sqft": 3_000,
+        "associated_project": "\u200b",
+    }
+    fields = deposit_fields(account_id, site_id, lgu["id"], pond)
+    action, hidden = form_of(board, "/deposits/new", "deposit-form")
+
+    shown = html(board.post("/deposits/preview", data={**hidden, **fields}))
+    assert shown.one(id="preview-verdict").text.startswith("Posting this deposit would be")
+    assert "Subd. 12 (c)(4)" in error_beside(shown, "actions.0.associated_project")
+
+    posted = html(board.post(action, data={**hidden, **fields}), 422)
+    assert "Subd. 12 (c)(4)" in error_beside(posted, "actions.0.associated_project")
+    assert count(app, Deposit, Deposit.bank_site_id == site_id) == 0
 
 
 def test_a_deposit_into_a_closed_account_keeps_the_form_to_name_another(app, kit, board) -> None:
@@ -607,6 +678,45 @@ def test_the_board_records_the_filing_fee_on_the_appeals_page_and_grants_the_pet
         appeal_id,
         20_000,
     )
+
+
+def payment_kinds(document: Element, appeal_id: str) -> list[str]:
+    """The kinds of payment the appeal's payment form offers."""
+    menu = document.one("form", id=f"appeal-{appeal_id}-payment").one("select", name="kind")
+    return [o.attrs["value"] for o in menu.all("option") if o.attrs.get("value")]
+
+
+def test_the_payment_form_offers_appeal_security_only_where_the_lgu_required_it(kit, board) -> None:
+    """Subd. 9: security is posted only where the LGU required it (the API refuses any other
+    as ``invalid_fee``), so the form offers it only there."""
+    lgu = kit.lgu()
+    free, secured = (
+        noticed_decision(kit, lgu),
+        _noticed_decision_requiring_security(kit, lgu, 30_000),
+    )
+    with on(PETITION_DAY):
+        unsecured_appeal, appeal = ok(petition(kit, free)), ok(petition(kit, secured))
+        page = f"/plans/{free['id']}/appeals"
+        assert payment_kinds(html(board.get(page)), unsecured_appeal["id"]) == ["appeal_filing_fee"]
+        page = f"/plans/{secured['id']}/appeals"
+        assert payment_kinds(html(board.get(page)), appeal["id"]) == [
+            "appeal_filing_fee",
+            "appeal_security",
+        ]
+        security = {
+            "kind": "appeal_security",
+            "amount_cents": "$300",
+            "payer": "Wright County residents",
+            "received_on": PETITION_DAY,
+        }
+        redirected(fill(board, page, f"appeal-{appeal['id']}-payment", security), page)
+        # sent anyway where none was required, it is refused and nothing is recorded
+        page = f"/plans/{free['id']}/appeals"
+        refused = html(fill(board, page, f"appeal-{unsecured_appeal['id']}-payment", security), 422)
+        assert problem_above(refused).startswith("Subd. 9: the LGU required no appeal security")
+    (paid,) = ok(kit.api.get(f"/payments?plan_id={secured['id']}"), 200)["items"]
+    assert (paid["kind"], paid["amount_cents"]) == ("appeal_security", 30_000)
+    assert ok(kit.api.get(f"/payments?plan_id={free['id']}"), 200)["items"] == []
 
 
 # --- tokens --------------------------------------------------------------------------------------

@@ -309,9 +309,36 @@ def test_a_deemed_approval_reversed_on_appeal_is_certified_as_deemed_then_revers
     with on("2026-10-01"):
         client = signed_in(app.test_client(), lgu["token"])
         cert = html(client.get(certificate_path({"plan": plan, "withdrawal": withdrawal})))
-    assert field(cert, "decision") == (
-        "Deemed approved; reversed by the board on appeal 2026-09-30, so denied"
-    )
+        body = client.get(cert.one("a", id="certificate-pdf").attrs["href"]).get_data()
+    words = f"{DEEMED}; reversed by the board on appeal 2026-09-30, so denied"
+    assert field(cert, "decision") == words
+    assert f"Decision: {words} " in pdf_text(body)
+
+
+#: received 2026-06-08 and not decided within 60 days (Minn. Stat. 15.99 subd. 2: by Friday
+#: 2026-08-07), the plan was approved the next day
+DEEMED = "Deemed approved 2026-08-08 (Minn. Stat. 15.99: not decided in time)"
+
+
+def test_a_deemed_approval_is_certified_with_the_day_it_was_deemed(app: Flask, kit: Kit) -> None:
+    """Page and PDF date the deemed approval as they date an LGU's own decision, in the same
+    words: the day after the last day to decide."""
+    lgu = kit.lgu()
+    with on("2026-06-08"):
+        bank = kit.funded_account(day="2026-06-08", service_area=5, unrestricted=20_000)
+        plan = kit.plan(lgu, received_on="2026-06-08", area_sqft=9_000)
+        reservation = kit.reserve(bank["id"], plan["id"], bank["unrestricted_class"], 18_000)
+    with on("2026-08-07"):  # the last day to decide: not approved yet
+        taken = {"reservation_ids": [reservation["id"]]}
+        path = f"/plans/{plan['id']}/withdrawals"
+        assert kit.api.post(path, taken, token=lgu["token"]).status_code == 409
+    with on("2026-08-08"):
+        withdrawal = ok(kit.api.post(path, taken, token=lgu["token"]))
+        client = signed_in(app.test_client(), lgu["token"])
+        cert = html(client.get(certificate_path({"plan": plan, "withdrawal": withdrawal})))
+        body = client.get(cert.one("a", id="certificate-pdf").attrs["href"]).get_data()
+    assert field(cert, "decision") == DEEMED
+    assert f"Decision: {DEEMED} " in pdf_text(body)
 
 
 # --- the notices as mailed ---------------------------------------------------------------------

@@ -284,7 +284,7 @@ def test_a_treatment_pond_asking_one_over_75_percent_is_refused() -> None:
     assert refused.value.fields["cap_sqft"] == 9_000
 
 
-@pytest.mark.parametrize("project", [None, "", "   "])
+@pytest.mark.parametrize("project", [None, "", "   ", "\u200b", "\x07", "\u00ad\u0301"])
 def test_a_treatment_pond_without_an_associated_project_is_not_eligible(
     project: str | None,
 ) -> None:
