@@ -70,7 +70,8 @@ class PaymentRequest:
     plan_id: str | None = None
     appeal_id: str | None = None
     external_refs: dict[str, str] = field(default_factory=dict)
-    #: the filing fee's postmark; omitted, the petition's (the fee came in its envelope)
+    #: the filing fee's postmark; omitted, the petition's, if received with the petition (the
+    #: fee came in its envelope), otherwise required
     postmarked_on: date | None = None
 
 
@@ -198,8 +199,9 @@ def _check_received_after(request: PaymentRequest, plan: Plan, appeal: Appeal | 
 def _fee_postmark(
     session: Session, request: PaymentRequest, plan: Plan, appeal: Appeal | None
 ) -> date | None:
-    """The filing fee's postmark: the one given, else the petition's (the fee came in the
-    petition's envelope), on or before the fee's receipt and within the appeal window the
+    """The filing fee's postmark: the one given, else the petition's if the fee was received the
+    day the petition was (it came in the petition's envelope; ``_envelope_postmark``), on or
+    before the fee's receipt and within the appeal window the
     petition was checked against (Subd. 9: "mailing a petition and payment of a filing fee ...
     within 15 days"): not before the window opened (``timeline.noticed_by``, as for the
     petition; ``validation_error``), nor after it closed (``appeal_window_closed``, as a late
@@ -211,7 +213,7 @@ def _fee_postmark(
                 {"postmarked_on": ["only on an appeal_filing_fee payment"]},
             )
         return None
-    postmarked_on = request.postmarked_on or appeal.postmarked_on
+    postmarked_on = request.postmarked_on or _envelope_postmark(request, appeal)
     if postmarked_on > request.received_on:
         raise ValidationFailed(
             "received before it was mailed", {"postmarked_on": ["after received_on"]}
@@ -230,6 +232,20 @@ def _fee_postmark(
         )
     timeline.check_mailed_in_window(c.ruleset, c.board, facts, postmarked_on, "the filing fee")
     return postmarked_on
+
+
+def _envelope_postmark(request: PaymentRequest, appeal: Appeal) -> date:
+    """The postmark of a filing fee booked without one: the petition's, for a fee received the
+    day the petition was (it came in the petition's envelope).  A fee received another day came
+    in an envelope of its own, whose postmark alone says whether it was mailed within the
+    window: the petition's would make a fee mailed after it look timely (``validation_error``)."""
+    if request.received_on != appeal.received_on:
+        petition_received = appeal.received_on.isoformat()
+        raise ValidationFailed(
+            "a filing fee received on another day than its petition names its postmark",
+            {"postmarked_on": [f"required: the petition was received on {petition_received}"]},
+        )
+    return appeal.postmarked_on
 
 
 def _targets(session: Session, actor: Actor, request: PaymentRequest) -> tuple[Plan, Appeal | None]:

@@ -212,10 +212,11 @@ class AppealSecurityIn(Schema):
 #: ``postmarked_on`` of a payment (Subd. 9: a filing fee is mailed within the appeal window)
 FEE_POSTMARK_DESCRIPTION = (
     "appeal_filing_fee only: the postmark on the envelope the fee came in, on or before "
-    "received_on. Omitted, the petition's postmark is recorded (the fee came in the petition's "
-    "envelope). A fee postmarked after the appeal window (15 days after the notice of decision "
-    "was mailed) is refused with appeal_window_closed, as a late petition is; any other kind "
-    "of payment is refused with a postmark (validation_error)."
+    "received_on. Omitted for a fee received the day its petition was, the petition's postmark "
+    "is recorded (the fee came in the petition's envelope); a fee received on another day "
+    "names its own (validation_error without it). A fee postmarked after the appeal window (15 "
+    "days after the notice of decision was mailed) is refused with appeal_window_closed, as a "
+    "late petition is; any other kind of payment is refused with a postmark (validation_error)."
 )
 
 

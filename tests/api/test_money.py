@@ -480,25 +480,76 @@ def test_a_fee_in_the_envelope_of_a_petition_of_a_deemed_approval_stays_in_time(
     assert problem(early, 422, "validation_error")["errors"] == {
         "postmarked_on": ["before the appeal window opened"]
     }
-    fee = ok(pay(kit.api, "appeal_filing_fee", FEE, "2026-08-21", appeal_id=appeal["id"]))
+    # received with the petition on 08-11, booked after the notice was mailed
+    body = {
+        "kind": "appeal_filing_fee",
+        "amount_cents": FEE,
+        "payer": "A. Payer",
+        "received_on": "2026-08-11",
+        "appeal_id": appeal["id"],
+    }
+    with on("2026-08-21"):
+        fee = ok(kit.api.post("/payments", body))
     assert fee["postmarked_on"] == "2026-08-10"
 
 
 def test_a_filing_fee_without_a_postmark_came_in_the_petitions_envelope(kit):
-    """A fee booked without its postmark takes the petition's, shown on the payment and on the
-    appeal beside the day it was received; received after the window, it is still in time."""
+    """A fee received the day its petition was (09-11) and booked without its postmark came in
+    the petition's envelope and takes its postmark, shown on the payment and on the appeal
+    beside the day it was received; booked after the window (09-23), it is still in time."""
     lgu = kit.lgu()
     plan, appeal = appealed(kit, lgu)
-    fee = ok(pay(kit.api, "appeal_filing_fee", FEE, "2026-09-23", appeal_id=appeal["id"]))
-    assert fee["postmarked_on"] == appeal["postmarked_on"] == "2026-09-10"
+    body = {
+        "kind": "appeal_filing_fee",
+        "amount_cents": FEE,
+        "payer": "A. Payer",
+        "received_on": appeal["received_on"],
+        "appeal_id": appeal["id"],
+    }
     with on("2026-09-23"):
+        fee = ok(kit.api.post("/payments", body))
         shown = ok(kit.api.get(f"/appeals/{appeal['id']}"), 200)
         (listed,) = kit.get_plan(plan["id"])["appeals"]
+    assert fee["postmarked_on"] == appeal["postmarked_on"] == "2026-09-10"
     assert (shown["filing_fee_received_on"], shown["filing_fee_postmarked_on"]) == (
-        "2026-09-23",
+        "2026-09-11",
         "2026-09-10",
     )
     assert listed == shown
+
+
+def test_a_fee_received_after_its_petition_without_a_postmark_is_refused_and_reopens_nothing(
+    kit,
+):
+    """The petition postmarked 09-10 and received 09-11, the window ending 09-21 with no fee
+    recorded: on 10-20 the plan is final and the appeal obtained none.  A fee received that day
+    did not come in the petition's envelope, so the petition's postmark says nothing of when it
+    was mailed: without its own it is ``validation_error`` on ``postmarked_on`` and books
+    nothing; the plan stays final.  With its own postmark, after the window, it is late."""
+    lgu = kit.lgu()
+    plan, appeal = appealed(kit, lgu)
+    late = {
+        "kind": "appeal_filing_fee",
+        "amount_cents": FEE,
+        "payer": "Late Payer",
+        "received_on": "2026-10-20",
+        "appeal_id": appeal["id"],
+    }
+    with on("2026-10-20"):
+        unmarked = kit.api.post("/payments", late)
+        marked = kit.api.post("/payments", late | {"postmarked_on": "2026-10-19"})
+        shown = kit.get_plan(plan["id"])
+        payments = payments_of(kit.api, plan["id"])
+    refused = problem(unmarked, 422, "validation_error")
+    assert refused["errors"] == {
+        "postmarked_on": ["required: the petition was received on 2026-09-11"]
+    }
+    problem(marked, 422, "appeal_window_closed")
+    assert payments == []
+    assert shown["status"] == "final"
+    assert [(a["status"], a["filing_fee_received_on"]) for a in shown["appeals"]] == [
+        ("no_fee_in_window", None)
+    ]
 
 
 def test_a_postmark_after_receipt_or_on_another_payment_is_refused_booking_nothing(kit):
@@ -854,7 +905,15 @@ def test_a_filing_fee_booked_on_the_wrong_appeal_is_reversed_and_the_right_appea
     assert tx["transaction_id"] == reversed_["compensation_transaction_id"]
     assert WRONG in tx["memo"]
     assert sorted(e["amount"] for e in tx["entries"]) == [-FEE, FEE]
-    ok(pay(kit.api, "appeal_filing_fee", FEE, "2026-09-12", appeal_id=right["id"]))
+    right_fee = pay(
+        kit.api,
+        "appeal_filing_fee",
+        FEE,
+        "2026-09-12",
+        appeal_id=right["id"],
+        postmarked_on="2026-09-10",
+    )
+    ok(right_fee)
     assert board_fees(kit.api, "2026-09-12") - before == FEE
     # the wrong appeal has no fee now: its grant is refused until its own fee is paid
     with on("2026-09-14"):
@@ -1246,7 +1305,17 @@ def test_a_grant_needs_the_fee_and_security_received_by_its_own_date(kit):
     09-20 it is granted and the security is returned that day, not before it arrived."""
     lgu = kit.lgu()
     _plan, appeal = appealed(kit, lgu, security=SECURITY_CAP)
-    ok(pay(kit.api, "appeal_filing_fee", FEE, "2026-09-20", appeal_id=appeal["id"]))
+    mailed = "2026-09-10"  # with the petition
+    ok(
+        pay(
+            kit.api,
+            "appeal_filing_fee",
+            FEE,
+            "2026-09-20",
+            appeal_id=appeal["id"],
+            postmarked_on=mailed,
+        )
+    )
     security = ok(
         pay(kit.api, "appeal_security", SECURITY_CAP, "2026-09-20", appeal_id=appeal["id"])
     )
@@ -1324,6 +1393,8 @@ def test_an_appeal_payment_is_received_no_earlier_than_the_petitions_postmark(
             "received_on": day,
             "appeal_id": appeal["id"],
         }
+        if kind == "appeal_filing_fee":  # received before the petition: its own postmark
+            body["postmarked_on"] = "2026-09-10"
         response = kit.api.post("/payments", body)
     if status == 422:
         refused = problem(response, 422, "validation_error")
@@ -1384,6 +1455,8 @@ def test_an_appeals_fee_and_security_are_checked_under_the_rules_it_was_filed_un
                 "received_on": "2026-09-20",
                 "appeal_id": appeal["id"],
             }
+            if kind == "appeal_filing_fee":  # mailed with the petition
+                body["postmarked_on"] = "2026-09-10"
             return kit.api.post("/payments", body)
 
         problem(paid("appeal_filing_fee", 25_000), 422, "invalid_fee")
