@@ -21,7 +21,7 @@ from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
 import ledger
-from bank import keyset, plans, policy
+from bank import in_lieu, keyset, plans, policy
 from bank.access import Actor
 from bank.errors import BankError, Conflict, InvalidFee, NotEligible, NotFound, ValidationFailed
 from bank.ids import new_id
@@ -298,19 +298,9 @@ def _destination(
         _check_security(session, ruleset, request.amount_cents, plan, appeal)
         return appeal_security_account(session, plan.lgu_id), plan.lgu_id
     if request.kind == "in_lieu":
-        _check_in_lieu(plan)
+        in_lieu.check_payable(session, plan)
         return program_fund_account(session), None
     return lgu_fee_account(session, plan.lgu_id), plan.lgu_id
-
-
-def _check_in_lieu(plan: Plan) -> None:
-    """Subd. 1: money in lieu only for agricultural wetlands, by a monetary-payment plan."""
-    if not plan.on_agricultural_land or plan.method != "monetary_payment":
-        raise NotEligible(
-            "an in-lieu payment is only for a monetary-payment plan on agricultural land",
-            on_agricultural_land=plan.on_agricultural_land,
-            method=plan.method,
-        )
 
 
 def _check_filing_fee(session: Session, ruleset: Ruleset, amount: int, appeal: Appeal) -> None:

@@ -16,6 +16,7 @@ from sqlalchemy.orm import Session
 from bank import (
     audit,
     balances,
+    in_lieu,
     listing_filters,
     money,
     parties,
@@ -93,6 +94,8 @@ class PlanPage:
     report: PlanReport
     lgu_name: str
     payments: list[money.PaymentView]
+    #: what its in-lieu payments came to against what is due (``None``: none due or received)
+    in_lieu: in_lieu.Standing | None
     securities: list[securities.SecurityView]
     account_numbers: dict[str, str]
     lot_labels: dict[str, str]
@@ -117,6 +120,11 @@ def plan_page(db: Database, actor: Actor, plan_id: str, today: date) -> PlanPage
             report=report,
             lgu_name=lgu.name if lgu else plan.lgu_id,
             payments=money.payments_of(session, actor, plan.id),
+            in_lieu=in_lieu.standing(
+                report.in_lieu_amount_due_cents,
+                rows.in_lieu_received_cents.get(plan.id, 0),
+                report.outcome,
+            ),
             securities=securities.securities_of(
                 session, actor, where=listing_filters.securities(plan.id)
             ),

@@ -17,7 +17,7 @@ from bank import money
 from bank.ids import new_id
 from bank.money_tables import Payment
 from tests.api.conftest import Api
-from tests.api.kit import Kit, mailing, ok, on, problem
+from tests.api.kit import Kit, decision_body, mailing, ok, on, problem
 
 FEE = 20_000  # Subd. 9: the $200 filing fee
 SECURITY_CAP = 50_000  # Subd. 9: security of at most $500
@@ -252,6 +252,91 @@ def test_in_lieu_is_refused_unless_agricultural_land_and_monetary_payment(
     problem(response, 422, "not_eligible")
     with on("2026-06-02"):
         assert payments_of(kit.api, plan["id"]) == []
+
+
+def monetary_plan(kit: Kit, lgu: dict[str, str], due_cents: int = 100_000) -> dict[str, Any]:
+    """A 9,000 sq ft monetary-payment plan on agricultural land received 2026-09-01, its summary
+    mailed that day, undecided."""
+    with on("2026-09-01"):
+        plan = kit.plan(
+            lgu,
+            received_on="2026-09-01",
+            area_sqft=9_000,
+            method="monetary_payment",
+            impact=impact(agricultural=True),
+            in_lieu_amount_due_cents=due_cents,
+        )
+        kit.mail_summary(lgu, plan, "2026-09-01")
+    return plan
+
+
+def decided(kit: Kit, lgu: dict[str, str], plan: dict[str, Any], outcome: str) -> None:
+    with on("2026-09-01"):
+        path = f"/plans/{plan['id']}/decision"
+        ok(kit.api.post(path, decision_body(outcome, "2026-09-01"), token=lgu["token"]))
+
+
+def reversed_on_appeal(kit: Kit, lgu: dict[str, str], plan: dict[str, Any]) -> None:
+    """The approval of 2026-09-01 (its notice mailed 09-04) reversed by the board on 09-20, on
+    the owner's petition postmarked 09-10, received with its fee 09-11 and granted 09-15."""
+    decided(kit, lgu, plan, "approved")
+    with on("2026-09-04"):
+        path = f"/plans/{plan['id']}/decision-notice"
+        ok(kit.api.post(path, mailing("2026-09-04", plan=plan), token=lgu["token"]))
+    body = {
+        "petitioner_kind": "owner",
+        "petitioner_name": "Ann Owner",
+        "petitioner_address": "1 Lake Rd, Buffalo, MN",
+        "postmarked_on": "2026-09-10",
+        "received_on": "2026-09-11",
+        "filing_fee_cents": FEE,
+    }
+    with on("2026-09-11"):
+        appeal = ok(kit.api.post(f"/plans/{plan['id']}/appeals", body))
+    ok(pay(kit.api, "appeal_filing_fee", FEE, "2026-09-11", appeal_id=appeal["id"]))
+    decide_petition(kit, appeal, "2026-09-15", granted=True)
+    with on("2026-09-20"):
+        ruling = {"outcome": "plan_reversed", "decided_on": "2026-09-20"}
+        ok(kit.api.post(f"/appeals/{appeal['id']}/decision", ruling))
+
+
+@pytest.mark.parametrize(
+    ("decision", "status", "current_status"),
+    [
+        ("undecided", 201, None),
+        ("approved", 201, None),
+        ("denied", 409, "denied"),
+        ("reversed_on_appeal", 409, "denied"),
+    ],
+)
+def test_an_in_lieu_payment_for_a_plan_permitting_no_impact_is_refused_booking_nothing(
+    kit, decision, status, current_status
+):
+    """In-lieu money may arrive before the decision, and after an approval; once the plan is
+    denied, by its LGU or on appeal, there is no impact for it to replace: ``conflict`` naming
+    the plan's status, nothing booked (the $700 received 09-02, before the reversal, stays)."""
+    lgu = kit.lgu()
+    plan = monetary_plan(kit, lgu)
+    ok(pay(kit.api, "in_lieu", 70_000, "2026-09-02", plan_id=plan["id"], token=lgu["token"]))
+    if decision == "reversed_on_appeal":
+        reversed_on_appeal(kit, lgu, plan)
+    elif decision != "undecided":
+        decided(kit, lgu, plan, decision)
+    with on("2026-09-21"):
+        before = payments_of(kit.api, plan["id"])
+    response = pay(kit.api, "in_lieu", 30_000, "2026-09-21", plan_id=plan["id"], token=lgu["token"])
+    with on("2026-09-21"):
+        after = payments_of(kit.api, plan["id"])
+    if status == 201:
+        assert ok(response)["status"] == "received"
+        return
+    refused = problem(response, 409, "conflict")
+    assert refused["current_status"] == current_status
+    assert "permits no impact" in refused["detail"]
+    assert after == before
+    assert [(p["kind"], p["status"]) for p in after if p["kind"] == "in_lieu"] == [
+        ("in_lieu", "received")
+    ]
 
 
 def test_a_monetary_plan_on_land_that_is_not_agricultural_shows_the_blocker(kit):

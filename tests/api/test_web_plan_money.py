@@ -10,7 +10,14 @@ import pytest
 from flask import Flask
 
 from tests.api.kit import Kit, ok, on
-from tests.api.test_money import FEE, appealed, pay
+from tests.api.test_money import (
+    FEE,
+    appealed,
+    decided,
+    monetary_plan,
+    pay,
+    reversed_on_appeal,
+)
 from tests.api.web_kit import Element, parse, signed_in
 
 
@@ -59,3 +66,48 @@ def test_an_appeal_shows_the_fee_received_and_the_security_held_not_what_was_pet
         "2026-09-11 (postmarked 2026-09-10) $200.00 as petitioned"
     )
     assert row.one("td", data_field="security-held").text == "$0.00"
+
+
+@pytest.mark.parametrize(
+    ("payments", "received"),
+    [
+        ((60_000,), "$600.00, $400.00 still due"),
+        ((60_000, 40_000), "$1,000.00, paid in full"),
+        ((60_000, 900_000), "$9,600.00, $8,600.00 more than due"),
+    ],
+    ids=["short", "in-full", "over"],
+)
+def test_the_plan_page_shows_the_in_lieu_payments_received_against_what_is_due(
+    app, kit, payments, received
+) -> None:
+    """$1,000 due; what was received and not refunded (a $400 payment refunded counts for
+    nothing) against it: what is still due, or how much more than due came in."""
+    lgu = kit.lgu()
+    plan = monetary_plan(kit, lgu, due_cents=100_000)
+    decided(kit, lgu, plan, "approved")
+    refunded = ok(
+        pay(kit.api, "in_lieu", 40_000, "2026-09-02", plan_id=plan["id"], token=lgu["token"])
+    )
+    with on("2026-09-02"):
+        ok(kit.api.post(f"/payments/{refunded['id']}/refund", token=lgu["token"]), 201)
+    for amount in payments:
+        ok(pay(kit.api, "in_lieu", amount, "2026-09-02", plan_id=plan["id"], token=lgu["token"]))
+    document = plan_page(app, lgu["token"], plan["id"], "2026-09-03")
+    assert document.one("dd", id="in-lieu-due").text == "$1,000.00"
+    assert document.one("dd", id="in-lieu-received").text == received
+
+
+def test_in_lieu_money_received_for_an_approval_reversed_on_appeal_is_shown_refundable(
+    app, kit
+) -> None:
+    """$700 received 09-02 for the approval the board reversed on 09-20: nothing is left for it
+    to replace, and the page says it is refundable, and why."""
+    lgu = kit.lgu()
+    plan = monetary_plan(kit, lgu, due_cents=100_000)
+    ok(pay(kit.api, "in_lieu", 70_000, "2026-09-02", plan_id=plan["id"], token=lgu["token"]))
+    reversed_on_appeal(kit, lgu, plan)
+    document = plan_page(app, lgu["token"], plan["id"], "2026-09-21")
+    assert document.one("dd", id="in-lieu-received").text == (
+        "$700.00, refundable: the approval was reversed on appeal, so it permits no impact for "
+        "them to replace (each is refunded from its page)"
+    )
