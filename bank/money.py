@@ -259,7 +259,7 @@ def _targets(session: Session, actor: Actor, request: PaymentRequest) -> tuple[P
         appeal = session.get(Appeal, request.appeal_id)
         if appeal is None:
             raise ValidationFailed("no such appeal", {"appeal_id": ["no such appeal"]})
-        if request.plan_id and request.plan_id != appeal.plan_id:
+        if request.plan_id is not None and request.plan_id != appeal.plan_id:
             # the payment is booked against the appealed plan: another plan named is a mistake
             raise ValidationFailed(
                 "the appeal is of another plan",
@@ -269,8 +269,9 @@ def _targets(session: Session, actor: Actor, request: PaymentRequest) -> tuple[P
         # again: two payments of one kind at once, or a payment beside a decision, take turns
         appealed = plans.visible_plan(session, actor, appeal.plan_id, lock=True)
         return appealed, session.get(Appeal, appeal.id, populate_existing=True) or appeal
-    if request.appeal_id:
-        # only the appeal's fee and security belong to an appeal: never dropped silently
+    if request.appeal_id is not None:
+        # only the appeal's fee and security belong to an appeal: never dropped silently, nor
+        # an empty one
         raise ValidationFailed(
             f"a {request.kind} payment is not an appeal's",
             {"appeal_id": [f"not allowed on a {request.kind} payment"]},

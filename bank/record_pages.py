@@ -17,7 +17,6 @@ from bank import (
     audit,
     balances,
     in_lieu,
-    listing_filters,
     money,
     parties,
     plan_acts,
@@ -31,6 +30,7 @@ from bank.access import Actor
 from bank.balances import ClassBalance
 from bank.credits import Lot
 from bank.entry_records import EntryRecord, Moved, entry_records, with_names
+from bank.money_tables import Security
 from bank.notices import MailedNotice
 from bank.party_tables import BankAccount, Holder, Lgu
 from bank.plan_report import PlanReport
@@ -126,7 +126,7 @@ def plan_page(db: Database, actor: Actor, plan_id: str, today: date) -> PlanPage
                 report.outcome,
             ),
             securities=securities.securities_of(
-                session, actor, where=listing_filters.securities(plan.id)
+                session, actor, where=[Security.plan_id == plan.id]
             ),
             account_numbers=_numbers(session, account_ids),
             lot_labels=lot_labels(session, lot_ids),

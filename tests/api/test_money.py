@@ -784,6 +784,46 @@ def test_a_plan_payment_naming_an_appeal_is_refused_and_books_nothing(kit):
         assert payments_of(kit.api, plan["id"]) == []
 
 
+@pytest.mark.parametrize(
+    ("kind", "field"),
+    [("in_lieu", "appeal_id"), ("appeal_filing_fee", "plan_id")],
+)
+def test_an_empty_id_is_refused_as_a_named_one_is_and_books_nothing(kit, kind, field):
+    """``"appeal_id": ""`` on an in-lieu payment names no appeal, and ``"plan_id": ""`` on an
+    appeal's fee no plan: each is ``validation_error`` on its field, as a non-empty one is,
+    never dropped silently."""
+    lgu = kit.lgu()
+    plan = approved(
+        kit, lgu, "2026-09-01", method="monetary_payment", agricultural=True, due_cents=100_000
+    )
+    _, appeal = appealed(kit, lgu)
+    if kind == "in_lieu":
+        response = pay(kit.api, kind, 1_000, "2026-09-11", plan_id=plan["id"], appeal_id="")
+        paid_for = plan["id"]
+    else:
+        response = pay(kit.api, kind, FEE, "2026-09-11", appeal_id=appeal["id"], plan_id="")
+        paid_for = appeal["plan_id"]
+    assert field in problem(response, 422, "validation_error")["errors"]
+    with on("2026-09-11"):
+        assert payments_of(kit.api, paid_for) == []
+
+
+def test_another_lgus_plan_is_not_found_by_its_securities_as_by_its_payments(kit):
+    """``?plan_id=`` of a plan the caller may not see (another LGU's, or none) is 404 on
+    ``/securities`` as on ``/payments``, JSON and CSV: not an empty list reading "none held"."""
+    lgu, other = kit.lgu(), kit.lgu()
+    plan = project_plan(kit, lgu)
+    held = ok(hold(kit, plan, token=lgu["token"]))
+    with on("2026-06-02"):
+        for path in ("/payments", "/securities"):
+            for query in (f"plan_id={plan['id']}", f"plan_id={plan['id']}&format=csv"):
+                refused = kit.api.get(f"{path}?{query}", token=other["token"])
+                problem(refused, 404, "not_found")
+            problem(kit.api.get(f"{path}?plan_id=pln_nope"), 404, "not_found")
+        mine = ok(kit.api.get(f"/securities?plan_id={plan['id']}", token=lgu["token"]), 200)
+    assert [s["id"] for s in mine["items"]] == [held["id"]]
+
+
 def test_appeal_security_is_returned_exactly_once_when_the_petition_is_granted(kit):
     lgu = kit.lgu()
     plan, appeal = appealed(kit, lgu, security=SECURITY_CAP)

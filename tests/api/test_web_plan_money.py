@@ -111,3 +111,27 @@ def test_in_lieu_money_received_for_an_approval_reversed_on_appeal_is_shown_refu
         "$700.00, refundable: the approval was reversed on appeal, so it permits no impact for "
         "them to replace (each is refunded from its page)"
     )
+
+
+@pytest.mark.parametrize(
+    ("method", "shown"),
+    [("bank_credits", True), ("monetary_payment", False), ("project_specific", False)],
+)
+def test_credits_required_are_shown_only_for_a_plan_replaced_with_bank_credits(
+    app, kit, method, shown
+) -> None:
+    """9,000 sq ft at 2:1: 18,000 sq ft of credits replace the impact of a bank-credits plan; no
+    credit replaces any of a monetary payment's or a project-specific replacement's."""
+    lgu = kit.lgu()
+    with on("2026-09-01"):
+        if method == "monetary_payment":
+            plan = monetary_plan(kit, lgu)
+        else:
+            plan = kit.plan(lgu, received_on="2026-09-01", area_sqft=9_000, method=method)
+    document = plan_page(app, lgu["token"], plan["id"], "2026-09-01")
+    facts = document.all("dl", class_="facts")[0]  # the plan's own, above its decision record
+    assert ("Credits required" in facts.text) is shown
+    if shown:
+        assert document.one("dd", id="required-credits").text.startswith("18,000 sq ft")
+    else:
+        assert document.all("dd", id="required-credits") == []
