@@ -34,10 +34,14 @@ def check_payable(session: Session, plan: Plan) -> None:
         )
     state = plans.state(session, plan)
     if state.outcome in credit_needs.CLOSED_OUTCOMES:
-        denied = "the approval was reversed on appeal" if state.reversed_on_appeal else "denied"
+        denied = (
+            "the plan's approval was reversed on appeal"
+            if state.reversed_on_appeal
+            else "the plan was denied"
+        )
+        now = "" if state.status == "denied" else f" (it is {state.status})"
         raise Conflict(
-            f"the plan is {state.status} ({denied}): it permits no impact for an in-lieu "
-            "payment to replace",
+            f"{denied}{now}: it permits no impact for an in-lieu payment to replace",
             current_status=state.status,
             outcome=state.outcome,
         )
