@@ -46,9 +46,10 @@ def payments(status: str | None = None, ref: Ref | None = None) -> list[ColumnEl
     return _equal(Payment.status, status) + _by_ref(Payment.external_refs, ref)
 
 
-def securities(plan_id: str | None = None, ref: Ref | None = None) -> list[ColumnElement[bool]]:
-    """Securities for one plan (``None``: any), or by an integrator's reference."""
-    return _equal(Security.plan_id, plan_id) + _by_ref(Security.external_refs, ref)
+def securities(ref: Ref | None = None) -> list[ColumnElement[bool]]:
+    """Securities by an integrator's reference (one plan's: ``securities.list_securities``'s
+    ``plan_id``, which checks the caller sees the plan)."""
+    return _by_ref(Security.external_refs, ref)
 
 
 def _equal(column: Any, value: str | None) -> list[ColumnElement[bool]]:

@@ -21,7 +21,7 @@ from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
 import ledger
-from bank import keyset, plans, policy
+from bank import in_lieu, keyset, plans, policy
 from bank.access import Actor
 from bank.errors import BankError, Conflict, InvalidFee, NotEligible, NotFound, ValidationFailed
 from bank.ids import new_id
@@ -70,7 +70,8 @@ class PaymentRequest:
     plan_id: str | None = None
     appeal_id: str | None = None
     external_refs: dict[str, str] = field(default_factory=dict)
-    #: the filing fee's postmark; omitted, the petition's (the fee came in its envelope)
+    #: the filing fee's postmark; omitted, the petition's, if received with the petition (the
+    #: fee came in its envelope), otherwise required
     postmarked_on: date | None = None
 
 
@@ -198,8 +199,9 @@ def _check_received_after(request: PaymentRequest, plan: Plan, appeal: Appeal | 
 def _fee_postmark(
     session: Session, request: PaymentRequest, plan: Plan, appeal: Appeal | None
 ) -> date | None:
-    """The filing fee's postmark: the one given, else the petition's (the fee came in the
-    petition's envelope), on or before the fee's receipt and within the appeal window the
+    """The filing fee's postmark: the one given, else the petition's if the fee was received the
+    day the petition was (it came in the petition's envelope; ``_envelope_postmark``), on or
+    before the fee's receipt and within the appeal window the
     petition was checked against (Subd. 9: "mailing a petition and payment of a filing fee ...
     within 15 days"): not before the window opened (``timeline.noticed_by``, as for the
     petition; ``validation_error``), nor after it closed (``appeal_window_closed``, as a late
@@ -211,7 +213,7 @@ def _fee_postmark(
                 {"postmarked_on": ["only on an appeal_filing_fee payment"]},
             )
         return None
-    postmarked_on = request.postmarked_on or appeal.postmarked_on
+    postmarked_on = request.postmarked_on or _envelope_postmark(request, appeal)
     if postmarked_on > request.received_on:
         raise ValidationFailed(
             "received before it was mailed", {"postmarked_on": ["after received_on"]}
@@ -232,6 +234,20 @@ def _fee_postmark(
     return postmarked_on
 
 
+def _envelope_postmark(request: PaymentRequest, appeal: Appeal) -> date:
+    """The postmark of a filing fee booked without one: the petition's, for a fee received the
+    day the petition was (it came in the petition's envelope).  A fee received another day came
+    in an envelope of its own, whose postmark alone says whether it was mailed within the
+    window: the petition's would make a fee mailed after it look timely (``validation_error``)."""
+    if request.received_on != appeal.received_on:
+        petition_received = appeal.received_on.isoformat()
+        raise ValidationFailed(
+            "a filing fee received on another day than its petition names its postmark",
+            {"postmarked_on": [f"required: the petition was received on {petition_received}"]},
+        )
+    return appeal.postmarked_on
+
+
 def _targets(session: Session, actor: Actor, request: PaymentRequest) -> tuple[Plan, Appeal | None]:
     """The plan the payment is for and, for an appeal payment, the appeal."""
     if request.kind in APPEAL_KINDS:
@@ -243,7 +259,7 @@ def _targets(session: Session, actor: Actor, request: PaymentRequest) -> tuple[P
         appeal = session.get(Appeal, request.appeal_id)
         if appeal is None:
             raise ValidationFailed("no such appeal", {"appeal_id": ["no such appeal"]})
-        if request.plan_id and request.plan_id != appeal.plan_id:
+        if request.plan_id is not None and request.plan_id != appeal.plan_id:
             # the payment is booked against the appealed plan: another plan named is a mistake
             raise ValidationFailed(
                 "the appeal is of another plan",
@@ -253,8 +269,9 @@ def _targets(session: Session, actor: Actor, request: PaymentRequest) -> tuple[P
         # again: two payments of one kind at once, or a payment beside a decision, take turns
         appealed = plans.visible_plan(session, actor, appeal.plan_id, lock=True)
         return appealed, session.get(Appeal, appeal.id, populate_existing=True) or appeal
-    if request.appeal_id:
-        # only the appeal's fee and security belong to an appeal: never dropped silently
+    if request.appeal_id is not None:
+        # only the appeal's fee and security belong to an appeal: never dropped silently, nor
+        # an empty one
         raise ValidationFailed(
             f"a {request.kind} payment is not an appeal's",
             {"appeal_id": [f"not allowed on a {request.kind} payment"]},
@@ -282,19 +299,9 @@ def _destination(
         _check_security(session, ruleset, request.amount_cents, plan, appeal)
         return appeal_security_account(session, plan.lgu_id), plan.lgu_id
     if request.kind == "in_lieu":
-        _check_in_lieu(plan)
+        in_lieu.check_payable(session, plan)
         return program_fund_account(session), None
     return lgu_fee_account(session, plan.lgu_id), plan.lgu_id
-
-
-def _check_in_lieu(plan: Plan) -> None:
-    """Subd. 1: money in lieu only for agricultural wetlands, by a monetary-payment plan."""
-    if not plan.on_agricultural_land or plan.method != "monetary_payment":
-        raise NotEligible(
-            "an in-lieu payment is only for a monetary-payment plan on agricultural land",
-            on_agricultural_land=plan.on_agricultural_land,
-            method=plan.method,
-        )
 
 
 def _check_filing_fee(session: Session, ruleset: Ruleset, amount: int, appeal: Appeal) -> None:

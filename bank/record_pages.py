@@ -16,7 +16,7 @@ from sqlalchemy.orm import Session
 from bank import (
     audit,
     balances,
-    listing_filters,
+    in_lieu,
     money,
     parties,
     plan_acts,
@@ -30,6 +30,7 @@ from bank.access import Actor
 from bank.balances import ClassBalance
 from bank.credits import Lot
 from bank.entry_records import EntryRecord, Moved, entry_records, with_names
+from bank.money_tables import Security
 from bank.notices import MailedNotice
 from bank.party_tables import BankAccount, Holder, Lgu
 from bank.plan_report import PlanReport
@@ -93,6 +94,8 @@ class PlanPage:
     report: PlanReport
     lgu_name: str
     payments: list[money.PaymentView]
+    #: what its in-lieu payments came to against what is due (``None``: none due or received)
+    in_lieu: in_lieu.Standing | None
     securities: list[securities.SecurityView]
     account_numbers: dict[str, str]
     lot_labels: dict[str, str]
@@ -117,8 +120,13 @@ def plan_page(db: Database, actor: Actor, plan_id: str, today: date) -> PlanPage
             report=report,
             lgu_name=lgu.name if lgu else plan.lgu_id,
             payments=money.payments_of(session, actor, plan.id),
+            in_lieu=in_lieu.standing(
+                report.in_lieu_amount_due_cents,
+                rows.in_lieu_received_cents.get(plan.id, 0),
+                report.outcome,
+            ),
             securities=securities.securities_of(
-                session, actor, where=listing_filters.securities(plan.id)
+                session, actor, where=[Security.plan_id == plan.id]
             ),
             account_numbers=_numbers(session, account_ids),
             lot_labels=lot_labels(session, lot_ids),

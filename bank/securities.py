@@ -295,13 +295,16 @@ def list_securities(
     expiring_before: date | None = None,
     where: Iterable[ColumnElement[bool]] = (),
     cursor: str | None = None,
+    plan_id: str | None = None,
 ) -> list[SecurityView]:
     """Every security the caller may see, soonest expiry first (for LGUs chasing renewals),
     with ``status`` today, expiring before ``expiring_before``, that meets every condition of
     ``where`` (``bank.listing_filters``): the CSV export; ``page_of_securities`` pages them.
     A ``cursor`` (a security's id) is checked as a page checks it, ``UnknownCursor`` unless the
-    caller sees that security, and moves nothing: every security is listed."""
+    caller sees that security, and moves nothing: every security is listed.  With ``plan_id``,
+    that plan's (``not_found`` unless the caller sees the plan, as ``money.list_payments``)."""
     with db.transaction() as session:
+        where = _of_plan(session, actor, plan_id, where)  # not_found first
         if cursor is not None:
             scope = plans.of_plans(Security.plan_id, actor)
             keyset.require_listed(session, Security.id, cursor, *scope)
@@ -316,6 +319,7 @@ def page_of_securities(
     expiring_before: date | None = None,
     where: Iterable[ColumnElement[bool]] = (),
     after: str | None = None,
+    plan_id: str | None = None,
 ) -> list[SecurityView]:
     """Up to ``limit + 1`` securities of ``list_securities`` (the extra one says there are
     more), after the security ``after`` in their order (by ``expires_on``, then id; an index
@@ -324,6 +328,7 @@ def page_of_securities(
     pages through ``?status=held`` still marks its place, and one the caller may not see (or
     none at all) is ``UnknownCursor``."""
     with db.transaction() as session:
+        where = _of_plan(session, actor, plan_id, where)
         query = _listed(actor, status, expiring_before, where)
         if after is not None:
             scope = plans.of_plans(Security.plan_id, actor)
@@ -343,6 +348,17 @@ def securities_of(
     """``list_securities`` in the caller's unit of work."""
     query = _listed(actor, status, expiring_before, where)
     return _views(session, list(session.execute(query).scalars()))
+
+
+def _of_plan(
+    session: Session, actor: Actor, plan_id: str | None, where: Iterable[ColumnElement[bool]]
+) -> list[ColumnElement[bool]]:
+    """``where``, and with ``plan_id`` that plan's securities: a plan the caller may not see is
+    ``not_found``, as for its payments, not an empty list that reads as "none held"."""
+    if plan_id is None:
+        return list(where)
+    plan = plans.visible_plan(session, actor, plan_id)
+    return [*where, Security.plan_id == plan.id]
 
 
 def _listed(

@@ -39,6 +39,7 @@ from bank.plan_report import Blocker, PlanReport
 from bank.plans import METHODS
 from bank.reservations import ReservationView
 from bank.rules.timeline import Deadlines
+from bank.securities import STATUSES as SECURITY_STATUSES
 from bank.securities import SecurityView
 from bank.withdrawals import AllocationView, WithdrawalView
 
@@ -212,10 +213,11 @@ class AppealSecurityIn(Schema):
 #: ``postmarked_on`` of a payment (Subd. 9: a filing fee is mailed within the appeal window)
 FEE_POSTMARK_DESCRIPTION = (
     "appeal_filing_fee only: the postmark on the envelope the fee came in, on or before "
-    "received_on. Omitted, the petition's postmark is recorded (the fee came in the petition's "
-    "envelope). A fee postmarked after the appeal window (15 days after the notice of decision "
-    "was mailed) is refused with appeal_window_closed, as a late petition is; any other kind "
-    "of payment is refused with a postmark (validation_error)."
+    "received_on. Omitted for a fee received the day its petition was, the petition's postmark "
+    "is recorded (the fee came in the petition's envelope); a fee received on another day "
+    "names its own (validation_error without it). A fee postmarked after the appeal window (15 "
+    "days after the notice of decision was mailed) is refused with appeal_window_closed, as a "
+    "late petition is; any other kind of payment is refused with a postmark (validation_error)."
 )
 
 
@@ -248,7 +250,10 @@ class AppealPaymentIn(Schema):
     postmarked_on = fee_postmark_in()
 
 
-PaymentOut = reply_schema(PaymentView, "PaymentOut")
+# a reply's status is one of those its listing filters by (the OpenAPI document's enum)
+PaymentOut = reply_schema(
+    PaymentView, "PaymentOut", status=fields.String(validate=validate.OneOf(PAYMENT_STATUSES))
+)
 
 
 class PaymentReverseIn(Schema):
@@ -263,7 +268,10 @@ class PaymentListArgs(PageArgs):
     plan_id = fields.String(
         load_default=None,
         validate=validate.Length(min=1, max=40),
-        metadata={"description": "only this plan's payments (its appeals' included)"},
+        metadata={
+            "description": "only this plan's payments (its appeals' included); not_found for a "
+            "plan the caller may not see"
+        },
     )
     status = fields.String(load_default=None, validate=validate.OneOf(PAYMENT_STATUSES))
     external_ref = ExternalRefFilter()
@@ -282,21 +290,24 @@ class SecurityIn(Schema):
     external_refs = external_refs_in()
 
 
-SecurityOut = reply_schema(SecurityView, "SecurityOut")
+SecurityOut = reply_schema(
+    SecurityView, "SecurityOut", status=fields.String(validate=validate.OneOf(SECURITY_STATUSES))
+)
 
 
 class SecurityListArgs(PageArgs):
     """``GET /securities``: a page of them (``limit``, ``cursor``), by status, expiry, plan and
     reference."""
 
-    status = fields.String(
-        load_default=None, validate=validate.OneOf(["held", "released", "drawn", "expired"])
-    )
+    status = fields.String(load_default=None, validate=validate.OneOf(SECURITY_STATUSES))
     expiring_before = IsoDate(load_default=None)
     plan_id = fields.String(
         load_default=None,
         validate=validate.Length(min=1, max=40),
-        metadata={"description": "only this plan's securities"},
+        metadata={
+            "description": "only this plan's securities; not_found for a plan the caller may "
+            "not see, as on /payments"
+        },
     )
     external_ref = ExternalRefFilter()
 

@@ -122,12 +122,16 @@ class Securities(MethodView):
         way)."""
         who, after = actor(), SECURITIES.after(args["cursor"])
         status, before = args["status"], args["expiring_before"]
-        where = listing_filters.securities(args["plan_id"], args["external_ref"])
+        where, plan_id = listing_filters.securities(args["external_ref"]), args["plan_id"]
         if wants_csv():
-            every = securities.list_securities(database(), who, status, before, where, after)
+            every = securities.list_securities(
+                database(), who, status, before, where, after, plan_id
+            )
             return _csv(every, listing_csv.SECURITY_FIELDS, "securities.csv")
         limit = args["limit"]
-        items = securities.page_of_securities(database(), who, limit, status, before, where, after)
+        items = securities.page_of_securities(
+            database(), who, limit, status, before, where, after, plan_id
+        )
         return SECURITIES.page(items, limit, key=attrgetter("id"))
 
 

@@ -95,7 +95,10 @@ def _payment_form(plan_id: str, appeal: AppealView) -> Form:
             "postmarked_on",
             "Fee postmarked on",
             "date",
-            hint="Filing fee only: its envelope's postmark. Left empty, the petition's.",
+            hint=(
+                "Filing fee only: its envelope's postmark. Left empty, the petition's "
+                "(for a fee received the day the petition was)."
+            ),
         ),
     )
     action = url_for("web.appeal_payment", plan_id=plan_id, appeal_id=appeal.id)

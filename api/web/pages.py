@@ -207,6 +207,7 @@ def plan(plan_id: str) -> Response:
         plan=body,
         lgu_name=found.lgu_name,
         payments=found.payments,
+        in_lieu=found.in_lieu,
         securities=found.securities,
         account_numbers=found.account_numbers,
         lot_labels=found.lot_labels,

@@ -68,8 +68,9 @@ def petition(
     return post_as(kit, f"/plans/{plan['id']}/appeals", body, received, token)
 
 
-def pay(kit: Kit, appeal: dict, kind: str, amount: int, day: str):
-    """The board records a payment for the appeal (``POST /payments``)."""
+def pay(kit: Kit, appeal: dict, kind: str, amount: int, day: str, postmarked: str | None = None):
+    """The board records a payment for the appeal (``POST /payments``), a filing fee received
+    on another day than the petition with its ``postmarked`` day."""
     body = {
         "kind": kind,
         "amount_cents": amount,
@@ -77,7 +78,15 @@ def pay(kit: Kit, appeal: dict, kind: str, amount: int, day: str):
         "received_on": day,
         "appeal_id": appeal["id"],
     }
+    if postmarked is not None:
+        body["postmarked_on"] = postmarked
     return post_as(kit, "/payments", body, day)
+
+
+def pay_mailed_with_petition(kit: Kit, appeal: dict, day: str, amount: int = FEE):
+    """The filing fee mailed with the petition (its postmark), received by the board on
+    ``day``."""
+    return pay(kit, appeal, "appeal_filing_fee", amount, day, appeal["postmarked_on"])
 
 
 def fee_paid(kit: Kit, appeal: dict, day: str) -> bool:
@@ -101,10 +110,11 @@ def grant(
     pay_fee: bool = True,
     grounds: list[str] | None = None,
 ):
-    """The board's grant decision; a grant first records the $200 filing fee (as the board)
-    unless ``pay_fee`` is false or it is already paid; a denial is on ``grounds``."""
+    """The board's grant decision; a grant first records the $200 filing fee (as the board,
+    mailed with the petition) unless ``pay_fee`` is false or it is already paid; a denial is
+    on ``grounds``."""
     if granted and pay_fee and not fee_paid(kit, appeal, day):
-        ok(pay(kit, appeal, "appeal_filing_fee", FEE, day))
+        ok(pay_mailed_with_petition(kit, appeal, day))
     body: dict[str, Any] = {
         "granted": granted,
         "decided_on": day,
@@ -826,7 +836,7 @@ def test_a_petition_is_granted_only_once_its_200_dollar_filing_fee_is_paid(kit):
     )
     with on("2026-09-25"):
         assert ok(kit.api.get(f"/appeals/{appeal['id']}"), 200)["petition"] is None
-    ok(pay(kit, appeal, "appeal_filing_fee", FEE, "2026-09-25"))
+    ok(pay_mailed_with_petition(kit, appeal, "2026-09-25"))
     granted = ok(grant(kit, appeal, "2026-09-25", pay_fee=False), 201)
     assert granted["status"] == "granted" and granted["petition"]["granted"] is True
 
@@ -869,7 +879,7 @@ def test_the_fee_refusals_name_the_fee_of_the_rules_the_petition_was_filed_under
     unpaid = problem(grant(kit, appeal, "2026-09-25", pay_fee=False), 422, "invalid_fee")
     assert unpaid["detail"].startswith("the $250.00 filing fee has not been paid: ")
     assert unpaid["fee_cents"] == 25_000
-    fee = ok(pay(kit, appeal, "appeal_filing_fee", 25_000, "2026-09-26"))
+    fee = ok(pay_mailed_with_petition(kit, appeal, "2026-09-26", 25_000))
     body = {"granted": True, "decided_on": "2026-09-25", "reason": "raises a question"}
     late = problem(
         post_as(kit, f"/appeals/{appeal['id']}/petition", body, "2026-09-26"), 422, "invalid_fee"

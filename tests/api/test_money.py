@@ -17,7 +17,7 @@ from bank import money
 from bank.ids import new_id
 from bank.money_tables import Payment
 from tests.api.conftest import Api
-from tests.api.kit import Kit, mailing, ok, on, problem
+from tests.api.kit import Kit, decision_body, mailing, ok, on, problem
 
 FEE = 20_000  # Subd. 9: the $200 filing fee
 SECURITY_CAP = 50_000  # Subd. 9: security of at most $500
@@ -254,6 +254,91 @@ def test_in_lieu_is_refused_unless_agricultural_land_and_monetary_payment(
         assert payments_of(kit.api, plan["id"]) == []
 
 
+def monetary_plan(kit: Kit, lgu: dict[str, str], due_cents: int = 100_000) -> dict[str, Any]:
+    """A 9,000 sq ft monetary-payment plan on agricultural land received 2026-09-01, its summary
+    mailed that day, undecided."""
+    with on("2026-09-01"):
+        plan = kit.plan(
+            lgu,
+            received_on="2026-09-01",
+            area_sqft=9_000,
+            method="monetary_payment",
+            impact=impact(agricultural=True),
+            in_lieu_amount_due_cents=due_cents,
+        )
+        kit.mail_summary(lgu, plan, "2026-09-01")
+    return plan
+
+
+def decided(kit: Kit, lgu: dict[str, str], plan: dict[str, Any], outcome: str) -> None:
+    with on("2026-09-01"):
+        path = f"/plans/{plan['id']}/decision"
+        ok(kit.api.post(path, decision_body(outcome, "2026-09-01"), token=lgu["token"]))
+
+
+def reversed_on_appeal(kit: Kit, lgu: dict[str, str], plan: dict[str, Any]) -> None:
+    """The approval of 2026-09-01 (its notice mailed 09-04) reversed by the board on 09-20, on
+    the owner's petition postmarked 09-10, received with its fee 09-11 and granted 09-15."""
+    decided(kit, lgu, plan, "approved")
+    with on("2026-09-04"):
+        path = f"/plans/{plan['id']}/decision-notice"
+        ok(kit.api.post(path, mailing("2026-09-04", plan=plan), token=lgu["token"]))
+    body = {
+        "petitioner_kind": "owner",
+        "petitioner_name": "Ann Owner",
+        "petitioner_address": "1 Lake Rd, Buffalo, MN",
+        "postmarked_on": "2026-09-10",
+        "received_on": "2026-09-11",
+        "filing_fee_cents": FEE,
+    }
+    with on("2026-09-11"):
+        appeal = ok(kit.api.post(f"/plans/{plan['id']}/appeals", body))
+    ok(pay(kit.api, "appeal_filing_fee", FEE, "2026-09-11", appeal_id=appeal["id"]))
+    decide_petition(kit, appeal, "2026-09-15", granted=True)
+    with on("2026-09-20"):
+        ruling = {"outcome": "plan_reversed", "decided_on": "2026-09-20"}
+        ok(kit.api.post(f"/appeals/{appeal['id']}/decision", ruling))
+
+
+@pytest.mark.parametrize(
+    ("decision", "status", "current_status"),
+    [
+        ("undecided", 201, None),
+        ("approved", 201, None),
+        ("denied", 409, "denied"),
+        ("reversed_on_appeal", 409, "denied"),
+    ],
+)
+def test_an_in_lieu_payment_for_a_plan_permitting_no_impact_is_refused_booking_nothing(
+    kit, decision, status, current_status
+):
+    """In-lieu money may arrive before the decision, and after an approval; once the plan is
+    denied, by its LGU or on appeal, there is no impact for it to replace: ``conflict`` naming
+    the plan's status, nothing booked (the $700 received 09-02, before the reversal, stays)."""
+    lgu = kit.lgu()
+    plan = monetary_plan(kit, lgu)
+    ok(pay(kit.api, "in_lieu", 70_000, "2026-09-02", plan_id=plan["id"], token=lgu["token"]))
+    if decision == "reversed_on_appeal":
+        reversed_on_appeal(kit, lgu, plan)
+    elif decision != "undecided":
+        decided(kit, lgu, plan, decision)
+    with on("2026-09-21"):
+        before = payments_of(kit.api, plan["id"])
+    response = pay(kit.api, "in_lieu", 30_000, "2026-09-21", plan_id=plan["id"], token=lgu["token"])
+    with on("2026-09-21"):
+        after = payments_of(kit.api, plan["id"])
+    if status == 201:
+        assert ok(response)["status"] == "received"
+        return
+    refused = problem(response, 409, "conflict")
+    assert refused["current_status"] == current_status
+    assert "permits no impact" in refused["detail"]
+    assert after == before
+    assert [(p["kind"], p["status"]) for p in after if p["kind"] == "in_lieu"] == [
+        ("in_lieu", "received")
+    ]
+
+
 def test_a_monetary_plan_on_land_that_is_not_agricultural_shows_the_blocker(kit):
     lgu = kit.lgu()
     plan = approved(
@@ -480,25 +565,76 @@ def test_a_fee_in_the_envelope_of_a_petition_of_a_deemed_approval_stays_in_time(
     assert problem(early, 422, "validation_error")["errors"] == {
         "postmarked_on": ["before the appeal window opened"]
     }
-    fee = ok(pay(kit.api, "appeal_filing_fee", FEE, "2026-08-21", appeal_id=appeal["id"]))
+    # received with the petition on 08-11, booked after the notice was mailed
+    body = {
+        "kind": "appeal_filing_fee",
+        "amount_cents": FEE,
+        "payer": "A. Payer",
+        "received_on": "2026-08-11",
+        "appeal_id": appeal["id"],
+    }
+    with on("2026-08-21"):
+        fee = ok(kit.api.post("/payments", body))
     assert fee["postmarked_on"] == "2026-08-10"
 
 
 def test_a_filing_fee_without_a_postmark_came_in_the_petitions_envelope(kit):
-    """A fee booked without its postmark takes the petition's, shown on the payment and on the
-    appeal beside the day it was received; received after the window, it is still in time."""
+    """A fee received the day its petition was (09-11) and booked without its postmark came in
+    the petition's envelope and takes its postmark, shown on the payment and on the appeal
+    beside the day it was received; booked after the window (09-23), it is still in time."""
     lgu = kit.lgu()
     plan, appeal = appealed(kit, lgu)
-    fee = ok(pay(kit.api, "appeal_filing_fee", FEE, "2026-09-23", appeal_id=appeal["id"]))
-    assert fee["postmarked_on"] == appeal["postmarked_on"] == "2026-09-10"
+    body = {
+        "kind": "appeal_filing_fee",
+        "amount_cents": FEE,
+        "payer": "A. Payer",
+        "received_on": appeal["received_on"],
+        "appeal_id": appeal["id"],
+    }
     with on("2026-09-23"):
+        fee = ok(kit.api.post("/payments", body))
         shown = ok(kit.api.get(f"/appeals/{appeal['id']}"), 200)
         (listed,) = kit.get_plan(plan["id"])["appeals"]
+    assert fee["postmarked_on"] == appeal["postmarked_on"] == "2026-09-10"
     assert (shown["filing_fee_received_on"], shown["filing_fee_postmarked_on"]) == (
-        "2026-09-23",
+        "2026-09-11",
         "2026-09-10",
     )
     assert listed == shown
+
+
+def test_a_fee_received_after_its_petition_without_a_postmark_is_refused_and_reopens_nothing(
+    kit,
+):
+    """The petition postmarked 09-10 and received 09-11, the window ending 09-21 with no fee
+    recorded: on 10-20 the plan is final and the appeal obtained none.  A fee received that day
+    did not come in the petition's envelope, so the petition's postmark says nothing of when it
+    was mailed: without its own it is ``validation_error`` on ``postmarked_on`` and books
+    nothing; the plan stays final.  With its own postmark, after the window, it is late."""
+    lgu = kit.lgu()
+    plan, appeal = appealed(kit, lgu)
+    late = {
+        "kind": "appeal_filing_fee",
+        "amount_cents": FEE,
+        "payer": "Late Payer",
+        "received_on": "2026-10-20",
+        "appeal_id": appeal["id"],
+    }
+    with on("2026-10-20"):
+        unmarked = kit.api.post("/payments", late)
+        marked = kit.api.post("/payments", late | {"postmarked_on": "2026-10-19"})
+        shown = kit.get_plan(plan["id"])
+        payments = payments_of(kit.api, plan["id"])
+    refused = problem(unmarked, 422, "validation_error")
+    assert refused["errors"] == {
+        "postmarked_on": ["required: the petition was received on 2026-09-11"]
+    }
+    problem(marked, 422, "appeal_window_closed")
+    assert payments == []
+    assert shown["status"] == "final"
+    assert [(a["status"], a["filing_fee_received_on"]) for a in shown["appeals"]] == [
+        ("no_fee_in_window", None)
+    ]
 
 
 def test_a_postmark_after_receipt_or_on_another_payment_is_refused_booking_nothing(kit):
@@ -646,6 +782,46 @@ def test_a_plan_payment_naming_an_appeal_is_refused_and_books_nothing(kit):
     assert "appeal_id" in problem(response, 422, "validation_error")["errors"]
     with on("2026-09-11"):
         assert payments_of(kit.api, plan["id"]) == []
+
+
+@pytest.mark.parametrize(
+    ("kind", "field"),
+    [("in_lieu", "appeal_id"), ("appeal_filing_fee", "plan_id")],
+)
+def test_an_empty_id_is_refused_as_a_named_one_is_and_books_nothing(kit, kind, field):
+    """``"appeal_id": ""`` on an in-lieu payment names no appeal, and ``"plan_id": ""`` on an
+    appeal's fee no plan: each is ``validation_error`` on its field, as a non-empty one is,
+    never dropped silently."""
+    lgu = kit.lgu()
+    plan = approved(
+        kit, lgu, "2026-09-01", method="monetary_payment", agricultural=True, due_cents=100_000
+    )
+    _, appeal = appealed(kit, lgu)
+    if kind == "in_lieu":
+        response = pay(kit.api, kind, 1_000, "2026-09-11", plan_id=plan["id"], appeal_id="")
+        paid_for = plan["id"]
+    else:
+        response = pay(kit.api, kind, FEE, "2026-09-11", appeal_id=appeal["id"], plan_id="")
+        paid_for = appeal["plan_id"]
+    assert field in problem(response, 422, "validation_error")["errors"]
+    with on("2026-09-11"):
+        assert payments_of(kit.api, paid_for) == []
+
+
+def test_another_lgus_plan_is_not_found_by_its_securities_as_by_its_payments(kit):
+    """``?plan_id=`` of a plan the caller may not see (another LGU's, or none) is 404 on
+    ``/securities`` as on ``/payments``, JSON and CSV: not an empty list reading "none held"."""
+    lgu, other = kit.lgu(), kit.lgu()
+    plan = project_plan(kit, lgu)
+    held = ok(hold(kit, plan, token=lgu["token"]))
+    with on("2026-06-02"):
+        for path in ("/payments", "/securities"):
+            for query in (f"plan_id={plan['id']}", f"plan_id={plan['id']}&format=csv"):
+                refused = kit.api.get(f"{path}?{query}", token=other["token"])
+                problem(refused, 404, "not_found")
+            problem(kit.api.get(f"{path}?plan_id=pln_nope"), 404, "not_found")
+        mine = ok(kit.api.get(f"/securities?plan_id={plan['id']}", token=lgu["token"]), 200)
+    assert [s["id"] for s in mine["items"]] == [held["id"]]
 
 
 def test_appeal_security_is_returned_exactly_once_when_the_petition_is_granted(kit):
@@ -854,7 +1030,15 @@ def test_a_filing_fee_booked_on_the_wrong_appeal_is_reversed_and_the_right_appea
     assert tx["transaction_id"] == reversed_["compensation_transaction_id"]
     assert WRONG in tx["memo"]
     assert sorted(e["amount"] for e in tx["entries"]) == [-FEE, FEE]
-    ok(pay(kit.api, "appeal_filing_fee", FEE, "2026-09-12", appeal_id=right["id"]))
+    right_fee = pay(
+        kit.api,
+        "appeal_filing_fee",
+        FEE,
+        "2026-09-12",
+        appeal_id=right["id"],
+        postmarked_on="2026-09-10",
+    )
+    ok(right_fee)
     assert board_fees(kit.api, "2026-09-12") - before == FEE
     # the wrong appeal has no fee now: its grant is refused until its own fee is paid
     with on("2026-09-14"):
@@ -1246,7 +1430,17 @@ def test_a_grant_needs_the_fee_and_security_received_by_its_own_date(kit):
     09-20 it is granted and the security is returned that day, not before it arrived."""
     lgu = kit.lgu()
     _plan, appeal = appealed(kit, lgu, security=SECURITY_CAP)
-    ok(pay(kit.api, "appeal_filing_fee", FEE, "2026-09-20", appeal_id=appeal["id"]))
+    mailed = "2026-09-10"  # with the petition
+    ok(
+        pay(
+            kit.api,
+            "appeal_filing_fee",
+            FEE,
+            "2026-09-20",
+            appeal_id=appeal["id"],
+            postmarked_on=mailed,
+        )
+    )
     security = ok(
         pay(kit.api, "appeal_security", SECURITY_CAP, "2026-09-20", appeal_id=appeal["id"])
     )
@@ -1324,6 +1518,8 @@ def test_an_appeal_payment_is_received_no_earlier_than_the_petitions_postmark(
             "received_on": day,
             "appeal_id": appeal["id"],
         }
+        if kind == "appeal_filing_fee":  # received before the petition: its own postmark
+            body["postmarked_on"] = "2026-09-10"
         response = kit.api.post("/payments", body)
     if status == 422:
         refused = problem(response, 422, "validation_error")
@@ -1384,6 +1580,8 @@ def test_an_appeals_fee_and_security_are_checked_under_the_rules_it_was_filed_un
                 "received_on": "2026-09-20",
                 "appeal_id": appeal["id"],
             }
+            if kind == "appeal_filing_fee":  # mailed with the petition
+                body["postmarked_on"] = "2026-09-10"
             return kit.api.post("/payments", body)
 
         problem(paid("appeal_filing_fee", 25_000), 422, "invalid_fee")

@@ -246,6 +246,19 @@ def raised_codes(app: Flask) -> set[str]:
     return found
 
 
+def test_a_payments_and_a_securitys_status_are_enums_of_what_the_service_writes(
+    doc: dict[str, Any],
+) -> None:
+    """A client generator types ``status`` of a payment and of a security as the values the
+    service writes and filters by, not as any string."""
+    from bank import securities
+    from bank.money_tables import PAYMENT_STATUSES
+
+    schemas = doc["components"]["schemas"]
+    assert schemas["PaymentOut"]["properties"]["status"]["enum"] == list(PAYMENT_STATUSES)
+    assert schemas["SecurityOut"]["properties"]["status"]["enum"] == list(securities.STATUSES)
+
+
 def test_the_problem_code_is_an_enum_of_every_stable_code(
     doc: dict[str, Any], doc_app: Flask
 ) -> None:
