@@ -9,7 +9,7 @@ from datetime import date, datetime
 from sqlalchemy import case, func, insert, select
 from sqlalchemy.orm import Session
 
-from ledger import clock, store
+from ledger import clock, pending, store
 from ledger.errors import UnknownAccount
 from ledger.schema import (
     PHASE_PENDING,
@@ -214,8 +214,8 @@ def last_effective_on(session: Session, account_ids: Iterable[int]) -> date | No
     expiries = session.execute(
         select(func.max(LedgerOpenPending.expires_at)).where(LedgerOpenPending.account_id.in_(ids))
     ).scalar_one()
-    if expiries is not None:
-        expired_on = clock.business_date(expiries)
+    if expiries is not None:  # dated as the expiry's own entry will be, when it is written
+        expired_on = pending.expired_on(expiries)
         latest = expired_on if latest is None else max(latest, expired_on)
     return latest
 
