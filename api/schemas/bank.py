@@ -172,7 +172,13 @@ class ActionIn(CreditAreaIn):
 
 class DepositIn(Schema):
     bank_site_id = RecordId(required=True)
-    effective_on = EventDate(required=True)
+    effective_on = EventDate(
+        required=True,
+        metadata={
+            "description": "The day the credits are effective: not before the day the account "
+            "was opened (validation_error)."
+        },
+    )
     banking_plan = fields.Nested(BankingPlanIn, required=True)
     wetland_type = fields.String(required=True, validate=validate.OneOf(WETLAND_TYPES))
     completed_on = EventDate(required=True)

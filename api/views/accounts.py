@@ -143,7 +143,8 @@ class AccountClose(MethodView):
 class AccountDeposits(MethodView):
     @blp.write("board", body=DepositIn, status=201, reply=DepositOut)
     def post(self, data: dict[str, Any], account_id: str) -> Any:
-        """Deposit credits certified under Subd. 12 (board): all actions or none."""
+        """Deposit credits certified under Subd. 12 (board): all actions or none, effective no
+        earlier than the day the account was opened."""
         board = require_board()
         request = deposit_request(account_id, data)
         return deposits.post_deposit(database(), ruleset(), board, request, request_id())
