@@ -123,8 +123,8 @@ def class_rows_of(
 
 
 def balances_as_of(db: Database, actor: Actor, account_id: str, day: date) -> BalancesAsOf:
-    """Posted and reserved per credit class at the end of ``day`` (by effective date), for the
-    board or the account's holder."""
+    """Posted and reserved per credit class at the end of ``day`` (by effective date), or now
+    for today, for the board or the account's holder (the API refuses a later day)."""
     with db.transaction() as session:
         account = parties.visible_account(session, actor, account_id)
         return BalancesAsOf(day, past_balances(session, account, day))
@@ -133,7 +133,8 @@ def balances_as_of(db: Database, actor: Actor, account_id: str, day: date) -> Ba
 def past_balances(
     session: Session, account: parties.BankAccount, day: date
 ) -> list[PastClassBalance]:
-    """The account's balances per credit class at the end of ``day``: the rows
+    """The account's balances per credit class at the end of ``day``, or now while ``day`` is
+    today (a reservation expiring at its end still holds its credits): the rows
     ``GET /accounts/{id}`` showed then, one per class of the lots it had held by that day (a lot
     with an entry effective on or before it), a class all of whose credits had left being a row
     of zeros."""

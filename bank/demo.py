@@ -90,7 +90,7 @@ def _load_data(db: Database) -> None:
     a second site in another service area."""
     ruleset = ruleset_for(clock.today())
     bank = _parties_and_places(db, ruleset)
-    _deposits(db, ruleset, bank, clock.today() - timedelta(days=30))
+    _deposits(db, ruleset, bank, clock.today())  # the day its accounts open, not before
     _sales(db, bank)
     road_plan = _road_plan_reservations(db, ruleset, bank)
     _reserve(db, bank.seller, road_plan, restricted=False, amount=2_000)

@@ -18,11 +18,11 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 import ledger
-from bank import credits, policy, site_register
+from bank import account_dates, credits, parties, policy, site_register
 from bank.access import Actor
 from bank.deposit_tables import Deposit, DepositAction, DepositReversal
 from bank.deposit_views import DepositView, deposit_view, get_deposit
-from bank.errors import CapExceeded, Conflict, ValidationFailed
+from bank.errors import CapExceeded, Conflict, ValidationFailed, found
 from bank.rules.ruleset import Ruleset
 from bank.wording import sqft
 from ledger import clock
@@ -65,7 +65,7 @@ def _reverse(
     site_register.lock_site(session, deposit.bank_site_id)
     if session.get(DepositReversal, deposit.id, populate_existing=True) is not None:
         raise Conflict(f"deposit {deposit.id} has already been reversed")
-    _check_date(deposit, effective_on)
+    _check_date(session, deposit, effective_on)
     actions = _untouched_actions(session, deposit)
     _check_after_history(session, [lot for _, lot in actions], effective_on)
     _check_caps_after(session, ruleset, deposit)
@@ -158,7 +158,7 @@ def _check_caps_after(session: Session, ruleset: Ruleset, deposit: Deposit) -> N
         )
 
 
-def _check_date(deposit: Deposit, effective_on: date) -> None:
+def _check_date(session: Session, deposit: Deposit, effective_on: date) -> None:
     if effective_on > clock.today():
         raise ValidationFailed("the reversal date is in the future", {"effective_on": ["future"]})
     if effective_on < deposit.effective_on:
@@ -166,3 +166,6 @@ def _check_date(deposit: Deposit, effective_on: date) -> None:
             f"the reversal cannot be effective before the deposit ({deposit.effective_on})",
             {"effective_on": ["before the deposit"]},
         )
+    # a deposit recorded before deposits were checked so may be dated before its account opened
+    account = found(session.get(parties.BankAccount, deposit.account_id), "no such account")
+    account_dates.check_not_before_opening(account, effective_on)

@@ -15,7 +15,7 @@ from typing import Any
 from sqlalchemy.orm import Session
 
 import ledger
-from bank import credits, parties, policy, site_register
+from bank import account_dates, credits, parties, policy, site_register
 from bank.access import Actor
 from bank.deposit_tables import Deposit, DepositAction
 from bank.deposit_views import DepositView, deposit_view
@@ -137,7 +137,7 @@ def check_request(
             field="bank_site_id",
         )
     parties.get_lgu(session, request.banking_plan_lgu_id, field="banking_plan.lgu_id")
-    _check_dates(request)
+    _check_dates(request, account)
     return account, site
 
 
@@ -153,10 +153,11 @@ def _meta(
     )
 
 
-def _check_dates(request: DepositRequest) -> None:
+def _check_dates(request: DepositRequest, account: parties.BankAccount) -> None:
     today = clock.today()
     if request.effective_on > today:
         raise ValidationFailed("the deposit date is in the future", {"effective_on": ["future"]})
+    account_dates.check_not_before_opening(account, request.effective_on)
     if request.banking_plan_approved_on > request.effective_on:
         raise ValidationFailed(
             "the banking plan must be approved before the deposit",

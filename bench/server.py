@@ -156,7 +156,9 @@ def make_bank(url: str, accounts: int) -> Bank:
     from ledger.db import Database
 
     db = Database.from_url(url)
-    day = date.today() - timedelta(days=1)
+    from ledger import clock
+
+    day = clock.today()  # the accounts are opened today: nothing in them is effective earlier
     with db.transaction() as session:
         holder = parties.create_holder(db, SYSTEM, name="bench", email=None, address=None)
         lgu = parties.create_lgu(db, SYSTEM, name="bench lgu", kind="county")

@@ -9,7 +9,7 @@ from datetime import date, datetime
 from sqlalchemy import case, func, insert, select
 from sqlalchemy.orm import Session
 
-from ledger import clock, store
+from ledger import clock, pending, store
 from ledger.errors import UnknownAccount
 from ledger.schema import (
     PHASE_PENDING,
@@ -141,8 +141,12 @@ def _check_found(ids: list[int], found: dict[int, Balance]) -> None:
         raise UnknownAccount(f"unknown ledger account(s) {sorted(missing)}")
 
 
-def balances_as_of(session: Session, account_ids: Iterable[int], day: date) -> dict[int, Balance]:
-    """Balances at the end of ``day`` (by effective date), recomputed from the entries."""
+def balances_as_of(
+    session: Session, account_ids: Iterable[int], day: date, now: datetime | None = None
+) -> dict[int, Balance]:
+    """Balances at the end of ``day`` (by effective date), recomputed from the entries; a day
+    not over at ``now`` (the clock's by default) reads as it stands then, so a pending transfer
+    expiring at the end of it still reserves, as ``balances`` says."""
     ids = sorted(set(account_ids))
     if not ids:
         return {}
@@ -163,7 +167,9 @@ def balances_as_of(session: Session, account_ids: Iterable[int], day: date) -> d
         .group_by(entry.account_id)
     ).all()
     sums = {r[0]: [int(x or 0) for x in r[1:]] for r in rows}
-    _subtract_expired_unresolved(session, ids, day, sums)
+    _subtract_expired_unresolved(
+        session, ids, day, min(clock.end_of_day(day), now or clock.utcnow()), sums
+    )
     assets = dict(
         session.execute(
             select(LedgerAccount.id, LedgerAccount.asset).where(LedgerAccount.id.in_(ids))
@@ -176,16 +182,17 @@ def balances_as_of(session: Session, account_ids: Iterable[int], day: date) -> d
 
 
 def _subtract_expired_unresolved(
-    session: Session, ids: list[int], day: date, sums: dict[int, list[int]]
+    session: Session, ids: list[int], day: date, moment: datetime, sums: dict[int, list[int]]
 ) -> None:
-    """Pending transfers that had expired by the end of ``day`` but no writer has expired yet."""
+    """Pending transfers made by ``day`` that had expired by ``moment`` (the end of ``day``, or
+    now if sooner) but no writer has expired yet."""
     reservation, header = LedgerOpenPending, LedgerTransaction
     for r in session.execute(
         select(reservation.account_id, reservation.debits, reservation.credits)
         .join(header, header.id == reservation.transaction_id)
         .where(
             reservation.account_id.in_(ids),
-            reservation.expires_at <= clock.end_of_day(day),
+            reservation.expires_at <= moment,
             header.effective_on <= day,
         )
     ):
@@ -207,8 +214,8 @@ def last_effective_on(session: Session, account_ids: Iterable[int]) -> date | No
     expiries = session.execute(
         select(func.max(LedgerOpenPending.expires_at)).where(LedgerOpenPending.account_id.in_(ids))
     ).scalar_one()
-    if expiries is not None:
-        expired_on = clock.business_date(expiries)
+    if expiries is not None:  # dated as the expiry's own entry will be, when it is written
+        expired_on = pending.expired_on(expiries)
         latest = expired_on if latest is None else max(latest, expired_on)
     return latest
 

@@ -9,7 +9,7 @@ index on release entries lets each pending transfer resolve once.
 from __future__ import annotations
 
 from collections.abc import Collection, Sequence
-from datetime import datetime
+from datetime import date, datetime, timedelta
 
 from sqlalchemy import select
 from sqlalchemy.orm import Session
@@ -112,3 +112,10 @@ def entries_of(session: Session, transaction_id: int) -> list[LedgerEntry]:
 def is_expired(expires_at: datetime | None, now: datetime) -> bool:
     """Whether an expiry has passed at ``now`` (no expiry: never)."""
     return expires_at is not None and clock.as_utc(expires_at) <= now
+
+
+def expired_on(expires_at: datetime) -> date:
+    """The effective date of a pending transfer's expiry: the business date of the last instant
+    it reserved (an ``expires_on`` ends at midnight, so the expiry is dated that day, not the
+    next, whose first instant ``expires_at`` is)."""
+    return clock.business_date(clock.as_utc(expires_at) - timedelta(microseconds=1))

@@ -20,7 +20,7 @@ from __future__ import annotations
 import json
 from collections import defaultdict
 from collections.abc import Iterable, Mapping
-from datetime import datetime, timedelta
+from datetime import datetime
 from typing import Any, NoReturn
 
 from sqlalchemy import DateTime, delete, select
@@ -173,11 +173,10 @@ def _expire(session: Session, due_ids: Iterable[int]) -> None:
         if header.expires_at is None:
             raise LedgerError("an open reservation has no expiry", pending_id=pending_id)
         lines = pending.release(pending.pending_entries(session, pending_id), pending_id, "expired")
-        # it stopped reserving at the end of its last day: that day is the expiry's business date
-        expired_on = clock.business_date(
-            clock.as_utc(header.expires_at) - timedelta(microseconds=1)
+        meta = Meta(
+            idempotency_key=f"ledger:expire:{pending_id}",
+            effective_on=pending.expired_on(header.expires_at),
         )
-        meta = Meta(idempotency_key=f"ledger:expire:{pending_id}", effective_on=expired_on)
         request = {"op": "expire", "pending_id": pending_id}
         write(session, "expire", lines, meta, request, expire_first=False)
 

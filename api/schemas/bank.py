@@ -117,7 +117,15 @@ AccountPage = page_schema(AccountOut, "AccountPage")
 
 
 class AsOfArgs(Schema):
-    as_of = IsoDate(required=True)
+    # a day not yet lived has no balances to show: what the account will hold depends on what
+    # is still to happen (docs/http.md)
+    as_of = EventDate(
+        required=True,
+        metadata={
+            "description": "The day whose end the balances are read at; today reads the "
+            "account as it stands now, and a later day is refused (validation_error)."
+        },
+    )
 
 
 # a past day's balance: posted and reserved as of that day's end (freezes are not dated)
@@ -173,7 +181,13 @@ class ActionIn(CreditAreaIn):
 
 class DepositIn(Schema):
     bank_site_id = RecordId(required=True)
-    effective_on = EventDate(required=True)
+    effective_on = EventDate(
+        required=True,
+        metadata={
+            "description": "The day the credits are effective: not before the day the account "
+            "was opened (validation_error)."
+        },
+    )
     banking_plan = fields.Nested(BankingPlanIn, required=True)
     wetland_type = fields.String(required=True, validate=validate.OneOf(WETLAND_TYPES))
     completed_on = EventDate(required=True)

@@ -73,9 +73,10 @@ class AccountBalancesAsOf(MethodView):
     def get(self, args: dict[str, Any], account_id: str) -> Any:
         """Balances at the end of a date (board, or the holder).
 
-        The rows the account showed at the end of that date: one per class of the lots it had
-        by then (a lot with an entry effective on or before it), a class emptied by then a row
-        of zeros, none for a lot it came to hold later."""
+        The rows the account showed at the end of that date (today: as it stands now, a
+        reservation expiring tonight still reserved; a later date is `validation_error`): one
+        per class of the lots it had by then (a lot with an entry effective on or before it), a
+        class emptied by then a row of zeros, none for a lot it came to hold later."""
         return balances.balances_as_of(database(), actor(), account_id, args["as_of"])
 
 
@@ -142,7 +143,8 @@ class AccountClose(MethodView):
 class AccountDeposits(MethodView):
     @blp.write("board", body=DepositIn, status=201, reply=DepositOut)
     def post(self, data: dict[str, Any], account_id: str) -> Any:
-        """Deposit credits certified under Subd. 12 (board): all actions or none."""
+        """Deposit credits certified under Subd. 12 (board): all actions or none, effective no
+        earlier than the day the account was opened."""
         board = require_board()
         request = deposit_request(account_id, data)
         return deposits.post_deposit(database(), ruleset(), board, request, request_id())

@@ -13,11 +13,12 @@ from __future__ import annotations
 
 import csv
 import io
+import itertools
 import math
 import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
-from datetime import date, timedelta
+from datetime import UTC, date, datetime, timedelta
 from typing import Any
 
 from flask import Flask
@@ -27,9 +28,14 @@ from sqlalchemy import Engine, event, func, or_, select, text
 from bank.deposits import Deposit
 from bank.reservations import Reservation
 from bank.transfers import Transfer
+from ledger.clock import utcnow
 from tests.api.conftest import Api, make_token
 
 PROBLEM = "application/problem+json"
+
+#: when ``Kit.account`` opens accounts: before the earliest day a test dates a deposit on
+OPENED_AT = datetime(2026, 1, 1, 12, tzinfo=UTC)
+_opened = itertools.count()
 
 
 @contextmanager
@@ -175,8 +181,14 @@ class Kit:
         return str(ok(self.api.post("/bank-sites", body))["id"])
 
     def account(self, holder_id: str, service_area: int = 5, county: str = "Lyon") -> str:
+        """An account opened before any day the tests date a deposit on (nothing in an account
+        is effective before its opening), whatever day the clock is on: at ``OPENED_AT``, each
+        one a microsecond after the one before, so they list in the order they were made (at
+        the clock's moment if that is earlier)."""
         body = {"holder_id": holder_id, "service_area": service_area, "county": county}
-        return str(ok(self.api.post("/accounts", body))["id"])
+        moment = min(utcnow(), OPENED_AT + timedelta(microseconds=next(_opened)))
+        with freeze_time(moment, tz_offset=0):
+            return str(ok(self.api.post("/accounts", body))["id"])
 
     # --- deposits ------------------------------------------------------------------------------
 

@@ -187,7 +187,8 @@ def test_a_holder_lists_its_own_accounts_only(db: Database) -> None:
 
 def test_balances_as_of_a_date_count_what_was_effective_by_its_end(db: Database) -> None:
     holder = new_holder(db)
-    account = new_account(db, holder).id
+    with freeze_time("2026-05-31 12:00:00"):  # opened before its first deposit's day
+        account = new_account(db, holder).id
     site, lgu = new_site(db, holder), new_lgu(db)
     deposit(db, request(account, site, lgu, wetland(4_000), on=date(2026, 6, 1)))
     deposit(db, request(account, site, lgu, wetland(1_000), on=date(2026, 6, 10)))

@@ -792,7 +792,11 @@ def test_a_balance_as_of_a_date_leaves_out_a_reservation_that_had_expired_by_the
                     for day in (1, 2, 3)
                 ]
 
+        # until 2 August ends, a day not over reads as it stands now: still reserving
+        frozen.move_to(expires - timedelta(microseconds=1))
+        assert reserved_by_day() == [40, 40, 40]
         # it stops reserving at the end of 2 August: a balance as of that day's end excludes it
+        frozen.move_to(expires)
         assert reserved_by_day() == [40, 0, 0]
         # after a writer has expired it lazily, the history says the same
         frozen.move_to(expires + timedelta(hours=1))

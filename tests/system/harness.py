@@ -387,7 +387,7 @@ def open_account(client: Client, bank: Bank, amount: int) -> str:
             f"/accounts/{account['id']}/deposits",
             {
                 "bank_site_id": bank.site_id,
-                "effective_on": days_ago(2),
+                "effective_on": days_ago(0),  # not before the account was opened, today
                 "banking_plan": {
                     "reference": unique("BP"),
                     "approved_on": days_ago(20),

@@ -196,7 +196,7 @@ def valid_bodies_deposit(bank: Bank) -> dict[str, Any]:
     """A deposit of 1,000 sq ft from the bank's site."""
     return {
         "bank_site_id": bank.site_id,
-        "effective_on": days_ago(2),
+        "effective_on": days_ago(0),  # not before the account was opened, today
         "banking_plan": {
             "reference": "BP-1",
             "approved_on": days_ago(20),
