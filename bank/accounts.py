@@ -85,7 +85,6 @@ def open_account(
         account = parties.open_account(
             session,
             ruleset,
-            actor,
             holder_id=holder_id,
             service_area=service_area,
             county=county,

@@ -94,7 +94,6 @@ def show_lgu(db: Database, actor: Actor, lgu_id: str) -> Lgu:
 def create_bank_site(
     session: Session,
     ruleset: Ruleset,
-    actor: Actor,
     *,
     name: str,
     holder_id: str,
@@ -102,7 +101,7 @@ def create_bank_site(
     county: str,
     major_watershed: str | None = None,
 ) -> BankSite:
-    """Register a bank site in a bank service area, unfrozen: the first row of its history."""
+    """Register a bank site in a bank service area, unfrozen (as its history, empty, says)."""
     site = BankSite(
         id=new_id("site"),
         name=name,
@@ -111,29 +110,24 @@ def create_bank_site(
         major_watershed=major_watershed,
         frozen=False,
     )
-    site = _placed(session, ruleset, site, service_area)
-    status_history.record(session, status_history.SITE, site.id, None, "unfrozen", actor)
-    return site
+    return _placed(session, ruleset, site, service_area)
 
 
 def open_account(
     session: Session,
     ruleset: Ruleset,
-    actor: Actor,
     *,
     holder_id: str,
     service_area: int,
     county: str,
     name: str | None = None,
 ) -> BankAccount:
-    """Open a bank account for a holder, numbered ``WB-000001`` onwards: ``open``, the first row
-    of its history."""
+    """Open a bank account for a holder, numbered ``WB-000001`` onwards: ``open`` (as its
+    history, empty, says)."""
     account = BankAccount(
         id=new_id("acct"), holder_id=holder_id, county=county, name=name, status="open", lot_count=0
     )
-    account = _placed(session, ruleset, account, service_area)
-    status_history.record(session, status_history.ACCOUNT, account.id, None, "open", actor)
-    return account
+    return _placed(session, ruleset, account, service_area)
 
 
 def _placed(session: Session, ruleset: Ruleset, row: P, service_area: int) -> P:

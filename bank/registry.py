@@ -255,11 +255,12 @@ _COMPENSATION = (
     "(SELECT r.{column} FROM ledger_transactions AS r WHERE r.id = t.compensation_transaction_id)"
 )
 
-#: the status the last recorded change of the account or site ``t`` set (``bank.status_history``;
-#: by the unique key of its subject and position)
+#: the status the last recorded change of the account or site ``t`` set, or with none the one it
+#: was opened (``open``) or registered (``unfrozen``) with (``bank.status_history``; by the unique
+#: key of its subject and position)
 _LAST_STATUS = (
-    "(SELECT h.to_status FROM status_changes AS h WHERE h.subject_id = t.id "
-    "ORDER BY h.position DESC LIMIT 1)"
+    "COALESCE((SELECT h.to_status FROM status_changes AS h WHERE h.subject_id = t.id "
+    "ORDER BY h.position DESC LIMIT 1), '{first}')"
 )
 #: a status change sealed since a checkpoint has the check since it weigh its account or site
 _HISTORY = Source("status_changes", "id", "subject_id")
@@ -394,16 +395,17 @@ TIES: tuple[Tie, ...] = (
         "bank_accounts",
         "id",
         "status",
-        f"COALESCE({_LAST_STATUS} = t.status, FALSE)",
-        "the status the last change in its history set",
+        f"{_LAST_STATUS.format(first='open')} = t.status",
+        "the status the last change in its history set (open with none)",
         (_HISTORY,),
     ),
     Tie(
         "bank_sites",
         "id",
         "frozen",
-        f"COALESCE({_LAST_STATUS} = CASE WHEN t.frozen THEN 'frozen' ELSE 'unfrozen' END, FALSE)",
-        "the freeze the last change in its history set",
+        f"{_LAST_STATUS.format(first='unfrozen')} = "
+        "CASE WHEN t.frozen THEN 'frozen' ELSE 'unfrozen' END",
+        "the freeze the last change in its history set (unfrozen with none)",
         (_HISTORY,),
     ),
 )

@@ -330,7 +330,7 @@ def register_site(
     policy.require_board(actor, "register bank sites")
     areas = check_areas(credit_areas)
     with db.transaction() as session:
-        site = create_bank_site(session, ruleset, actor, **site_fields)
+        site = create_bank_site(session, ruleset, **site_fields)
         record(session, site.id, areas, actor, source="site_registered")
         return site_view(session, ruleset, site)
 

@@ -2,16 +2,17 @@
 what to what and why.
 
 Every change is a row of ``status_changes``, written in the unit of work that makes it, under the
-subject's row lock (``bank.parties``): an account opened (``open``), frozen, unfrozen, closed, or
-reopened by a reversal on appeal (``bank.withdrawals``, with the reversal's reason); a site
-registered (``unfrozen``), frozen or unfrozen.  The first row of each (``position`` 1, from
-nothing) is the status it was opened or registered with, or, for one that existed before the
-history was kept, the status it had then (migration 0033).
+subject's row lock (``bank.parties``): an account frozen, unfrozen, closed, or reopened by a
+reversal on appeal (``bank.withdrawals``, with the reversal's reason); a site frozen or
+unfrozen.  An account or site with no change recorded is as it was opened (``open``) or
+registered (``unfrozen``).  One that existed before the history was kept starts with a row
+from nothing to the status it had then (migration 0033).
 
 The rows are sealed in the registry (``bank.registry``: the database refuses an UPDATE or DELETE,
 and verify names a row edited behind its triggers), and an account's ``status`` and a site's
-``frozen``, which stay writable state, are tied to their last row (``bank.registry.TIES``):
-verify names one set at a SQL prompt, with no change recorded.
+``frozen``, which stay writable state, are tied to their last row, or with none to the status
+opened or registered with (``bank.registry.TIES``): verify names one set at a SQL prompt, with
+no change recorded.
 """
 
 from __future__ import annotations

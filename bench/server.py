@@ -174,7 +174,7 @@ def make_bank(url: str, accounts: int) -> Bank:
         ids, lots, partners = [], [], []
         for i in range(accounts):
             account = parties.open_account(
-                session, SEED, SYSTEM, holder_id=holder.id, service_area=5, county="Lyon"
+                session, SEED, holder_id=holder.id, service_area=5, county="Lyon"
             )
             deposits.make_deposit(
                 session,

@@ -60,14 +60,17 @@ EDITS: dict[str, tuple[str, str]] = {
 
 def _every_registry_table_filled(kit: Kit) -> None:
     """The audit workload (deposits, a transfer, reservations, a withdrawal, a payment and a
-    security), plus a reversed deposit, a draw on a security, and a plan's notice with a copy
-    mailed to one who asked; each sealed table then holds at least one row."""
+    security), plus a reversed deposit, an account frozen and unfrozen, a draw on a security, and
+    a plan's notice with a copy mailed to one who asked; each sealed table then holds at least
+    one row."""
     work = workload(kit)
     with on(D4):
         extra = kit.funded_account(day=D4, service_area=5, unrestricted=1_000)
         reverse = {"effective_on": D4, "reason": "entered in error"}
         ok(kit.api.post(f"/deposits/{extra['deposit']['id']}/reverse", reverse))
         kit.account(extra["holder"]["id"], 5)  # an account with no lot
+        for act in ("freeze", "unfreeze"):  # its status history
+            ok(kit.api.post(f"/accounts/{extra['id']}/{act}"), 200)
     assert work.withdrawal
     lgu = kit.lgu()
     security = ok(hold(kit, project_plan(kit, lgu), token=lgu["token"]))

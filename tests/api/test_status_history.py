@@ -17,6 +17,7 @@ from tests.api.set_once_kit import behind_the_triggers
 from tests.api.test_account_close_appeals import close, withdrawn_in_full
 from tests.api.test_appeals import FEE, grant, pay, petition, rule
 from tests.api.test_audit import run_verify_command
+from tests.api.web_kit import parse, signed_in
 
 BOARD = "test board ("  # the board token's label: its name, then its id
 
@@ -63,11 +64,10 @@ def test_a_frozen_account_closed_and_reopened_on_appeal_stays_frozen(kit: Kit) -
             kit.api.post("/transfers", move, token=bank["holder"]["token"]), 422, "account_frozen"
         )
         assert _history(kit, f"/accounts/{bank['id']}") == [
-            (1, None, "open", None),
-            (2, "open", "frozen", None),
-            (3, "frozen", "closed", None),
+            (1, "open", "frozen", None),
+            (2, "frozen", "closed", None),
             (
-                4,
+                3,
                 "closed",
                 "frozen",
                 f"approval of plan {plan['id']} reversed on appeal: credits returned",
@@ -88,22 +88,20 @@ def test_each_freeze_unfreeze_and_close_is_recorded_with_who_and_when(kit: Kit) 
         for action in ("freeze", "unfreeze", "unfreeze"):
             ok(kit.api.post(f"{site}/{action}"), 200)
         assert _history(kit, f"/accounts/{empty}") == [
-            (1, None, "open", None),
-            (2, "open", "frozen", None),
-            (3, "frozen", "open", None),
-            (4, "open", "closed", None),
+            (1, "open", "frozen", None),
+            (2, "frozen", "open", None),
+            (3, "open", "closed", None),
         ]
         assert _history(kit, site) == [
-            (1, None, "unfrozen", None),
-            (2, "unfrozen", "frozen", None),
-            (3, "frozen", "unfrozen", None),
+            (1, "unfrozen", "frozen", None),
+            (2, "frozen", "unfrozen", None),
         ]
         # a refused close records nothing
         problem(kit.api.post(f"/accounts/{funded['id']}/close"), 409, "conflict")
-        assert _history(kit, f"/accounts/{funded['id']}") == [(1, None, "open", None)]
+        assert _history(kit, f"/accounts/{funded['id']}") == []
         # the holder reads its own account's history; another holder does not see it
         mine = kit.api.get(f"/accounts/{empty}/status-history", token=funded["holder"]["token"])
-        assert len(ok(mine, 200)["items"]) == 4
+        assert len(ok(mine, 200)["items"]) == 3
         stranger = kit.holder("Stranger")["token"]
         problem(kit.api.get(f"{site}/status-history", token=stranger), 404, "not_found")
     assert _verify(kit)["ok"] is True
@@ -178,8 +176,43 @@ def test_the_last_status_change_deleted_behind_the_triggers_fails_verify(fresh: 
     behind_the_triggers(
         engine,
         "status_changes",
-        "DELETE FROM status_changes WHERE subject_id = :s AND position = 2",
+        "DELETE FROM status_changes WHERE subject_id = :s AND position = 1",
         s=funded["id"],
     )
     broken = _verify(fresh)["first_broken"]
     assert broken["table"] == "status_changes" and "was deleted" in broken["detail"]
+
+
+def test_the_account_and_site_pages_show_their_status_history(kit: Kit) -> None:
+    """The board reads who froze, unfroze or closed what, and when, on the account's page and
+    the site's; the holder reads its own account's."""
+    with on("2026-06-01"):
+        funded = kit.funded_account(day="2026-06-01", service_area=5, unrestricted=1_000)
+        ok(kit.api.post(f"/accounts/{funded['id']}/freeze"), 200)
+        ok(kit.api.post(f"/bank-sites/{funded['site_id']}/freeze"), 200)
+        for token, path, expected in (
+            (kit.api.token, f"/accounts/{funded['id']}", [("open", "frozen")]),
+            (
+                kit.api.token,
+                f"/bank-sites/{funded['site_id']}/edit",
+                [("unfrozen", "frozen")],
+            ),
+            (
+                funded["holder"]["token"],
+                f"/accounts/{funded['id']}",
+                [("open", "frozen")],
+            ),
+        ):
+            client = kit.app.test_client()
+            signed_in(client, token)
+            shown = parse(client.get(path).get_data(as_text=True))
+            table = shown.one("table", id="status-history")
+            rows = [tr for tr in table.all("tr") if "data-position" in tr.attrs]
+            assert [
+                (
+                    row.one("td", data_field="from_status").text,
+                    row.one("td", data_field="to_status").text,
+                )
+                for row in rows
+            ] == expected, path
+            assert all(row.one("td", data_field="actor").text.startswith(BOARD) for row in rows)

@@ -85,7 +85,6 @@ def new_site(db: Database, holder_id: str, areas: dict[str, int] | None = None) 
         site = parties.create_bank_site(
             session,
             RULESET,
-            SYSTEM,
             name=unique("Site"),
             holder_id=holder_id,
             service_area=5,

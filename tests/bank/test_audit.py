@@ -161,7 +161,7 @@ def test_a_statement_is_the_holders_and_a_period_must_not_end_before_it_starts(
     holder = parties.create_holder(db, SYSTEM, name="Statement holder", email=None, address=None)
     with db.transaction() as session:
         account = parties.open_account(
-            session, RULESET, SYSTEM, holder_id=holder.id, service_area=5, county="Lyon"
+            session, RULESET, holder_id=holder.id, service_area=5, county="Lyon"
         )
     owner = Actor(token_id="tok_o", role="holder", name="owner", holder_id=holder.id)
     found = reports.account_statement(db, owner, account.id, DAY, DAY)

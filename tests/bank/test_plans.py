@@ -392,7 +392,7 @@ def reserved(db: Database) -> Reserved:
     )
     with db.transaction() as session:
         account = parties.open_account(
-            session, RULESET, SYSTEM, holder_id=holder.id, service_area=5, county="Lyon"
+            session, RULESET, holder_id=holder.id, service_area=5, county="Lyon"
         )
         deposits.make_deposit(
             session, RULESET, SYSTEM, _deposit(account.id, site.id, lgu.lgu_id or ""), None
