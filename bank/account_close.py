@@ -31,17 +31,17 @@ def close_account(db: Database, actor: Actor, account_id: str) -> AccountView:
     or has a pending reservation; nothing changes then."""
     policy.require_board(actor, "close accounts")
     with db.transaction() as session:
-        return account_view(session, _close(session, account_id))
+        return account_view(session, _close(session, account_id, actor))
 
 
-def _close(session: Session, account_id: str) -> parties.BankAccount:
+def _close(session: Session, account_id: str, actor: Actor) -> parties.BankAccount:
     """Mark the account closed, after checking it is empty.
 
     ``set_account_status`` locks the row ``FOR UPDATE`` before anything is checked: a transfer
     into the account confirms it is not closed under ``FOR KEY SHARE`` as its last statement,
     so it either committed before (and the balance below shows it) or is refused.
     """
-    account = parties.set_account_status(session, account_id, "closed")
+    account = parties.set_account_status(session, account_id, "closed", actor)
     posted = sum(item.posted_sqft for item in credits.lots_of(session, account))
     if posted:
         raise Conflict(

@@ -14,7 +14,7 @@ from typing import Any
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from bank import credits, keyset, parties, policy
+from bank import credits, keyset, parties, policy, status_history
 from bank.access import Actor
 from bank.balances import ClassBalance, balance_rows, class_rows_of
 from bank.errors import BankError
@@ -115,7 +115,18 @@ def set_status(db: Database, actor: Actor, account_id: str, status: str) -> Acco
     an account (board); a closed account is ``conflict``."""
     policy.require_board(actor, "freeze or unfreeze accounts")
     with db.transaction() as session:
-        return account_view(session, parties.set_account_status(session, account_id, status))
+        return account_view(session, parties.set_account_status(session, account_id, status, actor))
+
+
+def status_changes(
+    db: Database, actor: Actor, account_id: str
+) -> list[status_history.StatusChangeView]:
+    """The account's status history, first to last: opened, each freeze, unfreeze and close,
+    and a reopening on appeal, each with who and when (board, or its holder)."""
+    with db.transaction() as session:
+        account = parties.visible_account(session, actor, account_id)
+        rows = status_history.history_of(session, account.id)
+        return [status_history.StatusChangeView.of(row) for row in rows]
 
 
 def account_lots(db: Database, actor: Actor, account_id: str) -> list[credits.LotView]:

@@ -11,7 +11,7 @@ from typing import TypeVar
 from sqlalchemy import select, update
 from sqlalchemy.orm import Session
 
-from bank import policy
+from bank import policy, status_history
 from bank.access import Actor
 from bank.errors import Conflict, NotFound, ValidationFailed, found
 from bank.ids import new_id
@@ -101,7 +101,7 @@ def create_bank_site(
     county: str,
     major_watershed: str | None = None,
 ) -> BankSite:
-    """Register a bank site in a bank service area."""
+    """Register a bank site in a bank service area, unfrozen (as its history, empty, says)."""
     site = BankSite(
         id=new_id("site"),
         name=name,
@@ -122,7 +122,8 @@ def open_account(
     county: str,
     name: str | None = None,
 ) -> BankAccount:
-    """Open a bank account for a holder, numbered ``WB-000001`` onwards."""
+    """Open a bank account for a holder, numbered ``WB-000001`` onwards: ``open`` (as its
+    history, empty, says)."""
     account = BankAccount(
         id=new_id("acct"), holder_id=holder_id, county=county, name=name, status="open", lot_count=0
     )
@@ -204,8 +205,9 @@ def visible_account(session: Session, actor: Actor, account_id: str) -> BankAcco
     return account
 
 
-def set_account_status(session: Session, account_id: str, status: str) -> BankAccount:
-    """Freeze, unfreeze or close an account (board).
+def set_account_status(session: Session, account_id: str, status: str, actor: Actor) -> BankAccount:
+    """Freeze, unfreeze or close an account (board), recording the change in its history (a
+    status set to the one it has is no change, and records nothing).
 
     The row is locked ``FOR UPDATE``: a write moving credits out confirms the account's status
     under ``FOR KEY SHARE`` as its last statement (``lot_picking.confirm_can_send``), so it either
@@ -216,18 +218,32 @@ def set_account_status(session: Session, account_id: str, status: str) -> BankAc
     )
     if account.status == "closed":
         raise Conflict("a closed account cannot change status", status=account.status)
-    account.status = status
+    if account.status != status:
+        status_history.record(
+            session, status_history.ACCOUNT, account.id, account.status, status, actor
+        )
+        account.status = status
     return account
 
 
-def set_site_frozen(session: Session, site_id: str, frozen: bool) -> BankSite:
-    """Freeze or unfreeze a bank site: its credits, wherever they are, follow.
+def set_site_frozen(session: Session, site_id: str, frozen: bool, actor: Actor) -> BankSite:
+    """Freeze or unfreeze a bank site: its credits, wherever they are, follow; the change is
+    recorded in its history (none when it already was).
 
     Locked ``FOR UPDATE``, as ``set_account_status``: a write drawing on the site's lots confirms
     the site is not frozen under ``FOR KEY SHARE`` as its last statement.
     """
     site = found(session.get(BankSite, site_id, with_for_update=True), f"no bank site {site_id}")
-    site.frozen = frozen
+    if site.frozen != frozen:
+        status_history.record(
+            session,
+            status_history.SITE,
+            site.id,
+            status_history.site_status(site.frozen),
+            status_history.site_status(frozen),
+            actor,
+        )
+        site.frozen = frozen
     return site
 
 

@@ -1,5 +1,6 @@
 """The tables of parties and places: holders, LGUs, bank sites and their credit registers,
-bank accounts and their numbers, and the board's recorded corrections of parties.
+bank accounts and their numbers, the board's recorded corrections of parties, and the history of
+each account's status and each site's freeze.
 
 Bank service areas are numbered 1..N (practice: ten).  A bank account has a human ``number`` and a
 status: open, frozen (accepts deposits, nothing out: docs/domain.md §7) or closed.
@@ -21,6 +22,7 @@ from sqlalchemy import (
     Integer,
     String,
     Text,
+    UniqueConstraint,
 )
 from sqlalchemy.orm import Mapped, mapped_column
 
@@ -128,5 +130,28 @@ class PartyEdit(Base):
     party_id: Mapped[str] = mapped_column(String(40), index=True)
     changes: Mapped[dict[str, Any]] = mapped_column(JSON)
     reason: Mapped[str] = mapped_column(Text)
+    actor: Mapped[str] = mapped_column(String(300))
+    recorded_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
+
+
+class StatusChange(Base):
+    """One change of an account's status or a site's freeze (``bank.status_history``): its
+    ``position`` among its subject's changes (1: the status it was opened or registered with,
+    ``from_status`` NULL), sealed in the registry (``bank.registry``)."""
+
+    __tablename__ = "status_changes"
+    __table_args__ = (
+        UniqueConstraint("subject_id", "position"),
+        CheckConstraint("subject_kind IN ('bank_account', 'bank_site')", name="subject_kind"),
+        CheckConstraint("to_status IN ('open', 'frozen', 'closed', 'unfrozen')", name="to_status"),
+    )
+
+    id: Mapped[str] = mapped_column(String(40), primary_key=True)
+    subject_kind: Mapped[str] = mapped_column(String(20))
+    subject_id: Mapped[str] = mapped_column(String(40))
+    position: Mapped[int] = mapped_column(Integer)
+    from_status: Mapped[str | None] = mapped_column(String(10))
+    to_status: Mapped[str] = mapped_column(String(10))
+    reason: Mapped[str | None] = mapped_column(Text)
     actor: Mapped[str] = mapped_column(String(300))
     recorded_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))

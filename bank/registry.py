@@ -8,7 +8,8 @@ securities and each draw on a security.  A plan's notices (Subd. 6, 7: its legal
 members of the public who asked for a copy, each notice as mailed (its date, kind and document,
 written with the row: null, and so for good, on a notice recorded before documents were kept;
 the database refuses a new notice without one, migration 0031), the people it was mailed to,
-and each copy mailed afterwards.  Only the columns that are a
+and each copy mailed afterwards.  Each change of an account's status or a site's freeze
+(``status_changes``: who, when, from what to what, why).  Only the columns that are a
 record's changing state are left out: statuses, counters, names and addresses people correct
 (a party's; those a notice was mailed to are as mailed), and a security's draws (``drawn_on``
 and ``drawn_cents`` move with each draw).  A column written once, after the row,
@@ -21,6 +22,9 @@ triggers, outside this list): a payment's compensation is the transaction revers
 status that transaction's kind (``received`` with none) and its reason the one the reversal's
 memo gives; a release is the date and memo of the security's ``security-release:<id>``
 transaction.  And a copy mailed names its own plan's request and notice (0030's keys).
+
+An account's ``status`` and a site's ``frozen``, though state, are what the last change in
+its history set (``TIES``): a status set at a SQL prompt, with no change recorded, is named.
 
 A security's ``drawn_on`` and ``drawn_cents``, though state, are what its sealed draws say: the
 latest draw's date and the sum of their amounts (the database writes them with each draw and
@@ -41,7 +45,8 @@ on); the check since a checkpoint names one among the rows the seals written sin
 Migration 0007 installed these, and later migrations changed what a table seals
 (``ledger.row_seals.reseal``: 0024, the payments' fee postmark and reversal reason; 0025, the
 set-once links and the securities' release) or sealed more (0027, the draws; 0030, the plans'
-notices, their recipients, the copy requests and the copies mailed); changing this list needs
+notices, their recipients, the copy requests and the copies mailed; 0033, the history of each
+account's status and each site's freeze); changing this list needs
 such a migration (``tests/api/test_registry_seals.py`` checks the list is 0007's with
 those changes).
 """
@@ -161,6 +166,11 @@ SEALED_TABLES: tuple[SealedTable, ...] = (
     _all_but(
         "plan_copies_mailed", "id", "id plan_id copy_request_id notice_id mailed_on recorded_at"
     ),
+    _all_but(
+        "status_changes",
+        "id",
+        "id subject_kind subject_id position from_status to_status reason actor recorded_at",
+    ),
 )
 
 #: what a ledger transaction ``{tx}`` posted: the sum of its posted credits
@@ -244,6 +254,16 @@ _DRAWS = Source("security_draws", "id", "security_id")
 _COMPENSATION = (
     "(SELECT r.{column} FROM ledger_transactions AS r WHERE r.id = t.compensation_transaction_id)"
 )
+
+#: the status the last recorded change of the account or site ``t`` set, or with none the one it
+#: was opened (``open``) or registered (``unfrozen``) with (``bank.status_history``; by the unique
+#: key of its subject and position)
+_LAST_STATUS = (
+    "COALESCE((SELECT h.to_status FROM status_changes AS h WHERE h.subject_id = t.id "
+    "ORDER BY h.position DESC LIMIT 1), '{first}')"
+)
+#: a status change sealed since a checkpoint has the check since it weigh its account or site
+_HISTORY = Source("status_changes", "id", "subject_id")
 
 TIES: tuple[Tie, ...] = (
     Tie(
@@ -371,6 +391,23 @@ TIES: tuple[Tie, ...] = (
         "the date of its latest draw",
         (_DRAWS,),
     ),
+    Tie(
+        "bank_accounts",
+        "id",
+        "status",
+        f"{_LAST_STATUS.format(first='open')} = t.status",
+        "the status the last change in its history set (open with none)",
+        (_HISTORY,),
+    ),
+    Tie(
+        "bank_sites",
+        "id",
+        "frozen",
+        f"{_LAST_STATUS.format(first='unfrozen')} = "
+        "CASE WHEN t.frozen THEN 'frozen' ELSE 'unfrozen' END",
+        "the freeze the last change in its history set (unfrozen with none)",
+        (_HISTORY,),
+    ),
 )
 """Columns whose value other records give (``ledger.row_ties.Tie``), checked by verify's full
 pass, one statement each, every row's look-ups by index: a payment's amount is what its own
@@ -378,6 +415,7 @@ transaction posted, and its compensation, status and reversal reason are its rev
 security's amount is what its own pending transfer held, and its release is its release
 transaction's; each draw
 is what its transaction drew and holds again what was left; a security's drawn total and date
-are its draws'.  The check since a checkpoint weighs them, one statement each, on the rows
-written since or given a set-once value since (their seals' positions), and on the securities
-drawn on since."""
+are its draws'; an account's status and a site's freeze are what the last change in its history
+(``bank.status_history``) set.  The check since a checkpoint weighs them, one statement each, on
+the rows written since or given a set-once value since (their seals' positions), on the
+securities drawn on since, and on the accounts and sites whose status changed since."""

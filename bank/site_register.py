@@ -20,7 +20,7 @@ from typing import Any
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
-from bank import party_edits, policy
+from bank import party_edits, policy, status_history
 from bank.access import Actor
 from bank.deposit_tables import Deposit, DepositAction, DepositReversal
 from bank.errors import CapExceeded, NotFound, ValidationFailed
@@ -354,10 +354,23 @@ def edit_site(
         return site_view(session, ruleset, site)
 
 
+def status_changes(
+    db: Database, actor: Actor, site_id: str
+) -> list[status_history.StatusChangeView]:
+    """The site's freeze history, first to last: registered, each freeze and unfreeze, each
+    with who and when (board, or its holder)."""
+    with db.transaction() as session:
+        site = get_site(session, site_id)
+        if not policy.sees_holdings(actor, site.holder_id):
+            raise NotFound(f"no bank site {site_id}")
+        rows = status_history.history_of(session, site.id)
+        return [status_history.StatusChangeView.of(row) for row in rows]
+
+
 def freeze_site(
     db: Database, ruleset: Ruleset, actor: Actor, site_id: str, frozen: bool
 ) -> SiteView:
     """Freeze (or unfreeze) every credit that came from the site, wherever it now is (board)."""
     policy.require_board(actor, "freeze bank sites")
     with db.transaction() as session:
-        return site_view(session, ruleset, set_site_frozen(session, site_id, frozen))
+        return site_view(session, ruleset, set_site_frozen(session, site_id, frozen, actor))

@@ -18,7 +18,7 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 import ledger
-from bank import credit_needs, credits, plans
+from bank import credit_needs, credits, plans, status_history
 from bank.access import Actor
 from bank.credit_needs import met_portions
 from bank.errors import Conflict, NotFound, ValidationFailed
@@ -332,7 +332,7 @@ def reverse_for_plan(
     held = locks.held_rows(store.of(session).run(session, _REVERSED_LOTS, params))
     if not chosen:
         return held
-    _reopen_closed_sources(session, [row.id for row in chosen])
+    _reopen_closed_sources(session, [row.id for row in chosen], plan_id, actor)
     for row in chosen:
         reversal = ledger.reverse(
             session,
@@ -365,11 +365,15 @@ def _reversed_now(row: Withdrawal, since: datetime | None, until: datetime | Non
     return True
 
 
-def _reopen_closed_sources(session: Session, withdrawal_ids: list[str]) -> None:
+def _reopen_closed_sources(
+    session: Session, withdrawal_ids: list[str], plan_id: str, actor: Actor
+) -> None:
     """The accounts the withdrawals drew on get their credits back: one closed meanwhile (its
     plan was final, and a petition mailed in time reached the board later) is reopened, as it
-    would otherwise hold credits nothing could move (``bank.account_close``).  Locked after the
-    lots' balance rows, as a transfer locks its accounts after its lots."""
+    would otherwise hold credits nothing could move (``bank.account_close``), to the status it
+    had when it was closed: one the board froze stays frozen until the board lifts the freeze.
+    Each reopening is recorded in the account's history, with the reversal's reason.  Locked
+    after the lots' balance rows, as a transfer locks its accounts after its lots."""
     closed = session.execute(
         select(BankAccount)
         .where(
@@ -384,7 +388,17 @@ def _reopen_closed_sources(session: Session, withdrawal_ids: list[str]) -> None:
         .with_for_update()
     ).scalars()
     for account in closed:
-        account.status = "open"
+        restored = status_history.status_when_closed(session, account.id)
+        status_history.record(
+            session,
+            status_history.ACCOUNT,
+            account.id,
+            "closed",
+            restored,
+            actor,
+            reason=f"approval of plan {plan_id} reversed on appeal: credits returned",
+        )
+        account.status = restored
 
 
 def reversed_on_appeal(

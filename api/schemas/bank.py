@@ -36,6 +36,7 @@ from bank.reservation_tables import ReservationLot
 from bank.reservations import ReservationView
 from bank.rules.deposit_rules import CATEGORIES
 from bank.site_register import CreditAreaLine, SiteView
+from bank.status_history import StatusChangeView
 from bank.transfers import TransferLotView, TransferView
 
 
@@ -100,6 +101,15 @@ class ServiceAreaOut(Schema):
 
 class ServiceAreaList(Schema):
     items = fields.List(fields.Nested(ServiceAreaOut))
+
+
+StatusChangeOut = reply_schema(StatusChangeView, "StatusChangeOut")
+
+
+class StatusHistory(Schema):
+    """An account's or a site's status changes, first to last (a short list: not paged)."""
+
+    items = fields.List(fields.Nested(StatusChangeOut))
 
 
 class AccountIn(Schema):

@@ -21,6 +21,7 @@ from api.schemas.bank import (
     DepositReverseIn,
     EntryPage,
     LotPage,
+    StatusHistory,
 )
 from api.schemas.filters import AccountListArgs
 from api.views.blueprint import ApiBlueprint
@@ -127,6 +128,20 @@ class AccountUnfreeze(MethodView):
     def post(self, account_id: str) -> Any:
         """Unfreeze an account (board)."""
         return accounts.set_status(database(), require_board(), account_id, "open")
+
+
+@blp.route("/accounts/<account_id>/status-history")
+class AccountStatusHistory(MethodView):
+    @blp.read("board", "holder", reply=StatusHistory)
+    def get(self, account_id: str) -> Any:
+        """The account's status history, first to last (board, or its holder).
+
+        Opened, each freeze, unfreeze and close, and a reopening on appeal, each with
+        ``from_status``, ``to_status``, the ``actor`` who made it, ``recorded_at`` and the
+        ``reason`` where one was given (a reopening on appeal's; freeze, unfreeze and close take
+        none).  Sealed in the registry: verify names a change edited or deleted, and an account
+        whose status is not the one its last change set."""
+        return {"items": accounts.status_changes(database(), actor(), account_id)}
 
 
 @blp.route("/accounts/<account_id>/close")

@@ -27,6 +27,7 @@ from api.schemas.bank import (
     SiteOut,
     SitePage,
     SiteQueryArgs,
+    StatusHistory,
 )
 from api.views.blueprint import ApiBlueprint
 from bank import parties, party_edits, party_lists, site_register
@@ -171,6 +172,19 @@ class SiteUnfreeze(MethodView):
     def post(self, site_id: str) -> Any:
         """Unfreeze the site's credits (board)."""
         return site_register.freeze_site(database(), ruleset(), require_board(), site_id, False)
+
+
+@blp.route("/bank-sites/<site_id>/status-history")
+class SiteStatusHistory(MethodView):
+    @blp.read("board", "holder", reply=StatusHistory)
+    def get(self, site_id: str) -> Any:
+        """The site's freeze history, first to last (board, or the site's holder).
+
+        Registered (``unfrozen``), each freeze and unfreeze, with ``from_status``,
+        ``to_status``, the ``actor`` who made it and ``recorded_at``.  Sealed in the registry:
+        verify names a change edited or deleted, and a site whose freeze is not the one its
+        last change set."""
+        return {"items": site_register.status_changes(database(), actor(), site_id)}
 
 
 @blp.route("/service-areas")

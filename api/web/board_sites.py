@@ -136,6 +136,7 @@ def _site_page(who: Actor, site_id: str, status: int = 200, **refused: Form) -> 
         edit=edit,
         amend=refused.get("amend") or _amend_form(site_id),
         freeze=refused.get("freeze") or _freeze_form(site.id, not site.frozen),
+        history=site_register.status_changes(database(), who, site_id),
     )
 
 

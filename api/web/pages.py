@@ -24,7 +24,7 @@ from api.web import chart, plan_view
 from api.web.blueprint import web
 from api.web.errors import error_page
 from api.web.signin import signed_in_actor
-from bank import audit, homes, record_pages, reports
+from bank import accounts, audit, homes, record_pages, reports
 from ledger import clock
 
 #: the template of each role's home
@@ -141,6 +141,7 @@ def account(account_id: str) -> Response:
         start=start,
         end=end,
         period_problem=problem,
+        history=accounts.status_changes(database(), who, found.account.id),
     )
 
 

@@ -489,6 +489,9 @@ WHOLE_LISTS = {
     "GET /reports/credit-availability",  # a row per service area and credit class
     "GET /reports/lgu-compliance",  # a report: a row per LGU, over the period asked
     "GET /plans/{plan_id}/notices",  # two per application of one plan
+    # the board's freezes, unfreezes and closes of one account or site
+    "GET /accounts/{account_id}/status-history",
+    "GET /bank-sites/{site_id}/status-history",
 }
 
 

@@ -156,7 +156,9 @@ def test_a_freeze_waits_for_a_transfer_that_has_confirmed_the_account(kit, app):
         out = held_then(
             db,
             lambda session: transfers.make_transfer(session, SYSTEM, request, None),
-            lambda session: parties.set_account_status(session, funded["id"], "frozen").status,
+            lambda session: (
+                parties.set_account_status(session, funded["id"], "frozen", SYSTEM).status
+            ),
         )
         assert out["then"] == "frozen"
         assert not out["then_done_before_commit"] and out["then_after_commit"]
@@ -189,7 +191,9 @@ def test_a_site_freeze_waits_for_a_reservation_that_has_confirmed_the_site(kit, 
         out = held_then(
             db,
             lambda session: reservations.reserve(session, SYSTEM, request, None),
-            lambda session: parties.set_site_frozen(session, funded["site_id"], True).frozen,
+            lambda session: (
+                parties.set_site_frozen(session, funded["site_id"], True, SYSTEM).frozen
+            ),
         )
         assert out["then"] is True
         assert not out["then_done_before_commit"] and out["then_after_commit"]

@@ -54,19 +54,23 @@ EDITS: dict[str, tuple[str, str]] = {
     "plan_notice_recipients": ("name", "name || ' (edited)'"),
     # a copy moved to another plan
     "plan_copies_mailed": ("plan_id", ":other"),
+    "status_changes": ("actor", "actor || ' (edited)'"),
 }
 
 
 def _every_registry_table_filled(kit: Kit) -> None:
     """The audit workload (deposits, a transfer, reservations, a withdrawal, a payment and a
-    security), plus a reversed deposit, a draw on a security, and a plan's notice with a copy
-    mailed to one who asked; each sealed table then holds at least one row."""
+    security), plus a reversed deposit, an account frozen and unfrozen, a draw on a security, and
+    a plan's notice with a copy mailed to one who asked; each sealed table then holds at least
+    one row."""
     work = workload(kit)
     with on(D4):
         extra = kit.funded_account(day=D4, service_area=5, unrestricted=1_000)
         reverse = {"effective_on": D4, "reason": "entered in error"}
         ok(kit.api.post(f"/deposits/{extra['deposit']['id']}/reverse", reverse))
         kit.account(extra["holder"]["id"], 5)  # an account with no lot
+        for act in ("freeze", "unfreeze"):  # its status history
+            ok(kit.api.post(f"/accounts/{extra['id']}/{act}"), 200)
     assert work.withdrawal
     lgu = kit.lgu()
     security = ok(hold(kit, project_plan(kit, lgu), token=lgu["token"]))
@@ -221,10 +225,13 @@ def test_the_database_refuses_edits_of_sealed_columns_but_not_of_state(fresh):
     ):
         with pytest.raises(DBAPIError, match="immutable"), engine.begin() as connection:
             connection.execute(text(statement))
-    with engine.begin() as connection:  # a status is state: it may change
-        connection.execute(text("UPDATE bank_accounts SET status = 'frozen'"))
+    with engine.begin() as connection:  # a name is state: it may change
         connection.execute(text("UPDATE bank_sites SET name = name || ' (renamed)'"))
     assert _verify(fresh)["ok"] is True
+    with engine.begin() as connection:  # so may a status, but not without its history
+        connection.execute(text("UPDATE bank_accounts SET status = 'frozen'"))
+    broken = _verify(fresh)["first_broken"]
+    assert broken["table"] == "bank_accounts" and "its status is not" in broken["detail"]
 
 
 def _migration(name: str) -> Any:
@@ -239,7 +246,8 @@ def _migration(name: str) -> Any:
 def test_the_migrations_sealed_what_the_registry_declares() -> None:
     """Changing ``bank.registry`` needs a migration: 0007's list, with the payments as 0024
     re-sealed them and the payments, withdrawals and securities as 0025 did, the draws 0027
-    sealed and the plans' notices 0030 sealed, must be the registry's."""
+    sealed, the plans' notices 0030 sealed and the status history 0033 sealed, must be the
+    registry's."""
     migrated = _migration("0007_registry").SEALED_TABLES
     resealed = _migration("0024_fee_postmark_and_reason_seal")
     set_once = _migration("0025_set_once_links_and_release_seal")
@@ -249,6 +257,7 @@ def test_the_migrations_sealed_what_the_registry_declares() -> None:
         migrated = tuple(now if table == was else table for table in migrated)
     migrated = (*migrated, _migration("0027_security_draws_sealed_and_tied").DRAWS)
     migrated = (*migrated, *_migration("0030_plan_notices_sealed").SEALED)
+    migrated = (*migrated, _migration("0033_status_history").SEALED)
     assert migrated == SEALED_TABLES
 
 
