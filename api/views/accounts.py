@@ -136,11 +136,12 @@ class AccountStatusHistory(MethodView):
     def get(self, account_id: str) -> Any:
         """The account's status history, first to last (board, or its holder).
 
-        Opened, each freeze, unfreeze and close, and a reopening on appeal, each with
-        ``from_status``, ``to_status``, the ``actor`` who made it, ``recorded_at`` and the
-        ``reason`` where one was given (a reopening on appeal's; freeze, unfreeze and close take
-        none).  Sealed in the registry: verify names a change edited or deleted, and an account
-        whose status is not the one its last change set."""
+        Each freeze, unfreeze and close, and a reopening on appeal, with ``from_status``,
+        ``to_status``, the ``actor`` who made it, ``recorded_at`` and the ``reason`` where one
+        was given (a reopening on appeal's; freeze, unfreeze and close take none).  None while
+        the account is as it was opened; one stored before migration 0033 starts with the row
+        that migration wrote.  Sealed in the registry: verify names a change edited or
+        deleted, and an account whose status is not the one its last change set."""
         return {"items": accounts.status_changes(database(), actor(), account_id)}
 
 

@@ -180,10 +180,11 @@ class SiteStatusHistory(MethodView):
     def get(self, site_id: str) -> Any:
         """The site's freeze history, first to last (board, or the site's holder).
 
-        Registered (``unfrozen``), each freeze and unfreeze, with ``from_status``,
-        ``to_status``, the ``actor`` who made it and ``recorded_at``.  Sealed in the registry:
-        verify names a change edited or deleted, and a site whose freeze is not the one its
-        last change set."""
+        Each freeze and unfreeze, with ``from_status``, ``to_status``, the ``actor`` who made
+        it and ``recorded_at``.  None while the site is as it was registered (not frozen); one
+        stored before migration 0033 starts with the row that migration wrote.  Sealed in the
+        registry: verify names a change edited or deleted, and a site whose freeze is not the
+        one its last change set."""
         return {"items": site_register.status_changes(database(), actor(), site_id)}
 
 
