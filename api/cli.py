@@ -22,6 +22,7 @@ from api.schema_check import alembic_config, schema_problem
 from bank import access
 from bank import audit as bank_audit
 from ledger import sealer, server_settings, verification
+from ledger.db import refuses_writes
 
 
 def _app(*_args: Any) -> Flask:
@@ -41,6 +42,12 @@ def _app(*_args: Any) -> Flask:
 #: migrated, or refusing the command's role a table): for ``audit verify``, "could not check",
 #: not "broken" (1)
 EXIT_NO_DATABASE = 3
+#: what a command that writes (``audit verify`` seals what is queued and records a checkpoint)
+#: says on a database that takes no writes: a standby answers reads only
+READ_ONLY_HINT = (
+    "the database takes no writes, a hot standby or default_transaction_read_only on: "
+    "run the command against the primary"
+)
 #: PostgreSQL's SQLSTATE for "permission denied" (insufficient_privilege): the role the command
 #: connects as lacks a GRANT, which the operator fixes; nothing in the ledger is wrong
 _NO_PRIVILEGE = "42501"
@@ -67,9 +74,10 @@ class _Group(FlaskGroup):
         except DBAPIError as error:
             if not _unusable(error):
                 raise
-            raise DatabaseUnavailable(
-                f"cannot use {_database_named(ctx)}: {_first_line(error)}"
-            ) from None
+            why = _first_line(error)
+            if refuses_writes(error):
+                why += f" ({READ_ONLY_HINT})"
+            raise DatabaseUnavailable(f"cannot use {_database_named(ctx)}: {why}") from None
 
 
 def _database_named(ctx: click.Context) -> str:
@@ -82,8 +90,8 @@ def _database_named(ctx: click.Context) -> str:
 
 def _unusable(error: DBAPIError) -> bool:
     """Whether ``error`` says the database cannot be used as configured (unreachable, gone,
-    permission denied) rather than that the code asked it something wrong."""
-    if isinstance(error, (OperationalError, InterfaceError)):
+    permission denied, taking no writes) rather than that the code asked it something wrong."""
+    if isinstance(error, (OperationalError, InterfaceError)) or refuses_writes(error):
         return True
     return getattr(error.orig, "sqlstate", None) == _NO_PRIVILEGE
 
@@ -215,7 +223,8 @@ def audit_verify(processes: int, anchors: list[verification.Anchor]) -> None:
     when everything is intact, record a checkpoint, from which ``GET /audit/verify`` and the
     audit page check what is written later.  Exit 0: intact; 1: broken (a link, a balance or
     a seal, or an anchor missing or different); 3: could not check (the database cannot be
-    reached, does not exist, is not migrated to this code or refuses the role a table)."""
+    reached, does not exist, is not migrated to this code, refuses the role a table or takes
+    no writes: it seals what is queued and records a checkpoint, so it runs on the primary)."""
     db_ = database()
     behind = schema_problem(db_)
     if behind:  # not a break: there is nothing this code can check yet

@@ -163,3 +163,29 @@ def test_a_command_whose_database_is_down_says_so_in_one_line(
     monkeypatch.setenv("WETBANK_SECRET_KEY", TEST_SECRET_KEY)  # serve checks it first
     down = wetbank(unreachable(backend, tmp_path), *command)
     assert_one_line(down, "Error: cannot use the database at ")
+
+
+def test_audit_verify_on_a_database_taking_no_writes_says_so_in_one_line(
+    backend: str, fresh_db_url: str
+) -> None:
+    """A standby (``default_transaction_read_only``, as a failover leaves one) answers reads, but
+    ``audit verify`` seals what is queued and records a checkpoint: it could not check there
+    (3, one line naming the primary), not a broken ledger (1) with a traceback."""
+    if backend != "postgresql":
+        pytest.skip("SQLite has no read-only mode of its own")
+    name = make_url(fresh_db_url).database
+    admin = create_engine(fresh_db_url, isolation_level="AUTOCOMMIT")
+    try:
+        with admin.connect() as connection:
+            connection.execute(sql(f"ALTER DATABASE {name} SET default_transaction_read_only = on"))
+        refused = wetbank(fresh_db_url, "audit", "verify", "--processes", "1")
+        assert_one_line(
+            refused, "Error: cannot use the database at ", "takes no writes", "against the primary"
+        )
+        assert refused.stdout == ""
+    finally:
+        with admin.connect() as connection:
+            connection.execute(
+                sql(f"ALTER DATABASE {name} SET default_transaction_read_only = off")
+            )
+        admin.dispose()
