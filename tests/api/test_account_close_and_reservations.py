@@ -10,7 +10,10 @@ from typing import Any
 
 import pytest
 from sqlalchemy import text
+from sqlalchemy.orm import Session
 
+from bank import parties
+from bank.access import SYSTEM
 from tests.api.kit import Kit, ok, problem
 
 
@@ -184,13 +187,12 @@ def test_a_deposit_waiting_while_the_account_is_closed_does_not_land(api, app, k
     with engine.connect() as closer, engine.connect() as watcher:
         watcher = watcher.execution_options(isolation_level="AUTOCOMMIT")
         pid = closer.execute(text("SELECT pg_backend_pid()")).scalar_one()
-        # a close in flight: the account's row held FOR UPDATE and its status set, not committed
-        closer.execute(
-            text("SELECT id FROM bank_accounts WHERE id = :id FOR UPDATE"), {"id": empty}
-        ).one()
-        closer.execute(
-            text("UPDATE bank_accounts SET status = 'closed' WHERE id = :id"), {"id": empty}
-        )
+        # a close in flight, as the service makes one (its history row too: the database is
+        # shared, and a later test's verify ties every status to its last change): the
+        # account's row held FOR UPDATE and its status set, not committed
+        closing = Session(bind=closer)
+        parties.set_account_status(closing, empty, "closed", SYSTEM)
+        closing.flush()
         depositor.start()
         waiting = text(
             "SELECT count(*) FROM pg_stat_activity WHERE :p = ANY(pg_blocking_pids(pid))"
