@@ -121,8 +121,8 @@ def set_status(db: Database, actor: Actor, account_id: str, status: str) -> Acco
 def status_changes(
     db: Database, actor: Actor, account_id: str
 ) -> list[status_history.StatusChangeView]:
-    """The account's status history, first to last: opened, each freeze, unfreeze and close,
-    and a reopening on appeal, each with who and when (board, or its holder)."""
+    """The account's status history, first to last: each freeze, unfreeze and close, and a
+    reopening on appeal, with who and when (board, or its holder); none while it is as opened."""
     with db.transaction() as session:
         account = parties.visible_account(session, actor, account_id)
         rows = status_history.history_of(session, account.id)

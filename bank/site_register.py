@@ -338,10 +338,15 @@ def register_site(
 def show_site(db: Database, ruleset: Ruleset, actor: Actor, site_id: str) -> SiteView:
     """A bank site (board, or its holder; ``not_found`` for anyone else)."""
     with db.transaction() as session:
-        site = get_site(session, site_id)
-        if not policy.sees_holdings(actor, site.holder_id):
-            raise NotFound(f"no bank site {site_id}")
-        return site_view(session, ruleset, site)
+        return site_view(session, ruleset, _visible_site(session, actor, site_id))
+
+
+def _visible_site(session: Session, actor: Actor, site_id: str) -> BankSite:
+    """The site, to the board or its holder; ``not_found`` for anyone else."""
+    site = get_site(session, site_id)
+    if not policy.sees_holdings(actor, site.holder_id):
+        raise NotFound(f"no bank site {site_id}")
+    return site
 
 
 def edit_site(
@@ -357,12 +362,10 @@ def edit_site(
 def status_changes(
     db: Database, actor: Actor, site_id: str
 ) -> list[status_history.StatusChangeView]:
-    """The site's freeze history, first to last: registered, each freeze and unfreeze, each
-    with who and when (board, or its holder)."""
+    """The site's freeze history, first to last: each freeze and unfreeze, with who and when
+    (board, or its holder); none while it is as registered."""
     with db.transaction() as session:
-        site = get_site(session, site_id)
-        if not policy.sees_holdings(actor, site.holder_id):
-            raise NotFound(f"no bank site {site_id}")
+        site = _visible_site(session, actor, site_id)
         rows = status_history.history_of(session, site.id)
         return [status_history.StatusChangeView.of(row) for row in rows]
 
